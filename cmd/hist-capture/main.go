@@ -1,0 +1,311 @@
+// Command hist-capture appends one prompt to the store, when capture is on.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"hist/lib/cli"
+	"hist/lib/identity"
+	"hist/lib/instance"
+	"hist/lib/policy"
+	"hist/lib/record"
+	"hist/lib/store"
+)
+
+const usage = `Usage:
+    hist-capture [--cwd DIR] [--instance ID] [--ts MS] [--store DIR] [TEXT]
+    hist-capture --hook < PAYLOAD.json
+    hist-capture --enable | --disable | --status
+
+Appends one prompt to the prompt history, if capture is on. The prompt is
+TEXT, or all of standard input when TEXT is absent (multi-line kept, one
+trailing newline stripped). Empty prompts and command-like prompts
+("/name ...") are never captured.
+
+Capture is off by default. GENTLE_PI_HISTORY_CAPTURE=1|true|on forces it on,
+0|false|off forces it off; otherwise the preference saved by --enable or
+--disable decides ($GENTLE_PI_CONFIG_HOME/history-capture.json, default
+~/.pi/gentle-ai). With capture off nothing at all is written.
+
+Options:
+    --cwd DIR        The prompt's project folder. Default: the working directory.
+    --instance ID    Name of the capture file (projects/<hash>/ID.jsonl). Default:
+                     one stable ID per calling process (the parent's pid and
+                     start time), so one agent process writes one file.
+    --ts MS          The prompt's time in Unix milliseconds. Default: now.
+    --store DIR      The store. Default: $PI_CODING_AGENT_DIR/history or
+                     ~/.pi/agent/history.
+    --hook           Read one agent hook payload (JSON) on stdin and capture
+                     its prompt: Claude Code's UserPromptSubmit ("prompt",
+                     "cwd", "session_id"), Cursor's beforeSubmitPrompt
+                     ("prompt", "workspace_roots", "conversation_id") or
+                     {"prompt","cwd"}. Prints nothing and exits 0 even on
+                     its own errors (reported on stderr), so it never blocks
+                     the agent.
+    --enable         Save the preference "on" (atomically).
+    --disable        Save the preference "off".
+    --status         Print whether capture is on, what decided it, and the store.
+
+Exit status:
+    0  captured, or nothing to do (capture off, empty or command-like prompt)
+    1  the store could not be written (the message says which file)
+    2  usage error
+    3  --enable/--disable refused: the preference file is invalid or unreadable
+
+Examples:
+    $ hist-capture --enable
+    $ hist-capture "fix the flaky test in store_test.go"
+    $ git diff | hist-capture --cwd ~/src/app
+    $ GENTLE_PI_HISTORY_CAPTURE=1 hist-capture --instance "$PI_SESSION" "$PROMPT"
+`
+
+const exitPreference = 3
+
+func main() { os.Exit(run(cli.OSEnv("hist-capture"))) }
+
+func run(e *cli.Env) int {
+	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	storeDir := cli.StoreFlag(fs)
+	cwd := fs.String("cwd", "", "")
+	inst := fs.String("instance", "", "")
+	tsFlag := fs.String("ts", "", "")
+	hook := fs.Bool("hook", false, "")
+	enable := fs.Bool("enable", false, "")
+	disable := fs.Bool("disable", false, "")
+	status := fs.Bool("status", false, "")
+	args, ok, help := e.Parse(fs, usage, e.Args)
+	if help {
+		return cli.ExitOK
+	}
+	if !ok {
+		return cli.ExitUsage
+	}
+	modes := 0
+	for _, b := range []bool{*hook, *enable, *disable, *status} {
+		if b {
+			modes++
+		}
+	}
+	if modes > 1 {
+		e.Errorf("--hook, --enable, --disable and --status are separate modes: use one at a time")
+		return cli.ExitUsage
+	}
+	st := e.Store(*storeDir)
+	switch {
+	case *enable || *disable:
+		if len(args) > 0 {
+			e.Errorf("--enable and --disable take no prompt: run them alone")
+			return cli.ExitUsage
+		}
+		return setPreference(e, *enable)
+	case *status:
+		if len(args) > 0 {
+			e.Errorf("--status takes no prompt: run it alone")
+			return cli.ExitUsage
+		}
+		return printStatus(e, st)
+	case *hook:
+		runHook(e, st)
+		return cli.ExitOK
+	}
+
+	if len(args) > 1 {
+		e.Errorf("too many arguments (%d): quote the prompt as one argument, or pipe it on stdin", len(args))
+		return cli.ExitUsage
+	}
+	var ts int64
+	if *tsFlag != "" {
+		n, err := strconv.ParseInt(*tsFlag, 10, 64)
+		if err != nil || n < 0 {
+			e.Errorf("--ts %q is not a time in Unix milliseconds: give a whole number such as %d", *tsFlag, time.Now().UnixMilli())
+			return cli.ExitUsage
+		}
+		ts = n
+	}
+	if *inst != "" && !instance.Valid(*inst) {
+		e.Errorf("--instance %q cannot name a capture file: use letters, digits, '.', '_' and '-' (not seed, compact-, .gc- or .carry-)", *inst)
+		return cli.ExitUsage
+	}
+	var text string
+	if len(args) == 1 {
+		text = args[0]
+	} else {
+		if f, ok := e.Stdin.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+			e.Errorf("no prompt given: pass it as an argument or on stdin (see '%s --help')", e.Name)
+			return cli.ExitUsage
+		}
+		data, err := io.ReadAll(e.Stdin)
+		if err != nil {
+			e.Errorf("reading the prompt from stdin: %v", err)
+			return cli.ExitFailure
+		}
+		text = strings.TrimSuffix(string(data), "\n")
+	}
+
+	pol := e.Policy()
+	if !pol.On {
+		if pol.Source == policy.InvalidPreference {
+			e.Warnf("%s", pol.OffHint())
+		}
+		return cli.ExitOK
+	}
+	return capture(e, st, text, *cwd, *inst, ts, "", "")
+}
+
+// capture stores one prompt; policy already said yes.
+func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, session string) int {
+	if !identity.Capturable(text) {
+		return cli.ExitOK
+	}
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			e.Errorf("finding the working directory: %v: pass --cwd DIR", err)
+			return cli.ExitFailure
+		}
+		cwd = wd
+	}
+	canon, err := store.Canonical(cwd)
+	if err != nil {
+		e.Errorf("resolving --cwd %q: %v", cwd, err)
+		return cli.ExitUsage
+	}
+	if inst == "" {
+		inst = instance.ForParent()
+	}
+	if ts == 0 {
+		ts = time.Now().UnixMilli()
+	}
+	hash := store.Hash(canon)
+	path := filepath.Join(st.ProjectDir(hash), inst+".jsonl")
+	line := record.Marshal(record.Record{Text: text, TS: ts, Src: src, Session: session})
+	if err := store.Append(path, line); err != nil {
+		e.Errorf("writing %s: %v: the prompt was not captured; check that the store folder is writable", path, describe(err))
+		return cli.ExitFailure
+	}
+	if err := st.Register(hash, canon); err != nil {
+		// registry.json is advisory: the prompt is stored.
+		e.Warnf("updating %s: %v (the prompt is stored; labels may show the project hash)", st.Registry(), err)
+	}
+	return cli.ExitOK
+}
+
+func describe(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func setPreference(e *cli.Env, on bool) int {
+	word := "off"
+	if on {
+		word = "on"
+	}
+	if err := policy.Save(e.ConfigHome(), on); err != nil {
+		if errors.Is(err, policy.ErrInvalidPreference) {
+			e.Errorf("%v: it is never rewritten; fix or remove it by hand, then run this again", err)
+			return exitPreference
+		}
+		e.Errorf("saving the preference in %s: %v: nothing was changed", policy.PrefPath(e.ConfigHome()), err)
+		return cli.ExitFailure
+	}
+	pol := e.Policy()
+	if pol.Source == policy.FromEnv && pol.On != on {
+		fmt.Fprintf(e.Stderr, "%s: saved preference %q in %s, but %s=%s overrides it until the variable is unset\n",
+			e.Name, word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
+		return cli.ExitOK
+	}
+	if pol.Source == policy.FromEnv {
+		fmt.Fprintf(e.Stderr, "%s: saved preference %q in %s (%s=%s forces the same for now)\n",
+			e.Name, word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
+		return cli.ExitOK
+	}
+	fmt.Fprintf(e.Stderr, "%s: capture is %s (saved in %s)\n", e.Name, word, pol.PrefPath)
+	return cli.ExitOK
+}
+
+func printStatus(e *cli.Env, st store.Store) int {
+	pol := e.Policy()
+	state := "off"
+	if pol.On {
+		state = "on"
+	}
+	pref := pol.Pref
+	switch {
+	case pol.PrefErr != nil:
+		pref = fmt.Sprintf("invalid or unreadable (%v)", pol.PrefErr)
+	case pref == "":
+		pref = "none saved"
+	}
+	env := "unset"
+	if v, ok := e.Lookup(policy.EnvVar); ok {
+		env = strconv.Quote(v)
+		if _, forced := policy.ParseEnv(v); !forced {
+			env += " (does not force a value)"
+		}
+	}
+	fmt.Fprintf(e.Stdout, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\n",
+		state, pol.Describe(), pref, pol.PrefPath, policy.EnvVar, env, st.Root)
+	return cli.ExitOK
+}
+
+// hookPayload is what the agents' prompt hooks send.
+type hookPayload struct {
+	Prompt         *string  `json:"prompt"`
+	Cwd            string   `json:"cwd"`
+	SessionID      string   `json:"session_id"`
+	WorkspaceRoots []string `json:"workspace_roots"`
+	ConversationID string   `json:"conversation_id"`
+	HookEventName  string   `json:"hook_event_name"`
+}
+
+// runHook captures the prompt of one hook payload. It never fails the
+// hook: errors go to stderr, the exit code is always 0, stdout stays empty.
+func runHook(e *cli.Env, st store.Store) {
+	data, err := io.ReadAll(io.LimitReader(e.Stdin, 64<<20))
+	if err != nil {
+		e.Errorf("--hook: reading the payload: %v: the prompt was not captured", err)
+		return
+	}
+	var p hookPayload
+	if err := json.Unmarshal(data, &p); err != nil || p.Prompt == nil {
+		e.Errorf("--hook: the payload is not a JSON object with a \"prompt\" string: the prompt was not captured")
+		return
+	}
+	pol := e.Policy()
+	if !pol.On {
+		if pol.Source == policy.InvalidPreference {
+			e.Warnf("%s", pol.OffHint())
+		}
+		return
+	}
+	cwd := p.Cwd
+	if cwd == "" && len(p.WorkspaceRoots) > 0 {
+		cwd = p.WorkspaceRoots[0]
+	}
+	src, session := "", ""
+	switch {
+	case p.SessionID != "":
+		src, session = "claude", p.SessionID
+	case p.ConversationID != "":
+		src, session = "cursor", p.ConversationID
+	}
+	inst := ""
+	if session != "" {
+		inst = instance.ForSession(src, session)
+	}
+	capture(e, st, *p.Prompt, cwd, inst, 0, src, session)
+}

@@ -1,0 +1,177 @@
+// Command hist-list prints the visible prompts of a scope, newest first.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"hist/lib/cli"
+	"hist/lib/history"
+	"hist/lib/lineenc"
+	"hist/lib/record"
+)
+
+const usage = `Usage:
+    hist-list [--project [DIR] | --all] [-0 | --json] [--limit N] [--store DIR]
+
+Prints the visible prompts of a scope, newest first, each prompt once (its
+newest copy). Prompts hidden by a deletion record in hidden.json are never
+printed.
+
+Scopes:
+    --project [DIR]  The project at DIR (default: the working directory): its
+                     capture, seed and compact files, and the carry and claim
+                     files that rewrites leave beside them. The default scope.
+                     Write --project=DIR when a prompt could be taken for DIR.
+    --all            Every project, plus history-global.jsonl and its carry files.
+
+Formats:
+    (default)        One prompt a line; "\" is written "\\" and a newline "\n",
+                     so every prompt is one line and the encoding is reversible.
+    -0               The raw prompt, each ended by a NUL byte.
+    --json           One JSON object a line: text, ts, cwd (the project folder,
+                     from registry.json; "" when unknown), file, and src and
+                     session for imported prompts.
+    --limit N        Print at most N prompts (the newest N).
+
+hist-delete --stdin reads each of these formats back, so a filtered listing
+piped to it deletes exactly what was listed.
+
+With capture off, hist-list reads nothing: it prints one warning naming the
+control that decides and exits 0 with no output.
+
+Exit status:
+    0  listed (possibly nothing)
+    1  some store files could not be read (the others were listed; stderr names them)
+    2  usage error
+    3  hidden.json cannot be trusted: nothing is printed; restore the file or
+       delete it yourself (hidden prompts may then reappear)
+
+Malformed store lines are skipped; their count is reported on stderr.
+
+Examples:
+    $ hist-list | head
+    $ hist-list --all | grep -i migration
+    $ hist-list --all --json --limit 5 | jq -r .cwd
+    $ hist-list --all | grep -F 'AKIA' | hist-delete --all --stdin
+`
+
+func main() { os.Exit(run(cli.OSEnv("hist-list"))) }
+
+func run(e *cli.Env) int {
+	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	storeDir := cli.StoreFlag(fs)
+	var scope cli.ScopeFlags
+	scope.Register(fs)
+	nul := fs.Bool("0", false, "")
+	asJSON := fs.Bool("json", false, "")
+	limit := fs.Int("limit", 0, "")
+	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if help {
+		return cli.ExitOK
+	}
+	if !ok {
+		return cli.ExitUsage
+	}
+	if len(args) > 0 {
+		e.Errorf("unexpected argument %q: hist-list takes only flags (to filter, pipe it to grep)", args[0])
+		return cli.ExitUsage
+	}
+	if *nul && *asJSON {
+		e.Errorf("-0 and --json are two formats: choose one")
+		return cli.ExitUsage
+	}
+	if *limit < 0 {
+		e.Errorf("--limit %d: give a positive number (0 means no limit)", *limit)
+		return cli.ExitUsage
+	}
+	st := e.Store(*storeDir)
+	sc, _, err := scope.Resolve(st)
+	if err != nil {
+		e.Errorf("%v", err)
+		return cli.ExitUsage
+	}
+
+	pol := e.Policy()
+	if !pol.On {
+		e.Warnf("%s", pol.OffHint())
+		return cli.ExitOK
+	}
+	hidden, ok := e.LoadHidden(st)
+	if !ok {
+		return cli.ExitUntrusted
+	}
+	files, err := st.Files(sc)
+	if err != nil {
+		e.Errorf("listing the store %s: %v: nothing was printed", st.Root, err)
+		return cli.ExitFailure
+	}
+	res := history.Read(files, hidden)
+
+	w := bufio.NewWriterSize(e.Stdout, 256<<10)
+	n := res.Len()
+	if *limit > 0 && *limit < n {
+		n = *limit
+	}
+	var reg map[string]string
+	if *asJSON {
+		reg = st.LoadRegistry()
+	}
+	var buf []byte
+	for i := range n {
+		en := res.At(i)
+		buf = buf[:0]
+		switch {
+		case *nul:
+			buf = append(buf, en.Text...)
+			buf = append(buf, 0)
+		case *asJSON:
+			buf = appendJSON(buf, en, reg[en.Project])
+		default:
+			buf = lineenc.Append(buf, en.Text)
+			buf = append(buf, '\n')
+		}
+		if _, err := w.Write(buf); err != nil {
+			return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return cli.ExitFailure
+	}
+	if res.Stats.Malformed > 0 {
+		e.Warnf("skipped %d malformed store line(s)", res.Stats.Malformed)
+	}
+	for _, f := range res.Failed {
+		e.Errorf("could not read %v: its prompts are not listed", f)
+	}
+	if len(res.Failed) > 0 {
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
+}
+
+func appendJSON(buf []byte, en history.Entry, cwd string) []byte {
+	buf = append(buf, `{"text":`...)
+	buf = record.AppendString(buf, en.Text)
+	buf = fmt.Appendf(buf, `,"ts":%d,"cwd":`, en.TS)
+	buf = jsonString(buf, cwd)
+	buf = append(buf, `,"file":`...)
+	buf = jsonString(buf, en.File)
+	if en.Src != "" {
+		buf = append(buf, `,"src":`...)
+		buf = record.AppendString(buf, en.Src)
+	}
+	if en.Session != "" {
+		buf = append(buf, `,"session":`...)
+		buf = record.AppendString(buf, en.Session)
+	}
+	return append(buf, "}\n"...)
+}
+
+func jsonString(buf []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(buf, b...)
+}

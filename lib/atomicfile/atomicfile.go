@@ -1,0 +1,165 @@
+// Package atomicfile replaces files atomically: the new content goes to a
+// temp file created exclusively in the same folder, is fsynced, renamed over
+// the target, and the folder is fsynced. On every failure path the temp
+// file is removed and the target is left as it was.
+//
+// Temp files are named ".<base>.tmp-<pid>-<rand>" so that a later run can
+// recognise a stale one (its process is gone) and remove it; see IsTemp and
+// Stale.
+package atomicfile
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// FilePerm and DirPerm are the store's permissions: private to the user.
+const (
+	FilePerm os.FileMode = 0o600
+	DirPerm  os.FileMode = 0o700
+)
+
+const tmpMarker = ".tmp-"
+
+// Pending is a temp file that replaces Path when committed.
+type Pending struct {
+	*os.File
+	Path string
+	done bool
+}
+
+// Create creates the temp file for path in path's folder.
+func Create(path string) (*Pending, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	for range 100 {
+		name := filepath.Join(dir, "."+base+tmpMarker+strconv.Itoa(os.Getpid())+"-"+randHex(4))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, FilePerm)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &Pending{File: f, Path: path}, nil
+	}
+	return nil, fmt.Errorf("creating a temp file for %s: too many collisions", path)
+}
+
+// Commit fsyncs the temp file, renames it over Path and fsyncs the folder.
+// After a failed Commit the temp file is gone and Path is untouched.
+func (p *Pending) Commit() error {
+	if p.done {
+		return errors.New("atomicfile: already committed or cleaned up")
+	}
+	if err := p.File.Sync(); err != nil {
+		p.Cleanup()
+		return err
+	}
+	if err := p.File.Close(); err != nil {
+		p.done = true
+		os.Remove(p.File.Name())
+		return err
+	}
+	if err := os.Rename(p.File.Name(), p.Path); err != nil {
+		p.done = true
+		os.Remove(p.File.Name())
+		return err
+	}
+	p.done = true
+	return SyncDir(filepath.Dir(p.Path))
+}
+
+// Cleanup closes and removes the temp file unless it was committed. It is
+// safe to defer.
+func (p *Pending) Cleanup() {
+	if p.done {
+		return
+	}
+	p.done = true
+	p.File.Close()
+	os.Remove(p.File.Name())
+}
+
+// WriteFile replaces path with what write writes.
+func WriteFile(path string, write func(w io.Writer) error) error {
+	p, err := Create(path)
+	if err != nil {
+		return err
+	}
+	defer p.Cleanup()
+	if err := write(p.File); err != nil {
+		return err
+	}
+	return p.Commit()
+}
+
+// WriteBytes replaces path with data.
+func WriteBytes(path string, data []byte) error {
+	return WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// SyncDir fsyncs a folder so that a rename or create in it is durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+// IsTemp reports whether name (a base name) is a temp file of this package.
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tmpMarker)
+}
+
+// Stale reports whether the temp file name belongs to a process that no
+// longer runs, so that removing it cannot disturb a write in progress.
+func Stale(name string) bool {
+	i := strings.LastIndex(name, tmpMarker)
+	if i < 0 || !strings.HasPrefix(name, ".") {
+		return false
+	}
+	rest := name[i+len(tmpMarker):]
+	j := strings.IndexByte(rest, '-')
+	if j < 0 {
+		return false
+	}
+	pid, err := strconv.Atoi(rest[:j])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return false
+	}
+	err = syscall.Kill(pid, 0)
+	return errors.Is(err, syscall.ESRCH)
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return hex.EncodeToString(b)
+}
+
+// RandHex returns 2n random hex digits, for the store's unique file names.
+func RandHex(n int) string { return randHex(n) }

@@ -1,0 +1,61 @@
+// Package lock serialises the store's rewriters (delete, compact, seed)
+// against each other with an advisory flock on one file. Captures never
+// take it: appends never wait. The kernel drops the lock when its process
+// dies, so a killed rewriter never leaves the store locked.
+package lock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"hist/lib/atomicfile"
+)
+
+// Lock is a held lock.
+type Lock struct{ f *os.File }
+
+// ErrTimeout says another rewriter held the lock for the whole wait.
+var ErrTimeout = errors.New("another hist rewrite (delete, compact or seed) is still running")
+
+// Acquire takes the exclusive lock at path, waiting up to wait.
+func Acquire(path string, wait time.Duration) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), atomicfile.DirPerm); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, atomicfile.FilePerm)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	delay := 2 * time.Millisecond
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return &Lock{f: f}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, ErrTimeout
+		}
+		time.Sleep(delay)
+		delay = min(delay*2, 100*time.Millisecond)
+	}
+}
+
+// Release drops the lock.
+func (l *Lock) Release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	l.f.Close()
+	l.f = nil
+}

@@ -1,0 +1,174 @@
+// Package policy decides whether capture is on: the spec's "Which setting
+// wins" table. The environment variable GENTLE_PI_HISTORY_CAPTURE forces a
+// value when it is 1/true/on or 0/false/off (trimmed, case-insensitive);
+// otherwise the saved preference decides; no preference means off; a
+// preference file that is malformed or unreadable means off (fail closed),
+// is reported, and is never rewritten.
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"hist/lib/atomicfile"
+)
+
+// EnvVar forces capture on or off.
+const EnvVar = "GENTLE_PI_HISTORY_CAPTURE"
+
+// Schema is the preference file's schema string.
+const Schema = "gentle-pi.history-capture/v1"
+
+// FileName is the preference file's name inside the config home.
+const FileName = "history-capture.json"
+
+// Source says what decided the effective state.
+type Source int
+
+const (
+	FromEnv           Source = iota // the variable forces the value
+	FromPreference                  // the saved preference
+	NoPreference                    // no preference saved: off
+	InvalidPreference               // the preference file is malformed or unreadable: off
+)
+
+// State is the effective capture policy.
+type State struct {
+	On     bool
+	Source Source
+	// EnvValue is the variable's raw value when it is set.
+	EnvValue string
+	// EnvForces is the value the variable forces, when Source is FromEnv.
+	// Pref is the saved preference ("on", "off", or "" when none/invalid).
+	Pref string
+	// PrefPath is the preference file.
+	PrefPath string
+	// PrefErr says why the preference file is invalid or unreadable.
+	PrefErr error
+}
+
+// ParseEnv reports what an environment value forces: on, off, or nothing.
+func ParseEnv(v string) (on, forced bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "on":
+		return true, true
+	case "0", "false", "off":
+		return false, true
+	}
+	return false, false
+}
+
+// PrefPath is the preference file for a config home.
+func PrefPath(configHome string) string {
+	return filepath.Join(configHome, FileName)
+}
+
+// Read reads the preference file: "on", "off", "" when there is none, or
+// an error when it is malformed or unreadable.
+func Read(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("unreadable: %v", err)
+	}
+	var m map[string]json.RawMessage
+	d := json.NewDecoder(bytes.NewReader(data))
+	if err := d.Decode(&m); err != nil || m == nil {
+		return "", errors.New("malformed: not a JSON object")
+	}
+	if d.More() {
+		return "", errors.New("malformed: trailing data")
+	}
+	if len(m) != 2 {
+		return "", fmt.Errorf(`malformed: want exactly {"schema":%q,"policy":"on"|"off"}`, Schema)
+	}
+	var schema, pol string
+	if json.Unmarshal(m["schema"], &schema) != nil || schema != Schema {
+		return "", fmt.Errorf("malformed: schema is not %q", Schema)
+	}
+	if json.Unmarshal(m["policy"], &pol) != nil || (pol != "on" && pol != "off") {
+		return "", errors.New(`malformed: policy is not "on" or "off"`)
+	}
+	return pol, nil
+}
+
+// Effective computes the state from the environment value (lookup) and the
+// config home.
+func Effective(getenv func(string) (string, bool), configHome string) State {
+	st := State{PrefPath: PrefPath(configHome)}
+	pref, err := Read(st.PrefPath)
+	st.Pref, st.PrefErr = pref, err
+	if v, ok := getenv(EnvVar); ok {
+		st.EnvValue = v
+		if on, forced := ParseEnv(v); forced {
+			st.On, st.Source = on, FromEnv
+			return st
+		}
+	}
+	switch {
+	case err != nil:
+		st.Source = InvalidPreference
+	case pref == "":
+		st.Source = NoPreference
+	default:
+		st.On, st.Source = pref == "on", FromPreference
+	}
+	return st
+}
+
+// Describe says in words what decided the state.
+func (s State) Describe() string {
+	switch s.Source {
+	case FromEnv:
+		return fmt.Sprintf("%s=%s forces it", EnvVar, strings.TrimSpace(s.EnvValue))
+	case FromPreference:
+		return "the saved preference in " + s.PrefPath
+	case NoPreference:
+		return "no preference saved (" + s.PrefPath + ")"
+	default:
+		return fmt.Sprintf("the preference in %s is invalid or unreadable (%v)", s.PrefPath, s.PrefErr)
+	}
+}
+
+// OffHint is the one-line warning a reader prints when capture is off: it
+// names the control that decides.
+func (s State) OffHint() string {
+	switch s.Source {
+	case FromEnv:
+		return fmt.Sprintf("prompt history is off: %s=%s forces it off; unset it or set it to 1", EnvVar, strings.TrimSpace(s.EnvValue))
+	case InvalidPreference:
+		return fmt.Sprintf("prompt history is off: the preference file %s is invalid or unreadable (%v): fix or remove it by hand", s.PrefPath, s.PrefErr)
+	default:
+		return "prompt history is off: turn capture on with 'hist-capture --enable' (or " + EnvVar + "=1 for one session)"
+	}
+}
+
+// ErrInvalidPreference is returned by Save when the existing file is
+// malformed: it is never rewritten.
+var ErrInvalidPreference = errors.New("the preference file is invalid or unreadable")
+
+// Save writes the preference atomically, refusing to replace a malformed
+// or unreadable file.
+func Save(configHome string, on bool) error {
+	path := PrefPath(configHome)
+	if _, err := Read(path); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInvalidPreference, path, err)
+	}
+	if err := os.MkdirAll(configHome, atomicfile.DirPerm); err != nil {
+		return err
+	}
+	pol := "off"
+	if on {
+		pol = "on"
+	}
+	data := fmt.Appendf(nil, `{"schema":%q,"policy":%q}`+"\n", Schema, pol)
+	return atomicfile.WriteBytes(path, data)
+}

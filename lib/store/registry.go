@@ -1,0 +1,48 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+
+	"hist/lib/atomicfile"
+)
+
+// Registry is registry.json: an advisory map of project hash -> cwd, used
+// for display labels. A garbage or unreadable registry is read as empty
+// and rebuilt by the next capture.
+type Registry map[string]string
+
+// LoadRegistry reads registry.json; any problem yields an empty registry.
+func (s Store) LoadRegistry() Registry {
+	data, err := os.ReadFile(s.Registry())
+	if err != nil {
+		return Registry{}
+	}
+	var r Registry
+	if json.Unmarshal(data, &r) != nil || r == nil {
+		return Registry{}
+	}
+	return r
+}
+
+// Register records hash -> cwd unless registry.json already says so; the
+// usual call reads one small file and writes nothing.
+func (s Store) Register(hash, cwd string) error {
+	r := s.LoadRegistry()
+	if r[hash] == cwd {
+		return nil
+	}
+	r[hash] = cwd
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	if err := EnsureDir(s.Root); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(s.Registry(), buf.Bytes())
+}

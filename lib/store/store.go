@@ -1,0 +1,277 @@
+// Package store holds the layout of the prompt store and the rules that
+// say which files belong to which scope:
+//
+//	<root>/registry.json                 advisory map of project hash -> cwd
+//	<root>/projects/<hash>/<id>.jsonl    one append-only capture file per agent process
+//	<root>/projects/<hash>/seed.jsonl    one-time transcript import (pi); seed-<agent>.jsonl for the others
+//	<root>/projects/<hash>/compact-<ms>-<rand>.jsonl   files merged by compaction
+//	<root>/history-global.jsonl          imported legacy prompt-recall files
+//	<root>/hidden.json                   deletion records (tombstones)
+//
+// Rewrites leave two more kinds of store files beside the one they came
+// from, which belong to that file's scope: carry files
+// (<name>.carry-<ms>-<rand>.jsonl, lines a delete could not put back) and
+// claim files (<name>.gc-<ms>-<rand>.jsonl, files compaction is merging).
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"hist/lib/atomicfile"
+)
+
+// File names at the store's root.
+const (
+	ProjectsDir  = "projects"
+	GlobalName   = "history-global.jsonl"
+	HiddenName   = "hidden.json"
+	RegistryName = "registry.json"
+	LockName     = ".rewrite.lock"
+	SeedName     = "seed.jsonl"
+)
+
+// Store is a store folder.
+type Store struct {
+	Root string
+}
+
+// DefaultRoot is the store root: $PI_CODING_AGENT_DIR/history when the
+// variable is set, else ~/.pi/agent/history.
+func DefaultRoot(getenv func(string) string, home string) string {
+	if d := getenv("PI_CODING_AGENT_DIR"); d != "" {
+		return filepath.Join(expandHome(d, home), "history")
+	}
+	return filepath.Join(home, ".pi", "agent", "history")
+}
+
+// DefaultConfigHome is the config home: $GENTLE_PI_CONFIG_HOME, else
+// ~/.pi/gentle-ai.
+func DefaultConfigHome(getenv func(string) string, home string) string {
+	if d := getenv("GENTLE_PI_CONFIG_HOME"); d != "" {
+		return expandHome(d, home)
+	}
+	return filepath.Join(home, ".pi", "gentle-ai")
+}
+
+func expandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+func (s Store) path(elem ...string) string {
+	return filepath.Join(append([]string{s.Root}, elem...)...)
+}
+
+// Projects is the folder of every project's folder.
+func (s Store) Projects() string { return s.path(ProjectsDir) }
+
+// ProjectDir is one project's folder.
+func (s Store) ProjectDir(hash string) string { return s.path(ProjectsDir, hash) }
+
+// Global is history-global.jsonl.
+func (s Store) Global() string { return s.path(GlobalName) }
+
+// Hidden is hidden.json.
+func (s Store) Hidden() string { return s.path(HiddenName) }
+
+// Registry is registry.json.
+func (s Store) Registry() string { return s.path(RegistryName) }
+
+// Lock is the file rewriters lock.
+func (s Store) Lock() string { return s.path(LockName) }
+
+// Canonical returns the canonical form of a project folder: absolute,
+// cleaned, symlinks resolved; the cleaned absolute path when it does not
+// exist.
+func Canonical(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return filepath.Clean(abs), nil
+}
+
+// Hash is a project's hash: the first 16 hex characters of the SHA-256 of
+// its canonical cwd.
+func Hash(canonical string) string {
+	sum := sha256.Sum256([]byte(canonical))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Kind is what a store file is.
+type Kind int
+
+const (
+	NotStore   Kind = iota // not a store file (temp files, other names)
+	Capture                // <id>.jsonl
+	Seed                   // seed.jsonl, seed-<agent>.jsonl
+	Compact                // compact-<ms>-<rand>.jsonl
+	Carry                  // <name>.carry-<ms>-<rand>.jsonl
+	Claim                  // <name>.gc-<ms>-<rand>.jsonl
+	GlobalFile             // history-global.jsonl
+)
+
+func (k Kind) String() string {
+	return [...]string{"other", "capture", "seed", "compact", "carry", "claim", "global"}[k]
+}
+
+// Classify says what kind of store file a base name is.
+func Classify(name string) Kind {
+	if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") || atomicfile.IsTemp(name) {
+		return NotStore
+	}
+	stem := strings.TrimSuffix(name, ".jsonl")
+	if i := strings.LastIndex(stem, ".carry-"); i > 0 {
+		return Carry
+	}
+	if i := strings.LastIndex(stem, ".gc-"); i > 0 {
+		return Claim
+	}
+	switch {
+	case name == GlobalName:
+		return GlobalFile
+	case name == SeedName || strings.HasPrefix(name, "seed-"):
+		return Seed
+	case strings.HasPrefix(name, "compact-"):
+		return Compact
+	}
+	return Capture
+}
+
+// Origin returns the base name of the file a carry or claim file came
+// from (the name itself for other files).
+func Origin(name string) string {
+	stem := strings.TrimSuffix(name, ".jsonl")
+	for {
+		i := max(strings.LastIndex(stem, ".carry-"), strings.LastIndex(stem, ".gc-"))
+		if i <= 0 {
+			return stem + ".jsonl"
+		}
+		stem = stem[:i]
+	}
+}
+
+// IsSeed reports whether a base name is a seed file or comes from one.
+func IsSeed(name string) bool { return Classify(Origin(name)) == Seed }
+
+// File is one store file of a scope.
+type File struct {
+	Path    string
+	Project string // project hash, "" for global files
+	Kind    Kind
+}
+
+// ProjectFiles lists every store file in a project's folder, sorted by
+// name. A missing folder has none.
+func (s Store) ProjectFiles(hash string) ([]File, error) {
+	dir := s.ProjectDir(hash)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, e := range ents {
+		k := Classify(e.Name())
+		if k == NotStore || k == GlobalFile {
+			continue
+		}
+		out = append(out, File{Path: filepath.Join(dir, e.Name()), Project: hash, Kind: k})
+	}
+	return out, nil
+}
+
+// ProjectHashes lists the project folders.
+func (s Store) ProjectHashes() ([]string, error) {
+	ents, err := os.ReadDir(s.Projects())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// GlobalFiles lists history-global.jsonl (when present) and its carry and
+// claim files.
+func (s Store) GlobalFiles() ([]File, error) {
+	ents, err := os.ReadDir(s.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, e := range ents {
+		k := Classify(e.Name())
+		if k == NotStore || Origin(e.Name()) != GlobalName {
+			continue
+		}
+		out = append(out, File{Path: filepath.Join(s.Root, e.Name()), Kind: k})
+	}
+	return out, nil
+}
+
+// Scope is what a reader or a delete covers: one project, or everything.
+type Scope struct {
+	All     bool
+	Project string // hash, when !All
+}
+
+// Files lists the store files of a scope.
+func (s Store) Files(sc Scope) ([]File, error) {
+	if !sc.All {
+		return s.ProjectFiles(sc.Project)
+	}
+	hashes, err := s.ProjectHashes()
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, h := range hashes {
+		fs, err := s.ProjectFiles(h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	g, err := s.GlobalFiles()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, g...), nil
+}
+
+// EnsureDir creates dir and its parents with the store's folder mode.
+func EnsureDir(dir string) error {
+	if err := os.MkdirAll(dir, atomicfile.DirPerm); err != nil {
+		return err
+	}
+	return nil
+}

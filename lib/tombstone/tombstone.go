@@ -1,0 +1,211 @@
+// Package tombstone holds hidden.json: the deletion records that keep a
+// deleted prompt hidden everywhere hist reads.
+//
+// The file is a JSON array of strings, oldest first. "sha256:<hex>" hides
+// the prompt whose normalized form has that SHA-256. A plain entry from
+// earlier builds is a prompt's first 120 normalized characters: shorter
+// than 120 it hides that exact prompt, exactly 120 it hides every prompt
+// that begins with it. A file that exists but cannot be trusted
+// (unreadable, corrupt, not an array of strings) is an *UntrustedError:
+// callers fail closed.
+package tombstone
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"hist/lib/atomicfile"
+	"hist/lib/identity"
+)
+
+// Cap is the most entries hidden.json holds; past it the oldest is dropped.
+const Cap = 1000
+
+// PrefixLen is the length, in characters, of a legacy prefix entry.
+const PrefixLen = 120
+
+// UntrustedError says hidden.json exists but cannot be trusted.
+type UntrustedError struct {
+	Path string
+	Err  error
+}
+
+func (e *UntrustedError) Error() string {
+	return fmt.Sprintf("%s cannot be trusted (%v): history stays blocked so hidden prompts do not resurface; restore the file or delete it yourself (hidden prompts may then reappear)", e.Path, e.Err)
+}
+func (e *UntrustedError) Unwrap() error { return e.Err }
+
+// Set is a loaded hidden.json.
+type Set struct {
+	Path    string
+	Entries []string // in file order, oldest first
+	Exists  bool     // the file was there when loaded
+
+	keys     map[[32]byte]struct{}
+	exact    map[string]struct{} // legacy plain entries < 120 chars, normalized
+	prefixes map[string]struct{} // legacy plain entries of 120 chars, normalized
+}
+
+// Load reads hidden.json at path. A missing file is an empty, trusted set.
+func Load(path string) (*Set, error) {
+	s := &Set{Path: path}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.index()
+		return s, nil
+	}
+	if err != nil {
+		return nil, &UntrustedError{Path: path, Err: err}
+	}
+	s.Exists = true
+	if err := parse(data, &s.Entries); err != nil {
+		return nil, &UntrustedError{Path: path, Err: err}
+	}
+	s.index()
+	return s, nil
+}
+
+func parse(data []byte, out *[]string) error {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return errors.New("not a JSON array")
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(trimmed, &raw); err != nil {
+		return fmt.Errorf("not valid JSON: %v", err)
+	}
+	entries := make([]string, 0, len(raw))
+	for i, r := range raw {
+		var s string
+		if len(r) == 0 || r[0] != '"' || json.Unmarshal(r, &s) != nil {
+			return fmt.Errorf("entry %d is not a string", i+1)
+		}
+		entries = append(entries, s)
+	}
+	*out = entries
+	return nil
+}
+
+func (s *Set) index() {
+	s.keys = make(map[[32]byte]struct{}, len(s.Entries))
+	s.exact = map[string]struct{}{}
+	s.prefixes = map[string]struct{}{}
+	for _, e := range s.Entries {
+		if sum, ok := parseKey(e); ok {
+			s.keys[sum] = struct{}{}
+			continue
+		}
+		n := identity.Normalize(e)
+		if utf8.RuneCountInString(n) >= PrefixLen {
+			s.prefixes[truncRunes(n, PrefixLen)] = struct{}{}
+		} else {
+			s.exact[n] = struct{}{}
+		}
+	}
+}
+
+func parseKey(e string) ([32]byte, bool) {
+	var sum [32]byte
+	if !strings.HasPrefix(e, identity.KeyPrefix) {
+		return sum, false
+	}
+	h := e[len(identity.KeyPrefix):]
+	if len(h) != 64 {
+		return sum, false
+	}
+	if _, err := hex.Decode(sum[:], []byte(strings.ToLower(h))); err != nil {
+		return sum, false
+	}
+	return sum, true
+}
+
+func truncRunes(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
+}
+
+// Empty reports whether the set hides nothing.
+func (s *Set) Empty() bool {
+	return len(s.keys) == 0 && len(s.exact) == 0 && len(s.prefixes) == 0
+}
+
+// HiddenNormalized reports whether the prompt with normalized form norm is
+// hidden.
+func (s *Set) HiddenNormalized(norm []byte) bool {
+	if s.Empty() {
+		return false
+	}
+	if len(s.keys) > 0 {
+		if _, ok := s.keys[sha256.Sum256(norm)]; ok {
+			return true
+		}
+	}
+	if len(s.exact) > 0 {
+		if _, ok := s.exact[string(norm)]; ok {
+			return true
+		}
+	}
+	if len(s.prefixes) > 0 && len(norm) >= PrefixLen {
+		if _, ok := s.prefixes[truncRunes(string(norm), PrefixLen)]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Hidden reports whether text is hidden.
+func (s *Set) Hidden(text string) bool {
+	return s.HiddenNormalized(identity.AppendNormalized(nil, text))
+}
+
+// Add records a deletion of text: its key moves to (or is added at) the
+// end; past Cap the oldest entries are dropped. Legacy entries are kept as
+// they are. It changes the set in memory only; Save writes it.
+func (s *Set) Add(text string) string {
+	key := identity.Key(text)
+	s.AddKey(key)
+	return key
+}
+
+// AddKey is Add for an already computed key.
+func (s *Set) AddKey(key string) {
+	out := s.Entries[:0:0]
+	for _, e := range s.Entries {
+		if e != key {
+			out = append(out, e)
+		}
+	}
+	out = append(out, key)
+	if len(out) > Cap {
+		out = out[len(out)-Cap:]
+	}
+	s.Entries = out
+	s.index()
+}
+
+// Save writes the set to its path atomically (0600).
+func (s *Set) Save() error {
+	data, err := json.Marshal(s.Entries)
+	if err != nil {
+		return err
+	}
+	if s.Entries == nil {
+		data = []byte("[]")
+	}
+	data = append(data, '\n')
+	return atomicfile.WriteBytes(s.Path, data)
+}

@@ -1,0 +1,64 @@
+// Package transcript holds what every agent's transcript reader yields: the
+// prompts a person typed, with where and when, and the counts a reader keeps
+// of what it passed over. The per-agent readers live in the sub-packages
+// (pi, claude, codex, cursor, opencode) and in legacy (the agents' own
+// prompt-recall files).
+package transcript
+
+// Sources, as written in a record's "src" field.
+const (
+	SrcPi       = "pi"
+	SrcClaude   = "claude"
+	SrcCodex    = "codex"
+	SrcCursor   = "cursor"
+	SrcOpencode = "opencode"
+)
+
+// Prompt is one typed prompt found in a transcript.
+type Prompt struct {
+	Text    string // the prompt as the agent stored it (after the agent-specific unwrapping)
+	TS      int64  // unix milliseconds
+	Cwd     string // the project's working directory, from inside the transcript
+	Session string // the agent's session id (what its resume command takes)
+	Src     string // one of the Src constants
+	// Key identifies one prompt event within its source, so that the copies a
+	// fork, clone or resume writes into another file count once (pi: entry id
+	// or timestamp+text, Claude: record uuid, ...). Empty when there is none.
+	Key string
+	// Approx is true when TS is not the prompt's own time (a session's
+	// creation time, a file's mtime).
+	Approx bool
+}
+
+// Stats counts what a reader saw.
+type Stats struct {
+	Files     int   // transcript files (or databases) read whole
+	Bytes     int64 // bytes read
+	Prompts   int   // prompts emitted
+	Malformed int   // lines or rows that could not be parsed and were skipped
+	Skipped   int   // files passed over on purpose (subagent files, unknown layouts, ...)
+}
+
+// Add adds o's counts to s.
+func (s *Stats) Add(o Stats) {
+	s.Files += o.Files
+	s.Bytes += o.Bytes
+	s.Prompts += o.Prompts
+	s.Malformed += o.Malformed
+	s.Skipped += o.Skipped
+}
+
+// ReadError reports a transcript that could not be read (an I/O error, not a
+// malformed line). A seed that meets one writes nothing for the source, so
+// that a later run retries.
+type ReadError struct {
+	Path string
+	Err  error
+}
+
+func (e *ReadError) Error() string { return "reading " + e.Path + ": " + e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// Env looks up an environment variable; readers take one so tests can
+// point them anywhere without touching the process environment.
+type Env func(key string) string

@@ -1,0 +1,125 @@
+// Package testscripts runs the txtar scripts in this folder against the
+// real hist binaries: TestMain builds every command under cmd/ once and
+// registers each with testscript, so a script runs "hist-list" as the
+// binary a user installs.
+package testscripts
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// Commands are the binaries under cmd/.
+var Commands = []string{"hist-capture", "hist-list", "hist-delete", "hist-compact", "hist-seed", "hist-pick"}
+
+// cmds holds the scripts' custom commands; each cmds_*.go file adds its own
+// in an init function.
+var cmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+
+const binDirVar = "HIST_TEST_BINDIR"
+
+// BinDir is where TestMain built the binaries.
+var BinDir string
+
+func TestMain(m *testing.M) {
+	name := filepath.Base(os.Args[0])
+	for _, c := range Commands {
+		if name == c {
+			dir := os.Getenv(binDirVar)
+			err := syscall.Exec(filepath.Join(dir, c), append([]string{c}, os.Args[1:]...), os.Environ())
+			fmt.Fprintf(os.Stderr, "testscripts: running %s from %s: %v\n", c, dir, err)
+			os.Exit(127)
+		}
+	}
+	dir, err := os.MkdirTemp("", "hist-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	BinDir = dir
+	os.Setenv(binDirVar, dir)
+	if err := build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	main := map[string]func(){}
+	for _, c := range Commands {
+		if _, err := os.Stat(filepath.Join(dir, c)); err != nil {
+			continue // not written yet
+		}
+		c := c
+		main[c] = func() {
+			syscall.Exec(filepath.Join(dir, c), append([]string{c}, os.Args[1:]...), os.Environ())
+			os.Exit(127)
+		}
+	}
+	defer os.RemoveAll(dir)
+	testscript.Main(m, main)
+}
+
+func build(dir string) error {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("building the binaries: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// Setup gives every script a private HOME and the binaries' folder.
+func Setup(env *testscript.Env) error {
+	work := env.Getenv("WORK")
+	home := filepath.Join(work, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	env.Setenv("HOME", home)
+	env.Setenv(binDirVar, BinDir)
+	env.Setenv("STORE", filepath.Join(home, ".pi", "agent", "history"))
+	env.Setenv("CONFIG", filepath.Join(home, ".pi", "gentle-ai"))
+	// The hash of $WORK, the folder scripts start in.
+	canon, err := filepath.EvalSymlinks(work)
+	if err != nil {
+		canon = work
+	}
+	env.Setenv("WORKHASH", projectHash(canon))
+	return nil
+}
+
+func TestScripts(t *testing.T) {
+	files, _ := filepath.Glob("*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no scripts")
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 ".",
+		Setup:               Setup,
+		Cmds:                cmds,
+		RequireExplicitExec: true,
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "unshare":
+				return exec.Command("unshare", "-m", "true").Run() == nil, nil
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			if tool, ok := strings.CutPrefix(cond, "tool:"); ok {
+				_, err := exec.LookPath(tool)
+				return err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+	})
+}
