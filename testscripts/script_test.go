@@ -20,10 +20,6 @@ import (
 // Commands are the binaries under cmd/.
 var Commands = []string{"hist-capture", "hist-list", "hist-delete", "hist-compact", "hist-seed", "hist-pick"}
 
-// cmds holds the scripts' custom commands; each cmds_*.go file adds its own
-// in an init function.
-var cmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
-
 const binDirVar = "HIST_TEST_BINDIR"
 
 // BinDir is where TestMain built the binaries.
