@@ -154,15 +154,22 @@ func Classify(name string) Kind {
 }
 
 // Origin returns the base name of the file a carry or claim file came
-// from (the name itself for other files).
+// from (the name itself for other files). Both spellings are understood:
+// the spec's "<name>.jsonl.carry-<ms>-<rand>.jsonl" (so
+// "history-global.jsonl.carry-*.jsonl" is part of the global scope) and
+// "<stem>.carry-<ms>-<rand>.jsonl".
 func Origin(name string) string {
 	stem := strings.TrimSuffix(name, ".jsonl")
+	cut := false
 	for {
 		i := max(strings.LastIndex(stem, ".carry-"), strings.LastIndex(stem, ".gc-"))
 		if i <= 0 {
+			if cut && strings.HasSuffix(stem, ".jsonl") {
+				return stem
+			}
 			return stem + ".jsonl"
 		}
-		stem = stem[:i]
+		stem, cut = stem[:i], true
 	}
 }
 
