@@ -1,0 +1,297 @@
+// Package redact replaces high-confidence secrets in a prompt with
+// "[REDACTED:<kind>]" before it is stored, keeping the rest of the prompt.
+//
+// It is deterministic (the same text always redacts the same way), so
+// identity, duplicates and tombstones work on the redacted text. Each rule
+// runs only when a cheap literal test says it could match, so a large
+// prompt with no secret costs a few substring scans.
+package redact
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// EnvVar turns redaction off when it is 0, false or off.
+const EnvVar = "GENTLE_PI_HISTORY_REDACT"
+
+// Enabled reports whether redaction is on for an environment value: on
+// unless the value is 0, false or off (trimmed, case-insensitive).
+func Enabled(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "0", "false", "off", "no":
+		return false
+	}
+	return true
+}
+
+// rule finds one family of tokens: a literal prefix, then a body of
+// allowed characters of a bounded length. Rules with a structure beyond
+// that (PEM blocks, JWTs, webhook URLs) add an expression that is matched
+// anchored at the prefix, so its cost is the length of the token, never
+// the length of the prompt.
+type rule struct {
+	kind     string
+	prefixes []string
+	body     func(c byte) bool
+	min, max int  // body length bounds (max 0: unbounded)
+	exact    bool // the body may not run on past max (AWS ids, Google keys)
+	re       *regexp.Regexp
+	// skip says a token at this position belongs to another rule.
+	skip func(rest string) bool
+}
+
+func alnum(c byte) bool {
+	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+func upperDigit(c byte) bool { return ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') }
+func word(c byte) bool       { return alnum(c) || c == '_' }
+func urlsafe(c byte) bool    { return alnum(c) || c == '_' || c == '-' }
+func dashed(c byte) bool     { return alnum(c) || c == '-' }
+
+var rules = []rule{
+	{kind: "private-key", prefixes: []string{"-----BEGIN"},
+		re: regexp.MustCompile(`\A-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\z)`)},
+	{kind: "aws-access-key-id", prefixes: []string{"AKIA", "ASIA", "ABIA", "ACCA"}, body: upperDigit, min: 16, max: 16, exact: true},
+	{kind: "github-token", prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, body: alnum, min: 36, max: 255, exact: true},
+	{kind: "github-token", prefixes: []string{"github_pat_"}, body: word, min: 22, max: 255, exact: true},
+	{kind: "gitlab-token", prefixes: []string{"glpat-"}, body: urlsafe, min: 20},
+	{kind: "slack-webhook", prefixes: []string{"https://hooks.slack.com/"},
+		re: regexp.MustCompile(`\Ahttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}`)},
+	{kind: "slack-token", prefixes: []string{"xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"}, body: dashed, min: 10},
+	{kind: "stripe-key", prefixes: []string{"sk_live_", "rk_live_"}, body: alnum, min: 20, exact: true},
+	{kind: "anthropic-key", prefixes: []string{"sk-ant-"}, body: urlsafe, min: 20},
+	{kind: "openai-key", prefixes: []string{"sk-"}, body: urlsafe, min: 20,
+		skip: func(rest string) bool { return strings.HasPrefix(rest, "sk-ant-") }},
+	{kind: "google-api-key", prefixes: []string{"AIza"}, body: urlsafe, min: 35, max: 35, exact: true},
+	{kind: "npm-token", prefixes: []string{"npm_"}, body: alnum, min: 36, max: 36, exact: true},
+	{kind: "jwt", prefixes: []string{"eyJ"},
+		re: regexp.MustCompile(`\AeyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+}
+
+type span struct {
+	s, e int
+	kind string
+}
+
+type candidate struct {
+	rule   *rule
+	prefix string
+}
+
+// byFirst lists, for each byte, the rule prefixes that start with it, so
+// tokens reads the prompt once whatever the number of rules.
+var byFirst [256][]candidate
+
+func init() {
+	for i := range rules {
+		for _, p := range rules[i].prefixes {
+			byFirst[p[0]] = append(byFirst[p[0]], candidate{&rules[i], p})
+		}
+	}
+}
+
+// tokens finds every rule's tokens in text in one pass.
+func tokens(text string, spans []span) []span {
+	for p := 0; p < len(text); p++ {
+		cands := byFirst[text[p]]
+		if cands == nil {
+			continue
+		}
+		if p > 0 && word(text[p-1]) {
+			continue // inside a word: "task-runner" is not "sk-..."
+		}
+		for _, c := range cands {
+			if !strings.HasPrefix(text[p:], c.prefix) {
+				continue
+			}
+			if e, ok := c.rule.match(text, p, len(c.prefix)); ok {
+				spans = append(spans, span{p, e, c.rule.kind})
+				p = e - 1
+				break
+			}
+		}
+	}
+	return spans
+}
+
+// match reports where the rule's token that starts at p (with a prefix of
+// n bytes) ends, if there is one.
+func (r *rule) match(text string, p, n int) (int, bool) {
+	if r.skip != nil && r.skip(text[p:]) {
+		return 0, false
+	}
+	if r.re != nil {
+		m := r.re.FindStringIndex(text[p:])
+		if m == nil {
+			return 0, false
+		}
+		return p + m[1], true
+	}
+	e := p + n
+	for e < len(text) && r.body(text[e]) && (r.max == 0 || e-p-n <= r.max) {
+		e++
+	}
+	body := e - p - n
+	if body < r.min || (r.max > 0 && body > r.max) {
+		return 0, false
+	}
+	if r.exact && e < len(text) && (word(text[e]) || text[e] == '-') {
+		return 0, false
+	}
+	return e, true
+}
+
+// credentialValue says whether an assignment's value looks like a secret
+// rather than code: letters and digits both, and not an expression.
+func credentialValue(v string) bool {
+	if strings.HasPrefix(v, "[REDACTED:") || strings.Contains(v, "REDACTED") {
+		return false
+	}
+	var letter, digit bool
+	for _, r := range v {
+		switch {
+		case r >= '0' && r <= '9':
+			digit = true
+		case (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
+			letter = true
+		}
+	}
+	if !letter || !digit {
+		return false
+	}
+	// "self.token_value1", "os.environ2": identifiers joined by dots are code.
+	if strings.Contains(v, ".") && !strings.ContainsAny(v, "+/=!@#$%^*~-") {
+		return false
+	}
+	return true
+}
+
+// Text returns text with every secret replaced by "[REDACTED:<kind>]".
+func Text(text string) string {
+	spans := assignments(text, tokens(text, nil))
+	if len(spans) == 0 {
+		return text
+	}
+	slices.SortStableFunc(spans, func(a, b span) int {
+		if a.s != b.s {
+			return a.s - b.s
+		}
+		return b.e - a.e
+	})
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		if sp.s < last {
+			continue
+		}
+		b.WriteString(text[last:sp.s])
+		b.WriteString("[REDACTED:" + sp.kind + "]")
+		last = sp.e
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// keywords end the names of assignments whose value is a secret
+// (DB_PASSWORD=..., "access_token": "...", api_key = '...').
+var keywords = []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "key"}
+
+// assignments redacts the values of "name = value" style assignments whose
+// name ends in a keyword and whose value looks like a secret. It scans
+// linearly, so a large prompt full of the word "key" stays cheap.
+func assignments(text string, spans []span) []span {
+	lower := asciiLower(text)
+	for _, kw := range keywords {
+		for off := 0; ; {
+			i := strings.Index(lower[off:], kw)
+			if i < 0 {
+				break
+			}
+			p := off + i
+			off = p + len(kw)
+			end := p + len(kw)
+			// The name must end at the keyword ...
+			if end < len(lower) && isIdent(lower[end]) {
+				continue
+			}
+			// ... and the keyword must start the name or follow "_" or "-".
+			if p > 0 && isIdent(lower[p-1]) && lower[p-1] != '_' && lower[p-1] != '-' {
+				continue
+			}
+			start := p
+			for start > 0 && (isIdent(lower[start-1]) || lower[start-1] == '-') {
+				start--
+			}
+			name := lower[start:end]
+			vs, ve, ok := assignedValue(text, end)
+			if !ok {
+				continue
+			}
+			v := text[vs:ve]
+			kind := "credential"
+			if strings.Contains(name, "aws") && (kw == "secret" || kw == "key") && len(v) == 40 {
+				kind = "aws-secret-key"
+			} else if !credentialValue(v) {
+				continue
+			}
+			spans = append(spans, span{vs, ve, kind})
+		}
+	}
+	return spans
+}
+
+// assignedValue finds the value after a name ending at i: an optional
+// quote, spaces, ":" or "=", spaces, an optional quote, then at least 12
+// characters of a token.
+func assignedValue(text string, i int) (int, int, bool) {
+	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		i++
+	}
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	if i >= len(text) || (text[i] != ':' && text[i] != '=') {
+		return 0, 0, false
+	}
+	i++
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		i++
+	}
+	s := i
+	for i < len(text) && isValue(text[i]) {
+		i++
+	}
+	return s, i, i-s >= 12
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+
+func isValue(c byte) bool {
+	return isIdent(c) || strings.IndexByte("-+/=.~!@#$%^*", c) >= 0
+}
+
+// asciiLower lowers ASCII letters only, so byte offsets stay those of text.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; 'A' <= c && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// Changed reports whether Text would change text.
+func Changed(text string) bool { return Text(text) != text }
