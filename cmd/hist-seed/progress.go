@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"hist/lib/seed"
+)
+
+// startProgress draws a progress line on the terminal f every 200ms until
+// the returned function is called, which clears it. The bytes read come
+// from /proc/self/io (rchar) while a source is being read, so the line
+// moves during a long scan; the files are those of the sources done.
+func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
+	start := time.Now()
+	base, haveIO := readChars()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(f, "\r\033[K")
+				return
+			case <-t.C:
+			}
+			bytesRead := p.Bytes.Load()
+			if haveIO {
+				if n, ok := readChars(); ok && n-base > bytesRead {
+					bytesRead = n - base
+				}
+			}
+			secs := time.Since(start).Seconds()
+			rate := 0.0
+			if secs > 0 {
+				rate = float64(bytesRead) / 1e6 / secs
+			}
+			src := p.Source()
+			if src == "" {
+				src = "…"
+			}
+			fmt.Fprintf(f, "\r\033[K%s: reading %s: %d files, %.1f MB, %d prompts, %.0f MB/s",
+				name, src, p.Files.Load(), float64(bytesRead)/1e6, p.Prompts.Load(), rate)
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+		})
+	}
+}
+
+// readChars returns the bytes this process has read so far (rchar of
+// /proc/self/io).
+func readChars() (int64, bool) {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("rchar: ")); ok {
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}

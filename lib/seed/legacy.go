@@ -1,0 +1,419 @@
+package seed
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"hist/lib/atomicfile"
+	"hist/lib/history"
+	"hist/lib/identity"
+	"hist/lib/lock"
+	"hist/lib/record"
+	"hist/lib/store"
+	"hist/lib/tombstone"
+	"hist/lib/transcript"
+)
+
+// The legacy migration's files, beside history-global.jsonl.
+const (
+	// MigrationLockName is the folder held while the migration runs.
+	MigrationLockName = store.GlobalName + ".migration-lock"
+	// MigratedName records each prompt-recall file migrated once.
+	MigratedName   = "history-global.migrated.json"
+	migratedSchema = "hist.legacy-migration/v1"
+)
+
+// LegacySource is one agent's prompt-recall file.
+type LegacySource struct {
+	Name string // "claude", "codex", "opencode", "cursor"
+	Path string
+	// Scan reads the file whole and emits each prompt; an I/O error is a
+	// *transcript.ReadError.
+	Scan func(emit func(transcript.Prompt) error) (transcript.Stats, error)
+}
+
+// Legacy source statuses.
+const (
+	LegacyMigrated = "migrated" // read whole now; its prompts were added
+	LegacyWould    = "would"    // --dry-run: it would be migrated
+	LegacyDone     = "done"     // migrated by an earlier run: not read again
+	LegacyMissing  = "missing"  // no such file (yet): looked for again next run
+	LegacyRetry    = "retry"    // could not be read: retried next run
+	LegacySkipped  = "skipped"  // not a regular file, or the migration did not run
+	LegacyFailed   = "failed"   // history-global.jsonl could not be written
+	LegacyWaiting  = "waiting"  // hidden.json cannot be trusted
+)
+
+// LegacyResult is what the migration did with one source.
+type LegacyResult struct {
+	Name    string
+	Path    string
+	Status  string
+	Stats   transcript.Stats
+	Added   int // records appended to history-global.jsonl
+	Hidden  int // prompts hidden by hidden.json, left out
+	Dupes   int // prompts already in history-global.jsonl (same text and time), left out
+	Err     string
+	Elapsed time.Duration
+}
+
+// MigrationReport is what the legacy migration did.
+type MigrationReport struct {
+	Sources []LegacyResult
+	// LockHeld names the lock folder when it was already there (a process
+	// died holding it, or a migration is running): the migration was
+	// skipped.
+	LockHeld string
+	// Untrusted is set when hidden.json cannot be trusted: nothing was
+	// migrated.
+	Untrusted error
+	// Busy is set when another rewriter held the store's lock for the
+	// whole wait: nothing was migrated.
+	Busy error
+}
+
+// Migrated is one entry of history-global.migrated.json.
+type Migrated struct {
+	Path     string    `json:"path"`
+	Size     int64     `json:"size"`
+	ModTime  time.Time `json:"mtime"`
+	Migrated time.Time `json:"migrated"`
+	Prompts  int       `json:"prompts"`
+}
+
+type migratedFile struct {
+	Schema  string              `json:"schema"`
+	Sources map[string]Migrated `json:"sources"`
+}
+
+// LoadMigrated reads history-global.migrated.json: source name -> what
+// was migrated. A missing file is an empty map; a file that cannot be read
+// or parsed is an error (the migration then does not run, so that nothing
+// is imported twice).
+func LoadMigrated(st store.Store) (map[string]Migrated, error) {
+	path := filepath.Join(st.Root, MigratedName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]Migrated{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m migratedFile
+	if err := json.Unmarshal(data, &m); err != nil || m.Schema != migratedSchema {
+		return nil, fmt.Errorf("%s is not a migration record (%s)", path, orSchema(err))
+	}
+	if m.Sources == nil {
+		m.Sources = map[string]Migrated{}
+	}
+	return m.Sources, nil
+}
+
+func orSchema(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "schema is not " + migratedSchema
+}
+
+func saveMigrated(st store.Store, m map[string]Migrated) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(migratedFile{Schema: migratedSchema, Sources: m}); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(st.Root, MigratedName), buf.Bytes())
+}
+
+// pendingLegacy is a source read whole, with what it adds.
+type pendingLegacy struct {
+	ix   int // in the report
+	info Migrated
+	recs []legacyRec
+}
+
+type legacyRec struct {
+	rec  record.Record
+	key  eventKey
+	norm []byte
+}
+
+// Migrate imports every prompt-recall file that was not migrated before
+// into history-global.jsonl. It returns an error only when the store could
+// not be read or written; each source's outcome is in the report.
+func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
+	o := &r.Opts
+	rep := &MigrationReport{}
+	done, err := LoadMigrated(o.Store)
+	if err != nil {
+		return rep, err
+	}
+	// Which sources have work to do.
+	var todo []int
+	for _, src := range sources {
+		res := LegacyResult{Name: src.Name, Path: src.Path}
+		_, migrated := done[src.Name]
+		switch _, err := os.Lstat(src.Path); {
+		case migrated:
+			res.Status = LegacyDone
+		case errors.Is(err, fs.ErrNotExist):
+			res.Status = LegacyMissing
+		default:
+			todo = append(todo, len(rep.Sources))
+			res.Status = LegacySkipped
+		}
+		rep.Sources = append(rep.Sources, res)
+	}
+	if len(todo) == 0 {
+		return rep, nil
+	}
+	hidden, err := tombstone.Load(o.Store.Hidden())
+	if err != nil {
+		rep.Untrusted = err
+		for _, i := range todo {
+			rep.Sources[i].Status = LegacyWaiting
+		}
+		return rep, nil
+	}
+	if o.DryRun {
+		if _, err := os.Lstat(filepath.Join(o.Store.Root, MigrationLockName)); err == nil {
+			rep.LockHeld = filepath.Join(o.Store.Root, MigrationLockName)
+			return rep, nil
+		}
+	} else {
+		ok, err := r.takeMigrationLock()
+		if err != nil {
+			return rep, err
+		}
+		if !ok {
+			rep.LockHeld = filepath.Join(o.Store.Root, MigrationLockName)
+			return rep, nil
+		}
+		defer r.dropMigrationLock()
+	}
+
+	var pend []pendingLegacy
+	for _, i := range todo {
+		src := sources[i]
+		res := &rep.Sources[i]
+		before, statErr := os.Stat(src.Path)
+		o.Progress.setSource("legacy " + src.Name)
+		start := time.Now()
+		var recs []legacyRec
+		st, err := src.Scan(func(p transcript.Prompt) error {
+			if o.Progress != nil {
+				o.Progress.Prompts.Add(1)
+			}
+			if !identity.Capturable(p.Text) {
+				return nil
+			}
+			norm := identity.AppendNormalized(nil, p.Text)
+			if hidden.HiddenNormalized(norm) {
+				res.Hidden++
+				return nil
+			}
+			recs = append(recs, legacyRec{
+				rec:  record.Record{Text: p.Text, TS: p.TS, Src: src.Name, Session: p.Session},
+				key:  makeKey(p.TS, norm),
+				norm: norm,
+			})
+			return nil
+		})
+		o.Progress.done(st)
+		o.Progress.setSource("")
+		res.Elapsed = time.Since(start)
+		res.Stats = st
+		var re *transcript.ReadError
+		switch {
+		case errors.As(err, &re):
+			res.Status, res.Err = LegacyRetry, re.Error()
+			continue
+		case err != nil:
+			res.Status, res.Err = LegacyRetry, err.Error()
+			continue
+		case statErr != nil:
+			res.Status, res.Err = LegacyRetry, statErr.Error()
+			continue
+		case st.Files == 0 && st.Skipped > 0:
+			res.Status, res.Err = LegacySkipped, "not a regular file"
+			continue
+		}
+		res.Status = LegacyWould
+		pend = append(pend, pendingLegacy{ix: i, recs: recs, info: Migrated{
+			Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(recs),
+		}})
+	}
+	if len(pend) == 0 || o.DryRun {
+		for _, p := range pend {
+			rep.Sources[p.ix].Added = len(p.recs)
+		}
+		return rep, nil
+	}
+
+	lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
+	if errors.Is(err, lock.ErrTimeout) {
+		rep.Busy = err
+		for _, p := range pend {
+			rep.Sources[p.ix].Status = LegacySkipped
+		}
+		return rep, nil
+	}
+	if err != nil {
+		return rep, fmt.Errorf("taking the store's lock: %w", err)
+	}
+	defer lk.Release()
+	hidden, err = tombstone.Load(o.Store.Hidden())
+	if err != nil {
+		rep.Untrusted = err
+		for _, p := range pend {
+			rep.Sources[p.ix].Status = LegacyWaiting
+		}
+		return rep, nil
+	}
+	if err := r.appendGlobal(pend, hidden, rep); err != nil {
+		for _, p := range pend {
+			rep.Sources[p.ix].Status, rep.Sources[p.ix].Err = LegacyFailed, err.Error()
+			rep.Sources[p.ix].Added = 0
+		}
+		return rep, err
+	}
+	now := o.Now().UTC()
+	for _, p := range pend {
+		p.info.Migrated = now
+		done[rep.Sources[p.ix].Name] = p.info
+		rep.Sources[p.ix].Status = LegacyMigrated
+	}
+	if err := saveMigrated(o.Store, done); err != nil {
+		// The prompts are in history-global.jsonl; the next run reads the
+		// sources again and finds them there (same text and time).
+		return rep, fmt.Errorf("recording the migration in %s: %w", filepath.Join(o.Store.Root, MigratedName), err)
+	}
+	return rep, nil
+}
+
+// appendGlobal rewrites history-global.jsonl atomically: its lines byte
+// for byte, then the new records that it does not already hold (same
+// identity and time) and that hidden does not hide.
+func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *MigrationReport) error {
+	st := r.Opts.Store
+	path := st.Global()
+	seen := map[eventKey]struct{}{}
+	var old *os.File
+	f, err := history.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("reading %s: %w", path, err)
+	default:
+		defer f.Close()
+		var norm []byte
+		if _, err := record.Scan(f, func(l *record.Line) error {
+			norm = identity.AppendNormalized(norm[:0], string(l.Text))
+			seen[makeKey(l.TS, norm)] = struct{}{}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		old = f
+	}
+	var add []byte
+	for _, p := range pend {
+		res := &rep.Sources[p.ix]
+		for _, lr := range p.recs {
+			if hidden.HiddenNormalized(lr.norm) {
+				res.Hidden++
+				continue
+			}
+			if _, dup := seen[lr.key]; dup {
+				res.Dupes++
+				continue
+			}
+			seen[lr.key] = struct{}{}
+			add = record.Append(add, lr.rec)
+			res.Added++
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if err := store.EnsureDir(st.Root); err != nil {
+		return err
+	}
+	pf, err := atomicfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := pf.File.Name()
+	if err := r.track(tmp); err != nil {
+		pf.Cleanup()
+		return err
+	}
+	defer r.untrack(tmp)
+	defer pf.Cleanup()
+	if old != nil {
+		n, err := io.Copy(pf, old)
+		if err != nil {
+			return fmt.Errorf("copying %s: %w", path, err)
+		}
+		if n > 0 {
+			var last [1]byte
+			if _, err := old.ReadAt(last[:], n-1); err != nil {
+				return fmt.Errorf("reading %s: %w", path, err)
+			}
+			if last[0] != '\n' {
+				add = append([]byte{'\n'}, add...)
+			}
+		}
+	}
+	if _, err := pf.Write(add); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := pf.Commit(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// takeMigrationLock creates the migration lock folder; ok is false when it
+// is there already.
+func (r *Runner) takeMigrationLock() (ok bool, err error) {
+	root := r.Opts.Store.Root
+	if err := store.EnsureDir(root); err != nil {
+		return false, fmt.Errorf("creating the store %s: %w", root, err)
+	}
+	dir := filepath.Join(root, MigrationLockName)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return false, errStopped
+	}
+	if err := os.Mkdir(dir, atomicfile.DirPerm); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	r.lockDir = dir
+	return true, nil
+}
+
+func (r *Runner) dropMigrationLock() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lockDir != "" {
+		os.Remove(r.lockDir)
+		r.lockDir = ""
+	}
+}

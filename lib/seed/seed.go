@@ -1,0 +1,491 @@
+// Package seed imports past prompts into the store, once: the per-project
+// bootstrap from the agents' session transcripts (seed.jsonl for pi,
+// seed-<agent>.jsonl for the others) and the legacy migration of the
+// agents' prompt-recall files into history-global.jsonl.
+//
+// A seed file is written only when it does not exist, and never again: an
+// existing seed is never regenerated, since that would bring back prompts
+// deleted since. Each source is read whole before anything is written for
+// it; a source that cannot be read whole (an I/O error in any of its files)
+// writes nothing, so that a later run retries. Tombstoned prompts are never
+// written, and while hidden.json cannot be trusted nothing is.
+//
+// Writes happen under the rewriters' lock (store.Lock), so a seed never
+// races a delete or a compaction. The transcripts themselves are read
+// without it: reading takes the time, writing is quick.
+package seed
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"hist/lib/identity"
+	"hist/lib/lock"
+	"hist/lib/record"
+	"hist/lib/store"
+	"hist/lib/tombstone"
+	"hist/lib/transcript"
+)
+
+// Source is one agent's session transcripts.
+type Source struct {
+	Name string // transcript.SrcPi, SrcClaude, ...
+	Root string // where its transcripts are (what Scan takes)
+	// Scan reads every transcript under root and emits each typed prompt
+	// once; an I/O error is a *transcript.ReadError.
+	Scan func(root string, emit func(transcript.Prompt) error) (transcript.Stats, error)
+}
+
+// FileName is the seed file a source writes in each project folder:
+// seed.jsonl for pi (the spec's name), seed-<name>.jsonl for the others.
+func FileName(source string) string {
+	if source == transcript.SrcPi {
+		return store.SeedName
+	}
+	return "seed-" + source + ".jsonl"
+}
+
+// Source statuses.
+const (
+	SourceRead    = "read"    // read whole
+	SourceMissing = "missing" // its root does not exist
+	SourceRetry   = "retry"   // a transcript could not be read: nothing written, run again later
+	SourceLayout  = "layout"  // its layout was not recognised: skipped
+)
+
+// Seed file statuses.
+const (
+	FileWritten = "written" // the seed file was created
+	FileWould   = "would"   // --dry-run: it would be created
+	FileExists  = "exists"  // it was there already: left as it is
+	FileNone    = "none"    // the source has no prompt for the project
+	FileFailed  = "failed"  // it could not be written (Err says why)
+)
+
+// SourceResult is what reading one source gave.
+type SourceResult struct {
+	Name    string
+	Root    string
+	Status  string
+	Stats   transcript.Stats
+	NoCwd   int    // prompts without a usable cwd (not absolute), dropped
+	Err     string // for SourceRetry and SourceLayout
+	Elapsed time.Duration
+}
+
+// FileResult is one seed file: one project and one source.
+type FileResult struct {
+	Project string // hash
+	Cwd     string // canonical project folder
+	Source  string
+	Path    string
+	Status  string
+	Prompts int    // records written (or that would be)
+	Hidden  int    // prompts left out because hidden.json hides them
+	Dupes   int    // repeats of a prompt at the same time, left out
+	Err     string // for FileFailed
+	// RegistryErr says registry.json could not be updated (it is advisory:
+	// the seed file is in place).
+	RegistryErr string
+}
+
+// Report is what a bootstrap did.
+type Report struct {
+	Sources []SourceResult
+	Files   []FileResult
+	// Untrusted is set when hidden.json cannot be trusted: nothing was
+	// written (the bootstrap waits until it can be read safely).
+	Untrusted error
+	// Busy is set when another rewriter held the store's lock for the
+	// whole wait: nothing was written.
+	Busy error
+}
+
+// Options says what a Runner does.
+type Options struct {
+	Store store.Store
+	// Project is the canonical folder of the one project to bootstrap;
+	// empty means every project a source names.
+	Project string
+	DryRun  bool
+	// LockWait is how long to wait for the rewriters' lock (default 10s).
+	LockWait time.Duration
+	// Progress, when set, is kept up to date while sources are read.
+	Progress *Progress
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Progress counts what has been read so far; a display reads it from
+// another goroutine.
+type Progress struct {
+	Prompts atomic.Int64 // prompts found
+	Files   atomic.Int64 // files read whole by the sources done so far
+	Bytes   atomic.Int64 // bytes read by the sources done so far
+	source  atomic.Value // string: the source being read
+}
+
+// Source is the name of the source being read ("" between sources).
+func (p *Progress) Source() string {
+	s, _ := p.source.Load().(string)
+	return s
+}
+
+func (p *Progress) setSource(s string) {
+	if p != nil {
+		p.source.Store(s)
+	}
+}
+
+func (p *Progress) done(st transcript.Stats) {
+	if p != nil {
+		p.Files.Add(int64(st.Files))
+		p.Bytes.Add(st.Bytes)
+	}
+}
+
+// Runner runs a bootstrap and a migration, and can undo what a run holds
+// when the process is interrupted (see Interrupt).
+type Runner struct {
+	Opts Options
+
+	mu      sync.Mutex
+	temps   map[string]struct{} // temp files being written
+	lockDir string              // the migration lock folder, while held
+	stopped bool
+}
+
+// New returns a Runner for opts.
+func New(opts Options) *Runner {
+	if opts.LockWait == 0 {
+		opts.LockWait = 10 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Runner{Opts: opts, temps: map[string]struct{}{}}
+}
+
+// Interrupt removes what the run holds (the migration lock folder, temp
+// files) so that a process that is about to exit on a signal leaves the
+// store as it found it. The run must not continue afterwards.
+func (r *Runner) Interrupt() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	for p := range r.temps {
+		os.Remove(p)
+	}
+	r.temps = map[string]struct{}{}
+	if r.lockDir != "" {
+		os.Remove(r.lockDir)
+		r.lockDir = ""
+	}
+}
+
+// errStopped ends a run after Interrupt.
+var errStopped = errors.New("interrupted")
+
+func (r *Runner) track(path string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return errStopped
+	}
+	r.temps[path] = struct{}{}
+	return nil
+}
+
+func (r *Runner) untrack(path string) {
+	r.mu.Lock()
+	delete(r.temps, path)
+	r.mu.Unlock()
+}
+
+// eventKey identifies a prompt event within one seed file: its time and
+// the hash of its identity (normalized text).
+type eventKey [24]byte
+
+func makeKey(ts int64, norm []byte) eventKey {
+	var k eventKey
+	binary.LittleEndian.PutUint64(k[:8], uint64(ts))
+	sum := sha256.Sum256(norm)
+	copy(k[8:], sum[:16])
+	return k
+}
+
+// bucket holds one project's records for one source, encoded.
+type bucket struct {
+	hash   string
+	cwd    string
+	buf    []byte
+	n      int
+	hidden int
+	dupes  int
+	seen   map[eventKey]struct{}
+}
+
+// collector gathers one source's prompts by project.
+type collector struct {
+	opts    *Options
+	hidden  *tombstone.Set
+	buckets map[string]*bucket   // by hash
+	canon   map[string]canonical // raw cwd -> its project
+	norm    []byte
+	noCwd   int
+}
+
+type canonical struct {
+	cwd, hash string
+	ok        bool
+}
+
+func (c *collector) project(raw string) canonical {
+	if p, ok := c.canon[raw]; ok {
+		return p
+	}
+	var p canonical
+	if raw != "" && filepath.IsAbs(raw) {
+		if cw, err := store.Canonical(raw); err == nil {
+			p = canonical{cwd: cw, hash: store.Hash(cw), ok: true}
+		}
+	}
+	c.canon[raw] = p
+	return p
+}
+
+func (c *collector) add(p transcript.Prompt) {
+	if !identity.Capturable(p.Text) {
+		return
+	}
+	pr := c.project(p.Cwd)
+	if !pr.ok {
+		c.noCwd++
+		return
+	}
+	if c.opts.Project != "" && pr.cwd != c.opts.Project {
+		return
+	}
+	b := c.buckets[pr.hash]
+	if b == nil {
+		b = &bucket{hash: pr.hash, cwd: pr.cwd, seen: map[eventKey]struct{}{}}
+		c.buckets[pr.hash] = b
+	}
+	c.norm = identity.AppendNormalized(c.norm[:0], p.Text)
+	if c.hidden.HiddenNormalized(c.norm) {
+		b.hidden++
+		return
+	}
+	k := makeKey(p.TS, c.norm)
+	if _, dup := b.seen[k]; dup {
+		b.dupes++
+		return
+	}
+	b.seen[k] = struct{}{}
+	b.buf = record.Append(b.buf, record.Record{Text: p.Text, TS: p.TS, Src: p.Src, Session: p.Session})
+	b.n++
+}
+
+// Bootstrap reads each source and writes, for every project it names (or
+// for Opts.Project only), the source's seed file when it does not exist.
+// It returns an error only when the store could not be written; what each
+// source and file came to is in the report.
+func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
+	o := &r.Opts
+	rep := &Report{}
+	hidden, err := tombstone.Load(o.Store.Hidden())
+	if err != nil {
+		rep.Untrusted = err
+		return rep, nil
+	}
+	type read struct {
+		src     Source
+		buckets map[string]*bucket
+	}
+	var reads []read
+	for _, src := range sources {
+		res := SourceResult{Name: src.Name, Root: src.Root}
+		if _, err := os.Stat(src.Root); errors.Is(err, fs.ErrNotExist) {
+			res.Status = SourceMissing
+			rep.Sources = append(rep.Sources, res)
+			continue
+		}
+		c := &collector{opts: o, hidden: hidden, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
+		o.Progress.setSource(src.Name)
+		start := time.Now()
+		st, err := src.Scan(src.Root, func(p transcript.Prompt) error {
+			c.add(p)
+			if o.Progress != nil {
+				o.Progress.Prompts.Add(1)
+			}
+			return nil
+		})
+		res.Elapsed = time.Since(start)
+		res.Stats = st
+		res.NoCwd = c.noCwd
+		o.Progress.done(st)
+		o.Progress.setSource("")
+		var re *transcript.ReadError
+		switch {
+		case errors.As(err, &re):
+			res.Status, res.Err = SourceRetry, re.Error()
+		case err != nil:
+			res.Status, res.Err = SourceLayout, err.Error()
+		case st.Files == 0 && st.Skipped > 0:
+			res.Status = SourceLayout
+			res.Err = fmt.Sprintf("no transcript it knows under %s (%d files passed over)", src.Root, st.Skipped)
+		default:
+			res.Status = SourceRead
+		}
+		if res.Status == SourceRead {
+			reads = append(reads, read{src, c.buckets})
+		}
+		rep.Sources = append(rep.Sources, res)
+	}
+
+	// What there is to write, in a stable order: by project folder, then
+	// source order.
+	type job struct {
+		src string
+		b   *bucket
+	}
+	var jobs []job
+	for _, rd := range reads {
+		for _, b := range rd.buckets {
+			jobs = append(jobs, job{rd.src.Name, b})
+		}
+	}
+	order := map[string]int{}
+	for i, s := range sources {
+		order[s.Name] = i
+	}
+	sort.SliceStable(jobs, func(i, j int) bool {
+		if jobs[i].b.cwd != jobs[j].b.cwd {
+			return jobs[i].b.cwd < jobs[j].b.cwd
+		}
+		return order[jobs[i].src] < order[jobs[j].src]
+	})
+	// With one project asked for, say so for each source read that had
+	// nothing for it.
+	if o.Project != "" {
+		have := map[string]bool{}
+		for _, j := range jobs {
+			have[j.src] = true
+		}
+		hash := store.Hash(o.Project)
+		for _, rd := range reads {
+			if !have[rd.src.Name] {
+				rep.Files = append(rep.Files, FileResult{
+					Project: hash, Cwd: o.Project, Source: rd.src.Name,
+					Path: filepath.Join(o.Store.ProjectDir(hash), FileName(rd.src.Name)), Status: FileNone,
+				})
+			}
+		}
+	}
+	if len(jobs) == 0 {
+		return rep, nil
+	}
+
+	var lk *lock.Lock
+	if !o.DryRun {
+		lk, err = lock.Acquire(o.Store.Lock(), o.LockWait)
+		if errors.Is(err, lock.ErrTimeout) {
+			rep.Busy = err
+			return rep, nil
+		}
+		if err != nil {
+			return rep, fmt.Errorf("taking the store's lock: %w", err)
+		}
+		defer lk.Release()
+		// Deletes that finished while the sources were read have added
+		// their tombstones: filter again with what is there now.
+		hidden, err = tombstone.Load(o.Store.Hidden())
+		if err != nil {
+			rep.Untrusted = err
+			return rep, nil
+		}
+	}
+	var firstErr error
+	for _, j := range jobs {
+		fr := r.writeSeed(j.src, j.b, hidden)
+		if fr.Status == FileFailed && firstErr == nil {
+			firstErr = errors.New(fr.Err)
+		}
+		if errors.Is(firstErr, errStopped) {
+			return rep, firstErr
+		}
+		rep.Files = append(rep.Files, fr)
+	}
+	return rep, firstErr
+}
+
+// writeSeed writes one bucket's seed file unless it exists.
+func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set) FileResult {
+	o := &r.Opts
+	dir := o.Store.ProjectDir(b.hash)
+	fr := FileResult{Project: b.hash, Cwd: b.cwd, Source: src, Path: filepath.Join(dir, FileName(src)),
+		Prompts: b.n, Hidden: b.hidden, Dupes: b.dupes}
+	if _, err := os.Lstat(fr.Path); err == nil {
+		fr.Status = FileExists
+		return fr
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		fr.Status, fr.Err = FileFailed, err.Error()
+		return fr
+	}
+	// Drop what became hidden while the sources were read.
+	data := b.buf
+	if !hidden.Empty() {
+		var kept []byte
+		var v record.View
+		var norm []byte
+		for rest := b.buf; len(rest) > 0; {
+			i := 0
+			for rest[i] != '\n' {
+				i++
+			}
+			line := rest[:i+1]
+			rest = rest[i+1:]
+			if record.ParseView(line[:i], &v) == nil {
+				norm = identity.AppendNormalized(norm[:0], string(v.Text))
+				if hidden.HiddenNormalized(norm) {
+					fr.Prompts--
+					fr.Hidden++
+					continue
+				}
+			}
+			kept = append(kept, line...)
+		}
+		data = kept
+	}
+	if o.DryRun {
+		fr.Status = FileWould
+		return fr
+	}
+	if err := store.EnsureDir(dir); err != nil {
+		fr.Status, fr.Err = FileFailed, err.Error()
+		return fr
+	}
+	created, err := r.createNew(fr.Path, data)
+	if err != nil {
+		fr.Status, fr.Err = FileFailed, err.Error()
+		return fr
+	}
+	if !created {
+		fr.Status = FileExists
+		return fr
+	}
+	fr.Status = FileWritten
+	if err := o.Store.Register(b.hash, b.cwd); err != nil {
+		fr.RegistryErr = err.Error()
+	}
+	return fr
+}
