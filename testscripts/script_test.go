@@ -43,9 +43,14 @@ func TestMain(m *testing.M) {
 	BinDir = dir
 	os.Setenv(binDirVar, dir)
 	if err := build(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+		// Build the commands one by one so that one broken command does
+		// not stop the scripts of the others; TestBuild reports it.
+		buildErr = err
+		for _, c := range Commands {
+			if err := buildOne(dir, c); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}
 	}
 	main := map[string]func(){}
 	for _, c := range Commands {
@@ -60,6 +65,31 @@ func TestMain(m *testing.M) {
 	}
 	defer os.RemoveAll(dir)
 	testscript.Main(m, main)
+}
+
+// buildErr is why building every command at once failed.
+var buildErr error
+
+// TestBuild fails when some command under cmd/ does not build.
+func TestBuild(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+}
+
+func buildOne(dir, c string) error {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	if _, err := os.Stat(filepath.Join(root, "cmd", c)); err != nil {
+		return nil // not written yet
+	}
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, c), "./cmd/"+c)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("building %s: %v\n%s", c, err, out)
+	}
+	return nil
 }
 
 func build(dir string) error {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,25 +80,59 @@ func Read(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("unreadable: %v", err)
 	}
-	var m map[string]json.RawMessage
+	return parse(data)
+}
+
+// parse checks the strict shape {"schema":Schema,"policy":"on"|"off"}: one
+// JSON object, exactly those two keys (each once), nothing after it.
+func parse(data []byte) (string, error) {
+	shape := fmt.Errorf(`malformed: want exactly {"schema":%q,"policy":"on"|"off"}`, Schema)
 	d := json.NewDecoder(bytes.NewReader(data))
-	if err := d.Decode(&m); err != nil || m == nil {
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
 		return "", errors.New("malformed: not a JSON object")
 	}
-	if d.More() {
+	var schema, pol json.RawMessage
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return "", errors.New("malformed: not a JSON object")
+		}
+		var raw json.RawMessage
+		if err := d.Decode(&raw); err != nil {
+			return "", errors.New("malformed: not a JSON object")
+		}
+		switch tok {
+		case "schema":
+			if schema != nil {
+				return "", errors.New(`malformed: "schema" given twice`)
+			}
+			schema = raw
+		case "policy":
+			if pol != nil {
+				return "", errors.New(`malformed: "policy" given twice`)
+			}
+			pol = raw
+		default:
+			return "", shape
+		}
+	}
+	if tok, err := d.Token(); err != nil || tok != json.Delim('}') {
+		return "", errors.New("malformed: not a JSON object")
+	}
+	if _, err := d.Token(); err != io.EOF {
 		return "", errors.New("malformed: trailing data")
 	}
-	if len(m) != 2 {
-		return "", fmt.Errorf(`malformed: want exactly {"schema":%q,"policy":"on"|"off"}`, Schema)
+	if schema == nil || pol == nil {
+		return "", shape
 	}
-	var schema, pol string
-	if json.Unmarshal(m["schema"], &schema) != nil || schema != Schema {
+	var sc, p string
+	if json.Unmarshal(schema, &sc) != nil || sc != Schema {
 		return "", fmt.Errorf("malformed: schema is not %q", Schema)
 	}
-	if json.Unmarshal(m["policy"], &pol) != nil || (pol != "on" && pol != "off") {
+	if json.Unmarshal(pol, &p) != nil || (p != "on" && p != "off") {
 		return "", errors.New(`malformed: policy is not "on" or "off"`)
 	}
-	return pol, nil
+	return p, nil
 }
 
 // Effective computes the state from the environment value (lookup) and the
