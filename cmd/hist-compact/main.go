@@ -1,0 +1,329 @@
+// Command hist-compact merges a project's older store files into one
+// compact file, without ever losing a prompt (see lib/compact).
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"hist/lib/cli"
+	"hist/lib/compact"
+	"hist/lib/lock"
+	"hist/lib/store"
+)
+
+const usage = `Usage:
+    hist-compact [--project [DIR] | --all] [--current FILE_OR_INSTANCE] [--dry-run] [--json]
+                 [--max-files N] [--max-entries N] [--keep N] [--wait DURATION] [--store DIR] [-v]
+
+Merges a project's older store files into one compact-<ms>-<rand>.jsonl, so
+that the number of files stays small. It is housekeeping, not a retention
+limit: every visible prompt stays visible; only prompts hidden by a deletion
+record in hidden.json are left out of the compact file.
+
+A project is compacted when its folder holds more than --max-files files or
+more than --max-entries entries. Then the --keep newest files (by their most
+recent entry, or their modification time when they have none) stay as they
+are, and every older file is merged, oldest first; earlier compact files are
+merged again like any other file. Nothing runs unless at least two files can
+be merged. Never merged: seed files (seed.jsonl, seed-<agent>.jsonl), the
+--current capture file, history-global.jsonl.
+
+Other agents may keep appending while it runs, and it may be killed at any
+moment: each file is renamed to a claim (<name>.gc-<ms>-<rand>.jsonl) before
+it is read, the compact file is written completely (temp file, fsync,
+rename) before any claim is removed, and lines written to a claim meanwhile
+are carried over. Claims and temp files left by a killed run are handled by
+the next run. Readers (hist-list) read claims like any other store file.
+
+Options:
+    --project [DIR]        The project at DIR (default: the working directory).
+                           The default scope.
+    --all                  Every project under the store (for cron).
+    --current FILE         The capture file of the session that is shutting
+                           down, never merged: a path, a base name, or an
+                           instance id (ID means ID.jsonl).
+    --dry-run              Say what would be merged; change nothing.
+    --json                 Print a report on stdout (one JSON object).
+    --max-files N          Compact above N files (default 50).
+    --max-entries N        Compact above N entries (default 5000).
+    --keep N               The N newest files stay (default 10).
+    --wait DURATION        How long to wait for a delete or another compaction
+                           to finish (default 10s).
+    --store DIR            The store. Default: $PI_CODING_AGENT_DIR/history or
+                           ~/.pi/agent/history.
+    -v                     Also say why nothing ran when capture is off and
+                           stderr is not a terminal, and name each merged file.
+
+It prints one line a project on stderr: the files merged, the entries written
+and dropped as hidden, or why nothing ran. With capture off it does nothing
+to the store (it says why when stderr is a terminal, or with -v).
+
+Exit status:
+    0  compacted, or nothing to do (below the thresholds, fewer than two files
+       to merge, capture off, --dry-run)
+    1  something could not be done; nothing is lost, and stderr says what
+       stays on disk: a file that cannot be read is left as it is; if the
+       compact file cannot be written the claimed files stay (as .gc- files,
+       still listed); a claim that cannot be removed stays (its prompts are
+       listed once)
+    2  usage error
+    3  hidden.json cannot be trusted: nothing was changed; restore the file or
+       delete it yourself (hidden prompts may then reappear)
+    4  another delete or compaction held the store for the whole --wait:
+       nothing was changed; run it again later
+
+Examples:
+    $ hist-compact                                  # this project, if needed
+    $ hist-compact --project ~/src/app --current "$PI_SESSION_ID"
+    $ hist-compact --all --dry-run
+    $ hist-compact --all --json | jq '.projects[] | {cwd, merged, written}'
+`
+
+const exitBusy = 4
+
+func main() { os.Exit(run(cli.OSEnv("hist-compact"))) }
+
+// report is the --json output.
+type report struct {
+	Capture  string           `json:"capture"` // "on" or "off"
+	Reason   string           `json:"reason,omitempty"`
+	DryRun   bool             `json:"dry_run"`
+	Projects []*projectReport `json:"projects"`
+}
+
+type projectReport struct {
+	Cwd    string `json:"cwd"`
+	Action string `json:"action"` // compacted, nothing, dry-run, failed
+	*compact.Report
+}
+
+func run(e *cli.Env) int {
+	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	storeDir := cli.StoreFlag(fs)
+	var scope cli.ScopeFlags
+	scope.Register(fs)
+	current := fs.String("current", "", "")
+	dry := fs.Bool("dry-run", false, "")
+	asJSON := fs.Bool("json", false, "")
+	maxFiles := fs.Int("max-files", compact.DefaultMaxFiles, "")
+	maxEntries := fs.Int("max-entries", compact.DefaultMaxEntries, "")
+	keep := fs.Int("keep", compact.DefaultKeep, "")
+	wait := fs.Duration("wait", 10*time.Second, "")
+	verbose := fs.Bool("v", false, "")
+	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if help {
+		return cli.ExitOK
+	}
+	if !ok {
+		return cli.ExitUsage
+	}
+	if len(args) > 0 {
+		e.Errorf("unexpected argument %q: hist-compact takes only flags (a project folder goes after --project)", args[0])
+		return cli.ExitUsage
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--max-files", *maxFiles}, {"--max-entries", *maxEntries}, {"--keep", *keep}} {
+		if f.v < 0 {
+			e.Errorf("%s %d: give a number of 0 or more", f.name, f.v)
+			return cli.ExitUsage
+		}
+	}
+	if *wait < 0 {
+		e.Errorf("--wait %v: give a duration of 0 or more, such as 10s", *wait)
+		return cli.ExitUsage
+	}
+	setFlags := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
+	if setFlags["current"] && strings.TrimSpace(*current) == "" {
+		e.Errorf("--current is empty: give the capture file of the session that is shutting down (a path, a name or an instance id)")
+		return cli.ExitUsage
+	}
+	st := e.Store(*storeDir)
+	sc, _, err := scope.Resolve(st)
+	if err != nil {
+		e.Errorf("%v", err)
+		return cli.ExitUsage
+	}
+	opt := compact.Options{MaxFiles: *maxFiles, MaxEntries: *maxEntries, Keep: *keep, Current: compact.CurrentName(*current)}
+	out := &report{Capture: "on", DryRun: *dry, Projects: []*projectReport{}}
+
+	pol := e.Policy()
+	if !pol.On {
+		out.Capture, out.Reason = "off", pol.OffHint()
+		if *verbose || isTerminal(e.Stderr) {
+			fmt.Fprintf(e.Stderr, "%s: nothing to do: %s\n", e.Name, pol.OffHint())
+		}
+		return finish(e, out, *asJSON, cli.ExitOK)
+	}
+
+	var hashes []string
+	if sc.All {
+		hashes, err = st.ProjectHashes()
+		if err != nil {
+			e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), describe(err))
+			return finish(e, out, *asJSON, cli.ExitFailure)
+		}
+		if len(hashes) == 0 {
+			fmt.Fprintf(e.Stderr, "%s: nothing to do: no project in %s\n", e.Name, st.Projects())
+			return finish(e, out, *asJSON, cli.ExitOK)
+		}
+	} else {
+		hashes = []string{sc.Project}
+	}
+	reg := st.LoadRegistry()
+
+	if !*dry && anyDir(st, hashes) {
+		l, err := lock.Acquire(st.Lock(), *wait)
+		if errors.Is(err, lock.ErrTimeout) {
+			e.Errorf("%v: nothing was changed; run it again later", err)
+			return finish(e, out, *asJSON, exitBusy)
+		}
+		if err != nil {
+			e.Errorf("%v: nothing was changed", err)
+			return finish(e, out, *asJSON, cli.ExitFailure)
+		}
+		defer l.Release()
+	}
+	hidden, ok := e.LoadHidden(st)
+	if !ok {
+		out.Reason = "hidden.json cannot be trusted"
+		return finish(e, out, *asJSON, cli.ExitUntrusted)
+	}
+	opt.Hidden = hidden
+
+	code := cli.ExitOK
+	for _, h := range hashes {
+		pr := &projectReport{Cwd: reg[h]}
+		plan, err := compact.PlanProject(st, h, opt)
+		switch {
+		case err != nil:
+			pr.Report = &compact.Report{Plan: plan}
+			pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + describe(err) + ": nothing was changed"})
+		case *dry:
+			pr.Report = compact.DryRun(plan, opt)
+		default:
+			pr.Report = compact.Run(plan, opt)
+		}
+		pr.Action = action(pr.Report, *dry)
+		if pr.Report.Failed() {
+			code = cli.ExitFailure
+		}
+		fmt.Fprintf(e.Stderr, "%s: %s: %s\n", e.Name, label(h, pr.Cwd), summary(pr.Report, *dry))
+		if *verbose {
+			for _, f := range pr.Report.Merge {
+				fmt.Fprintf(e.Stderr, "%s:   %s %s (%d entries)\n", e.Name, map[bool]string{true: "would merge", false: "merged"}[*dry], f.Name, f.Entries)
+			}
+		}
+		out.Projects = append(out.Projects, pr)
+	}
+	return finish(e, out, *asJSON, code)
+}
+
+func finish(e *cli.Env, out *report, asJSON bool, code int) int {
+	if asJSON {
+		data, err := json.Marshal(out)
+		if err == nil {
+			data = append(data, '\n')
+			_, err = e.Stdout.Write(data)
+		}
+		if err != nil && code == cli.ExitOK {
+			return cli.ExitFailure
+		}
+	}
+	return code
+}
+
+func action(r *compact.Report, dry bool) string {
+	switch {
+	case r.Failed() && r.Compact == "":
+		return "failed"
+	case !r.Plan.Runs() && !r.Failed():
+		return "nothing"
+	case dry:
+		return "dry-run"
+	}
+	return "compacted"
+}
+
+func label(hash, cwd string) string {
+	if cwd == "" {
+		return "project " + hash
+	}
+	return cwd
+}
+
+// summary is a project's one line.
+func summary(r *compact.Report, dry bool) string {
+	var b strings.Builder
+	p := r.Plan
+	switch {
+	case !p.Runs():
+		fmt.Fprintf(&b, "nothing to do: %s", p.Reason)
+		if r.Stale > 0 {
+			fmt.Fprintf(&b, "; removed %d stale temp file(s)", r.Stale)
+		}
+	case dry:
+		fmt.Fprintf(&b, "dry run: would merge %d of %d files into one compact file: %d entries, %d dropped as hidden",
+			r.Merged, p.Files, r.Written, r.Hidden)
+	case r.Compact == "":
+		fmt.Fprintf(&b, "could not compact %d of %d files", len(p.Merge), p.Files)
+	default:
+		fmt.Fprintf(&b, "merged %d of %d files into %s: %d entries written, %d dropped as hidden",
+			r.Merged, p.Files, filepath.Base(r.Compact), r.Written, r.Hidden)
+	}
+	if p.Runs() {
+		if r.Duplicates > 0 {
+			fmt.Fprintf(&b, ", %d repeated line(s) written once", r.Duplicates)
+		}
+		if r.Malformed > 0 {
+			fmt.Fprintf(&b, ", %d malformed line(s) kept as they are", r.Malformed)
+		}
+		if r.Stale > 0 {
+			fmt.Fprintf(&b, ", %d stale temp file(s) removed", r.Stale)
+		}
+	}
+	for _, u := range p.Unreadable {
+		fmt.Fprintf(&b, "; cannot read %s (%s): left as it is", filepath.Base(u.Path), u.Err)
+	}
+	for _, f := range r.Errors {
+		fmt.Fprintf(&b, "; %s: %s", filepath.Base(f.Path), f.Err)
+	}
+	for _, c := range r.Carries {
+		fmt.Fprintf(&b, "; lines that arrived last are in %s", filepath.Base(c))
+	}
+	return b.String()
+}
+
+func anyDir(st store.Store, hashes []string) bool {
+	for _, h := range hashes {
+		if _, err := os.Stat(st.ProjectDir(h)); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+func describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
