@@ -1,0 +1,315 @@
+package history
+
+import (
+	"bytes"
+	"container/heap"
+	"hash/maphash"
+	"io"
+	"os"
+	"unsafe"
+
+	"hist/lib/identity"
+	"hist/lib/record"
+	"hist/lib/store"
+	"hist/lib/tombstone"
+)
+
+// StreamResult is what Stream saw.
+type StreamResult struct {
+	Stats  record.Stats
+	Failed []FileError // files that could not be read (or not to the end)
+	Hidden int         // prompts hidden by a tombstone (each counted once)
+	Sent   int         // prompts handed to the callback
+	// Unordered counts lines that were newer than the line after them in
+	// their file. Stream's order is newest first only across files whose
+	// lines are in time order; such a line is sent where its file put it.
+	Unordered int
+	Stopped   bool // the callback asked to stop
+}
+
+// Stream sends the visible prompts of files to fn as it reads them,
+// newest first, each prompt once, none that hidden hides (hidden may be
+// nil). It does not read everything first: every file is read backwards
+// from its end, a block at a time, and the files are merged on the lines'
+// timestamps, so the first prompts arrive after a few kilobytes of each
+// file, however large the scope.
+//
+// The order is exact when each file's lines are in time order (capture
+// files are: they are appended live). A file whose lines are not (a merge
+// of older files, an import) still has each prompt sent once, at the first
+// copy met; Read, which reads everything before it sorts, is the exact
+// reference. fn returning false stops the stream. Entry strings stay valid
+// after fn returns.
+//
+// Each file is read up to the size it had when it was opened: lines
+// appended later are not read, and a last line with no newline yet (a
+// writer still finishing it) is skipped and counted as malformed, as Read
+// does.
+func Stream(files []store.File, hidden *tombstone.Set, fn func(Entry) bool) *StreamResult {
+	s := &streamer{
+		res:   &StreamResult{},
+		files: files,
+		seen:  make(map[key]struct{}),
+		seed1: maphash.MakeSeed(),
+		seed2: maphash.MakeSeed(),
+		provs: make(map[prov]prov),
+		fn:    fn,
+	}
+	if hidden != nil && !hidden.Empty() {
+		s.hidden = hidden
+	}
+	var h revHeap
+	for i, f := range files {
+		r, err := openRev(f.Path, int32(i))
+		if err != nil {
+			s.res.Failed = append(s.res.Failed, FileError{Path: f.Path, Err: err})
+			continue
+		}
+		if s.advance(r) {
+			h = append(h, r)
+		}
+	}
+	heap.Init(&h)
+	for len(h) > 0 {
+		r := h[0]
+		if !s.emit(r) {
+			s.res.Stopped = true
+			break
+		}
+		if s.advance(r) {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+	for _, r := range h {
+		r.close()
+	}
+	return s.res
+}
+
+type streamer struct {
+	res    *StreamResult
+	files  []store.File
+	hidden *tombstone.Set
+	seen   map[key]struct{}
+	seed1  maphash.Seed
+	seed2  maphash.Seed
+	norm   []byte
+	arena  []byte
+	provs  map[prov]prov
+	fn     func(Entry) bool
+}
+
+// advance moves r to its previous record; false when r is done (it is
+// then closed, and a read error recorded).
+func (s *streamer) advance(r *rev) bool {
+	for {
+		line, ok, err := r.prev()
+		if err != nil {
+			s.res.Failed = append(s.res.Failed, FileError{Path: s.files[r.idx].Path, Err: err})
+			r.close()
+			return false
+		}
+		if !ok {
+			s.res.Stats.Malformed += r.torn
+			s.res.Stats.Bytes += r.size
+			r.close()
+			return false
+		}
+		s.res.Stats.Lines++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if record.ParseView(line, &r.view) != nil {
+			s.res.Stats.Malformed++
+			continue
+		}
+		s.res.Stats.Records++
+		if r.started && r.view.TS > r.lastTS {
+			s.res.Unordered++
+		}
+		r.started, r.lastTS = true, r.view.TS
+		return true
+	}
+}
+
+// emit sends r's current record unless its prompt was sent or is hidden.
+func (s *streamer) emit(r *rev) bool {
+	v := &r.view
+	s.norm = identity.AppendNormalized(s.norm[:0], unsafe.String(unsafe.SliceData(v.Text), len(v.Text)))
+	k := key{maphash.Bytes(s.seed1, s.norm), maphash.Bytes(s.seed2, s.norm)}
+	if _, ok := s.seen[k]; ok {
+		return true
+	}
+	s.seen[k] = struct{}{}
+	if s.hidden != nil && s.hidden.HiddenNormalized(s.norm) {
+		s.res.Hidden++
+		return true
+	}
+	f := s.files[r.idx]
+	p := s.prov(v.Src, v.Session)
+	s.res.Sent++
+	return s.fn(Entry{Text: s.store(v.Text), TS: v.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project})
+}
+
+func (s *streamer) prov(src, session []byte) prov {
+	if len(src) == 0 && len(session) == 0 {
+		return prov{}
+	}
+	if p, ok := s.provs[prov{string(src), string(session)}]; ok {
+		return p
+	}
+	p := prov{string(src), string(session)}
+	s.provs[p] = p
+	return p
+}
+
+// store copies b into the arena (see reader.store).
+func (s *streamer) store(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > chunk/4 {
+		return string(b)
+	}
+	if cap(s.arena)-len(s.arena) < len(b) {
+		s.arena = make([]byte, 0, chunk)
+	}
+	start := len(s.arena)
+	s.arena = append(s.arena, b...)
+	out := s.arena[start:len(s.arena):len(s.arena)]
+	return unsafe.String(&out[0], len(out))
+}
+
+// rev reads a file's lines backwards, from its end.
+type rev struct {
+	f       *os.File
+	idx     int32
+	size    int64  // the file's size when opened: nothing past it is read
+	pos     int64  // file offset of buf[0]
+	buf     []byte // file bytes [pos, pos+len(buf)); lines end at or before end
+	end     int    // buf[:end] holds what is still to be returned
+	block   int    // next read size
+	done    bool
+	torn    int // 1 when the file ends in a line with no newline
+	view    record.View
+	started bool
+	lastTS  int64
+}
+
+const (
+	firstBlock = 8 << 10
+	maxBlock   = 256 << 10
+)
+
+func openRev(path string, idx int32) (*rev, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r := &rev{f: f, idx: idx, size: fi.Size(), pos: fi.Size(), block: firstBlock}
+	if r.size == 0 {
+		r.done = true
+		return r, nil
+	}
+	// Drop a torn last line: read until the last newline.
+	if err := r.fill(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	for {
+		if i := bytes.LastIndexByte(r.buf[:r.end], '\n'); i >= 0 {
+			if i+1 < r.end {
+				r.torn = 1
+			}
+			r.end = i // the last complete line ends here (its newline at buf[i])
+			r.buf = r.buf[:i+1]
+			return r, nil
+		}
+		if r.pos == 0 {
+			r.torn = 1 // one line, no newline: all torn
+			r.done = true
+			return r, nil
+		}
+		if err := r.fill(); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+}
+
+// fill reads the block before buf, keeping buf[:end] after it.
+func (r *rev) fill() error {
+	n := int64(r.block)
+	if n > r.pos {
+		n = r.pos
+	}
+	if r.block < maxBlock {
+		r.block *= 2
+	}
+	nb := make([]byte, int(n)+r.end)
+	if _, err := r.f.ReadAt(nb[:n], r.pos-n); err != nil && err != io.EOF {
+		return err
+	}
+	copy(nb[n:], r.buf[:r.end])
+	r.pos -= n
+	r.buf = nb
+	r.end = len(nb)
+	return nil
+}
+
+// prev returns the line before the last one returned (without its
+// newline), ok=false at the start of the file. The bytes stay valid until
+// the next call.
+func (r *rev) prev() (line []byte, ok bool, err error) {
+	for !r.done {
+		// buf[r.end] is the newline that ends the line to return (or
+		// r.end == len(buf) after a fill, with that newline kept).
+		if i := bytes.LastIndexByte(r.buf[:r.end], '\n'); i >= 0 {
+			line = r.buf[i+1 : r.end]
+			r.end = i
+			return line, true, nil
+		}
+		if r.pos == 0 {
+			line = r.buf[:r.end]
+			r.done = true
+			return line, true, nil
+		}
+		if err := r.fill(); err != nil {
+			r.done = true
+			return nil, false, err
+		}
+	}
+	return nil, false, nil
+}
+
+func (r *rev) close() {
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+}
+
+type revHeap []*rev
+
+func (h revHeap) Len() int { return len(h) }
+func (h revHeap) Less(i, j int) bool {
+	if h[i].view.TS != h[j].view.TS {
+		return h[i].view.TS > h[j].view.TS
+	}
+	return h[i].idx > h[j].idx
+}
+func (h revHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *revHeap) Push(x any)   { *h = append(*h, x.(*rev)) }
+func (h *revHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return r
+}

@@ -1,0 +1,175 @@
+package history
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hist/lib/record"
+	"hist/lib/store"
+	"hist/lib/tombstone"
+)
+
+func writeFile(t *testing.T, path string, data string) store.File {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return store.File{Path: path, Project: "p", Kind: store.Capture}
+}
+
+func streamAll(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
+	var got []Entry
+	res := Stream(files, hidden, func(e Entry) bool { got = append(got, e); return true })
+	return got, res
+}
+
+// Files whose lines are in time order stream exactly what Read returns,
+// in the same order, whatever the block boundaries.
+func TestStreamMatchesRead(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(1, 2))
+	var bufs [7][]byte
+	ts := int64(1000)
+	texts := []string{"alpha", "Beta  gamma", "beta gamma", "multi\nline\nprompt", "x"}
+	for i := 0; i < 3000; i++ {
+		ts += int64(r.IntN(3))
+		var text string
+		switch r.IntN(10) {
+		case 0:
+			text = texts[r.IntN(len(texts))]
+		case 1:
+			text = strings.Repeat("long ", 20000+r.IntN(70000)) + fmt.Sprint(i) // crosses maxBlock
+		default:
+			text = fmt.Sprintf("prompt %d %s", i, strings.Repeat("z", r.IntN(300)))
+		}
+		f := r.IntN(len(bufs))
+		bufs[f] = record.Append(bufs[f], record.Record{Text: text, TS: ts, Src: "claude", Session: fmt.Sprint("s", f)})
+		if r.IntN(50) == 0 {
+			bufs[f] = append(bufs[f], "not json\n\n"...)
+		}
+	}
+	var files []store.File
+	for i, b := range bufs {
+		files = append(files, writeFile(t, filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i)), string(b)))
+	}
+	files = append(files, writeFile(t, filepath.Join(dir, "empty.jsonl"), ""))
+	hidden, err := tombstone.Load(filepath.Join(dir, "hidden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden.Add("BETA GAMMA")
+
+	want := Read(files, hidden)
+	got, res := streamAll(files, hidden)
+	if len(got) != want.Len() || res.Sent != want.Len() {
+		t.Fatalf("stream sent %d (%d), read has %d", len(got), res.Sent, want.Len())
+	}
+	for i, e := range got {
+		w := want.At(i)
+		if e.TS != w.TS || normalize(e.Text) != normalize(w.Text) {
+			t.Fatalf("entry %d: stream %d %.40q, read %d %.40q", i, e.TS, e.Text, w.TS, w.Text)
+		}
+	}
+	if res.Hidden != 1 || want.Hidden != 1 {
+		t.Errorf("hidden: stream %d, read %d, want 1", res.Hidden, want.Hidden)
+	}
+	if res.Stats.Malformed != want.Stats.Malformed || res.Stats.Records != want.Stats.Records {
+		t.Errorf("stats: stream %+v, read %+v", res.Stats, want.Stats)
+	}
+	if res.Unordered != 0 {
+		t.Errorf("unordered = %d, want 0", res.Unordered)
+	}
+}
+
+func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+func TestStreamTornAndNewest(t *testing.T) {
+	dir := t.TempDir()
+	a := record.Append(nil, record.Record{Text: "old copy", TS: 1}) // older copy, other file
+	b := record.Append(nil, record.Record{Text: "first", TS: 2})
+	b = record.Append(b, record.Record{Text: "OLD   copy", TS: 3})
+	b = append(b, `{"v":1,"text":"torn","ts":9`...) // no newline: a writer is still at it
+	files := []store.File{
+		writeFile(t, filepath.Join(dir, "a.jsonl"), string(a)),
+		writeFile(t, filepath.Join(dir, "b.jsonl"), string(b)),
+		writeFile(t, filepath.Join(dir, "c.jsonl"), `{"v":1,"text":"only torn","ts":5}`),
+	}
+	got, res := streamAll(files, nil)
+	var texts []string
+	for _, e := range got {
+		texts = append(texts, e.Text)
+	}
+	if strings.Join(texts, "|") != "OLD   copy|first" {
+		t.Fatalf("got %q", texts)
+	}
+	if res.Stats.Malformed != 2 {
+		t.Errorf("malformed = %d, want 2 (two torn last lines)", res.Stats.Malformed)
+	}
+}
+
+func TestStreamStopAndFailures(t *testing.T) {
+	dir := t.TempDir()
+	var b []byte
+	for i := range 100 {
+		b = record.Append(b, record.Record{Text: fmt.Sprint("p", i), TS: int64(i)})
+	}
+	files := []store.File{
+		writeFile(t, filepath.Join(dir, "a.jsonl"), string(b)),
+		{Path: filepath.Join(dir, "missing.jsonl")},
+		{Path: dir}, // a folder
+	}
+	var n int
+	res := Stream(files, nil, func(e Entry) bool {
+		if n == 0 && e.Text != "p99" {
+			t.Errorf("first = %q, want p99", e.Text)
+		}
+		n++
+		return n < 3
+	})
+	if n != 3 || !res.Stopped {
+		t.Errorf("sent %d, stopped %v; want 3, true", n, res.Stopped)
+	}
+	if len(res.Failed) != 2 {
+		t.Errorf("failed = %v, want the missing file and the folder", res.Failed)
+	}
+}
+
+// A file whose lines are out of time order still yields each prompt once.
+func TestStreamUnordered(t *testing.T) {
+	dir := t.TempDir()
+	var b []byte
+	for _, r := range []record.Record{{Text: "a", TS: 5}, {Text: "b", TS: 1}, {Text: "A", TS: 9}, {Text: "c", TS: 2}} {
+		b = record.Append(b, r)
+	}
+	got, res := streamAll([]store.File{writeFile(t, filepath.Join(dir, "m.jsonl"), string(b))}, nil)
+	var texts []string
+	for _, e := range got {
+		texts = append(texts, e.Text)
+	}
+	if strings.Join(texts, "|") != "c|A|b" || res.Unordered != 2 {
+		t.Fatalf("got %q unordered %d; want c|A|b and 2", texts, res.Unordered)
+	}
+}
+
+func BenchmarkStream(b *testing.B) {
+	dir := b.TempDir()
+	var files []store.File
+	var bufs [50][]byte
+	for i := range 200000 {
+		f := i % len(bufs)
+		bufs[f] = record.Append(bufs[f], record.Record{Text: fmt.Sprintf("prompt number %d with some words in it", i), TS: int64(i)})
+	}
+	for i, buf := range bufs {
+		p := filepath.Join(dir, fmt.Sprint(i, ".jsonl"))
+		os.WriteFile(p, buf, 0o600)
+		files = append(files, store.File{Path: p})
+	}
+	b.ResetTimer()
+	for range b.N {
+		Stream(files, nil, func(Entry) bool { return true })
+	}
+}
