@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"hist/lib/atomicfile"
 )
@@ -59,11 +60,8 @@ func appendOnce(path string, line []byte) (moved bool, err error) {
 		return false, &fs.PathError{Op: "append", Path: path, Err: errors.New("not a regular file")}
 	}
 	buf := line
-	if st.Size > 0 {
-		var last [1]byte
-		if _, err := f.ReadAt(last[:], st.Size-1); err == nil && last[0] != '\n' {
-			buf = append([]byte{'\n'}, line...)
-		}
+	if st.Size > 0 && tornEnd(f, st.Size) {
+		buf = append([]byte{'\n'}, line...)
 	}
 	if _, err := f.Write(buf); err != nil {
 		return false, err
@@ -73,4 +71,34 @@ func appendOnce(path string, line []byte) (moved bool, err error) {
 		return true, nil // renamed away and not recreated yet: append by path again
 	}
 	return now.Dev != st.Dev || now.Ino != st.Ino, nil
+}
+
+// tornEnd reports whether the file, size bytes long, ends without a
+// newline: a torn line from a writer that died. Another writer's line
+// still landing looks the same for a moment (a write longer than what is
+// left of a page makes the size grow a page at a time), so a missing
+// newline is believed only once the size has stayed the same for a few
+// milliseconds; otherwise two live writers would leave a blank line.
+func tornEnd(f *os.File, size int64) bool {
+	stable := 0
+	for range 50 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], size-1); err != nil || last[0] == '\n' {
+			return false
+		}
+		if stable == 5 {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+		var now syscall.Stat_t
+		if err := syscall.Fstat(int(f.Fd()), &now); err != nil {
+			return true
+		}
+		if now.Size == size {
+			stable++
+		} else {
+			size, stable = now.Size, 0
+		}
+	}
+	return true
 }
