@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"hist/lib/atomicfile"
@@ -29,7 +31,8 @@ import (
 // Cap is the most entries hidden.json holds; past it the oldest is dropped.
 const Cap = 1000
 
-// PrefixLen is the length, in characters, of a legacy prefix entry.
+// PrefixLen is the length, in characters, of a legacy prefix entry (see
+// isPrefixEntry for how characters are counted).
 const PrefixLen = 120
 
 // UntrustedError says hidden.json exists but cannot be trusted.
@@ -49,9 +52,12 @@ type Set struct {
 	Entries []string // in file order, oldest first
 	Exists  bool     // the file was there when loaded
 
-	keys     map[[32]byte]struct{}
-	exact    map[string]struct{} // legacy plain entries < 120 chars, normalized
-	prefixes map[string]struct{} // legacy plain entries of 120 chars, normalized
+	keys  map[[32]byte]struct{}
+	exact map[string]struct{} // legacy plain entries < 120 chars, normalized
+	// Legacy plain entries of 120 characters, normalized (see prefixForm),
+	// by their length in bytes; prefixLens lists those lengths, ascending.
+	prefixes   map[int]map[string]struct{}
+	prefixLens []int
 }
 
 // Load reads hidden.json at path. A missing file is an empty, trusted set.
@@ -97,19 +103,70 @@ func parse(data []byte, out *[]string) error {
 func (s *Set) index() {
 	s.keys = make(map[[32]byte]struct{}, len(s.Entries))
 	s.exact = map[string]struct{}{}
-	s.prefixes = map[string]struct{}{}
+	s.prefixes = map[int]map[string]struct{}{}
+	s.prefixLens = s.prefixLens[:0]
 	for _, e := range s.Entries {
 		if sum, ok := parseKey(e); ok {
 			s.keys[sum] = struct{}{}
 			continue
 		}
-		n := identity.Normalize(e)
-		if utf8.RuneCountInString(n) >= PrefixLen {
-			s.prefixes[truncRunes(n, PrefixLen)] = struct{}{}
-		} else {
-			s.exact[n] = struct{}{}
+		if !isPrefixEntry(e) {
+			s.exact[identity.Normalize(e)] = struct{}{}
+			continue
+		}
+		p := prefixForm(e)
+		if p == "" {
+			continue // all white space: no prompt is blank, nothing to hide
+		}
+		set := s.prefixes[len(p)]
+		if set == nil {
+			set = map[string]struct{}{}
+			s.prefixes[len(p)] = set
+			s.prefixLens = append(s.prefixLens, len(p))
+		}
+		set[p] = struct{}{}
+	}
+	slices.Sort(s.prefixLens)
+}
+
+// isPrefixEntry reports whether a legacy plain entry is a 120-character
+// prefix. Earlier builds counted characters as JavaScript does (UTF-16
+// code units), so an entry that is 120 long by either count is one: a
+// prompt that begins with it stays hidden whichever way it was cut.
+func isPrefixEntry(e string) bool {
+	if utf8.RuneCountInString(e) >= PrefixLen {
+		return true
+	}
+	n := 0
+	for _, r := range e {
+		n++
+		if r >= 0x10000 {
+			n++ // a surrogate pair
 		}
 	}
+	return n >= PrefixLen
+}
+
+// prefixForm is the normalized form of a prefix entry, which is the first
+// 120 characters of a normalized prompt. The cut may fall just after a
+// space, which normalizing the entry on its own would trim (the prompt
+// went on after it, so the space is part of the prefix), or inside a
+// UTF-16 surrogate pair (read back as U+FFFD, which is dropped: the
+// prompts that begin with the rest stay hidden). A longer entry is cut to
+// 120 characters.
+func prefixForm(e string) string {
+	n := identity.Normalize(e)
+	if n == "" {
+		return ""
+	}
+	if last, _ := utf8.DecodeLastRuneInString(e); unicode.IsSpace(last) {
+		n += " "
+	}
+	n = truncRunes(n, PrefixLen)
+	if strings.HasSuffix(n, string(utf8.RuneError)) && strings.HasSuffix(e, string(utf8.RuneError)) {
+		n = strings.TrimSuffix(n, string(utf8.RuneError))
+	}
+	return n
 }
 
 func parseKey(e string) ([32]byte, bool) {
@@ -140,7 +197,7 @@ func truncRunes(s string, n int) string {
 
 // Empty reports whether the set hides nothing.
 func (s *Set) Empty() bool {
-	return len(s.keys) == 0 && len(s.exact) == 0 && len(s.prefixes) == 0
+	return len(s.keys) == 0 && len(s.exact) == 0 && len(s.prefixLens) == 0
 }
 
 // HiddenNormalized reports whether the prompt with normalized form norm is
@@ -159,8 +216,11 @@ func (s *Set) HiddenNormalized(norm []byte) bool {
 			return true
 		}
 	}
-	if len(s.prefixes) > 0 && len(norm) >= PrefixLen {
-		if _, ok := s.prefixes[truncRunes(string(norm), PrefixLen)]; ok {
+	for _, l := range s.prefixLens {
+		if len(norm) < l {
+			break
+		}
+		if _, ok := s.prefixes[l][string(norm[:l])]; ok {
 			return true
 		}
 	}
