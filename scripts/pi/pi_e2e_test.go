@@ -1,0 +1,523 @@
+//go:build unix
+
+// Package pi holds hist's pi extension (hist.ts) and its end-to-end test:
+// the real pi, installed from npm, runs against a mock model on 127.0.0.1
+// with the extension installed in a temporary HOME.
+package pi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"hist/lib/record"
+	"hist/lib/store"
+	"hist/scripts/mockmodel"
+)
+
+const (
+	piPackage   = "@earendil-works/pi-coding-agent"
+	piVersion   = "1.6.0"
+	nodeVersion = "22.23.5"
+	// pi 1.x needs Node >= 22.19.
+	minNodeMajor, minNodeMinor = 22, 19
+)
+
+// cacheDir is where pi (and Node 22, when needed) are installed once and
+// reused by later runs: $HIST_E2E_CACHE, or <user cache dir>/hist-e2e.
+func cacheDir(t *testing.T) string {
+	if d := os.Getenv("HIST_E2E_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("no cache folder for the npm installs (%v): set HIST_E2E_CACHE", err)
+	}
+	return filepath.Join(d, "hist-e2e")
+}
+
+// repoRoot is the module root (this file is scripts/pi/...).
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+// lockCache serialises installs into the cache between concurrent test runs.
+func lockCache(t *testing.T, dir string) func() {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("creating the cache folder: %v", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatalf("opening the cache lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("locking the cache: %v", err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
+}
+
+var netErr = regexp.MustCompile(`(?i)ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|network|socket hang up|getaddrinfo|request to .* failed`)
+
+// npm runs npm with PATH; a failure that looks like the network skips the test.
+func npm(t *testing.T, ctx context.Context, path string, args ...string) {
+	cmd := exec.CommandContext(ctx, "npm", args...)
+	cmd.Env = append(os.Environ(), "PATH="+path, "npm_config_update_notifier=false", "npm_config_fund=false", "npm_config_audit=false")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return
+	}
+	if netErr.Match(out) || ctx.Err() != nil {
+		t.Skipf("npm registry not reachable: npm %s: %v: %s", strings.Join(args, " "), err, lastLines(out, 3))
+	}
+	t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// nodeOK reports whether the node on PATH is new enough for pi.
+func nodeOK() bool {
+	out, err := exec.Command("node", "--version").Output()
+	if err != nil {
+		return false
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+	f := strings.SplitN(v, ".", 3)
+	if len(f) < 2 {
+		return false
+	}
+	major, _ := strconv.Atoi(f[0])
+	minor, _ := strconv.Atoi(f[1])
+	return major > minNodeMajor || major == minNodeMajor && minor >= minNodeMinor
+}
+
+// installPi returns the PATH prefix holding node (22) and pi, and pi's path,
+// installing them into the cache when they are not there yet.
+func installPi(t *testing.T) (string, string) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed: the pi end-to-end test needs it to install pi")
+	}
+	cache := cacheDir(t)
+	unlock := lockCache(t, cache)
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	path := os.Getenv("PATH")
+	var prefix []string
+
+	// install runs fn into a temporary folder beside final and renames it
+	// into place, so a half-finished install is never reused.
+	install := func(final string, fn func(tmp string)) {
+		if _, err := os.Stat(final); err == nil {
+			return
+		}
+		tmp := final + ".tmp"
+		os.RemoveAll(tmp)
+		start := time.Now()
+		fn(tmp)
+		if err := os.Rename(tmp, final); err != nil {
+			t.Fatalf("installing into the cache: %v", err)
+		}
+		t.Logf("installed %s in %s", filepath.Base(final), time.Since(start).Round(time.Second))
+	}
+
+	if !nodeOK() {
+		arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+		if runtime.GOOS != "linux" || arch == "" {
+			t.Skipf("node >= %d.%d is needed and no Node binary package is known for %s/%s", minNodeMajor, minNodeMinor, runtime.GOOS, runtime.GOARCH)
+		}
+		pkg := "node-linux-" + arch
+		dir := filepath.Join(cache, "node-"+nodeVersion)
+		install(dir, func(tmp string) {
+			npm(t, ctx, path, "install", "--no-save", "--prefix", tmp, pkg+"@"+nodeVersion)
+		})
+		bin := filepath.Join(dir, "node_modules", pkg, "bin")
+		prefix = append(prefix, bin)
+		path = bin + string(os.PathListSeparator) + path
+	}
+	dir := filepath.Join(cache, "pi-"+piVersion)
+	install(dir, func(tmp string) {
+		npm(t, ctx, path, "install", "-g", "--prefix", tmp, piPackage+"@"+piVersion)
+	})
+	if _, err := os.Stat(filepath.Join(dir, "bin", "pi")); err != nil {
+		t.Fatalf("pi is not in the cache after the install: %v (remove %s and run again)", err, dir)
+	}
+	prefix = append(prefix, filepath.Join(dir, "bin"))
+	return strings.Join(prefix, string(os.PathListSeparator)), filepath.Join(dir, "bin", "pi")
+}
+
+// buildHist builds the hist binaries the extension calls.
+func buildHist(t *testing.T) string {
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...")
+	cmd.Dir = repoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the hist binaries: %v\n%s", err, out)
+	}
+	for _, b := range []string{"hist-capture", "hist-seed", "hist-compact", "hist-list"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			t.Fatalf("%s was not built: the extension calls it", b)
+		}
+	}
+	return dir
+}
+
+// logEntry is one line of the extension's HIST_PI_LOG.
+type logEntry struct {
+	PID   int      `json:"pid"`
+	Ev    string   `json:"ev"`
+	Start int64    `json:"start"` // when it was started (Unix ms); lines are written at exit
+	Args  []string `json:"args"`
+	Code  *int     `json:"code"`
+	Err   string   `json:"error"`
+	Msg   string   `json:"stderr"`
+}
+
+func readLog(t *testing.T, path string) []logEntry {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the extension wrote no log (was it loaded?): %v", err)
+	}
+	var out []logEntry
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e logEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func flagValue(args []string, name string) string {
+	for i, a := range args {
+		if a == name && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// run is what one pi process did, according to the extension's log.
+type run struct {
+	pid      int
+	seed     []logEntry
+	captures []logEntry
+	compact  []logEntry
+	order    []string
+}
+
+// runs groups the log entries by pi process, in the order they first appear.
+func runs(entries []logEntry) []*run {
+	var out []*run
+	byPID := map[int]*run{}
+	for _, e := range entries {
+		r := byPID[e.PID]
+		if r == nil {
+			r = &run{pid: e.PID}
+			byPID[e.PID] = r
+			out = append(out, r)
+		}
+		r.order = append(r.order, e.Ev)
+		switch e.Ev {
+		case "hist-seed":
+			r.seed = append(r.seed, e)
+		case "hist-capture":
+			r.captures = append(r.captures, e)
+		case "hist-compact":
+			r.compact = append(r.compact, e)
+		}
+	}
+	return out
+}
+
+func readRecords(t *testing.T, path string) []record.Record {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	var out []record.Record
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		rec, err := record.Parse(bytes.TrimSuffix(line, []byte("\n")))
+		if err != nil {
+			t.Fatalf("%s: malformed line %q: %v", path, line, err)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func texts(recs []record.Record) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.Text)
+	}
+	return out
+}
+
+func TestPiExtension(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end with the real pi: skipped in -short mode")
+	}
+	start := time.Now()
+	piPath, piBin := installPi(t)
+	t.Logf("pi ready after %s", time.Since(start).Round(time.Millisecond))
+	bin := buildHist(t)
+
+	mock := mockmodel.New()
+	srv := httptest.NewServer(mock) // listens on 127.0.0.1
+	defer srv.Close()
+
+	tmp := t.TempDir()
+	home := filepath.Join(tmp, "home")
+	proj := filepath.Join(tmp, "my project")
+	agent := filepath.Join(home, ".pi", "agent")
+	for _, d := range []string{proj, filepath.Join(agent, "extensions"), filepath.Join(agent, "prompts")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	models := fmt.Sprintf(`{"providers":{"mock":{"baseUrl":%q,"api":"openai-completions","apiKey":"dummy",`+
+		`"compat":{"supportsStore":false,"supportsReasoningEffort":false,"maxTokensField":"max_tokens"},`+
+		`"models":[{"id":"mock-model","contextWindow":128000,"maxTokens":4096,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}}]}}}`,
+		srv.URL+"/v1")
+	ext, err := os.ReadFile(filepath.Join(repoRoot(), "scripts", "pi", "hist.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		filepath.Join(agent, "models.json"):           models,
+		filepath.Join(agent, "prompts", "greet.md"):   "---\ndescription: Greet someone\n---\nPlease greet $1 warmly, in one sentence.\n",
+		filepath.Join(agent, "extensions", "hist.ts"): string(ext),
+	}
+	for p, s := range files {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logPath := filepath.Join(tmp, "hist-pi.log")
+	env := []string{
+		"HOME=" + home,
+		"PATH=" + piPath + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"TMPDIR=" + tmp,
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0",
+		"HIST_BIN_DIR=" + bin,
+		"HIST_PI_LOG=" + logPath,
+	}
+	pi := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, piBin, append([]string{"-p", "--provider", "mock", "--model", "mock-model"}, args...)...)
+		cmd.Dir = proj
+		cmd.Env = env // its PATH finds Node 22 for pi's "#!/usr/bin/env node"
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("pi %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		}
+		if !strings.Contains(stdout.String(), mockmodel.Reply) {
+			t.Fatalf("pi %s printed %q, not the mock's reply", strings.Join(args, " "), stdout.String())
+		}
+		return stderr.String()
+	}
+	hist := func(name string, args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(bin, name), args...)
+		cmd.Dir = proj
+		cmd.Env = env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+		}
+		return out
+	}
+
+	canon, err := store.Canonical(proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.Store{Root: filepath.Join(agent, "history")}
+	pdir := st.ProjectDir(store.Hash(canon))
+
+	// Run 0, capture off (no preference, no variable): the extension runs
+	// the binaries, which store nothing.
+	const before = "a prompt typed before capture was on"
+	pi(before)
+	r0 := runs(readLog(t, logPath))
+	if len(r0) != 1 || len(r0[0].seed) != 1 || len(r0[0].captures) != 1 || len(r0[0].compact) != 1 {
+		t.Fatalf("capture off: want one seed, one capture and one compact call, got %+v", r0)
+	}
+	if _, err := os.Stat(st.Root); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("capture off: the store %s exists (%v): the extension must be inert", st.Root, err)
+	}
+
+	hist("hist-capture", "--enable")
+
+	// Sixty capture files left by other pi processes, all newer than
+	// anything this test types, so that only --current keeps a shutting-down
+	// session's own file out of compaction.
+	if err := os.MkdirAll(pdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(24 * time.Hour).UnixMilli()
+	var older []string
+	for i := range 60 {
+		text := fmt.Sprintf("prompt %02d from another pi process", i)
+		older = append(older, text)
+		line := record.Marshal(record.Record{Text: text, TS: future + int64(i)})
+		if err := os.WriteFile(filepath.Join(pdir, fmt.Sprintf("other-%02d.jsonl", i)), line, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Run 1: a new session with two typed prompts (one multi-line, with
+	// leading and trailing spaces kept).
+	p1, p2 := "first typed prompt: fix the flaky test", "  second prompt\nspans two lines  "
+	pi(p1, p2)
+	// Run 2: the same session, continued.
+	p3 := "third prompt, in the continued session"
+	pi("--continue", p3)
+	// Run 3: a prompt template, which pi expands; the typed text is
+	// command-like, so nothing is captured.
+	pi(`/greet "Ada Lovelace"`)
+
+	all := runs(readLog(t, logPath))
+	if len(all) != 4 {
+		t.Fatalf("want 4 pi processes in the extension's log, got %d", len(all))
+	}
+	want := [][]string{{p1, p2}, {p3}, nil}
+	instances := map[string]bool{}
+	for i, r := range all[1:] {
+		name := fmt.Sprintf("run %d (pid %d)", i+1, r.pid)
+		// hist-seed ran at session start, for this project, and succeeded.
+		if len(r.seed) != 1 || flagValue(r.seed[0].Args, "--project") != proj || r.seed[0].Code == nil || *r.seed[0].Code != 0 {
+			t.Errorf("%s: hist-seed: want one successful call with --project %q, got %+v", name, proj, r.seed)
+		}
+		if len(r.seed) == 1 && len(r.captures) > 0 && r.seed[0].Start > r.captures[0].Start {
+			t.Errorf("%s: hist-seed started after the first hist-capture, not at session start", name)
+		}
+		// One hist-capture per typed prompt, all with one instance id.
+		wantCalls := max(len(want[i]), 1)
+		if len(r.captures) != wantCalls {
+			t.Fatalf("%s: want %d hist-capture calls, got %d", name, wantCalls, len(r.captures))
+		}
+		inst := flagValue(r.captures[0].Args, "--instance")
+		for _, c := range r.captures {
+			if got := flagValue(c.Args, "--instance"); got != inst {
+				t.Errorf("%s: two instance ids in one process: %q and %q", name, inst, got)
+			}
+			if flagValue(c.Args, "--cwd") != proj || c.Code == nil || *c.Code != 0 {
+				t.Errorf("%s: hist-capture call %+v: want --cwd %q and exit 0", name, c, proj)
+			}
+		}
+		if inst == "" || instances[inst] {
+			t.Fatalf("%s: instance id %q is empty or was used by an earlier process", name, inst)
+		}
+		instances[inst] = true
+		// hist-compact ran last, at shutdown, with this process's file as current.
+		if len(r.compact) != 1 || r.order[len(r.order)-1] != "hist-compact" {
+			t.Fatalf("%s: want one hist-compact call, last; calls were %v", name, r.order)
+		}
+		c := r.compact[0]
+		if flagValue(c.Args, "--current") != inst || flagValue(c.Args, "--project") != proj || c.Code == nil || *c.Code != 0 {
+			t.Errorf("%s: hist-compact %v exited %v: want --project %q --current %q and exit 0", name, c.Args, c.Code, proj, inst)
+		}
+		// The process's prompts are in one capture file of its own, as typed.
+		file := filepath.Join(pdir, inst+".jsonl")
+		if want[i] == nil {
+			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: the template invocation was captured into %s (%v)", name, file, err)
+			}
+			continue
+		}
+		if got := texts(readRecords(t, file)); !slices.Equal(got, want[i]) {
+			t.Errorf("%s: %s holds %q, want %q", name, file, got, want[i])
+		}
+	}
+
+	// pi expanded the template (the model got the expansion).
+	var sawTemplate bool
+	for _, r := range mock.Requests() {
+		if r.LastUser == "Please greet Ada Lovelace warmly, in one sentence." {
+			sawTemplate = true
+		}
+	}
+	if !sawTemplate {
+		t.Errorf("the mock model never received the expanded template; requests: %+v", mock.Requests())
+	}
+
+	// hist-seed imported run 0's prompt from pi's session transcript.
+	seed := readRecords(t, filepath.Join(pdir, "seed.jsonl"))
+	if !slices.Contains(texts(seed), before) {
+		t.Errorf("seed.jsonl holds %q, want it to hold %q", texts(seed), before)
+	}
+
+	// Run 1's shutdown compacted the 60 files (10 stay, the rest are merged
+	// into one compact file) and left run 1's own file alone.
+	entries, err := os.ReadDir(pdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var others, compacts int
+	for _, e := range entries {
+		switch {
+		case strings.HasPrefix(e.Name(), "other-") && store.Classify(e.Name()) == store.Capture:
+			others++
+		case store.Classify(e.Name()) == store.Compact:
+			compacts++
+		}
+	}
+	if others != 10 || compacts != 1 {
+		t.Errorf("after compaction: %d of the 60 other files and %d compact files remain, want 10 and 1 (%v)", others, compacts, entries)
+	}
+
+	// Nothing was lost, nothing shows twice.
+	out := hist("hist-list", "--json")
+	var listed []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e struct{ Text string }
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("hist-list --json line %q: %v", sc.Text(), err)
+		}
+		listed = append(listed, e.Text)
+	}
+	wantListed := append(slices.Clone(older), before, p1, p2, p3)
+	slices.Sort(listed)
+	slices.Sort(wantListed)
+	if !slices.Equal(listed, wantListed) {
+		t.Errorf("hist-list shows\n%q\nwant\n%q", listed, wantListed)
+	}
+	t.Logf("whole test: %s", time.Since(start).Round(time.Millisecond))
+}
