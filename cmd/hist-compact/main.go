@@ -277,6 +277,8 @@ func summary(r *compact.Report, dry bool) string {
 	case dry:
 		fmt.Fprintf(&b, "dry run: would merge %d of %d files into one compact file: %d entries, %d dropped as hidden",
 			r.Merged, p.Files, r.Written, r.Hidden)
+	case r.Compact == "" && len(r.ClaimsLeft) == 0:
+		fmt.Fprintf(&b, "could not claim any of the %d files to merge: nothing was changed", len(p.Merge))
 	case r.Compact == "":
 		fmt.Fprintf(&b, "could not compact %d of %d files", len(p.Merge), p.Files)
 	default:
@@ -294,11 +296,20 @@ func summary(r *compact.Report, dry bool) string {
 			fmt.Fprintf(&b, ", %d stale temp file(s) removed", r.Stale)
 		}
 	}
+	var problems []string
 	for _, u := range p.Unreadable {
-		fmt.Fprintf(&b, "; cannot read %s (%s): left as it is", filepath.Base(u.Path), u.Err)
+		problems = append(problems, fmt.Sprintf("cannot read %s (%s): left as it is", filepath.Base(u.Path), u.Err))
 	}
 	for _, f := range r.Errors {
-		fmt.Fprintf(&b, "; %s: %s", filepath.Base(f.Path), f.Err)
+		problems = append(problems, fmt.Sprintf("%s: %s", filepath.Base(f.Path), f.Err))
+	}
+	const shown = 3
+	for i, pr := range problems {
+		if i == shown {
+			fmt.Fprintf(&b, "; and %d more problem(s) like these (--json lists them)", len(problems)-shown)
+			break
+		}
+		b.WriteString("; " + pr)
 	}
 	for _, c := range r.Carries {
 		fmt.Fprintf(&b, "; lines that arrived last are in %s", filepath.Base(c))
