@@ -25,12 +25,14 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 		defer wg.Done()
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				fmt.Fprint(f, "\r\033[K")
-				return
-			case <-t.C:
+		for first := true; ; first = false {
+			if !first {
+				select {
+				case <-done:
+					fmt.Fprint(f, "\r\033[K")
+					return
+				case <-t.C:
+				}
 			}
 			bytesRead := p.Bytes.Load()
 			if haveIO {

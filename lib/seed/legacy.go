@@ -252,11 +252,12 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 			Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(recs),
 		}})
 	}
-	if len(pend) == 0 || o.DryRun {
-		for _, p := range pend {
-			rep.Sources[p.ix].Added = len(p.recs)
-		}
+	if len(pend) == 0 {
 		return rep, nil
+	}
+	if o.DryRun {
+		// What a real run would add, against the global file as it is.
+		return rep, r.appendGlobal(pend, hidden, rep, false)
 	}
 
 	lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
@@ -279,7 +280,7 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 		}
 		return rep, nil
 	}
-	if err := r.appendGlobal(pend, hidden, rep); err != nil {
+	if err := r.appendGlobal(pend, hidden, rep, true); err != nil {
 		for _, p := range pend {
 			rep.Sources[p.ix].Status, rep.Sources[p.ix].Err = LegacyFailed, err.Error()
 			rep.Sources[p.ix].Added = 0
@@ -302,8 +303,9 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 
 // appendGlobal rewrites history-global.jsonl atomically: its lines byte
 // for byte, then the new records that it does not already hold (same
-// identity and time) and that hidden does not hide.
-func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *MigrationReport) error {
+// identity and time) and that hidden does not hide. With write false it
+// only counts them.
+func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *MigrationReport, write bool) error {
 	st := r.Opts.Store
 	path := st.Global()
 	seen := map[eventKey]struct{}{}
@@ -345,7 +347,7 @@ func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *
 			res.Added++
 		}
 	}
-	if len(add) == 0 {
+	if len(add) == 0 || !write {
 		return nil
 	}
 	if err := store.EnsureDir(st.Root); err != nil {
