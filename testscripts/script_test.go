@@ -20,8 +20,6 @@ import (
 // Commands are the binaries under cmd/.
 var Commands = []string{"hist-capture", "hist-list", "hist-delete", "hist-compact", "hist-seed", "hist-pick"}
 
-const binDirVar = "HIST_TEST_BINDIR"
-
 // BinDir is where TestMain built the binaries.
 var BinDir string
 

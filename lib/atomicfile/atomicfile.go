@@ -125,6 +125,32 @@ func SyncDir(dir string) error {
 	return nil
 }
 
+// ErrNotRegular says a path names something other than a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ReadRegular reads the regular file at path. Anything else (a FIFO, which
+// would block the read forever, a device) is refused with an
+// *os.PathError wrapping ErrNotRegular (syscall.EISDIR for a folder),
+// without reading from it.
+func ReadRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: ErrNotRegular}
+	}
+	return io.ReadAll(f)
+}
+
 // IsTemp reports whether name (a base name) is a temp file of this package.
 func IsTemp(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, tmpMarker)

@@ -73,7 +73,7 @@ func PrefPath(configHome string) string {
 // Read reads the preference file: "on", "off", "" when there is none, or
 // an error when it is malformed or unreadable.
 func Read(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 
 	"hist/lib/atomicfile"
 )
@@ -15,7 +14,7 @@ type Registry map[string]string
 
 // LoadRegistry reads registry.json; any problem yields an empty registry.
 func (s Store) LoadRegistry() Registry {
-	data, err := os.ReadFile(s.Registry())
+	data, err := atomicfile.ReadRegular(s.Registry())
 	if err != nil {
 		return Registry{}
 	}

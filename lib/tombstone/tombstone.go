@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"unicode"
@@ -63,7 +62,7 @@ type Set struct {
 // Load reads hidden.json at path. A missing file is an empty, trusted set.
 func Load(path string) (*Set, error) {
 	s := &Set{Path: path}
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.index()
 		return s, nil
