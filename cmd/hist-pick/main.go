@@ -1,0 +1,237 @@
+// Command hist-pick opens the prompt history selector and prints the
+// chosen prompt.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	fzf "github.com/junegunn/fzf/src"
+
+	"hist/lib/cli"
+	"hist/lib/picker"
+	"hist/lib/record"
+	"hist/scripts/shell"
+)
+
+const usage = `Usage:
+    hist-pick [--project [DIR] | --all] [--query Q] [-0 | --json]
+              [--resume-key KEY] [--delete-key KEY] [--store DIR]
+    hist-pick --shell bash|zsh|fish
+
+Opens the prompt history selector on the terminal (/dev/tty, so it works
+inside $(...) and pipes) and prints the chosen prompt on stdout. Prompts
+stream in newest first, each once; hidden (deleted) prompts never show.
+The selector reads the store; it never imports.
+
+Scopes (the selector's radio starts here; tab switches it):
+    --project [DIR]  The project at DIR (default: the working directory).
+    --all            Every project, plus history-global.jsonl.
+
+Output:
+    (default)        The prompt as it was typed, then a newline.
+    -0               The prompt, ended by a NUL byte.
+    --json           One JSON object: text, ts, cwd, file, and src and session
+                     for imported prompts (as hist-list --json), plus resume
+                     when the resume key chose.
+
+Keys:
+    enter            Print the prompt.
+    ctrl-o           Print the command that resumes the prompt's agent session
+                     instead (imported prompts only). --resume-key KEY (or
+                     $HIST_PICK_RESUME_KEY) binds another key.
+    tab, ctrl-s      Switch the scope: Current project | All projects.
+    ctrl-delete, alt-d
+                     Arm a delete of the selected prompt; then y deletes every
+                     copy in the scope the radio shows and hides it, n or Esc
+                     cancels, any other key is ignored. --delete-key KEY (or
+                     $HIST_PICK_DELETE_KEY) binds KEY instead (fzf key names;
+                     several: comma-separated).
+    home, end        Empty search box: the newest / the oldest prompt (End waits
+                     for the whole scope to load). Otherwise: the start / end of
+                     the query.
+    ctrl-r           Toggle sorting matches by relevance / by time.
+    esc, ctrl-c      Quit, printing nothing.
+
+Shell key bindings (ctrl-r inserts the chosen prompt at the cursor):
+    eval "$(hist-pick --shell bash)"      # ~/.bashrc
+    eval "$(hist-pick --shell zsh)"       # ~/.zshrc
+    hist-pick --shell fish | source       # ~/.config/fish/config.fish
+
+With capture off, hist-pick opens nothing and reads nothing: it prints one
+warning naming the control that decides and exits 1.
+
+Exit status:
+    0    a prompt (or a resume command) was printed
+    1    capture is off, or the selector could not run
+    2    usage error
+    3    hidden.json cannot be trusted: nothing is shown; restore the file or
+         delete it yourself (hidden prompts may then reappear)
+    130  cancelled (Esc, ctrl-c): nothing printed
+
+Examples:
+    $ pi "$(hist-pick)"
+    $ claude "$(hist-pick --all --query refactor)"
+    $ eval "$(hist-pick --all --resume-key ctrl-o)"    # then press ctrl-o
+`
+
+func main() {
+	if len(os.Args) == 3 && os.Args[1] == picker.CallbackFlag {
+		os.Exit(picker.Callback(os.Args[2], os.Stdout))
+	}
+	os.Exit(run(cli.OSEnv("hist-pick")))
+}
+
+func run(e *cli.Env) int {
+	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	storeDir := cli.StoreFlag(fs)
+	var scope cli.ScopeFlags
+	scope.Register(fs)
+	query := fs.String("query", "", "")
+	nul := fs.Bool("0", false, "")
+	asJSON := fs.Bool("json", false, "")
+	resumeKey := fs.String("resume-key", "", "")
+	deleteKey := fs.String("delete-key", "", "")
+	shellName := fs.String("shell", "", "")
+	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if help {
+		return cli.ExitOK
+	}
+	if !ok {
+		return cli.ExitUsage
+	}
+	if len(args) > 0 {
+		e.Errorf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
+		return cli.ExitUsage
+	}
+	if *shellName != "" {
+		s, ok := shell.Script(*shellName)
+		if !ok {
+			e.Errorf("--shell %s: no key bindings for that shell: choose one of %s", *shellName, strings.Join(shell.Names(), ", "))
+			return cli.ExitUsage
+		}
+		fmt.Fprint(e.Stdout, s)
+		return cli.ExitOK
+	}
+	if *nul && *asJSON {
+		e.Errorf("-0 and --json are two formats: choose one")
+		return cli.ExitUsage
+	}
+	rk := firstNonEmpty(*resumeKey, e.Getenv("HIST_PICK_RESUME_KEY"), "ctrl-o")
+	dk := firstNonEmpty(*deleteKey, e.Getenv("HIST_PICK_DELETE_KEY"), "ctrl-delete,alt-d")
+	var deleteKeys []string
+	for _, k := range strings.Split(dk, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			deleteKeys = append(deleteKeys, k)
+		}
+	}
+	for _, k := range append([]string{rk}, deleteKeys...) {
+		if err := checkKey(k); err != nil {
+			e.Errorf("key %q: %v: use an fzf key name such as ctrl-o, alt-d or ctrl-delete", k, err)
+			return cli.ExitUsage
+		}
+	}
+
+	st := e.Store(*storeDir)
+	sc, _, err := scope.Resolve(st)
+	if err != nil {
+		e.Errorf("%v", err)
+		return cli.ExitUsage
+	}
+	project := sc.Project
+	if sc.All {
+		// The radio's "Current project" is the working directory's.
+		cur := cli.ScopeFlags{Project: true}
+		if ps, _, err := cur.Resolve(st); err == nil {
+			project = ps.Project
+		}
+	}
+
+	pol := e.Policy()
+	if !pol.On {
+		e.Warnf("%s", pol.OffHint())
+		return cli.ExitFailure
+	}
+	hidden, ok := e.LoadHidden(st)
+	if !ok {
+		return cli.ExitUntrusted
+	}
+	c, code, err := picker.Run(picker.Config{
+		Store: st, Hidden: hidden, Project: project, All: sc.All, Query: *query,
+		ResumeKey: rk, DeleteKeys: deleteKeys,
+	})
+	switch code {
+	case picker.ExitChosen:
+	case picker.ExitCancelled:
+		return picker.ExitCancelled
+	default:
+		e.Errorf("%v", err)
+		return cli.ExitFailure
+	}
+	var out []byte
+	switch {
+	case *asJSON:
+		out = appendJSON(nil, c)
+	case *nul:
+		out = append([]byte(pick(c)), 0)
+	default:
+		out = append([]byte(pick(c)), '\n')
+	}
+	if _, err := e.Stdout.Write(out); err != nil {
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
+}
+
+func pick(c picker.Choice) string {
+	if c.Resume != "" {
+		return c.Resume
+	}
+	return c.Text
+}
+
+// checkKey asks fzf whether it can bind k.
+func checkKey(k string) error {
+	_, err := fzf.ParseOptions(false, []string{"--bind=" + k + ":ignore"})
+	return err
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// appendJSON writes c as hist-list --json does, plus resume.
+func appendJSON(buf []byte, c picker.Choice) []byte {
+	buf = append(buf, `{"text":`...)
+	buf = record.AppendString(buf, c.Text)
+	buf = fmt.Appendf(buf, `,"ts":%d,"cwd":`, c.TS)
+	buf = jsonString(buf, c.Cwd)
+	buf = append(buf, `,"file":`...)
+	buf = jsonString(buf, c.File)
+	if c.Src != "" {
+		buf = append(buf, `,"src":`...)
+		buf = record.AppendString(buf, c.Src)
+	}
+	if c.Session != "" {
+		buf = append(buf, `,"session":`...)
+		buf = record.AppendString(buf, c.Session)
+	}
+	if c.Resume != "" {
+		buf = append(buf, `,"resume":`...)
+		buf = jsonString(buf, c.Resume)
+	}
+	return append(buf, "}\n"...)
+}
+
+func jsonString(buf []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(buf, b...)
+}

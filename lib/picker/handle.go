@@ -1,0 +1,169 @@
+package picker
+
+import (
+	"strconv"
+	"strings"
+)
+
+// handle answers one callback from fzf (see relay.go). For the preview it
+// returns the pane's text; otherwise fzf actions, ending with the header.
+func (p *picker) handle(req request) string {
+	n, verb, arg, err := parseCmd(req.Cmd)
+	if err != nil {
+		return "ignore"
+	}
+	if verb == "preview" {
+		return p.preview(n, arg)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.cur
+	if r == nil || r.n != n {
+		return "ignore" // a callback from a pass that is over
+	}
+	if req.Cols > 0 {
+		p.cols = req.Cols
+	}
+	if r.kind == armedRun {
+		return p.handleArmed(r, req, verb, arg)
+	}
+	var acts []string
+	switch verb {
+	case "load":
+		r.loaded = true
+		if r.end {
+			r.end = false
+			if req.Query == "" {
+				acts = append(acts, "last")
+			}
+			r.footer = p.notice
+		}
+		if req.Total == 0 {
+			if _, _, _, err := r.list.status(); err != nil {
+				r.footer = "Could not list the store: " + err.Error()
+			} else if r.footer == "" {
+				r.footer = EmptyHint
+			}
+		}
+	case "home":
+		r.end = false
+		if req.Query != "" {
+			return "beginning-of-line"
+		}
+		acts = append(acts, "first")
+	case "end":
+		if req.Query != "" {
+			return "end-of-line"
+		}
+		if r.loaded {
+			acts = append(acts, "last")
+		} else {
+			r.end = true
+			r.footer = "Loading every prompt…"
+		}
+	case "pick", "resume", "arm":
+		id, ok := r.lookup(arg)
+		if !ok {
+			return "ignore" // no selection (an empty list)
+		}
+		d := &decision{id: id, pos: req.Pos, total: req.Total, query: req.Query}
+		switch verb {
+		case "pick":
+			d.kind = decPick
+		case "arm":
+			d.kind = decArm
+		case "resume":
+			e, _ := r.list.at(id)
+			if ResumeCommand(e.src, e.session, "") == "" {
+				r.footer = "This prompt was not imported from an agent's session: there is no session to resume."
+				break
+			}
+			d.kind = decResume
+		}
+		if d.kind != 0 {
+			r.dec = d
+			return "accept"
+		}
+	case "scope":
+		r.dec = &decision{kind: decScope, query: req.Query}
+		return "accept"
+	}
+	if r.restorePos > 0 && req.Match > 0 && (req.Total >= r.restoreTotal || r.loaded) {
+		acts = append(acts, "pos("+strconv.Itoa(min(r.restorePos, req.Match))+")")
+		r.restorePos = 0
+	}
+	return p.reply(r, acts, p.normalHeader(r, req))
+}
+
+func (p *picker) normalHeader(r *run, req request) []string {
+	_, done, _, _ := r.list.status()
+	return Header(HeaderState{
+		Cols: p.cols, Pos: req.Pos, Matches: req.Match, Loaded: req.Total,
+		Loading: !(done && r.loaded), All: r.list.all, Hint: p.hint(),
+	})
+}
+
+func (p *picker) handleArmed(r *run, req request, verb, arg string) string {
+	switch verb {
+	case "yes":
+		r.dec = &decision{kind: decYes}
+		return "accept"
+	case "no":
+		r.dec = &decision{kind: decNo}
+		return "accept"
+	case "armcheck":
+		if id, ok := r.lookup(arg); !ok || id != r.armID {
+			r.dec = &decision{kind: decMismatch}
+			return "accept"
+		}
+	}
+	return p.reply(r, nil, p.armedHeader(r, p.cols, req.Pos, req.Match, req.Total))
+}
+
+// reply joins actions, a footer change when due, and the header (last: its
+// argument runs to the end of the reply).
+func (p *picker) reply(r *run, acts []string, header []string) string {
+	if r.footer != r.footerSent {
+		f := r.footer
+		if f == "" {
+			f = " "
+		}
+		acts = append(acts, "change-footer"+wrapArg(Row(f)))
+		r.footerSent = r.footer
+	}
+	acts = append(acts, "change-header:"+strings.Join(header, "\n"))
+	return strings.Join(acts, "+")
+}
+
+// wrapArg encloses s in the first pair of fzf's action delimiters that s
+// does not contain.
+func wrapArg(s string) string {
+	for _, d := range []string{"()", "[]", "{}", "<>", "~~", "!!", "@@", "##", "%%", "^^", "&&", "**", ";;", "||"} {
+		if !strings.ContainsAny(s, d) {
+			return d[:1] + s + d[1:]
+		}
+	}
+	return "(" + strings.NewReplacer("(", "[", ")", "]").Replace(s) + ")"
+}
+
+// preview renders the preview pane for fzf's item index arg.
+func (p *picker) preview(n int, arg string) string {
+	p.mu.Lock()
+	r := p.cur
+	p.mu.Unlock()
+	if r == nil || r.n != n {
+		return ""
+	}
+	id, ok := r.lookup(arg)
+	if !ok {
+		return ""
+	}
+	e, ok := r.list.at(id)
+	if !ok {
+		return ""
+	}
+	f := r.list.files[e.file]
+	return Preview(PreviewItem{
+		Text: e.text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: e.src, Session: e.session,
+	}, p.cfg.ResumeKey, p.cfg.Now())
+}

@@ -1,0 +1,98 @@
+package picker
+
+import (
+	"strconv"
+	"strings"
+)
+
+// ArmedIgnore is every key the armed pass ignores: fzf's default bindings
+// and the selector's own keys (y, n and Esc decide; typed characters are
+// dropped because the armed pass has no search box).
+var ArmedIgnore = []string{
+	"ctrl-a", "ctrl-b", "ctrl-c", "ctrl-d", "ctrl-e", "ctrl-f", "ctrl-g", "ctrl-h", "ctrl-j", "ctrl-k",
+	"ctrl-l", "ctrl-n", "ctrl-o", "ctrl-p", "ctrl-q", "ctrl-r", "ctrl-s", "ctrl-t", "ctrl-u", "ctrl-v",
+	"ctrl-w", "ctrl-x", "ctrl-y", "ctrl-z", "ctrl-/", "ctrl-space", "ctrl-delete",
+	"alt-/", "alt-b", "alt-f", "alt-d", "alt-bs", "alt-enter", "alt-up", "alt-down",
+	"bspace", "tab", "btab", "enter", "up", "down", "left", "right", "home", "end", "del", "insert",
+	"pgup", "pgdn", "shift-up", "shift-down", "shift-left", "shift-right", "shift-delete",
+	"f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9", "f10", "f11", "f12",
+}
+
+func cb(r *run, s string) string { return strconv.Itoa(r.n) + " " + s }
+
+func (p *picker) commonArgs(r *run, header []string, footer string) []string {
+	if footer == "" {
+		footer = " " // keeps the footer's row, so the list never moves
+	}
+	return []string{
+		"--height=" + strconv.Itoa(Height), "--layout=reverse", "--header-first", "--no-separator",
+		"--info=hidden", "--no-tmux", "--with-shell=" + p.exe + " " + CallbackFlag,
+		"--scheme=history", "--no-multi", "--ellipsis=…", "--prompt=> ",
+		"--preview=" + cb(r, "preview {n}"),
+		"--preview-window=down," + strconv.Itoa(PreviewRows-1) + ",wrap,border-top",
+		"--header=" + strings.Join(header, "\n"),
+		"--footer=" + footer, "--footer-border=none",
+		"--bind=resize:transform(" + cb(r, "resize") + ")",
+	}
+}
+
+func (p *picker) hint() string { return Hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey) }
+
+func (p *picker) normalArgs(r *run, query string) []string {
+	p.mu.Lock()
+	h := Header(HeaderState{Cols: p.cols, Loading: true, All: r.list.all, Hint: p.hint()})
+	footer := r.footer
+	p.mu.Unlock()
+	args := p.commonArgs(r, h, footer)
+	args = append(args,
+		"--query="+query,
+		"--bind=enter:transform("+cb(r, "pick {n}")+")",
+		"--bind=double-click:transform("+cb(r, "pick {n}")+")",
+		"--bind="+p.cfg.ResumeKey+":transform("+cb(r, "resume {n}")+")",
+		"--bind=tab:transform("+cb(r, "scope")+")",
+		"--bind=btab:transform("+cb(r, "scope")+")",
+		"--bind=ctrl-s:transform("+cb(r, "scope")+")",
+		"--bind=home:transform("+cb(r, "home")+")",
+		"--bind=end:transform("+cb(r, "end")+")",
+		"--bind=result:transform("+cb(r, "result")+")",
+		"--bind=focus:transform("+cb(r, "focus")+")",
+		"--bind=load:transform("+cb(r, "load")+")",
+		"--bind=ctrl-r:toggle-sort",
+	)
+	for _, k := range p.cfg.DeleteKeys {
+		args = append(args, "--bind="+k+":transform("+cb(r, "arm {n}")+")")
+	}
+	return args
+}
+
+func (p *picker) armedArgs(r *run) []string {
+	p.mu.Lock()
+	h := p.armedHeader(r, p.cols, r.armPos, 0, 0)
+	p.mu.Unlock()
+	args := p.commonArgs(r, h, ArmedQuestion)
+	args = append(args,
+		"--no-input", "--no-mouse", "--highlight-line",
+		"--color=current-bg:red,current-fg:bright-white,current-hl:bright-white",
+		"--bind=y:transform("+cb(r, "yes")+")",
+		"--bind=n:transform("+cb(r, "no")+")",
+		"--bind=esc:transform("+cb(r, "no")+")",
+		"--bind=load:pos("+strconv.Itoa(r.armPos)+")+transform("+cb(r, "armcheck {n}")+")",
+	)
+	keys := append(append([]string(nil), ArmedIgnore...), p.cfg.ResumeKey)
+	keys = append(keys, p.cfg.DeleteKeys...)
+	seen := map[string]bool{"y": true, "n": true, "esc": true}
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			args = append(args, "--bind="+k+":ignore")
+		}
+	}
+	return args
+}
+
+// armedHeader is the header of the armed pass: the normal header, then
+// the query where the hidden search box was, so the list does not move.
+func (p *picker) armedHeader(r *run, cols, pos, matches, total int) []string {
+	h := Header(HeaderState{Cols: cols, Pos: pos, Matches: matches, Loaded: total, All: r.list.all, Hint: p.hint()})
+	return append(h, "> "+Row(r.query))
+}

@@ -1,0 +1,415 @@
+// Package picker is hist-pick's selector: fzf (github.com/junegunn/fzf/src,
+// embedded as a library) over one scope's prompts, streamed newest first
+// from the store as they are read.
+//
+// Each screen is one fzf.Run: the normal pass (search and pick), and the
+// armed pass of a delete (no search box, the row in red, y/n). Keys that
+// change what is listed (the scope radio, a delete) end the pass with a
+// decision and the next pass starts with the same query. Everything fzf
+// runs goes through a callback to this process (see relay.go): the header
+// (recomputed on every result, focus move, load and resize), the preview,
+// Home/End, and the decisions.
+package picker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	fzf "github.com/junegunn/fzf/src"
+	"golang.org/x/term"
+
+	"hist/lib/deletion"
+	"hist/lib/store"
+	"hist/lib/tombstone"
+)
+
+// Height is the selector's height in rows.
+const Height = 30
+
+// PreviewRows is the preview pane's height, its top border included.
+const PreviewRows = 16
+
+// ArmedQuestion is the footer of an armed delete.
+const ArmedQuestion = "Delete this prompt from history (y/n)? Prompt stays in session log"
+
+// EmptyHint is the footer of an empty scope.
+const EmptyHint = "No prompts yet: pi captures them while capture is on; hist-seed imports past ones from your agents' sessions."
+
+// Exit codes of Run.
+const (
+	ExitChosen    = 0
+	ExitCancelled = 130 // Esc or ctrl-c, like fzf
+	ExitError     = 2
+)
+
+// Config is one selector session.
+type Config struct {
+	Store      store.Store
+	Hidden     *tombstone.Set // loaded and trusted; nil hides nothing
+	Project    string         // the current project's hash
+	All        bool           // start on "All projects"
+	Query      string
+	ResumeKey  string   // fzf key name, e.g. ctrl-o
+	DeleteKeys []string // fzf key names, e.g. ctrl-delete, alt-d
+	Exe        string   // this program, which fzf calls back (see Callback)
+	Now        func() time.Time
+}
+
+// Choice is what the user chose.
+type Choice struct {
+	Text    string
+	TS      int64
+	Src     string
+	Session string
+	File    string
+	Project string
+	Cwd     string // the project's folder from registry.json
+	Resume  string // set when the resume key chose: the command to print
+}
+
+type decisionKind int
+
+const (
+	decPick decisionKind = iota + 1
+	decResume
+	decScope
+	decArm
+	decYes
+	decNo
+	decMismatch
+)
+
+type decision struct {
+	kind  decisionKind
+	id    int32
+	pos   int
+	total int
+	query string
+}
+
+type runKind int
+
+const (
+	normalRun runKind = iota
+	armedRun
+)
+
+// run is one fzf.Run.
+type run struct {
+	n      int
+	kind   runKind
+	list   *list
+	idsMu  sync.Mutex
+	ids    []int32 // fzf's item index -> entry index
+	loaded bool    // fzf's load event came
+	end    bool    // End was pressed before the load: select the oldest at the load
+	dec    *decision
+
+	restorePos, restoreTotal int // normal: select this position once loaded this far
+	armID                    int32
+	armPos                   int
+	query                    string // armed: the query shown
+	footer                   string
+	footerSent               string
+}
+
+func (r *run) lookup(arg string) (int32, bool) {
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	r.idsMu.Lock()
+	defer r.idsMu.Unlock()
+	if n >= len(r.ids) {
+		return 0, false
+	}
+	return r.ids[n], true
+}
+
+type picker struct {
+	cfg   Config
+	reg   store.Registry
+	relay *relay
+	exe   string
+
+	mu     sync.Mutex
+	cur    *run
+	runs   int
+	cols   int
+	notice string
+}
+
+// Run opens the selector on the terminal and returns the choice with
+// ExitChosen, or ExitCancelled, or ExitError with the error.
+func Run(cfg Config) (Choice, int, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ResumeKey == "" {
+		cfg.ResumeKey = "ctrl-o"
+	}
+	if len(cfg.DeleteKeys) == 0 {
+		cfg.DeleteKeys = []string{"ctrl-delete", "alt-d"}
+	}
+	p := &picker{cfg: cfg, reg: cfg.Store.LoadRegistry(), cols: ttyCols()}
+	rl, err := newRelay(p.handle)
+	if err != nil {
+		return Choice{}, ExitError, fmt.Errorf("starting the selector's callback socket: %v", err)
+	}
+	defer rl.close()
+	p.relay = rl
+	if p.exe, err = callbackExe(cfg.Exe, rl.dir); err != nil {
+		return Choice{}, ExitError, err
+	}
+	os.Setenv(RelayEnv, rl.sock)
+	defer os.Unsetenv(RelayEnv)
+
+	all := cfg.All
+	l := load(cfg.Store, p.scope(all), cfg.Hidden)
+	defer func() { l.close() }()
+	query := cfg.Query
+	restorePos, restoreTotal := 0, 0
+	for {
+		r := p.newRun(normalRun, l)
+		r.restorePos, r.restoreTotal = restorePos, restoreTotal
+		restorePos, restoreTotal = 0, 0
+		code, err := p.fzf(p.normalArgs(r, query), func(in chan<- string, quit *quitter) { feedList(r, l, in, quit) }, l)
+		d := p.finish(r)
+		if d == nil {
+			if code == fzf.ExitInterrupt || code == fzf.ExitNoMatch && err == nil {
+				return Choice{}, ExitCancelled, nil
+			}
+			if err == nil {
+				err = fmt.Errorf("the selector stopped (fzf exit %d)", code)
+			}
+			return Choice{}, ExitError, err
+		}
+		query = d.query
+		switch d.kind {
+		case decPick, decResume:
+			e, ok := l.at(d.id)
+			if !ok {
+				return Choice{}, ExitError, errors.New("the chosen prompt is gone")
+			}
+			c := p.choice(l, e)
+			if d.kind == decResume {
+				c.Resume = ResumeCommand(e.src, e.session, c.Cwd)
+			}
+			return c, ExitChosen, nil
+		case decScope:
+			l.close()
+			all = !all
+			l = load(cfg.Store, p.scope(all), cfg.Hidden)
+			p.setNotice("")
+		case decArm:
+			restorePos, restoreTotal = p.armed(l, r, d)
+		}
+	}
+}
+
+func (p *picker) scope(all bool) store.Scope {
+	if all {
+		return store.Scope{All: true}
+	}
+	return store.Scope{Project: p.cfg.Project}
+}
+
+// armed runs the armed pass for d and deletes on y. It returns the
+// position to select next and how many items must be loaded first.
+func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
+	prev.idsMu.Lock()
+	n := min(d.total, len(prev.ids))
+	ids := append([]int32(nil), prev.ids[:n]...)
+	prev.idsMu.Unlock()
+	r := p.newRun(armedRun, l)
+	r.armID, r.armPos, r.query = d.id, d.pos, d.query
+	_, err := p.fzf(p.armedArgs(r), func(in chan<- string, quit *quitter) { feedIDs(r, l, ids, in, quit) }, l)
+	ad := p.finish(r)
+	switch {
+	case err != nil:
+		p.setNotice("The delete was not armed: " + err.Error())
+	case ad == nil || ad.kind == decNo:
+		p.setNotice("")
+	case ad.kind == decMismatch:
+		p.setNotice("The list changed before the delete was armed: nothing was deleted.")
+	case ad.kind == decYes:
+		e, ok := l.at(d.id)
+		if !ok {
+			p.setNotice("That prompt is already gone.")
+			break
+		}
+		res := deletion.Delete(p.cfg.Store, p.scope(l.all), []string{e.text}, deletion.Options{})
+		switch res.Outcome {
+		case deletion.Clean, deletion.PartlyHidden, deletion.RemovedNotHidden:
+			l.remove(d.id)
+		}
+		notice := res.Outcome.Notice()
+		if notice == "" && res.Outcome != deletion.Clean {
+			notice = "Nothing was deleted"
+			if res.Err != nil {
+				notice += ": " + res.Err.Error()
+			}
+		}
+		p.setNotice(notice)
+		return d.pos, d.total - 1
+	}
+	return d.pos, d.total
+}
+
+func (p *picker) setNotice(s string) {
+	p.mu.Lock()
+	p.notice = s
+	p.mu.Unlock()
+}
+
+func (p *picker) newRun(kind runKind, l *list) *run {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.runs++
+	r := &run{n: p.runs, kind: kind, list: l, footer: p.notice}
+	if kind == armedRun {
+		r.footer = ArmedQuestion
+	}
+	r.footerSent = r.footer
+	p.cur = r
+	return r
+}
+
+func (p *picker) finish(r *run) *decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur = nil
+	return r.dec
+}
+
+func (p *picker) choice(l *list, e ent) Choice {
+	f := l.files[e.file]
+	return Choice{Text: e.text, TS: e.ts, Src: e.src, Session: e.session, File: f.Path, Project: f.Project, Cwd: p.reg[f.Project]}
+}
+
+// fzf runs one pass.
+func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list) (int, error) {
+	opts, err := fzf.ParseOptions(false, args)
+	if err != nil {
+		return fzf.ExitError, err
+	}
+	in, out := make(chan string), make(chan string)
+	opts.Input, opts.Output = in, out
+	quit := &quitter{ch: make(chan struct{})}
+	go feed(in, quit)
+	drained := make(chan struct{})
+	go func() {
+		for range out {
+		}
+		close(drained)
+	}()
+	code, err := fzf.Run(opts)
+	quit.flag.Store(true)
+	close(quit.ch)
+	l.wake()
+	close(out)
+	<-drained
+	// fzf v0.65 leaves its SIGINT/SIGTERM handler installed.
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	return code, err
+}
+
+// feedList sends the list's entries to fzf as they stream in.
+func feedList(r *run, l *list, in chan<- string, quit *quitter) {
+	defer close(in)
+	i := 0
+	for !quit.Load() {
+		ents, done := l.snapshot(i, quit)
+		for ; i < len(ents); i++ {
+			if l.isGone(int32(i)) {
+				continue
+			}
+			r.idsMu.Lock()
+			r.ids = append(r.ids, int32(i))
+			r.idsMu.Unlock()
+			if !send(in, Row(ents[i].text), quit) {
+				return
+			}
+		}
+		if done && i >= len(ents) {
+			return
+		}
+	}
+}
+
+// feedIDs sends the given entries, then ends the input.
+func feedIDs(r *run, l *list, ids []int32, in chan<- string, quit *quitter) {
+	defer close(in)
+	for _, id := range ids {
+		e, ok := l.at(id)
+		if !ok {
+			e.text = "(deleted)"
+		}
+		r.idsMu.Lock()
+		r.ids = append(r.ids, id)
+		r.idsMu.Unlock()
+		if !send(in, Row(e.text), quit) {
+			return
+		}
+	}
+}
+
+func send(in chan<- string, s string, q *quitter) bool {
+	select {
+	case in <- s:
+		return true
+	case <-q.ch:
+		return false
+	}
+}
+
+// quitter says a pass is over: ch is closed and flag set.
+type quitter struct {
+	ch   chan struct{}
+	flag atomic.Bool
+}
+
+func (q *quitter) Load() bool { return q.flag.Load() }
+
+// ttyCols is the terminal's width (80 when unknown).
+func ttyCols() int {
+	f, err := os.Open("/dev/tty")
+	if err == nil {
+		defer f.Close()
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 80
+}
+
+// callbackExe is the program fzf runs for callbacks. fzf splits
+// --with-shell on spaces, so a path with a space is reached through a
+// symlink in the private folder.
+func callbackExe(exe, dir string) (string, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("finding hist-pick's own path for fzf's callbacks: %v", err)
+		}
+	}
+	if !strings.ContainsAny(exe, " \t\n") {
+		return exe, nil
+	}
+	link := dir + "/hist-pick"
+	if strings.ContainsAny(link, " \t\n") {
+		return "", fmt.Errorf("the paths of hist-pick (%s) and of the temp folder (%s) contain spaces: set TMPDIR to a folder without one", exe, dir)
+	}
+	if err := os.Symlink(exe, link); err != nil {
+		return "", err
+	}
+	return link, nil
+}

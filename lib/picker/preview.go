@@ -1,0 +1,65 @@
+package picker
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// PreviewItem is what the preview pane shows about one prompt.
+type PreviewItem struct {
+	Text    string
+	TS      int64  // unix ms
+	Project string // project hash ("" for history-global.jsonl)
+	Cwd     string // the project's folder from registry.json ("" when unknown)
+	Src     string
+	Session string
+}
+
+// Ago says how long ago t was, coarsely.
+func Ago(t, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "in the future"
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	case d < 60*24*time.Hour:
+		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+	}
+	return fmt.Sprintf("%dmo ago", int(d/(30*24*time.Hour)))
+}
+
+// Preview renders the preview pane: the prompt's time, project, and for an
+// imported prompt its agent, session and resume command, then the whole
+// prompt.
+func Preview(it PreviewItem, resumeKey string, now time.Time) string {
+	var b strings.Builder
+	t := time.UnixMilli(it.TS)
+	fmt.Fprintf(&b, "Time     %s (%s)\n", t.Format("2006-01-02 15:04:05"), Ago(t, now))
+	switch {
+	case it.Project == "":
+		b.WriteString("Project  (none: imported editor history, history-global.jsonl)\n")
+	case it.Cwd != "":
+		fmt.Fprintf(&b, "Project  %s\n", Safe(it.Cwd))
+	default:
+		fmt.Fprintf(&b, "Project  %s (folder unknown: not in registry.json)\n", it.Project)
+	}
+	if it.Src != "" {
+		fmt.Fprintf(&b, "Agent    %s (imported)\n", Safe(Agent(it.Src)))
+		if it.Session != "" {
+			fmt.Fprintf(&b, "Session  %s\n", Safe(it.Session))
+		}
+		if cmd := ResumeCommand(it.Src, it.Session, it.Cwd); cmd != "" {
+			fmt.Fprintf(&b, "Resume   %s   (%s prints it)\n", Safe(cmd), resumeKey)
+		}
+	}
+	b.WriteString("────────\n")
+	b.WriteString(Safe(it.Text))
+	b.WriteByte('\n')
+	return b.String()
+}

@@ -1,0 +1,25 @@
+# hist-pick key binding for bash: ctrl-r opens the prompt history selector
+# and inserts the chosen prompt at the cursor (it replaces bash's
+# reverse-search on ctrl-r, as fzf's CTRL-R widget does).
+#
+#   eval "$(hist-pick --shell bash)"      # in ~/.bashrc
+#
+# To bind another key instead, bind the widget yourself afterwards, e.g.
+#   bind -x '"\eh": __hist_pick_widget'   # alt-h
+# HIST_PICK_OPTS holds extra hist-pick flags (e.g. --all).
+
+__hist_pick_widget() {
+  local selected
+  # shellcheck disable=SC2086
+  selected="$(command hist-pick $HIST_PICK_OPTS)" || return
+  # READLINE_POINT counts bytes: splice bytes, not characters.
+  local LC_ALL=C
+  READLINE_LINE="${READLINE_LINE:0:READLINE_POINT}${selected}${READLINE_LINE:READLINE_POINT}"
+  READLINE_POINT=$((READLINE_POINT + ${#selected}))
+}
+
+if [[ $- == *i* ]]; then
+  bind -m emacs-standard -x '"\C-r": __hist_pick_widget'
+  bind -m vi-command -x '"\C-r": __hist_pick_widget'
+  bind -m vi-insert -x '"\C-r": __hist_pick_widget'
+fi
