@@ -49,6 +49,16 @@ import (
 // file: read by step 3 or 4 if it landed before step 4's read, appended
 // again by its writer otherwise (a duplicate at worst, which readers drop).
 
+// Test hooks, nil outside tests: called between steps 2 and 3, between
+// step 3 and the rename, and between the rename and step 4.
+var hookScanned, hookBeforeRename, hookAfterRename func(path string)
+
+func hook(h func(string), path string) {
+	if h != nil {
+		h(path)
+	}
+}
+
 // fileResult is what happened to one file.
 type fileResult struct {
 	path      string
@@ -224,6 +234,7 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	}
 
 	// Step 3.
+	hook(hookScanned, path)
 	r.reset()
 	if err := r.copyFiltered(m, w, &fr.copies); err != nil {
 		fr.err = fmt.Errorf("reading: %w", err)
@@ -233,6 +244,7 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 		fr.err = fmt.Errorf("writing the new file: %w", err)
 		return fr
 	}
+	hook(hookBeforeRename, path)
 	var now syscall.Stat_t
 	if err := syscall.Stat(path, &now); err != nil || now.Dev != old.Dev || now.Ino != old.Ino {
 		fr.err = errors.New("replaced by another program while being rewritten: left as it is")
@@ -246,6 +258,7 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 		// Renamed; only the folder fsync failed. The new file is in place.
 	}
 	fr.rewritten = true
+	hook(hookAfterRename, path)
 
 	// Step 4.
 	var late []byte
