@@ -263,7 +263,7 @@ func integer(b []byte, p int) (int64, int, bool) {
 	for p < len(b) && b[p] >= '0' && b[p] <= '9' {
 		p++
 	}
-	if p == digits || p-digits > 18 || (b[digits] == '0' && p-digits > 1) {
+	if p == digits || p-digits > 19 || (b[digits] == '0' && p-digits > 1) {
 		return 0, start, false
 	}
 	if p < len(b) && (b[p] == '.' || b[p] == 'e' || b[p] == 'E') {

@@ -1,0 +1,58 @@
+package lineenc
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEncode(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"", ""},
+		{"plain", "plain"},
+		{"a\nb", `a\nb`},
+		{`C:\path\to`, `C:\\path\\to`},
+		{`literal \n stays`, `literal \\n stays`},
+		{"ends with \\", `ends with \\`},
+		{"\n\n", `\n\n`},
+		{"tab\tand\rcr and é", "tab\tand\rcr and é"},
+	}
+	for _, c := range cases {
+		if got := Encode(c.in); got != c.want {
+			t.Errorf("Encode(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if got := Decode(c.want); got != c.in {
+			t.Errorf("Decode(%q) = %q, want %q", c.want, got, c.in)
+		}
+		if got := string(Append([]byte("x:"), c.in)); got != "x:"+c.want {
+			t.Errorf("Append = %q", got)
+		}
+	}
+}
+
+func TestDecodeLenient(t *testing.T) {
+	// Sequences Encode never writes are kept as they are.
+	for in, want := range map[string]string{`\t`: `\t`, `a\`: `a\`, `\x\\`: `\x\`, `\`: `\`} {
+		if got := Decode(in); got != want {
+			t.Errorf("Decode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzRoundTrip(f *testing.F) {
+	for _, s := range []string{"", "a\nb", `\n`, "\\\n\\", "\xff\n", "é\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e := Encode(s)
+		if strings.ContainsRune(e, '\n') {
+			t.Fatalf("Encode(%q) = %q holds a newline", s, e)
+		}
+		if d := Decode(e); d != s {
+			t.Fatalf("Decode(Encode(%q)) = %q", s, d)
+		}
+		// Decode never panics and never lengthens its input.
+		if d := Decode(s); len(d) > len(s) {
+			t.Fatalf("Decode(%q) = %q is longer", s, d)
+		}
+	})
+}
