@@ -1,0 +1,362 @@
+package testscripts
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"hist/lib/atomicfile"
+	"hist/lib/history"
+	"hist/lib/record"
+	"hist/lib/store"
+	"hist/lib/tombstone"
+)
+
+var compactKills = flag.Int("compact-kills", 200, "how many times TestCompactCrash SIGKILLs hist-compact")
+
+// TestCompactCrash runs hist-compact on a project of 80 files and 60,000
+// entries while two real hist-capture processes keep appending, and
+// SIGKILLs it at a random moment, -compact-kills times (re-seeding the
+// project up to 80 files each time). After every kill, and after a final
+// clean run: every prompt visible before is visible, none twice, every
+// prompt captured meanwhile is visible, and every one of them is in the
+// raw files at least once. The final clean run leaves no claim and no
+// stale temp file behind.
+func TestCompactCrash(t *testing.T) {
+	if BinDir == "" {
+		t.Skip("no binaries")
+	}
+	for _, c := range []string{"hist-capture", "hist-list", "hist-compact"} {
+		if _, err := os.Stat(filepath.Join(BinDir, c)); err != nil {
+			t.Skipf("%s was not built", c)
+		}
+	}
+	start := time.Now()
+	root := t.TempDir()
+	c := &crash{
+		t:     t,
+		store: store.Store{Root: filepath.Join(root, "store")},
+		home:  filepath.Join(root, "home"),
+		proj:  filepath.Join(root, "proj"),
+		want:  map[string]int{},
+		rng:   rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano()))),
+	}
+	for _, d := range []string{c.home, c.proj} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	canon, _ := store.Canonical(c.proj)
+	c.dir = c.store.ProjectDir(store.Hash(canon))
+	if err := store.EnsureDir(c.dir); err != nil {
+		t.Fatal(err)
+	}
+
+	// 80 files, 60,000 entries; some of them hidden by a tombstone.
+	c.seed(80, 750)
+	hidden := &tombstone.Set{Path: c.store.Hidden()}
+	// Hide 25 of them: they must never be listed.
+	for i := 0; i < 25*300; i += 300 {
+		hidden.Add(c.order[i])
+	}
+	c.rebuild(func(text string) bool { return !hidden.Hidden(text) })
+	if err := hidden.Save(); err != nil {
+		t.Fatal(err)
+	}
+	c.check("before any run")
+
+	// Two capturers: one with old timestamps (its files are always among
+	// the merged ones, so it appends to files being claimed), one with the
+	// current time.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.capture(g, stop)
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+
+	// A clean run first, to time a compaction of this project.
+	t0 := time.Now()
+	if out, err := c.compact().CombinedOutput(); err != nil {
+		t.Fatalf("first run: %v\n%s", err, out)
+	}
+	full := time.Since(t0)
+	c.check("after the first clean run")
+	t.Logf("a compaction of %d entries took %v", len(c.want), full)
+
+	var killed, finished, claims, temps int
+	for i := range *compactKills {
+		c.seed(80, 1)
+		cmd := c.compact()
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		delay := time.Duration(c.rng.Int64N(int64(full) * 3 / 2))
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d ended before its kill: %v\n%s", i, err, out.Bytes())
+			}
+			finished++
+		case <-time.After(delay):
+			cmd.Process.Signal(syscall.SIGKILL)
+			if err := <-done; err == nil {
+				finished++
+			} else {
+				killed++
+			}
+		}
+		cl, tmp := c.check(fmt.Sprintf("after kill %d (at %v)", i, delay))
+		claims += cl
+		temps += tmp
+	}
+
+	// The final clean run, writers still running.
+	if out, err := c.compact().CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	close(stop)
+	wg.Wait()
+	stop = make(chan struct{})
+	cl, tmp := c.check("after the final clean run")
+	if cl != 0 {
+		t.Errorf("%d claim(s) left after the final clean run", cl)
+	}
+	if tmp != 0 {
+		t.Errorf("%d stale temp file(s) left after the final clean run", tmp)
+	}
+	t.Logf("%d runs: %d killed mid-run, %d finished before the kill; %d claims and %d temp files found after kills and handled by the next run; %d prompts captured meanwhile; %d prompts visible at the end; %v in all",
+		*compactKills, killed, finished, claims, temps, c.captured, len(c.want), time.Since(start).Round(time.Second))
+}
+
+type crash struct {
+	t     *testing.T
+	store store.Store
+	home  string
+	proj  string
+	dir   string
+	rng   *rand.Rand
+	gen   int
+	ts    int64
+
+	mu       sync.RWMutex   // held shared by a capture, exclusively by a check or a seed
+	wmu      sync.Mutex     // captures' writes to want
+	want     map[string]int // every prompt that must be visible -> its index in order
+	order    []string
+	captured int
+
+	epoch         int
+	listed, inRaw []int // the epoch of the check that last found each prompt
+}
+
+// add records a prompt that must be visible from now on.
+func (c *crash) add(text string) {
+	c.want[text] = len(c.order)
+	c.order = append(c.order, text)
+}
+
+// rebuild keeps the prompts that keep says stay visible.
+func (c *crash) rebuild(keep func(string) bool) {
+	order := c.order
+	c.want, c.order = map[string]int{}, nil
+	for _, text := range order {
+		if keep(text) {
+			c.add(text)
+		}
+	}
+}
+
+func (c *crash) env() []string {
+	return []string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1"}
+}
+
+func (c *crash) cmd(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(BinDir, name), append([]string{"--store", c.store.Root}, args...)...)
+	cmd.Env = c.env()
+	cmd.Dir = c.proj
+	return cmd
+}
+
+func (c *crash) compact() *exec.Cmd {
+	return c.cmd("hist-compact", "--project", c.proj, "--current", "nobody")
+}
+
+const letters = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 .,;:!?\"\\\t/{}[]é€"
+
+// seed tops the project up to n files, each new file holding per entries
+// of 20-400 bytes, newer than everything before.
+func (c *crash) seed(n, per int) {
+	ents, err := os.ReadDir(c.dir)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	have := 0
+	for _, e := range ents {
+		if store.Classify(e.Name()) != store.NotStore {
+			have++
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := have; i < n; i++ {
+		c.gen++
+		var b []byte
+		for j := range per {
+			c.ts++
+			pad := make([]byte, 10+c.rng.IntN(380))
+			for k := range pad {
+				pad[k] = letters[c.rng.IntN(len(letters))]
+			}
+			text := fmt.Sprintf("seed %d.%d %s", c.gen, j, strings.ToValidUTF8(string(pad), "?"))
+			c.add(text)
+			b = record.Append(b, record.Record{Text: text, TS: 1_000_000_000 + c.ts})
+		}
+		if err := os.WriteFile(filepath.Join(c.dir, fmt.Sprintf("seeded-%06d.jsonl", c.gen)), b, 0o600); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+// capture runs hist-capture in a loop until stop is closed.
+func (c *crash) capture(g int, stop chan struct{}) {
+	for k := 0; ; k++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		text := fmt.Sprintf("live %d/%d", g, k)
+		ts := time.Now().UnixMilli()
+		if g == 0 {
+			ts = int64(1000 + k)
+		}
+		inst := fmt.Sprintf("writer-%d-%d", g, k%3)
+		c.mu.RLock()
+		out, err := c.cmd("hist-capture", "--cwd", c.proj, "--instance", inst, "--ts", strconv.FormatInt(ts, 10), text).CombinedOutput()
+		if err != nil {
+			c.mu.RUnlock()
+			c.t.Errorf("hist-capture: %v\n%s", err, out)
+			return
+		}
+		c.wmu.Lock()
+		c.add(text)
+		c.captured++
+		c.wmu.Unlock()
+		c.mu.RUnlock()
+		time.Sleep(time.Duration(2+rand.IntN(8)) * time.Millisecond)
+	}
+}
+
+// check stops the writers for a moment and compares what hist-list shows
+// with what must be visible; it returns how many claims and stale temp
+// files are in the folder.
+func (c *crash) check(when string) (claims, temps int) {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.t.Failed() {
+		c.t.FailNow()
+	}
+	out, err := c.cmd("hist-list", "-0", "--project", c.proj).Output()
+	if err != nil {
+		c.t.Fatalf("%s: hist-list: %v", when, err)
+	}
+	// Each check stamps what it finds with its own epoch: no allocation
+	// a prompt.
+	c.epoch++
+	if len(c.listed) < len(c.order) {
+		c.listed = append(c.listed, make([]int, len(c.order)-len(c.listed))...)
+		c.inRaw = append(c.inRaw, make([]int, len(c.order)-len(c.inRaw))...)
+	}
+	listed := 0
+	for len(out) > 0 {
+		i := bytes.IndexByte(out, 0)
+		if i < 0 {
+			c.t.Fatalf("%s: hist-list -0 output does not end with NUL", when)
+		}
+		text := out[:i]
+		out = out[i+1:]
+		ix, ok := c.want[string(text)]
+		if !ok {
+			c.t.Fatalf("%s: %q is listed but was never visible (hidden, or never written)", when, text)
+		}
+		if c.listed[ix] == c.epoch {
+			c.t.Fatalf("%s: %q is listed twice", when, text)
+		}
+		c.listed[ix] = c.epoch
+		listed++
+	}
+	if listed != len(c.order) {
+		n := 0
+		for ix, text := range c.order {
+			if c.listed[ix] != c.epoch && n < 5 {
+				c.t.Errorf("%s: %q is not listed", when, text)
+				n++
+			}
+		}
+		c.t.Fatalf("%s: %d of %d prompts are not listed", when, len(c.order)-listed, len(c.order))
+	}
+
+	// The raw files: every prompt at least once.
+	ents, err := os.ReadDir(c.dir)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	raw, lines := 0, 0
+	for _, e := range ents {
+		name := e.Name()
+		if atomicfile.IsTemp(name) {
+			if atomicfile.Stale(name) {
+				temps++
+			}
+			continue
+		}
+		if strings.Contains(name, ".gc-") {
+			claims++
+		}
+		f, err := history.Open(filepath.Join(c.dir, name))
+		if err != nil {
+			c.t.Fatalf("%s: %v", when, err)
+		}
+		_, err = record.Scan(f, func(l *record.Line) error {
+			lines++
+			if ix, ok := c.want[string(l.Text)]; ok && c.inRaw[ix] != c.epoch {
+				c.inRaw[ix] = c.epoch
+				raw++
+			}
+			return nil
+		})
+		f.Close()
+		if err != nil {
+			c.t.Fatalf("%s: reading %s: %v", when, name, err)
+		}
+	}
+	if raw != len(c.order) {
+		c.t.Fatalf("%s: %d of %d prompts are in the raw files", when, raw, len(c.order))
+	}
+	if lines > 3*len(c.want) {
+		c.t.Fatalf("%s: %d raw lines for %d prompts: duplicates pile up", when, lines, len(c.want))
+	}
+	return claims, temps
+}
