@@ -48,7 +48,8 @@ Options:
                      ~/.pi/agent/history.
     --hook           Read one agent hook payload (JSON) on stdin and capture
                      its prompt: Claude Code's UserPromptSubmit ("prompt",
-                     "cwd", "session_id"), Cursor's beforeSubmitPrompt
+                     "cwd", "session_id"), Codex's UserPromptSubmit (the
+                     same plus "turn_id"), Cursor's beforeSubmitPrompt
                      ("prompt", "workspace_roots", "conversation_id") or
                      {"prompt","cwd"}. Prints nothing and exits 0 even on
                      its own errors (reported on stderr), so it never blocks
@@ -270,6 +271,15 @@ type hookPayload struct {
 	WorkspaceRoots []string `json:"workspace_roots"`
 	ConversationID string   `json:"conversation_id"`
 	HookEventName  string   `json:"hook_event_name"`
+	// Codex's UserPromptSubmit payload is Claude Code's shape plus these.
+	TurnID         string `json:"turn_id"`
+	TranscriptPath string `json:"transcript_path"`
+}
+
+// isCodex tells Codex's UserPromptSubmit payload from Claude Code's: only
+// Codex sends "turn_id", and its transcript is a rollout-*.jsonl file.
+func (p *hookPayload) isCodex() bool {
+	return p.TurnID != "" || strings.HasPrefix(filepath.Base(p.TranscriptPath), "rollout-")
 }
 
 // runHook captures the prompt of one hook payload. It never fails the
@@ -298,6 +308,8 @@ func runHook(e *cli.Env, st store.Store) {
 	}
 	src, session := "", ""
 	switch {
+	case p.SessionID != "" && p.isCodex():
+		src, session = "codex", p.SessionID
 	case p.SessionID != "":
 		src, session = "claude", p.SessionID
 	case p.ConversationID != "":
