@@ -122,6 +122,16 @@ func init() {
 			ts.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl", prefix, i)), b, 0o600))
 		}
 	}
+	// repofile PATH DST: copies PATH, relative to the repository's root,
+	// to DST (for scripts that test files the repository ships).
+	cmds["repofile"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 || neg {
+			ts.Fatalf("usage: repofile PATH DST")
+		}
+		data, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(args[0]))) // tests run in testscripts/
+		ts.Check(err)
+		ts.Check(os.WriteFile(ts.MkAbs(args[1]), data, 0o600))
+	}
 	// linecount N REGEX DIR: exactly N lines of the regular files in DIR
 	// (not below it) match REGEX.
 	cmds["linecount"] = func(ts *testscript.TestScript, neg bool, args []string) {

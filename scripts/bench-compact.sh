@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# bench-compact.sh: times hist-compact on one project of 60 files and 100k
+# entries (the issue's benchmark), against the floor: cat of the same files
+# (the ones compaction merges) into one file plus mv, in the same run.
+#
+# The project comes from scripts/genstore (deterministic; realistic prompt
+# lengths, mostly 20-400 bytes, some multi-line, a few 10-50 KB). Every run
+# starts from a fresh copy of it, so the page cache is warm for both sides.
+# hist-compact fsyncs the compact file and the folder; the floor does not.
+#
+# Usage: scripts/bench-compact.sh [OUT.md]   (default bench/compact.md)
+# Environment: RUNS (default 9), N (default 100000), FILES (default 60),
+#              KEEP=1 keeps the temp folder.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:-$ROOT/bench/compact.md}
+RUNS=${RUNS:-9}
+N=${N:-100000}
+FILES=${FILES:-60}
+export LC_ALL=C
+
+if [ ! -x /usr/bin/time ]; then
+    echo "bench-compact: installing time(1) for peak RSS" >&2
+    if command -v apt-get >/dev/null; then
+        apt-get install -y -qq time >/dev/null || { apt-get update -qq && apt-get install -y -qq time >/dev/null; }
+    fi
+    [ -x /usr/bin/time ] || { echo "bench-compact: /usr/bin/time (GNU time) is needed" >&2; exit 1; }
+fi
+command -v go >/dev/null || { echo "bench-compact: go is needed" >&2; exit 1; }
+
+WORK=$(mktemp -d /tmp/hist-bench-compact.XXXXXX)
+cleanup() { [ "${KEEP:-}" = 1 ] && echo "kept $WORK" >&2 || rm -rf "$WORK"; }
+trap cleanup EXIT
+mkdir -p "$WORK/bin" "$WORK/home"
+(cd "$ROOT" && go build -o "$WORK/bin/" ./cmd/hist-compact ./scripts/genstore)
+
+"$WORK/bin/genstore" -out "$WORK/base" -n "$N" -projects 1 -files "$FILES" >/dev/null
+PROJ=$(ls "$WORK/base/projects")
+BYTES=$(cat "$WORK/base/projects/$PROJ"/*.jsonl | wc -c)
+export HOME="$WORK/home" GENTLE_PI_HISTORY_CAPTURE=1
+
+# The files compaction merges (the same for every fresh copy).
+"$WORK/bin/hist-compact" --store "$WORK/base" --all --dry-run --json 2>/dev/null |
+    grep -o '"name":"[^"]*"' | sed 's/"name":"\(.*\)"/\1/' >"$WORK/merged.txt"
+MERGED=$(wc -l <"$WORK/merged.txt")
+MERGED_BYTES=$(cd "$WORK/base/projects/$PROJ" && cat $(cat "$WORK/merged.txt") | wc -c)
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+maxof() { sort -n | tail -1; }
+
+: >"$WORK/compact.txt"
+: >"$WORK/floor.txt"
+for i in $(seq "$RUNS"); do
+    rm -rf "$WORK/s"
+    cp -a "$WORK/base" "$WORK/s"
+    /usr/bin/time -f '%e %M' -o "$WORK/t" "$WORK/bin/hist-compact" --store "$WORK/s" --all 2>"$WORK/log"
+    cat "$WORK/t" >>"$WORK/compact.txt"
+    grep -q 'merged' "$WORK/log" || { cat "$WORK/log" >&2; exit 1; }
+    LINE=$(cat "$WORK/log")
+
+    rm -rf "$WORK/s"
+    cp -a "$WORK/base" "$WORK/s"
+    D="$WORK/s/projects/$PROJ"
+    (cd "$D" && /usr/bin/time -f '%e %M' -o "$WORK/t" sh -c 'cat "$@" >.floor.tmp && mv .floor.tmp floor.jsonl' sh $(cat "$WORK/merged.txt"))
+    cat "$WORK/t" >>"$WORK/floor.txt"
+done
+
+C_MED=$(awk '{print $1}' "$WORK/compact.txt" | median)
+C_MIN=$(awk '{print $1}' "$WORK/compact.txt" | sort -n | head -1)
+C_MAX=$(awk '{print $1}' "$WORK/compact.txt" | maxof)
+C_RSS=$(awk '{print $2}' "$WORK/compact.txt" | maxof)
+F_MED=$(awk '{print $1}' "$WORK/floor.txt" | median)
+F_RSS=$(awk '{print $2}' "$WORK/floor.txt" | maxof)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }'; }
+R_WALL=$(ratio "$C_MED" "$F_MED")
+R_RSS=$(ratio "$C_RSS" "$F_RSS")
+C_RSS_MB=$(awk -v k="$C_RSS" 'BEGIN { printf "%.1f", k / 1024 }')
+F_RSS_MB=$(awk -v k="$F_RSS" 'BEGIN { printf "%.1f", k / 1024 }')
+PASS_WALL=$(awk -v m="$C_MED" 'BEGIN { print (m <= 0.5) ? "yes" : "NO" }')
+PASS_RSS=$(awk -v k="$C_RSS" 'BEGIN { print (k < 150 * 1024) ? "yes" : "NO" }')
+
+mkdir -p "$(dirname "$OUT")"
+cat >"$OUT" <<EOF
+# hist-compact benchmark
+
+\`scripts/bench-compact.sh\` ($RUNS runs, each on a fresh copy of the same
+generated project). Project: $FILES files, $N entries,
+$(awk -v b="$BYTES" 'BEGIN { printf "%.1f", b / 1048576 }') MiB (scripts/genstore -projects 1 -files $FILES). Compaction merges
+the $MERGED oldest files ($(awk -v b="$MERGED_BYTES" 'BEGIN { printf "%.1f", b / 1048576 }') MiB); the 10 newest stay.
+Floor: \`cat\` of the same $MERGED files into one file plus \`mv\` (no fsync,
+no parsing), timed the same way in the same run.
+
+| | median wall | min / max wall | peak RSS | target |
+|---|---|---|---|---|
+| hist-compact | ${C_MED} s | ${C_MIN} / ${C_MAX} s | ${C_RSS_MB} MB | <= 0.5 s: ${PASS_WALL}; < 150 MB: ${PASS_RSS} |
+| floor (cat + mv) | ${F_MED} s | | ${F_RSS_MB} MB | |
+| ratio | ${R_WALL}x | | ${R_RSS}x | |
+
+hist-compact's line: \`$LINE\`
+
+Machine: $(nproc) cores, $(uname -sr), $(go version | awk '{print $3}'),
+load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is
+shared; wall times are rounded to 10 ms by time(1)).
+EOF
+cat "$OUT"
