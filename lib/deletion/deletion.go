@@ -131,6 +131,17 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		keys = append(keys, identity.KeyOfNormalized(n))
 	}
 
+	// An untrusted hidden.json, or a scope that cannot be listed, refuses
+	// before anything is created, the lock file included; both are checked
+	// again under the lock.
+	if _, err := tombstone.Load(st.Hidden()); err != nil {
+		res.Outcome, res.Err = Untrusted, err
+		return res
+	}
+	if _, err := st.Files(sc); err != nil {
+		res.Outcome, res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
+		return res
+	}
 	if !opt.DryRun {
 		wait := opt.Wait
 		if wait <= 0 {
@@ -143,7 +154,8 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		}
 		defer lk.Release()
 	}
-	// Loaded under the lock, so two deletes never lose each other's entry.
+	// Loaded again under the lock, so two deletes never lose each other's
+	// entry.
 	hidden, err := tombstone.Load(st.Hidden())
 	if err != nil {
 		res.Outcome, res.Err = Untrusted, err
