@@ -443,7 +443,9 @@ func Run(p *Plan, opt Options) *Report {
 		if !isClaim(fi.Name) {
 			c.path = filepath.Join(p.Dir, fi.Name+".gc-"+strconv.FormatInt(now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl")
 			if err := os.Rename(fi.Path, c.path); err != nil {
-				rep.fail(fi.Path, "claiming it: %s: it stays as it is", describe(err))
+				if !errors.Is(err, fs.ErrNotExist) { // removed by hand since the plan: nothing to merge
+					rep.fail(fi.Path, "claiming it: %s: it stays as it is", describe(err))
+				}
 				continue
 			}
 		}
