@@ -330,7 +330,7 @@ type claim struct {
 	orig string // the file's name before the claim
 	f    *os.File
 	done int64 // bytes of complete lines already handled
-	bad  bool  // could not be read whole: it stays
+	bad  error // why it could not be read whole: it stays
 }
 
 // merger writes lines to the compact file: hidden prompts out, repeated
@@ -488,7 +488,8 @@ func Run(p *Plan, opt Options) *Report {
 	br := bufio.NewReaderSize(nil, readSize)
 	var buf []byte
 	for _, c := range claims {
-		if c.bad {
+		if c.bad != nil {
+			rep.fail(c.path, "reading the claim: %s: it stays on disk and is still read", describe(c.bad))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 			continue
 		}
@@ -573,9 +574,7 @@ func writeCompact(path string, claims []*claim, m *merger) error {
 		if errors.As(err, &stop) {
 			return stop.err
 		}
-		if err != nil {
-			c.bad = true
-		}
+		c.bad = err
 		c.done = n
 	}
 	if err := w.Flush(); err != nil {
