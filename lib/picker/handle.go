@@ -48,12 +48,13 @@ func (p *picker) handle(req request) string {
 	case "home":
 		r.end = false
 		if req.Query != "" {
-			return "beginning-of-line"
+			return "beginning-of-line+first" // an editing key: back to the first match
 		}
 		acts = append(acts, "first")
 	case "end":
 		if req.Query != "" {
-			return "end-of-line"
+			r.end = false
+			return "end-of-line+first"
 		}
 		if r.loaded {
 			acts = append(acts, "last")
@@ -88,7 +89,10 @@ func (p *picker) handle(req request) string {
 		r.dec = &decision{kind: decScope, query: req.Query}
 		return "accept"
 	}
-	if r.restorePos > 0 && req.Match > 0 && (req.Total >= r.restoreTotal || r.loaded) {
+	// After a delete, select the same position again: once fzf holds the
+	// whole list (the load event), or, with an empty query (where the
+	// list is in input order), as soon as the matches reach that position.
+	if r.restorePos > 0 && req.Match > 0 && (r.loaded || req.Query == "" && req.Match >= r.restorePos && req.Total >= r.restoreTotal) {
 		acts = append(acts, "pos("+strconv.Itoa(min(r.restorePos, req.Match))+")")
 		r.restorePos = 0
 	}

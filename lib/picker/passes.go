@@ -58,6 +58,7 @@ func (p *picker) normalArgs(r *run, query string) []string {
 		"--bind=focus:transform("+cb(r, "focus")+")",
 		"--bind=load:transform("+cb(r, "load")+")",
 		"--bind=ctrl-r:toggle-sort",
+		"--bind=change:first", // editing the query selects the first match
 	)
 	for _, k := range p.cfg.DeleteKeys {
 		args = append(args, "--bind="+k+":transform("+cb(r, "arm {n}")+")")
