@@ -1,0 +1,190 @@
+package codex
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"hist/lib/transcript"
+)
+
+// benchTarget is the size of the replicated corpus.
+const benchTarget = 48 << 20
+
+var uuidRE = regexp.MustCompile(`01a22a1[01]-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// benchCorpus replicates the real rollouts (each copy with its own ids)
+// into a CODEX_HOME-like folder of about benchTarget bytes: plain, or
+// compressed with zstd. HIST_BENCH_DIR keeps it somewhere (to compare with
+// grep); otherwise it lives in a temporary folder.
+func benchCorpus(b *testing.B, compress bool) (string, int64) {
+	b.Helper()
+	base := os.Getenv("HIST_BENCH_DIR")
+	if base == "" {
+		base = b.TempDir()
+	}
+	root := filepath.Join(base, map[bool]string{false: "plain", true: "zst"}[compress])
+	files, _ := filepath.Glob("testdata/*/sessions/*/*/*/*.jsonl")
+	var srcs [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		srcs = append(srcs, data)
+	}
+	var enc *zstd.Encoder
+	if compress {
+		enc, _ = zstd.NewWriter(nil)
+	}
+	var plain int64
+	for n := 0; plain < benchTarget; n++ {
+		for i, src := range srcs {
+			id := fmt.Sprintf("%08x-0000-7000-8000-%012x", n, i)
+			data := uuidRE.ReplaceAll(src, []byte(id))
+			name := filepath.Join(root, "sessions", "2026", "11", fmt.Sprintf("%02d", n%28+1), "rollout-2026-11-30T01-27-06-"+id+".jsonl")
+			if compress {
+				data = enc.EncodeAll(data, nil)
+				name += ".zst"
+			}
+			if _, err := os.Stat(name); err != nil {
+				if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(name, data, 0o600); err != nil {
+					b.Fatal(err)
+				}
+			}
+			plain += int64(len(uuidRE.ReplaceAll(src, []byte(id))))
+		}
+	}
+	return root, plain
+}
+
+var benchOnce sync.Map
+
+func benchScan(b *testing.B, compress bool) {
+	v, _ := benchOnce.LoadOrStore(compress, &struct {
+		sync.Once
+		root string
+		size int64
+	}{})
+	c := v.(*struct {
+		sync.Once
+		root string
+		size int64
+	})
+	c.Do(func() { c.root, c.size = benchCorpus(b, compress) })
+	b.SetBytes(c.size) // uncompressed bytes, so both variants compare
+	b.ResetTimer()
+	var st transcript.Stats
+	for i := 0; i < b.N; i++ {
+		var err error
+		st, err = Scan(c.root, func(transcript.Prompt) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(st.Prompts), "prompts")
+	b.ReportMetric(float64(st.Files), "files")
+}
+
+func BenchmarkScan(b *testing.B)     { benchScan(b, false) }
+func BenchmarkScanZstd(b *testing.B) { benchScan(b, true) }
+
+// BenchmarkScanReaderLongLines reads one rollout made of multi-megabyte
+// tool outputs, the shape of long real sessions.
+func BenchmarkScanReaderLongLines(b *testing.B) {
+	var buf bytes.Buffer
+	r := (&rb{}).meta(sess, "/w", nil)
+	out := bytes.Repeat([]byte("drwxr-xr-x  2 root root 4096 Nov 30 01:27 some/dir/name\n"), 40000)
+	for i := 0; i < 16; i++ {
+		r.item(fmt.Sprintf("2026-01-02T03:04:%02d.000Z", i), fmt.Sprint(i), "prompt number "+fmt.Sprint(i))
+		r.add("2026-01-02T03:04:06.500Z", "response_item", map[string]any{"type": "function_call_output", "call_id": "c", "output": string(out)})
+		r.agent("2026-01-02T03:04:07.000Z", string(out[:len(out)/4]))
+	}
+	buf.Write(r.bytes())
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ScanReader(bytes.NewReader(data), "x", func(transcript.Prompt) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestThroughputVsGrep compares Scan with "grep -c" over the benchmark
+// corpus (best of several interleaved runs, wall and CPU time) and reports
+// the peak RSS. It runs only with HIST_BENCH_GREP=1 (and HIST_BENCH_DIR to
+// keep the corpus).
+func TestThroughputVsGrep(t *testing.T) {
+	if os.Getenv("HIST_BENCH_GREP") == "" {
+		t.Skip("set HIST_BENCH_GREP=1 to measure")
+	}
+	root, size := benchCorpusT(t)
+	files, _ := filepath.Glob(filepath.Join(root, "sessions", "*", "*", "*", "*.jsonl"))
+	args := append([]string{"-c", "UserMessage"}, files...)
+	best := func(f func() (time.Duration, time.Duration)) (time.Duration, time.Duration) {
+		bw, bc := time.Duration(1<<62), time.Duration(1<<62)
+		for i := 0; i < 9; i++ {
+			w, c := f()
+			bw, bc = min(bw, w), min(bc, c)
+		}
+		return bw, bc
+	}
+	grepW, grepC := best(func() (time.Duration, time.Duration) {
+		cmd := exec.Command("grep", args...)
+		cmd.Stdout = io.Discard
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	})
+	scanW, scanC := best(func() (time.Duration, time.Duration) {
+		var r0, r1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+		start := time.Now()
+		if _, err := Scan(root, func(transcript.Prompt) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		w := time.Since(start)
+		syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+		cpu := time.Duration(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) * time.Nanosecond
+		return w, cpu
+	})
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	mbs := func(d time.Duration) float64 { return float64(size) / 1e6 / d.Seconds() }
+	t.Logf("corpus %d files, %.1f MB", len(files), float64(size)/1e6)
+	t.Logf("grep -c: wall %v (%.0f MB/s), cpu %v", grepW, mbs(grepW), grepC)
+	t.Logf("Scan:    wall %v (%.0f MB/s), cpu %v (%.0f MB/s)", scanW, mbs(scanW), scanC, mbs(scanC))
+	t.Logf("ratio Scan/grep: wall %.2fx, cpu %.2fx; peak RSS %d MB", scanW.Seconds()/grepW.Seconds(), scanC.Seconds()/grepC.Seconds(), ru.Maxrss/1024)
+}
+
+// benchCorpusT is benchCorpus for a test.
+func benchCorpusT(t *testing.T) (string, int64) {
+	var root string
+	var size int64
+	res := testing.Benchmark(func(b *testing.B) {
+		if root == "" {
+			root, size = benchCorpus(b, false)
+		}
+	})
+	_ = res
+	if root == "" {
+		t.Fatal("no corpus")
+	}
+	return root, size
+}

@@ -1,0 +1,334 @@
+// Package codex reads the prompts a person typed into the Codex CLI from its
+// session rollouts: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl (or
+// .jsonl.zst; the plain file wins when both exist) and
+// $CODEX_HOME/archived_sessions/.
+//
+// A typed prompt is, in order of preference:
+//   - an event_msg whose payload is an item_completed UserMessage item
+//     (Codex 0.171 and later), text = the item's text content;
+//   - an event_msg user_message (earlier builds), skipped when its "kind" is
+//     not "plain" (the injected context of 0.3x–0.4x builds);
+//   - in a rollout that holds neither, a response_item user message.
+//
+// Text that starts with injected context (<environment_context>, AGENTS.md
+// instructions, <user_instructions>, <turn_aborted>, …) is never a prompt,
+// nor is a prompt that hist would not capture (blank, or a command such as
+// "/prompts:greet …"). Subagent rollouts (session_meta source
+// {"subagent":…}) are skipped whole and counted in Stats.Skipped.
+//
+// A prompt's time is its line's timestamp, its cwd the latest turn_context
+// cwd before it (else the session_meta cwd), its session the session_meta
+// id, which is what "codex resume" takes. Its Key is the session id and the
+// UserMessage item id (older shapes: the line's timestamp and a hash of the
+// text), so the same rollout found twice (sessions/ and archived_sessions/)
+// counts once.
+//
+// A legacy fork (session_meta forked_from_id, history_mode not "paginated")
+// starts with a copy of its parent's items, written with new timestamps.
+// When the parent rollout is present, the fork's prompts that repeat the
+// parent's, from the start and in order, are left to the parent, so each is
+// read once. Paginated forks copy nothing.
+//
+// Lines are streamed through a fixed buffer; a line is held whole only when
+// it is decoded, and lines of types the reader has no use for are skipped
+// without being parsed (so they are never counted as malformed).
+package codex
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+
+	"hist/lib/identity"
+	"hist/lib/transcript"
+)
+
+// DefaultRoot is where Codex keeps its transcripts: $CODEX_HOME, else
+// ~/.codex.
+func DefaultRoot(env transcript.Env, home string) string {
+	if h := env("CODEX_HOME"); h != "" {
+		return h
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// Scan reads every rollout under root (sessions/ and archived_sessions/)
+// and calls emit once per typed prompt, deduplicated by Prompt.Key. A file
+// that cannot be read, a .jsonl.zst that is not a valid zstd stream
+// included (it may be half written), stops the scan with a
+// *transcript.ReadError, so that the import is retried later; malformed
+// lines are counted in Stats.Malformed. An error from emit stops the scan
+// and is returned as it is. A missing root holds no prompts.
+func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	s := newScanner(emit)
+	files, err := s.list(root)
+	if err != nil {
+		return s.stats, err
+	}
+	for _, f := range files {
+		if err := s.file(f); err != nil {
+			return s.stats, err
+		}
+	}
+	if err := s.flushForks(); err != nil {
+		return s.stats, err
+	}
+	return s.stats, nil
+}
+
+// ScanReader reads one rollout (plain JSONL) from r; name is its path, used
+// for the session id when the rollout has no session_meta and in errors.
+// It applies every rule of Scan except the legacy-fork one, which needs the
+// parent's file. A read error is returned as a *transcript.ReadError.
+func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	s := newScanner(emit)
+	cr := &countReader{r: r}
+	p := s.parser(name)
+	err := p.run(cr)
+	s.stats.Bytes += cr.n
+	s.stats.Malformed += p.malformed
+	switch {
+	case err == errStop:
+		s.stats.Skipped++
+		return s.stats, nil
+	case err != nil:
+		if s.emitErr != nil {
+			return s.stats, s.emitErr
+		}
+		return s.stats, &transcript.ReadError{Path: name, Err: err}
+	}
+	s.stats.Files++
+	return s.stats, nil
+}
+
+type scanner struct {
+	emit    func(transcript.Prompt) error
+	emitErr error
+	stats   transcript.Stats
+	keys    map[string]struct{}
+	// sums holds every session's prompts (as text hashes, in file order),
+	// for the legacy-fork rule.
+	sums  map[string][][32]byte
+	forks []*fork
+	zdec  *zstd.Decoder
+	last  *parser
+}
+
+type fork struct {
+	parent string
+	sums   [][32]byte
+	cands  []cand
+}
+
+func newScanner(emit func(transcript.Prompt) error) *scanner {
+	return &scanner{
+		emit: emit,
+		keys: map[string]struct{}{},
+		sums: map[string][][32]byte{},
+	}
+}
+
+// parser returns a parser that delivers straight to emit; it reuses the
+// buffers of the previous one.
+func (s *scanner) parser(name string) *parser {
+	p := &parser{name: name, session: sessionFromName(name)}
+	if s.last != nil {
+		p.br, p.long = s.last.br, s.last.long[:0]
+	}
+	s.last = p
+	p.out = func(c cand) error { return s.deliver(c) }
+	return p
+}
+
+// deliver emits a prompt unless it is not capturable or already emitted.
+func (s *scanner) deliver(c cand) error {
+	if !identity.Capturable(c.p.Text) {
+		return nil
+	}
+	if c.p.Key != "" {
+		if _, dup := s.keys[c.p.Key]; dup {
+			return nil
+		}
+	}
+	if c.p.Key != "" {
+		s.keys[c.p.Key] = struct{}{}
+	}
+	if err := s.emit(c.p); err != nil {
+		s.emitErr = err
+		return err
+	}
+	s.stats.Prompts++
+	return nil
+}
+
+// list returns the rollouts under root, plain files winning over .zst.
+func (s *scanner) list(root string) ([]string, error) {
+	var out []string
+	for _, sub := range []string{"sessions", "archived_sessions"} {
+		dir := filepath.Join(root, sub)
+		var names []string
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if path == dir && errors.Is(err, fs.ErrNotExist) {
+					return fs.SkipDir
+				}
+				return &transcript.ReadError{Path: path, Err: err}
+			}
+			if d.IsDir() {
+				return nil
+			}
+			if isRollout(d.Name()) {
+				names = append(names, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		have := map[string]bool{}
+		for _, n := range names {
+			if strings.HasSuffix(n, ".jsonl") {
+				have[n] = true
+			}
+		}
+		for _, n := range names {
+			if strings.HasSuffix(n, ".zst") && have[strings.TrimSuffix(n, ".zst")] {
+				s.stats.Skipped++
+				continue
+			}
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// isRollout reports whether name is a rollout file name: "rollout-…" ending
+// in ".jsonl" once a ".zst" is removed.
+func isRollout(name string) bool {
+	return strings.HasPrefix(name, "rollout-") && strings.HasSuffix(strings.TrimSuffix(name, ".zst"), ".jsonl")
+}
+
+// sessionFromName returns the uuid at the end of a rollout's file name, the
+// session id when the rollout has no session_meta.
+func sessionFromName(name string) string {
+	base := filepath.Base(name)
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".zst"), ".jsonl")
+	if i := strings.IndexByte(base, '_'); i >= 0 {
+		base = base[:i]
+	}
+	if len(base) >= 36 {
+		id := base[len(base)-36:]
+		if id[8] == '-' && id[13] == '-' && id[18] == '-' && id[23] == '-' {
+			return id
+		}
+	}
+	return ""
+}
+
+// file reads one rollout.
+func (s *scanner) file(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &transcript.ReadError{Path: path, Err: err}
+	}
+	defer f.Close()
+	cr := &countReader{r: f}
+	var r io.Reader = cr
+	if strings.HasSuffix(path, ".zst") {
+		if s.zdec == nil {
+			s.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+			if err != nil {
+				return &transcript.ReadError{Path: path, Err: err}
+			}
+		}
+		if err := s.zdec.Reset(cr); err != nil {
+			return &transcript.ReadError{Path: path, Err: fmt.Errorf("not a valid zstd stream: %w", err)}
+		}
+		r = &zstdErr{r: s.zdec}
+	}
+
+	p := s.parser(path)
+	var sums [][32]byte
+	var fk *fork
+	p.out = func(c cand) error {
+		sums = append(sums, c.sum)
+		if p.legacyFork {
+			if fk == nil {
+				fk = &fork{parent: p.forkedFrom}
+			}
+			fk.cands = append(fk.cands, c)
+			return nil
+		}
+		return s.deliver(c)
+	}
+	err = p.run(r)
+	s.stats.Bytes += cr.n
+	s.stats.Malformed += p.malformed
+	switch {
+	case err == errStop:
+		s.stats.Skipped++
+		return nil
+	case err != nil && s.emitErr != nil:
+		return s.emitErr
+	case err != nil:
+		return &transcript.ReadError{Path: path, Err: err}
+	}
+	s.stats.Files++
+	if p.session != "" {
+		s.sums[p.session] = sums
+	}
+	if fk != nil {
+		fk.sums = sums
+		s.forks = append(s.forks, fk)
+	}
+	return nil
+}
+
+// flushForks emits the legacy forks' own prompts: those after the longest
+// run, from the start, that repeats the parent's prompts.
+func (s *scanner) flushForks() error {
+	for _, fk := range s.forks {
+		parent := s.sums[fk.parent]
+		m := 0
+		for m < len(fk.sums) && m < len(parent) && fk.sums[m] == parent[m] {
+			m++
+		}
+		for _, c := range fk.cands[m:] {
+			if err := s.deliver(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// zstdErr labels decoding errors.
+type zstdErr struct{ r io.Reader }
+
+func (z *zstdErr) Read(b []byte) (int, error) {
+	n, err := z.r.Read(b)
+	if err != nil && err != io.EOF {
+		var re *transcript.ReadError
+		if !errors.As(err, &re) {
+			err = fmt.Errorf("not a valid zstd stream: %w", err)
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,634 @@
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"strings"
+	"time"
+
+	"hist/lib/transcript"
+)
+
+// bufSize is the line reader's buffer. A line longer than this is first
+// classified from its beginning: one the reader has no use for is skipped
+// chunk by chunk, so only the lines that are decoded are ever held whole.
+const bufSize = 256 << 10
+
+// Candidate kinds: the three places a typed prompt is stored.
+const (
+	kindEvent = iota + 1 // event_msg user_message (before 0.171)
+	kindItem             // event_msg item_completed UserMessage (0.171)
+	kindResp             // response_item user message (oldest rollouts only)
+)
+
+// cand is one prompt as stored in a rollout, before the capturable filter.
+type cand struct {
+	p    transcript.Prompt
+	sum  [sha256.Size]byte // of the text
+	kind int
+}
+
+// parser reads one rollout. It hands every prompt it finds, in file order,
+// to out; a prompt stored twice in one turn (user_message and the
+// UserMessage item of builds that write both) is handed over once.
+type parser struct {
+	name     string
+	out      func(cand) error
+	session  string
+	metaSeen bool
+	subagent bool
+	// A legacy fork copies its parent's items into its own file.
+	forkedFrom string
+	legacyFork bool
+	metaCwd    string
+	cwd        string // of the latest turn_context
+	lastTS     int64
+	sawEvent   bool   // a user_message or UserMessage was seen
+	fallback   []cand // response_item prompts, used if sawEvent stays false
+	pending    []pendingLine
+
+	prev       cand
+	prevOK     bool
+	prevPaired bool
+
+	malformed int
+	long      []byte        // a long line being assembled
+	br        *bufio.Reader // reused from file to file
+}
+
+// pendingLine is a response_item line kept for the fallback, with the
+// parser's state when it was read.
+type pendingLine struct {
+	line   []byte
+	cwd    string
+	lastTS int64
+}
+
+// errStop ends a parse early (a subagent rollout).
+var errStop = stopError{}
+
+type stopError struct{}
+
+func (stopError) Error() string { return "stop" }
+
+// run reads r to the end. It returns errStop when the rollout turned out to
+// be a subagent's, an error from out, or a read error.
+func (p *parser) run(r io.Reader) error {
+	if p.br == nil {
+		p.br = bufio.NewReaderSize(r, bufSize)
+	} else {
+		p.br.Reset(r)
+	}
+	br := p.br
+	defer br.Reset(nil)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch err {
+		case nil:
+			if err := p.handle(chunk[:len(chunk)-1], true); err != nil {
+				return err
+			}
+		case io.EOF:
+			if len(chunk) > 0 {
+				if err := p.handle(chunk, true); err != nil {
+					return err
+				}
+			}
+			return p.finish()
+		case bufio.ErrBufferFull:
+			act, _ := p.classify(chunk, false)
+			if act == actSkip {
+				for err == bufio.ErrBufferFull {
+					_, err = br.ReadSlice('\n')
+				}
+				if err != nil && err != io.EOF {
+					return err
+				}
+				if err == io.EOF {
+					return p.finish()
+				}
+				continue
+			}
+			p.long = append(p.long[:0], chunk...)
+			for err == bufio.ErrBufferFull {
+				chunk, err = br.ReadSlice('\n')
+				p.long = append(p.long, chunk...)
+			}
+			if err != nil && err != io.EOF {
+				return err
+			}
+			line := p.long
+			if err == nil {
+				line = line[:len(line)-1]
+			}
+			if err := p.handle(line, true); err != nil {
+				return err
+			}
+			if err == io.EOF {
+				return p.finish()
+			}
+		default:
+			return err
+		}
+	}
+}
+
+type action int
+
+const (
+	actSkip   action = iota // nothing the reader uses
+	actDecode               // decode the whole line
+	actMore                 // undecided from a partial line: read it whole
+)
+
+var (
+	pfxTimestamp = []byte(`{"timestamp":"`)
+	pfxOrdinal   = []byte(`,"ordinal":`)
+	pfxType      = []byte(`,"type":"`)
+	pfxPayload   = []byte(`,"payload":{"type":"`)
+	pfxItem      = []byte(`"item":{"type":"`)
+	pfxRole      = []byte(`"role":"`)
+)
+
+// envelope reads a line written in the recorder's field order
+// ({"timestamp":…,"ordinal":…,"type":…,"payload":{"type":…) and returns the
+// line's type and its payload's type (nil when the payload does not start
+// with one). ok is false for any other shape.
+func envelope(b []byte) (typ, ptype, rest []byte, ok bool) {
+	if !bytes.HasPrefix(b, pfxTimestamp) {
+		return nil, nil, nil, false
+	}
+	b = b[len(pfxTimestamp):]
+	i := bytes.IndexByte(b, '"')
+	if i < 0 || bytes.IndexByte(b[:i], '\\') >= 0 {
+		return nil, nil, nil, false
+	}
+	b = b[i+1:]
+	if bytes.HasPrefix(b, pfxOrdinal) {
+		b = b[len(pfxOrdinal):]
+		j := 0
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		b = b[j:]
+	}
+	if !bytes.HasPrefix(b, pfxType) {
+		return nil, nil, nil, false
+	}
+	b = b[len(pfxType):]
+	typ, b, ok = plainString(b)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	if bytes.HasPrefix(b, pfxPayload) {
+		if pt, r, ok := plainString(b[len(pfxPayload):]); ok {
+			return typ, pt, r, true
+		}
+	}
+	return typ, nil, b, true
+}
+
+// plainString reads a JSON string body without escapes up to its closing
+// quote.
+func plainString(b []byte) (s, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, '"')
+	if i < 0 || bytes.IndexByte(b[:i], '\\') >= 0 {
+		return nil, nil, false
+	}
+	return b[:i], b[i+1:], true
+}
+
+// Line kinds the parser decodes.
+const (
+	lineOther = iota // not decoded
+	lineMeta
+	lineTurn
+	lineEvent
+	lineResp
+	lineUnknown // an unexpected shape: decode the envelope first
+)
+
+// classify decides from a line, or from the beginning of a long one
+// (complete false), whether it must be decoded, and as what.
+func (p *parser) classify(b []byte, complete bool) (action, int) {
+	undecided := actMore
+	if complete {
+		undecided = actDecode
+	}
+	typ, ptype, rest, ok := envelope(b)
+	if !ok {
+		return undecided, lineUnknown
+	}
+	switch string(typ) {
+	case "session_meta":
+		return actDecode, lineMeta
+	case "turn_context":
+		return actDecode, lineTurn
+	case "event_msg":
+		switch {
+		case ptype == nil:
+			if complete && !bytes.Contains(b, []byte("user_message")) && !bytes.Contains(b, []byte("UserMessage")) {
+				return actSkip, lineOther
+			}
+			return undecided, lineEvent
+		case string(ptype) == "user_message":
+			return actDecode, lineEvent
+		case string(ptype) == "item_completed":
+			if i := bytes.Index(rest, pfxItem); i >= 0 {
+				if it, _, ok := plainString(rest[i+len(pfxItem):]); ok {
+					if string(it) == "UserMessage" {
+						return actDecode, lineEvent
+					}
+					return actSkip, lineOther
+				}
+			}
+			return undecided, lineEvent
+		default:
+			return actSkip, lineOther
+		}
+	case "response_item":
+		if p.sawEvent {
+			return actSkip, lineOther
+		}
+		switch {
+		case ptype == nil:
+			if complete && !bytes.Contains(b, []byte(`"user"`)) {
+				return actSkip, lineOther
+			}
+			return undecided, lineResp
+		case string(ptype) == "message":
+			if i := bytes.Index(rest, pfxRole); i >= 0 {
+				if role, _, ok := plainString(rest[i+len(pfxRole):]); ok {
+					if string(role) == "user" {
+						return actDecode, lineResp
+					}
+					return actSkip, lineOther
+				}
+			}
+			return undecided, lineResp
+		default:
+			return actSkip, lineOther
+		}
+	default:
+		return actSkip, lineOther
+	}
+}
+
+type metaPayload struct {
+	ID           string          `json:"id"`
+	SessionID    string          `json:"session_id"`
+	Timestamp    string          `json:"timestamp"`
+	Cwd          string          `json:"cwd"`
+	Source       json.RawMessage `json:"source"`
+	ForkedFromID string          `json:"forked_from_id"`
+	HistoryMode  string          `json:"history_mode"`
+}
+
+type turnPayload struct {
+	Cwd string `json:"cwd"`
+}
+
+type textItem struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type eventPayload struct {
+	Type    string          `json:"type"`
+	Message json.RawMessage `json:"message"`
+	Kind    json.RawMessage `json:"kind"`
+	Item    *itemPayload    `json:"item"`
+}
+
+type itemPayload struct {
+	Type    string     `json:"type"`
+	ID      string     `json:"id"`
+	Content []textItem `json:"content"`
+}
+
+type respPayload struct {
+	Type    string     `json:"type"`
+	Role    string     `json:"role"`
+	ID      string     `json:"id"`
+	Content []textItem `json:"content"`
+}
+
+// typedLine is a whole line whose type is known, decoded in one pass.
+type typedLine[T any] struct {
+	Timestamp string `json:"timestamp"`
+	Payload   T      `json:"payload"`
+}
+
+// handle processes one complete line.
+func (p *parser) handle(b []byte, complete bool) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	act, kind := p.classify(b, complete)
+	if act == actSkip {
+		return nil
+	}
+	switch kind {
+	case lineMeta:
+		if m, rawTS, ok := fastMeta(b); ok {
+			return p.meta(&m, rawTS)
+		}
+	case lineTurn:
+		if cwd, rawTS, ok := fastTurn(b); ok {
+			if cwd != "" {
+				p.cwd = cwd
+			}
+			p.noteTS(rawTS)
+			return nil
+		}
+	case lineEvent:
+		if e, rawTS, ok := fastEvent(b); ok {
+			return p.event(&e, rawTS)
+		}
+	case lineUnknown:
+		var env struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(b, &env); err != nil {
+			p.malformed++
+			return nil
+		}
+		switch env.Type {
+		case "session_meta":
+			kind = lineMeta
+		case "turn_context":
+			kind = lineTurn
+		case "event_msg":
+			kind = lineEvent
+		case "response_item":
+			if p.sawEvent {
+				return nil
+			}
+			kind = lineResp
+		default:
+			return nil
+		}
+	}
+	switch kind {
+	case lineMeta:
+		var l typedLine[metaPayload]
+		if p.decode(b, &l) {
+			return p.meta(&l.Payload, l.Timestamp)
+		}
+	case lineTurn:
+		var l typedLine[turnPayload]
+		if p.decode(b, &l) {
+			if l.Payload.Cwd != "" {
+				p.cwd = l.Payload.Cwd
+			}
+			p.noteTS(l.Timestamp)
+		}
+	case lineEvent:
+		var l typedLine[eventPayload]
+		if p.decode(b, &l) {
+			return p.event(&l.Payload, l.Timestamp)
+		}
+	case lineResp:
+		// Needed only if the rollout turns out to hold no prompt event:
+		// kept raw, and decoded at its end.
+		p.pending = append(p.pending, pendingLine{
+			line:   append([]byte(nil), b...),
+			cwd:    p.cwd,
+			lastTS: p.lastTS,
+		})
+	}
+	return nil
+}
+
+// decode decodes the whole line b into l, counting a failure as malformed.
+func (p *parser) decode(b []byte, l any) bool {
+	if err := json.Unmarshal(b, l); err != nil {
+		p.malformed++
+		return false
+	}
+	return true
+}
+
+func (p *parser) noteTS(raw string) {
+	if ts, ok := parseTS(raw); ok {
+		p.lastTS = ts
+	}
+}
+
+func (p *parser) meta(m *metaPayload, rawTS string) error {
+	if p.metaSeen {
+		// A legacy fork's copy of its parent's header.
+		return nil
+	}
+	p.metaSeen = true
+	if isSubagent(m.Source) {
+		p.subagent = true
+		return errStop
+	}
+	if m.ID != "" {
+		p.session = m.ID
+	} else if m.SessionID != "" {
+		p.session = m.SessionID
+	}
+	p.metaCwd = m.Cwd
+	p.forkedFrom = m.ForkedFromID
+	p.legacyFork = m.ForkedFromID != "" && m.HistoryMode != "paginated"
+	p.noteTS(m.Timestamp)
+	p.noteTS(rawTS)
+	return nil
+}
+
+// isSubagent reports whether a session_meta source names a subagent
+// ({"subagent": …}: review, compact, thread_spawn, …).
+func isSubagent(src json.RawMessage) bool {
+	src = bytes.TrimSpace(src)
+	if len(src) == 0 || src[0] != '{' {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(src, &m) != nil {
+		return false
+	}
+	_, ok := m["subagent"]
+	return ok
+}
+
+func (p *parser) event(e *eventPayload, rawTS string) error {
+	switch {
+	case e.Type == "user_message":
+		var text string
+		if err := json.Unmarshal(e.Message, &text); err != nil {
+			p.malformed++
+			return nil
+		}
+		p.sawEvent = true
+		p.fallback, p.pending = nil, nil
+		if len(e.Kind) > 0 && string(e.Kind) != "null" {
+			var kind string
+			if json.Unmarshal(e.Kind, &kind) != nil || kind != "plain" {
+				p.noteTS(rawTS)
+				return nil // injected context of 0.3x–0.4x builds
+			}
+		}
+		return p.found(text, "", rawTS, kindEvent)
+	case e.Type == "item_completed" && e.Item != nil && e.Item.Type == "UserMessage":
+		p.sawEvent = true
+		p.fallback, p.pending = nil, nil
+		return p.found(joinText(e.Item.Content, "text"), e.Item.ID, rawTS, kindItem)
+	}
+	p.noteTS(rawTS)
+	return nil
+}
+
+func (p *parser) response(m *respPayload, rawTS string) {
+	if m.Type != "message" || m.Role != "user" {
+		p.noteTS(rawTS)
+		return
+	}
+	text := joinText(m.Content, "input_text")
+	if injected(text, true) {
+		p.noteTS(rawTS)
+		return
+	}
+	p.fallback = append(p.fallback, p.cand(text, m.ID, rawTS, kindResp))
+}
+
+// joinText joins the text of the content items of the given type.
+func joinText(items []textItem, typ string) string {
+	if len(items) == 1 && strings.EqualFold(items[0].Type, typ) {
+		return items[0].Text
+	}
+	var parts []string
+	for _, it := range items {
+		if strings.EqualFold(it.Type, typ) {
+			parts = append(parts, it.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// found takes a prompt from an event.
+func (p *parser) found(text, id, rawTS string, kind int) error {
+	if injected(text, false) {
+		p.noteTS(rawTS)
+		return nil
+	}
+	c := p.cand(text, id, rawTS, kind)
+	if p.prevOK && !p.prevPaired && p.prev.kind != kind && p.prev.sum == c.sum {
+		// The same prompt stored as both user_message and UserMessage.
+		p.prevPaired = true
+		return nil
+	}
+	p.prev, p.prevOK, p.prevPaired = c, true, false
+	return p.out(c)
+}
+
+// cand builds a prompt. Its time is its line's, or (flagged approximate)
+// the last time seen before it in the file.
+func (p *parser) cand(text, id, rawTS string, kind int) cand {
+	ts, ok := parseTS(rawTS)
+	if ok {
+		p.lastTS = ts
+	} else {
+		ts = p.lastTS
+	}
+	sum := sha256.Sum256([]byte(text))
+	cwd := p.cwd
+	if cwd == "" {
+		cwd = p.metaCwd
+	}
+	var key string
+	if id != "" {
+		key = p.session + "/" + id
+	} else {
+		key = p.session + "/" + rawTS + "/" + hex.EncodeToString(sum[:8])
+	}
+	return cand{
+		p: transcript.Prompt{
+			Text:    text,
+			TS:      ts,
+			Cwd:     cwd,
+			Session: p.session,
+			Src:     transcript.SrcCodex,
+			Key:     key,
+			Approx:  !ok,
+		},
+		sum:  sum,
+		kind: kind,
+	}
+}
+
+// finish hands over the response_item prompts of a rollout that stored no
+// prompt event at all.
+func (p *parser) finish() error {
+	if p.sawEvent {
+		return nil
+	}
+	for _, pl := range p.pending {
+		p.cwd, p.lastTS = pl.cwd, pl.lastTS
+		var l typedLine[respPayload]
+		if p.decode(pl.line, &l) {
+			p.response(&l.Payload, l.Timestamp)
+		}
+	}
+	p.pending = nil
+	for _, c := range p.fallback {
+		if err := p.out(c); err != nil {
+			return err
+		}
+	}
+	p.fallback = nil
+	return nil
+}
+
+// Prefixes of injected context that Codex stores as a user message. All
+// prompts are checked (a safety net); the response_item fallback also
+// drops the model-only context of newer builds.
+var (
+	injectedAll = []string{
+		"<environment_context>",
+		"<user_instructions>",
+		"# agents.md instructions",
+		"<instructions>",
+		"<turn_aborted>",
+		"<user_shell_command>",
+		"<subagent_notification>",
+		"<context_update>",
+	}
+	injectedResp = []string{
+		"<tool_context>",
+		"<reasoning_context>",
+		"<pinned_notes>",
+		"<skill",
+		"you were originally given instructions from a user over one or more turns",
+	}
+)
+
+func injected(text string, resp bool) bool {
+	t := strings.TrimLeft(text, " \t\r\n")
+	has := func(list []string) bool {
+		for _, pfx := range list {
+			if len(t) >= len(pfx) && strings.EqualFold(t[:len(pfx)], pfx) {
+				return true
+			}
+		}
+		return false
+	}
+	return has(injectedAll) || (resp && has(injectedResp))
+}
+
+// parseTS parses an ISO 8601 time to unix milliseconds.
+func parseTS(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, false
+	}
+	return t.UnixMilli(), true
+}

@@ -1,0 +1,666 @@
+// Package cursor reads the prompts a person typed into Cursor's agent CLI
+// (cursor-agent) from its chat stores, and from the JSONL transcripts it
+// mirrors them to when a chat has no store.
+//
+// Where (relative to the root, ~/.cursor by default):
+//   - chats/<md5 of the workspace>/<chat id>/store.db: SQLite. Table meta,
+//     row key '0', holds hex-encoded JSON {"agentId", "latestRootBlobId",
+//     "createdAt", …}; table blobs(id, data) is content-addressed. The root
+//     blob is protobuf: field 1 repeats the 32-byte ids of the message blobs
+//     in order, field 9 is the workspace path. A message blob is JSON
+//     {"role", "content": string or [{"type":"text","text"}…]}.
+//   - projects/<encoded workspace>/agent-transcripts/<chat id>.jsonl (or
+//     <chat id>/<chat id>.jsonl): lines {"role","message":{"content":[…]}};
+//     read only for a chat that no store.db holds. Subagent transcripts
+//     (…/subagents/) and the older .txt transcripts are skipped.
+//
+// What counts as a typed prompt: a "user" message whose text holds
+// <user_query>…</user_query> yields the inside of the tag (one newline the
+// tag adds on each side removed); a user message without the tag that
+// starts with "<" is injected context (<user_info>, attached files, rules)
+// and is dropped; any other user text is the prompt as stored. A prompt hist
+// would not capture (blank, or a command) is never emitted.
+//
+// There are no per-message times: every prompt of a chat gets the chat's
+// createdAt (else the store's modification time; for a mirror, the file's),
+// flagged Approx. The cwd is the root blob's workspace (for a mirror, the
+// folder name decoded against the file system); the session is the chat id
+// ("agent --resume" takes it). A chat forked from another starts with the
+// same message blobs: prompts in the leading run of blobs that an earlier
+// chat of the same workspace also starts with count once, in the earlier
+// chat.
+//
+// These formats are undocumented and were built from public descriptions
+// (cursor-agent cannot be installed here); they are unverified against a
+// real store. Stores are read without writing (see
+// hist/lib/transcript/internal/rosqlite); a store that cannot be read stops
+// the scan with a *transcript.ReadError, so the import is retried later.
+package cursor
+
+import (
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"hist/lib/identity"
+	"hist/lib/transcript"
+	"hist/lib/transcript/internal/jsonl"
+	"hist/lib/transcript/internal/rosqlite"
+)
+
+// DefaultRoot is where cursor-agent keeps its chats: $CURSOR_CONFIG_DIR,
+// else $XDG_CONFIG_HOME/cursor when that folder exists, else ~/.cursor.
+// (The mirror under projects/ follows $CURSOR_DATA_DIR; Scan looks for it
+// under the same root.)
+func DefaultRoot(env transcript.Env, home string) string {
+	if d := env("CURSOR_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if x := env("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		if fi, err := os.Stat(filepath.Join(x, "cursor")); err == nil && fi.IsDir() {
+			return filepath.Join(x, "cursor")
+		}
+	}
+	return filepath.Join(home, ".cursor")
+}
+
+// Scan reads every chat store and mirror transcript under root and calls
+// emit once per typed prompt, deduplicated by Prompt.Key, oldest chat
+// first. It returns a *transcript.ReadError on the first store or file that
+// cannot be read; malformed stores, blobs and lines are counted in
+// Stats.Malformed. An error from emit stops the scan and is returned as it
+// is.
+func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var st transcript.Stats
+	stores, err := filepath.Glob(filepath.Join(root, "chats", "*", "*", "store.db"))
+	if err != nil {
+		return st, err
+	}
+	var chats []*chat
+	have := map[string]bool{}
+	for _, path := range stores {
+		c, err := readStore(path, &st)
+		if err != nil {
+			return st, err
+		}
+		if c == nil {
+			continue
+		}
+		chats = append(chats, c)
+		have[c.id] = true
+		have[filepath.Base(filepath.Dir(path))] = true
+	}
+	mirrors, err := listMirrors(root, &st)
+	if err != nil {
+		return st, err
+	}
+	for _, m := range mirrors {
+		if have[m.id] {
+			continue
+		}
+		c, err := readMirror(m, &st)
+		if err != nil {
+			return st, err
+		}
+		chats = append(chats, c)
+	}
+	return st, emitChats(chats, emit, &st)
+}
+
+// ScanReader reads one mirror transcript (JSONL) from r; name is its path:
+// its base name gives the session. The mirror has no times: TS is 0 and
+// Approx is set (Scan uses the file's modification time), and Cwd is empty.
+func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var st transcript.Stats
+	id := strings.TrimSuffix(filepath.Base(name), ".jsonl")
+	c := &chat{id: id, group: name}
+	n, malformed, err := mirrorPrompts(r, c)
+	st.Bytes += n
+	st.Malformed += malformed
+	if err != nil {
+		return st, &transcript.ReadError{Path: name, Err: err}
+	}
+	st.Files++
+	return st, emitChats([]*chat{c}, emit, &st)
+}
+
+// chat is one conversation's prompts.
+type chat struct {
+	id      string
+	group   string // chats sharing a workspace folder (for forks)
+	created int64
+	cwd     string
+	blobs   []string // the message blob ids, in order
+	prompts []prompt
+}
+
+type prompt struct {
+	text string
+	pos  int    // index in blobs (-1 in a mirror)
+	key  string // Prompt.Key
+}
+
+func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript.Stats) error {
+	sort.SliceStable(chats, func(i, j int) bool {
+		if chats[i].created != chats[j].created {
+			return chats[i].created < chats[j].created
+		}
+		return chats[i].id < chats[j].id
+	})
+	keys := map[string]bool{}
+	for i, c := range chats {
+		// The leading run of blobs shared with an earlier chat of the same
+		// workspace is a fork's copy. Where the run ends on a user message
+		// and the earlier chat goes on, that message may have been typed
+		// again (equal content makes an equal blob): it is kept.
+		shared := 0
+		for _, e := range chats[:i] {
+			if e.group != c.group || e.id == c.id {
+				continue
+			}
+			n := 0
+			for n < len(c.blobs) && n < len(e.blobs) && c.blobs[n] == e.blobs[n] {
+				n++
+			}
+			if n < len(e.blobs) && n > 0 {
+				n--
+			}
+			shared = max(shared, n)
+		}
+		for _, p := range c.prompts {
+			if p.pos >= 0 && p.pos < shared {
+				continue
+			}
+			if !identity.Capturable(p.text) || keys[p.key] {
+				continue
+			}
+			keys[p.key] = true
+			err := emit(transcript.Prompt{
+				Text:    p.text,
+				TS:      c.created,
+				Cwd:     c.cwd,
+				Session: c.id,
+				Src:     transcript.SrcCursor,
+				Key:     p.key,
+				Approx:  true,
+			})
+			if err != nil {
+				return err
+			}
+			st.Prompts++
+		}
+	}
+	return nil
+}
+
+// meta is the chat metadata (meta row '0', hex-encoded JSON).
+type meta struct {
+	AgentID          string          `json:"agentId"`
+	LatestRootBlobID string          `json:"latestRootBlobId"`
+	CreatedAt        json.RawMessage `json:"createdAt"`
+}
+
+// readStore reads one store.db. A store without usable metadata or root
+// blob is counted as malformed and yields nil.
+func readStore(path string, st *transcript.Stats) (*chat, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, &transcript.ReadError{Path: path, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		st.Skipped++
+		return nil, nil
+	}
+	db, err := rosqlite.Open(path)
+	if err != nil {
+		return nil, &transcript.ReadError{Path: path, Err: err}
+	}
+	defer db.Close()
+	c, err := readChat(db, path, fi.ModTime(), st)
+	if err != nil {
+		return nil, &transcript.ReadError{Path: path, Err: err}
+	}
+	st.Files++
+	for _, s := range []string{"", "-wal"} {
+		if fi, err := os.Stat(path + s); err == nil {
+			st.Bytes += fi.Size()
+		}
+	}
+	return c, nil
+}
+
+func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stats) (*chat, error) {
+	tables, err := db.Tables()
+	if err != nil {
+		return nil, err
+	}
+	if !tables["meta"] || !tables["blobs"] {
+		st.Malformed++
+		return nil, nil
+	}
+	var value sql.NullString
+	err = db.QueryRow(`SELECT CAST(value AS TEXT) FROM meta WHERE key = '0'`).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		st.Malformed++
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m meta
+	raw, herr := hex.DecodeString(strings.TrimSpace(value.String))
+	if herr != nil {
+		raw = []byte(value.String) // plain JSON, should a build store it so
+	}
+	if json.Unmarshal(raw, &m) != nil || m.LatestRootBlobID == "" {
+		st.Malformed++
+		return nil, nil
+	}
+	dir := filepath.Dir(path)
+	c := &chat{id: m.AgentID, group: filepath.Dir(dir), created: parseCreated(m.CreatedAt)}
+	if c.id == "" {
+		c.id = filepath.Base(dir)
+	}
+	if c.created <= 0 {
+		c.created = mtime.UnixMilli()
+	}
+	stmt, err := db.Prepare(`SELECT data FROM blobs WHERE id = ?`)
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	blob := func(id string) ([]byte, bool, error) {
+		var data []byte
+		err := stmt.QueryRow(id).Scan(&data)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = stmt.QueryRow(strings.ToUpper(id)).Scan(&data)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, false, nil
+		}
+		return data, err == nil, err
+	}
+	root, ok, err := blob(strings.ToLower(m.LatestRootBlobID))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		st.Malformed++
+		return nil, nil
+	}
+	ids, workspace, ok := parseRoot(root)
+	if !ok {
+		st.Malformed++
+		return nil, nil
+	}
+	c.cwd = workspacePath(workspace)
+	c.blobs = ids
+	for i, id := range ids {
+		data, ok, err := blob(id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		var msg struct {
+			Role    string          `json:"role"`
+			ID      json.RawMessage `json:"id"`
+			Content json.RawMessage `json:"content"`
+		}
+		if len(data) == 0 || data[0] != '{' {
+			continue // a state blob
+		}
+		if json.Unmarshal(data, &msg) != nil {
+			st.Malformed++
+			continue
+		}
+		if msg.Role != "user" {
+			continue
+		}
+		text, ok := userText(msg.Content)
+		if !ok {
+			continue
+		}
+		c.prompts = append(c.prompts, prompt{text: text, pos: i, key: c.id + "/" + id + "/" + strconv.Itoa(i)})
+	}
+	return c, nil
+}
+
+// parseCreated reads createdAt: unix milliseconds (a number or a numeric
+// string; seconds are scaled) or an ISO 8601 time.
+func parseCreated(raw json.RawMessage) int64 {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return 0
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case string:
+		if n, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
+			f = n
+		} else if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(x)); err == nil {
+			return t.UnixMilli()
+		}
+	}
+	if f <= 0 || f > 1e15 {
+		return 0
+	}
+	if f < 1e11 {
+		f *= 1000 // seconds
+	}
+	return int64(f)
+}
+
+// parseRoot reads the root blob's protobuf: field 1 (repeated message blob
+// ids, 32 raw bytes or 64 hex characters) and field 9 (the workspace).
+func parseRoot(b []byte) (ids []string, workspace string, ok bool) {
+	for len(b) > 0 {
+		key, n := uvarint(b)
+		if n <= 0 {
+			return nil, "", false
+		}
+		b = b[n:]
+		field, wire := key>>3, key&7
+		switch wire {
+		case 0:
+			_, n := uvarint(b)
+			if n <= 0 {
+				return nil, "", false
+			}
+			b = b[n:]
+		case 1:
+			if len(b) < 8 {
+				return nil, "", false
+			}
+			b = b[8:]
+		case 5:
+			if len(b) < 4 {
+				return nil, "", false
+			}
+			b = b[4:]
+		case 2:
+			l, n := uvarint(b)
+			if n <= 0 || l > uint64(len(b)-n) {
+				return nil, "", false
+			}
+			v := b[n : n+int(l)]
+			b = b[n+int(l):]
+			switch field {
+			case 1:
+				switch {
+				case len(v) == 32:
+					ids = append(ids, hex.EncodeToString(v))
+				case len(v) == 64 && isHex(v):
+					ids = append(ids, strings.ToLower(string(v)))
+				}
+			case 9:
+				workspace = string(v)
+			}
+		default:
+			return nil, "", false
+		}
+	}
+	return ids, workspace, true
+}
+
+func uvarint(b []byte) (uint64, int) {
+	var x uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		c := b[i]
+		x |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return x, i + 1
+		}
+	}
+	return 0, 0
+}
+
+func isHex(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// workspacePath turns the root blob's workspace (a path or a file:// URI)
+// into a path.
+func workspacePath(w string) string {
+	if strings.HasPrefix(w, "file://") {
+		if u, err := url.Parse(w); err == nil && u.Path != "" {
+			return u.Path
+		}
+	}
+	return w
+}
+
+// userText returns the prompt a user message's content holds, if any.
+func userText(content json.RawMessage) (string, bool) {
+	var text string
+	if json.Unmarshal(content, &text) != nil {
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(content, &parts) != nil {
+			return "", false
+		}
+		var texts []string
+		for _, p := range parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+		text = strings.Join(texts, "\n")
+	}
+	if i := strings.Index(text, "<user_query>"); i >= 0 {
+		inner := text[i+len("<user_query>"):]
+		if j := strings.Index(inner, "</user_query>"); j >= 0 {
+			inner = inner[:j]
+		}
+		inner = strings.TrimPrefix(inner, "\r")
+		inner = strings.TrimPrefix(inner, "\n")
+		inner = strings.TrimSuffix(inner, "\n")
+		inner = strings.TrimSuffix(inner, "\r")
+		return inner, true
+	}
+	if strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "<") {
+		return "", false
+	}
+	return text, true
+}
+
+// mirror is one mirror transcript.
+type mirror struct {
+	path, id, project string
+	mtime             time.Time
+}
+
+// listMirrors finds the mirror transcripts under root/projects.
+func listMirrors(root string, st *transcript.Stats) ([]mirror, error) {
+	projects, err := readDir(filepath.Join(root, "projects"))
+	if err != nil {
+		return nil, err
+	}
+	var out []mirror
+	for _, p := range projects {
+		if !p.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, "projects", p.Name(), "agent-transcripts")
+		ents, err := readDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			name := e.Name()
+			var path, id string
+			switch {
+			case e.IsDir():
+				id = name
+				path = filepath.Join(dir, name, name+".jsonl")
+				if _, err := os.Stat(path); err != nil {
+					continue
+				}
+				if subs, _ := os.ReadDir(filepath.Join(dir, name, "subagents")); len(subs) > 0 {
+					st.Skipped += len(subs)
+				}
+			case strings.HasSuffix(name, ".jsonl"):
+				id, path = strings.TrimSuffix(name, ".jsonl"), filepath.Join(dir, name)
+			default:
+				st.Skipped++ // .txt transcripts of older builds
+				continue
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				return nil, &transcript.ReadError{Path: path, Err: err}
+			}
+			out = append(out, mirror{path: path, id: id, project: p.Name(), mtime: fi.ModTime()})
+		}
+	}
+	return out, nil
+}
+
+func readDir(dir string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
+		return nil, nil
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &transcript.ReadError{Path: dir, Err: err}
+	}
+	return ents, nil
+}
+
+func readMirror(m mirror, st *transcript.Stats) (*chat, error) {
+	f, err := os.Open(m.path)
+	if err != nil {
+		return nil, &transcript.ReadError{Path: m.path, Err: err}
+	}
+	defer f.Close()
+	c := &chat{id: m.id, group: "mirror:" + m.project, created: m.mtime.UnixMilli(), cwd: decodeProject(m.project, "/")}
+	n, malformed, err := mirrorPrompts(f, c)
+	st.Bytes += n
+	st.Malformed += malformed
+	if err != nil {
+		return nil, &transcript.ReadError{Path: m.path, Err: err}
+	}
+	st.Files++
+	return c, nil
+}
+
+// mirrorPrompts reads a mirror transcript's user lines into c.
+func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
+	lr := jsonl.NewReader(r)
+	for i := 0; ; i++ {
+		line, err := lr.Line()
+		if err == io.EOF {
+			return lr.Bytes(), malformed, nil
+		}
+		if err != nil {
+			return lr.Bytes(), malformed, err
+		}
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		var l struct {
+			Role    string `json:"role"`
+			Message *struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(line, &l) != nil {
+			malformed++
+			continue
+		}
+		if l.Role != "user" {
+			continue
+		}
+		content := l.Content
+		if l.Message != nil {
+			content = l.Message.Content
+		}
+		text, ok := userText(content)
+		if !ok {
+			continue
+		}
+		c.prompts = append(c.prompts, prompt{text: text, pos: -1, key: c.id + "/line" + strconv.Itoa(i)})
+	}
+}
+
+// encodeName is the mirror's folder-name encoding of one path element:
+// every character but an ASCII letter or digit becomes "-".
+func encodeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 128 && ('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// maxDecodeReads bounds the folders decodeProject lists.
+const maxDecodeReads = 2000
+
+// decodeProject finds the folder under base whose path, encoded the
+// mirror's way (without the leading "/"), is enc: a depth-first search of
+// the file system, since the encoding is lossy. It returns "" when no
+// existing folder matches.
+func decodeProject(enc, base string) string {
+	reads := 0
+	var walk func(dir, rest string) string
+	walk = func(dir, rest string) string {
+		if reads >= maxDecodeReads {
+			return ""
+		}
+		reads++
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return ""
+		}
+		for _, e := range ents {
+			if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
+				continue
+			}
+			name := encodeName(e.Name())
+			next := filepath.Join(dir, e.Name())
+			if name == rest {
+				if fi, err := os.Stat(next); err == nil && fi.IsDir() {
+					return next
+				}
+			}
+			if strings.HasPrefix(rest, name+"-") && name != "" {
+				if found := walk(next, rest[len(name)+1:]); found != "" {
+					return found
+				}
+			}
+		}
+		return ""
+	}
+	if enc == "" {
+		return ""
+	}
+	return walk(base, enc)
+}

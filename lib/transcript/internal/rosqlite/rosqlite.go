@@ -1,0 +1,313 @@
+// Package rosqlite opens an agent's SQLite database for reading without
+// writing a byte to it or to the files beside it.
+//
+// A database in rollback-journal mode, with no journal beside it, is opened
+// in place as a read-only URI (mode=ro) with query_only set. Every other
+// database is read from a private copy: one in WAL mode (SQLite would create
+// or update the -shm and -wal files beside it even for a read-only reader),
+// one with a journal beside it (a hot journal needs a rollback, which is a
+// write), and one another process holds locked. The copy takes the database
+// and its -wal or -journal file, never -shm (SQLite rebuilds the WAL index
+// from the WAL), into a fresh 0700 temporary folder that Close removes.
+//
+// A database that cannot be opened or read (truncated, corrupt, not SQLite,
+// changing faster than it can be copied) is an error: the caller reports it
+// as a read error, so the import is retried later rather than done from
+// half a database.
+package rosqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// BusyTimeout is how long a reader of a database opened in place waits for
+// another process's lock before it falls back to a private copy.
+var BusyTimeout = 500 * time.Millisecond
+
+// copyAttempts bounds the retries when a database changes while it is copied.
+const copyAttempts = 4
+
+// DB is a database opened for reading.
+type DB struct {
+	*sql.DB
+	tmp    string // private copy's folder, removed by Close; "" when read in place
+	Copied bool   // read from a private copy
+}
+
+// Close closes the database and removes the private copy, if any.
+func (d *DB) Close() error {
+	err := d.DB.Close()
+	if d.tmp != "" {
+		if rerr := os.RemoveAll(d.tmp); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+var magic = []byte("SQLite format 3\x00")
+
+// Open opens the database at path for reading. An empty file is an empty
+// database (no tables).
+func Open(path string) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	var hdr [100]byte
+	if fi.Size() > 0 {
+		f, err := os.Open(abs)
+		if err != nil {
+			return nil, err
+		}
+		n, err := io.ReadFull(f, hdr[:])
+		f.Close()
+		if err != nil && n < len(hdr) {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				return nil, fmt.Errorf("not a SQLite database (truncated header)")
+			}
+			return nil, err
+		}
+		if !bytes.Equal(hdr[:len(magic)], magic) {
+			return nil, fmt.Errorf("not a SQLite database")
+		}
+	}
+	wal := hdr[18] == 2 || hdr[19] == 2
+	if !wal && !exists(abs+"-wal") && !exists(abs+"-journal") {
+		db, err := openInPlace(abs)
+		if err == nil {
+			return db, nil
+		}
+		if !isBusy(err) {
+			return nil, err
+		}
+	}
+	return openCopy(abs)
+}
+
+// openInPlace opens a rollback-journal database read-only and checks that
+// it can be read now.
+func openInPlace(abs string) (*DB, error) {
+	dsn := "file:" + uriPath(abs) + "?mode=ro&_pragma=query_only(1)" +
+		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds())
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if err := probe(db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &DB{DB: db}, nil
+}
+
+// probe reads the schema, which needs a shared lock and page 1.
+func probe(db *sql.DB) error {
+	var n int
+	return db.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_master").Scan(&n)
+}
+
+// openCopy copies the database (and its -wal or -journal) into a private
+// folder and opens the copy.
+func openCopy(abs string) (*DB, error) {
+	tmp, err := os.MkdirTemp("", "hist-sqlite-")
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	dst := filepath.Join(tmp, "db")
+	var lastErr error
+	for attempt := 0; attempt < copyAttempts; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		}
+		stable, err := copySet(abs, dst)
+		if err != nil {
+			return nil, err
+		}
+		if stable {
+			lastErr = nil
+			break
+		}
+		lastErr = fmt.Errorf("the database changed while it was copied; try again when the agent is idle")
+	}
+	if lastErr != nil {
+		return nil, lastErr
+	}
+	// The copy is ours: opened read-write so that SQLite can replay its WAL
+	// or roll back its journal, and query_only so that nothing else changes.
+	db, err := sql.Open("sqlite", "file:"+uriPath(dst)+"?_pragma=query_only(1)")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if err := probe(db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	ok = true
+	return &DB{DB: db, tmp: tmp, Copied: true}, nil
+}
+
+type stamp struct {
+	exists bool
+	size   int64
+	mtime  time.Time
+}
+
+func stat(path string) (stamp, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return stamp{}, nil
+	}
+	if err != nil {
+		return stamp{}, err
+	}
+	return stamp{true, fi.Size(), fi.ModTime()}, nil
+}
+
+// copySet copies abs, abs-wal and abs-journal to dst, dst-wal and
+// dst-journal, and reports whether none of them changed meanwhile.
+func copySet(abs, dst string) (stable bool, err error) {
+	suffixes := []string{"", "-wal", "-journal"}
+	var before [3]stamp
+	for i, s := range suffixes {
+		if before[i], err = stat(abs + s); err != nil {
+			return false, err
+		}
+	}
+	for i, s := range suffixes {
+		os.Remove(dst + s)
+		if !before[i].exists {
+			continue
+		}
+		if err := copyFile(abs+s, dst+s); err != nil {
+			if i > 0 && errors.Is(err, os.ErrNotExist) {
+				// The WAL or journal went away (checkpoint, commit): copy again.
+				return false, nil
+			}
+			return false, err
+		}
+	}
+	for i, s := range suffixes {
+		after, err := stat(abs + s)
+		if err != nil {
+			return false, err
+		}
+		if after != before[i] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// uriPath escapes an absolute path for a SQLite "file:" URI.
+func uriPath(abs string) string {
+	abs = filepath.ToSlash(filepath.Clean(abs))
+	var b strings.Builder
+	for i := 0; i < len(abs); i++ {
+		switch c := abs[i]; c {
+		case '%', '?', '#':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// isBusy reports whether err is SQLite's "database is locked" or "table is
+// locked".
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return false
+}
+
+// Tables returns the names of the database's tables.
+func (d *DB) Tables() (map[string]bool, error) {
+	rows, err := d.Query("SELECT name FROM sqlite_master WHERE type = 'table'")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out[name] = true
+	}
+	return out, rows.Err()
+}
+
+// Columns returns the names of a table's columns.
+func (d *DB) Columns(table string) (map[string]bool, error) {
+	rows, err := d.Query("SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out[name] = true
+	}
+	return out, rows.Err()
+}

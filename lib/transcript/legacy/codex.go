@@ -1,0 +1,224 @@
+package legacy
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/klauspost/compress/zstd"
+
+	"hist/lib/identity"
+	"hist/lib/transcript"
+	"hist/lib/transcript/codex"
+	"hist/lib/transcript/internal/jsonl"
+)
+
+// CodexSource is Codex's prompt-recall file: $CODEX_HOME/history.jsonl,
+// else ~/.codex/history.jsonl.
+func CodexSource(env transcript.Env, home string) Source {
+	return Source{Name: "codex", Path: filepath.Join(codex.DefaultRoot(env, home), "history.jsonl")}
+}
+
+// ScanCodex reads Codex's history.jsonl, one line per prompt submitted in
+// its composer:
+//
+//	{"session_id":"…","ts":<unix seconds>,"text":"…"}
+//
+// (some builds wrote "conversation_id"), and emits each prompt: text as it
+// is (a paste is inline), ts in milliseconds (Approx, the file's time, when
+// missing), the session id, and the cwd of that session's rollout
+// (session_meta) when one is found under the same CODEX_HOME. Commands
+// ("/prompts:…"), shell commands ("!cmd", run by the composer, not sent
+// as a prompt) and blank lines are not emitted. Key is empty: the file has
+// no event ids.
+//
+// A missing file yields nothing; a file that is not regular is counted in
+// Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError;
+// malformed lines are skipped and counted. An error returned by emit stops
+// the scan and is returned as is.
+func ScanCodex(src Source, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var st transcript.Stats
+	f, fi, ok, err := openRecallFile(src.Path, &st)
+	if !ok || err != nil {
+		return st, err
+	}
+	defer f.Close()
+	var lines []codexLine
+	n, malformed, err := parseCodexHistory(f, func(l codexLine) error {
+		lines = append(lines, l)
+		return nil
+	})
+	st.Bytes += n
+	st.Malformed += malformed
+	if err != nil {
+		return st, &transcript.ReadError{Path: src.Path, Err: err}
+	}
+	st.Files++
+	ids := map[string]bool{}
+	for _, l := range lines {
+		ids[l.session] = true
+	}
+	cwds := codexCwds(filepath.Dir(src.Path), ids)
+	for _, l := range lines {
+		p := transcript.Prompt{Text: l.text, TS: l.ts, Cwd: cwds[l.session], Session: l.session, Src: transcript.SrcCodex}
+		if l.ts <= 0 {
+			p.TS, p.Approx = fi.ModTime().UnixMilli(), true
+		}
+		if err := emit(p); err != nil {
+			return st, err
+		}
+		st.Prompts++
+	}
+	return st, nil
+}
+
+// openRecallFile opens a prompt-recall file for reading without blocking on a
+// FIFO. ok is false when there is nothing to read (missing, or not a
+// regular file, which is counted as skipped).
+func openRecallFile(path string, st *transcript.Stats) (*os.File, os.FileInfo, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, &transcript.ReadError{Path: path, Err: err}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, false, &transcript.ReadError{Path: path, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		st.Skipped++
+		return nil, nil, false, nil
+	}
+	return f, fi, true, nil
+}
+
+// codexLine is one history.jsonl prompt to emit.
+type codexLine struct {
+	session, text string
+	ts            int64 // ms; 0 when missing
+}
+
+// parseCodexHistory reads history.jsonl lines and hands over the prompts to
+// emit (capturable, not shell commands).
+func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malformed int, err error) {
+	lr := jsonl.NewReader(r)
+	for {
+		line, err := lr.Line()
+		if err == io.EOF {
+			return lr.Bytes(), malformed, nil
+		}
+		if err != nil {
+			return lr.Bytes(), malformed, err
+		}
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		var h struct {
+			SessionID      string      `json:"session_id"`
+			ConversationID string      `json:"conversation_id"`
+			TS             json.Number `json:"ts"`
+			Text           *string     `json:"text"`
+		}
+		if json.Unmarshal(line, &h) != nil || h.Text == nil {
+			malformed++
+			continue
+		}
+		text := *h.Text
+		if !identity.Capturable(text) || strings.HasPrefix(text, "!") {
+			continue
+		}
+		session := h.SessionID
+		if session == "" {
+			session = h.ConversationID
+		}
+		var ts int64
+		if f, err := h.TS.Float64(); err == nil && f > 0 && f < 1e15 {
+			if f < 1e11 {
+				f *= 1000 // seconds, as Codex writes them
+			}
+			ts = int64(f)
+		}
+		if err := out(codexLine{session: session, text: text, ts: ts}); err != nil {
+			return lr.Bytes(), malformed, err
+		}
+	}
+}
+
+// codexCwds finds, for the given session ids, the cwd recorded in their
+// rollouts' session_meta under root. It is best effort: a rollout that
+// cannot be read leaves its session without a cwd.
+func codexCwds(root string, ids map[string]bool) map[string]string {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out
+	}
+	for _, sub := range []string{"sessions", "archived_sessions"} {
+		filepath.WalkDir(filepath.Join(root, sub), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			name := d.Name()
+			if !strings.HasPrefix(name, "rollout-") {
+				return nil
+			}
+			stem := strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".jsonl")
+			if i := strings.IndexByte(stem, '_'); i >= 0 {
+				stem = stem[:i]
+			}
+			if len(stem) < 36 {
+				return nil
+			}
+			id := stem[len(stem)-36:]
+			if !ids[id] || out[id] != "" {
+				return nil
+			}
+			if cwd := codexRolloutCwd(path); cwd != "" {
+				out[id] = cwd
+			}
+			return nil
+		})
+	}
+	return out
+}
+
+// codexRolloutCwd reads the cwd from a rollout's first line (its session_meta).
+func codexRolloutCwd(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".zst") {
+		d, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+		if err != nil {
+			return ""
+		}
+		defer d.Close()
+		r = d
+	}
+	line, err := bufio.NewReaderSize(io.LimitReader(r, 64<<20), 64<<10).ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		return ""
+	}
+	var m struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Cwd string `json:"cwd"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Type != "session_meta" {
+		return ""
+	}
+	return m.Payload.Cwd
+}

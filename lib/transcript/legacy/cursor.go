@@ -1,0 +1,125 @@
+package legacy
+
+import (
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"sort"
+
+	"hist/lib/identity"
+	"hist/lib/transcript"
+	"hist/lib/transcript/cursor"
+)
+
+// CursorSource is cursor-agent's global prompt-recall file,
+// <config>/prompt_history.json, where <config> is $CURSOR_CONFIG_DIR, else
+// $XDG_CONFIG_HOME/cursor when that folder exists, else ~/.cursor.
+// ScanCursor also reads the per-chat files beside it.
+func CursorSource(env transcript.Env, home string) Source {
+	return Source{Name: "cursor", Path: filepath.Join(cursor.DefaultRoot(env, home), "prompt_history.json")}
+}
+
+// ScanCursor reads cursor-agent's up-arrow history: the global
+// prompt_history.json that src names (older builds) and every chat's own
+// chats/<workspace hash>/<chat id>/prompt_history.json beside it (builds
+// since June 2026, up to 500 entries each).
+//
+// The files' shape is not documented and could not be checked here
+// (cursor-agent cannot be installed): a JSON array whose entries are
+// strings or objects with a "text", "prompt", "input", "content" or
+// "display" string is read, and so is an object holding such an array
+// under "entries", "history", "prompts" or "items". A file of any other
+// shape is counted in Stats.Malformed.
+//
+// The files hold no time or cwd: TS is the file's modification time,
+// flagged Approx; Session is the chat id for a per-chat file; Cwd and Key
+// are empty. Commands and blank entries are not emitted.
+//
+// A missing file yields nothing; one that is not regular is counted in
+// Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError. An
+// error returned by emit stops the scan and is returned as is.
+func ScanCursor(src Source, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var st transcript.Stats
+	type file struct{ path, session string }
+	files := []file{{path: src.Path}}
+	chats, _ := filepath.Glob(filepath.Join(filepath.Dir(src.Path), "chats", "*", "*", "prompt_history.json"))
+	sort.Strings(chats)
+	for _, c := range chats {
+		files = append(files, file{c, filepath.Base(filepath.Dir(c))})
+	}
+	for _, fl := range files {
+		f, fi, ok, err := openRecallFile(fl.path, &st)
+		if err != nil {
+			return st, err
+		}
+		if !ok {
+			continue
+		}
+		data, err := io.ReadAll(f)
+		f.Close()
+		st.Bytes += int64(len(data))
+		if err != nil {
+			return st, &transcript.ReadError{Path: fl.path, Err: err}
+		}
+		st.Files++
+		texts, ok := parseCursorHistory(data)
+		if !ok {
+			st.Malformed++
+			continue
+		}
+		for _, text := range texts {
+			p := transcript.Prompt{Text: text, TS: fi.ModTime().UnixMilli(), Session: fl.session, Src: transcript.SrcCursor, Approx: true}
+			if err := emit(p); err != nil {
+				return st, err
+			}
+			st.Prompts++
+		}
+	}
+	return st, nil
+}
+
+// parseCursorHistory returns the capturable prompts of a prompt_history.json.
+func parseCursorHistory(data []byte) ([]string, bool) {
+	var list []json.RawMessage
+	if json.Unmarshal(data, &list) != nil {
+		var wrap map[string]json.RawMessage
+		if json.Unmarshal(data, &wrap) != nil {
+			return nil, false
+		}
+		found := false
+		for _, k := range []string{"entries", "history", "prompts", "items"} {
+			if raw, ok := wrap[k]; ok && json.Unmarshal(raw, &list) == nil {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, false
+		}
+	}
+	var out []string
+	for _, raw := range list {
+		text, ok := cursorEntry(raw)
+		if ok && identity.Capturable(text) {
+			out = append(out, text)
+		}
+	}
+	return out, true
+}
+
+func cursorEntry(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return "", false
+	}
+	for _, k := range []string{"text", "prompt", "input", "content", "display"} {
+		if v, ok := m[k]; ok && json.Unmarshal(v, &s) == nil {
+			return s, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,190 @@
+package legacy
+
+import (
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf16"
+
+	"hist/lib/identity"
+	"hist/lib/transcript"
+	"hist/lib/transcript/internal/jsonl"
+)
+
+// OpencodeSource is opencode's prompt-recall file:
+// $XDG_STATE_HOME/opencode/prompt-history.jsonl, else
+// ~/.local/state/opencode/prompt-history.jsonl.
+func OpencodeSource(env transcript.Env, home string) Source {
+	state := filepath.Join(home, ".local", "state")
+	if env != nil {
+		if x := env("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+			state = x
+		}
+	}
+	return Source{Name: "opencode", Path: filepath.Join(state, "opencode", "prompt-history.jsonl")}
+}
+
+// ScanOpencode reads opencode's prompt-history.jsonl (the TUI's last 50
+// prompts), one line per prompt:
+//
+//	{"input":"[Pasted ~31 lines] ","parts":[{"type":"text","text":"…","source":{"text":{"start":0,"end":18,"value":"[Pasted ~31 lines]"}}}],"mode":"normal"}
+//
+// and emits each prompt: input with every pasted placeholder (a text
+// part's source.text, offsets in UTF-16 units) replaced by the part's text.
+// The file holds no time, cwd or session: TS is the file's modification
+// time, flagged Approx, and Cwd, Session and Key are empty. Shell-mode
+// lines ("mode":"shell", the TUI's !cmd), commands ("/greet …") and blank
+// prompts are not emitted.
+//
+// A missing file yields nothing; a file that is not regular is counted in
+// Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError;
+// malformed lines are skipped and counted. An error returned by emit stops
+// the scan and is returned as is.
+func ScanOpencode(src Source, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var st transcript.Stats
+	f, fi, ok, err := openRecallFile(src.Path, &st)
+	if !ok || err != nil {
+		return st, err
+	}
+	defer f.Close()
+	ts := fi.ModTime().UnixMilli()
+	n, malformed, err := parseOpencodeHistory(f, func(text string) error {
+		if err := emit(transcript.Prompt{Text: text, TS: ts, Src: transcript.SrcOpencode, Approx: true}); err != nil {
+			return err
+		}
+		st.Prompts++
+		return nil
+	})
+	st.Bytes += n
+	st.Malformed += malformed
+	if err != nil {
+		var rerr readErr
+		if asReadErr(err, &rerr) {
+			return st, &transcript.ReadError{Path: src.Path, Err: rerr.err}
+		}
+		return st, err
+	}
+	st.Files++
+	return st, nil
+}
+
+// readErr marks a read error among the errors a parse returns (the others
+// come from emit and are returned as they are).
+type readErr struct{ err error }
+
+func (e readErr) Error() string { return e.err.Error() }
+
+func asReadErr(err error, out *readErr) bool {
+	r, ok := err.(readErr)
+	if ok {
+		*out = r
+	}
+	return ok
+}
+
+type opencodePart struct {
+	Type   string `json:"type"`
+	Text   string `json:"text"`
+	Source *struct {
+		Text *struct {
+			Start int    `json:"start"`
+			End   int    `json:"end"`
+			Value string `json:"value"`
+		} `json:"text"`
+	} `json:"source"`
+}
+
+// parseOpencodeHistory reads prompt-history.jsonl lines and hands the
+// prompts to out. A read error is returned as a readErr.
+func parseOpencodeHistory(r io.Reader, out func(string) error) (n int64, malformed int, err error) {
+	lr := jsonl.NewReader(r)
+	for {
+		line, err := lr.Line()
+		if err == io.EOF {
+			return lr.Bytes(), malformed, nil
+		}
+		if err != nil {
+			return lr.Bytes(), malformed, readErr{err}
+		}
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		var h struct {
+			Input *string        `json:"input"`
+			Parts []opencodePart `json:"parts"`
+			Mode  string         `json:"mode"`
+		}
+		if json.Unmarshal(line, &h) != nil || h.Input == nil {
+			malformed++
+			continue
+		}
+		if h.Mode == "shell" {
+			continue
+		}
+		text := opencodeExpand(*h.Input, h.Parts)
+		if !identity.Capturable(text) {
+			continue
+		}
+		if err := out(text); err != nil {
+			return lr.Bytes(), malformed, err
+		}
+	}
+}
+
+// opencodeExpand replaces the pasted placeholders in input by the pasted
+// text. A placeholder is found at its recorded UTF-16 offsets, else as the
+// first occurrence of its value; one that is not found leaves input as it
+// is.
+func opencodeExpand(input string, parts []opencodePart) string {
+	type repl struct {
+		start, end int // UTF-16 offsets
+		text       string
+	}
+	units := utf16.Encode([]rune(input))
+	var at []repl
+	var unplaced []opencodePart
+	var bare []string
+	for _, p := range parts {
+		if p.Type != "text" {
+			continue // files and agents are mentioned in the input already
+		}
+		if p.Source == nil || p.Source.Text == nil {
+			bare = append(bare, p.Text)
+			continue
+		}
+		s := p.Source.Text
+		if s.Start >= 0 && s.Start <= s.End && s.End <= len(units) &&
+			string(utf16.Decode(units[s.Start:s.End])) == s.Value {
+			at = append(at, repl{s.Start, s.End, p.Text})
+		} else {
+			unplaced = append(unplaced, p)
+		}
+	}
+	sort.Slice(at, func(i, j int) bool { return at[i].start > at[j].start })
+	last := len(units) + 1
+	for _, r := range at {
+		if r.end > last {
+			continue // overlapping placeholders: keep the later one
+		}
+		units = append(units[:r.start], append(utf16.Encode([]rune(r.text)), units[r.end:]...)...)
+		last = r.start
+	}
+	text := string(utf16.Decode(units))
+	if len(at) == 0 {
+		text = input
+	}
+	for _, p := range unplaced {
+		v := p.Source.Text.Value
+		if v != "" {
+			if i := strings.Index(text, v); i >= 0 {
+				text = text[:i] + p.Text + text[i+len(v):]
+			}
+		}
+	}
+	if identity.IsBlank(text) && len(bare) > 0 {
+		text = strings.Join(bare, "\n")
+	}
+	return text
+}

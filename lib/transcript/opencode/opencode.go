@@ -1,0 +1,593 @@
+// Package opencode reads the prompts a person typed into opencode from its
+// databases and its older JSON storage.
+//
+// Where: the data folder is $XDG_DATA_HOME/opencode (default
+// ~/.local/share/opencode). It holds opencode.db, the channel builds'
+// opencode-<channel>.db, and, from before the SQLite migration, storage/
+// (session/<project>/<ses>.json, message/<ses>/<msg>.json,
+// part/<msg>/<prt>.json). $OPENCODE_DB names the one database to read
+// instead (a relative name is under the data folder).
+//
+// What counts as a typed prompt:
+//   - only top-level sessions (no parent id: child sessions are subagents
+//     and task tools);
+//   - 2.x tables (session_v2 / session_message): a "user" row's data.text;
+//   - 1.x tables (session / message / part) and JSON storage: a message
+//     whose role is "user"; its text parts, in id order, that are neither
+//     synthetic nor ignored, joined by "\n"; a message with none is not a
+//     prompt;
+//   - never a prompt hist would not capture (blank, or a command).
+//
+// A prompt's time is data.time.created (else the row's time_created), its
+// cwd the session's directory, its session the session id (what
+// "opencode -s" takes) and its Key the message id, so a message found in
+// two generations of storage, or in two databases, counts once (database
+// rows win). A fork copies its parent's messages under new ids but with
+// their original times: a prompt with the same text and the same time as
+// one of an earlier session is the same event and counts once, under the
+// earliest session.
+//
+// Databases are only read: see hist/lib/transcript/internal/rosqlite (a
+// database in WAL mode, or locked, is read from a private copy). Extra
+// tables and columns are ignored. A database that cannot be read (corrupt,
+// truncated, not SQLite) stops the scan with a *transcript.ReadError: the
+// import is retried later instead of being done from part of the history.
+package opencode
+
+import (
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"hist/lib/identity"
+	"hist/lib/transcript"
+	"hist/lib/transcript/internal/rosqlite"
+)
+
+// DefaultRoot is where opencode keeps its transcripts: the data folder
+// ($XDG_DATA_HOME/opencode, default ~/.local/share/opencode), or the
+// database $OPENCODE_DB names (":memory:" keeps nothing on disk, so the data
+// folder is read).
+func DefaultRoot(env transcript.Env, home string) string {
+	data := filepath.Join(home, ".local", "share", "opencode")
+	if x := env("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		data = filepath.Join(x, "opencode")
+	}
+	if db := env("OPENCODE_DB"); db != "" && db != ":memory:" {
+		if !filepath.IsAbs(db) {
+			db = filepath.Join(data, db)
+		}
+		return db
+	}
+	return data
+}
+
+// Scan reads every database and JSON storage file under root (or the one
+// database root names) and calls emit once per typed prompt, deduplicated
+// by Prompt.Key and by equal text at the same time, in session order. It
+// returns a *transcript.ReadError on the first file or database that
+// cannot be read; malformed rows and files are counted in Stats.Malformed.
+// An error from emit stops the scan and is returned as it is. A missing
+// root holds no prompts.
+func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var r reader
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return r.stats, nil
+	case err != nil:
+		return r.stats, &transcript.ReadError{Path: root, Err: err}
+	case fi.Mode().IsRegular():
+		if err := r.db(root); err != nil {
+			return r.stats, err
+		}
+	case fi.IsDir():
+		dbs := []string{filepath.Join(root, "opencode.db")}
+		chans, _ := filepath.Glob(filepath.Join(root, "opencode-*.db"))
+		sort.Strings(chans)
+		for _, path := range append(dbs, chans...) {
+			fi, err := os.Stat(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return r.stats, &transcript.ReadError{Path: path, Err: err}
+			}
+			if !fi.Mode().IsRegular() {
+				r.stats.Skipped++
+				continue
+			}
+			if err := r.db(path); err != nil {
+				return r.stats, err
+			}
+		}
+		if err := r.storage(filepath.Join(root, "storage")); err != nil {
+			return r.stats, err
+		}
+	default:
+		r.stats.Skipped++
+		return r.stats, nil
+	}
+	return r.stats, r.emitAll(emit)
+}
+
+// rec is a prompt found, with what orders it.
+type rec struct {
+	p           transcript.Prompt
+	sessCreated int64
+	msgID       string
+	rank        int // 0: a database row, 1: a JSON storage file
+	sum         [sha256.Size]byte
+}
+
+type reader struct {
+	stats transcript.Stats
+	recs  []rec
+}
+
+type session struct {
+	parent  string
+	dir     string
+	created int64
+}
+
+func (r *reader) add(s session, sessID, msgID, text string, created, fallback int64, rank int) {
+	ts, approx := created, false
+	if ts <= 0 {
+		ts = fallback
+	}
+	if ts <= 0 {
+		ts, approx = s.created, true
+	}
+	r.recs = append(r.recs, rec{
+		p: transcript.Prompt{
+			Text:    text,
+			TS:      ts,
+			Cwd:     s.dir,
+			Session: sessID,
+			Src:     transcript.SrcOpencode,
+			Key:     msgID,
+			Approx:  approx,
+		},
+		sessCreated: s.created,
+		msgID:       msgID,
+		rank:        rank,
+		sum:         sha256.Sum256([]byte(text)),
+	})
+}
+
+// emitAll emits the prompts found, oldest session first.
+func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
+	sort.SliceStable(r.recs, func(i, j int) bool {
+		a, b := &r.recs[i], &r.recs[j]
+		switch {
+		case a.sessCreated != b.sessCreated:
+			return a.sessCreated < b.sessCreated
+		case a.p.Session != b.p.Session:
+			return a.p.Session < b.p.Session
+		case a.p.TS != b.p.TS:
+			return a.p.TS < b.p.TS
+		case a.msgID != b.msgID:
+			return a.msgID < b.msgID
+		}
+		return a.rank < b.rank
+	})
+	keys := map[string]bool{}
+	type event struct {
+		ts  int64
+		sum [sha256.Size]byte
+	}
+	events := map[event]bool{}
+	for _, c := range r.recs {
+		if !identity.Capturable(c.p.Text) || keys[c.p.Key] {
+			continue
+		}
+		keys[c.p.Key] = true
+		if !c.p.Approx {
+			ev := event{c.p.TS, c.sum}
+			if events[ev] {
+				continue // a fork's copy
+			}
+			events[ev] = true
+		}
+		if err := emit(c.p); err != nil {
+			return err
+		}
+		r.stats.Prompts++
+	}
+	return nil
+}
+
+// db reads one database.
+func (r *reader) db(path string) error {
+	db, err := rosqlite.Open(path)
+	if err != nil {
+		return &transcript.ReadError{Path: path, Err: err}
+	}
+	defer db.Close()
+	if err := r.readDB(db); err != nil {
+		return &transcript.ReadError{Path: path, Err: err}
+	}
+	r.stats.Files++
+	for _, s := range []string{"", "-wal"} {
+		if fi, err := os.Stat(path + s); err == nil {
+			r.stats.Bytes += fi.Size()
+		}
+	}
+	return nil
+}
+
+func (r *reader) readDB(db *rosqlite.DB) error {
+	tables, err := db.Tables()
+	if err != nil {
+		return err
+	}
+	sessions := map[string]session{}
+	for _, t := range []string{"session_v2", "session"} {
+		if tables[t] {
+			if err := loadSessions(db, t, sessions); err != nil {
+				return err
+			}
+		}
+	}
+	if tables["session_message"] {
+		if err := r.read2x(db, sessions); err != nil {
+			return err
+		}
+	}
+	if tables["message"] && tables["part"] {
+		if err := r.read1x(db, sessions); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// col returns the column's name when the table has it, else a NULL of the
+// same role, so that an older or newer schema still reads.
+func col(cols map[string]bool, name string) string {
+	if cols[name] {
+		return `"` + name + `"`
+	}
+	return "NULL"
+}
+
+func loadSessions(db *rosqlite.DB, table string, out map[string]session) error {
+	cols, err := db.Columns(table)
+	if err != nil {
+		return err
+	}
+	if !cols["id"] {
+		return nil
+	}
+	q := fmt.Sprintf(`SELECT id, %s, %s, %s FROM "%s"`, col(cols, "parent_id"), col(cols, "directory"), col(cols, "time_created"), table)
+	rows, err := db.Query(q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, dir sql.NullString
+		var created sql.NullInt64
+		if err := rows.Scan(&id, &parent, &dir, &created); err != nil {
+			return err
+		}
+		if !id.Valid || id.String == "" {
+			continue
+		}
+		if _, ok := out[id.String]; ok {
+			continue
+		}
+		out[id.String] = session{parent: parent.String, dir: dir.String, created: created.Int64}
+	}
+	return rows.Err()
+}
+
+// msgTime is the part of a message's data that holds its time.
+type msgTime struct {
+	Time struct {
+		Created json.Number `json:"created"`
+	} `json:"time"`
+}
+
+func (m msgTime) created() int64 {
+	if n, err := m.Time.Created.Int64(); err == nil {
+		return n
+	}
+	if f, err := m.Time.Created.Float64(); err == nil {
+		return int64(f)
+	}
+	return 0
+}
+
+func (r *reader) read2x(db *rosqlite.DB, sessions map[string]session) error {
+	cols, err := db.Columns("session_message")
+	if err != nil {
+		return err
+	}
+	for _, c := range []string{"id", "session_id", "type", "data"} {
+		if !cols[c] {
+			return nil
+		}
+	}
+	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM session_message WHERE type = 'user'`, col(cols, "time_created")))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, sess sql.NullString
+		var created sql.NullInt64
+		var data []byte
+		if err := rows.Scan(&id, &sess, &created, &data); err != nil {
+			return err
+		}
+		s, ok := sessions[sess.String]
+		if !ok || !id.Valid {
+			r.stats.Malformed++
+			continue
+		}
+		if s.parent != "" {
+			continue
+		}
+		var d struct {
+			msgTime
+			Text *string `json:"text"`
+		}
+		if json.Unmarshal(data, &d) != nil || d.Text == nil {
+			r.stats.Malformed++
+			continue
+		}
+		r.add(s, sess.String, id.String, *d.Text, d.created(), created.Int64, 0)
+	}
+	return rows.Err()
+}
+
+// part is a 1.x message part.
+type part struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Synthetic bool   `json:"synthetic"`
+	Ignored   bool   `json:"ignored"`
+}
+
+// typed reports whether a part is text the person typed.
+func (p *part) typed() bool { return p.Type == "text" && !p.Synthetic && !p.Ignored }
+
+func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
+	mcols, err := db.Columns("message")
+	if err != nil {
+		return err
+	}
+	pcols, err := db.Columns("part")
+	if err != nil {
+		return err
+	}
+	for _, c := range []string{"id", "session_id", "data"} {
+		if !mcols[c] {
+			return nil
+		}
+	}
+	for _, c := range []string{"id", "message_id", "data"} {
+		if !pcols[c] {
+			return nil
+		}
+	}
+	type msg struct {
+		id, sess string
+		created  int64
+		column   int64
+	}
+	var msgs []msg
+	// instr() only narrows the rows; the role is checked on the decoded data.
+	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM message WHERE instr(data, '"user"') > 0 ORDER BY id`, col(mcols, "time_created")))
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id, sess sql.NullString
+		var created sql.NullInt64
+		var data []byte
+		if err := rows.Scan(&id, &sess, &created, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		var d struct {
+			msgTime
+			Role string `json:"role"`
+		}
+		if json.Unmarshal(data, &d) != nil || !id.Valid {
+			r.stats.Malformed++
+			continue
+		}
+		if d.Role != "user" {
+			continue
+		}
+		msgs = append(msgs, msg{id.String, sess.String, d.created(), created.Int64})
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	stmt, err := db.Prepare(`SELECT data FROM part WHERE message_id = ? ORDER BY id`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, m := range msgs {
+		s, ok := sessions[m.sess]
+		if !ok {
+			r.stats.Malformed++
+			continue
+		}
+		if s.parent != "" {
+			continue
+		}
+		rows, err := stmt.Query(m.id)
+		if err != nil {
+			return err
+		}
+		var texts []string
+		for rows.Next() {
+			var data []byte
+			if err := rows.Scan(&data); err != nil {
+				rows.Close()
+				return err
+			}
+			var p part
+			if json.Unmarshal(data, &p) != nil {
+				r.stats.Malformed++
+				continue
+			}
+			if p.typed() {
+				texts = append(texts, p.Text)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		if len(texts) > 0 {
+			r.add(s, m.sess, m.id, strings.Join(texts, "\n"), m.created, m.column, 0)
+		}
+	}
+	return nil
+}
+
+// storage reads the JSON storage of opencode before its SQLite migration.
+func (r *reader) storage(dir string) error {
+	projects, err := readDir(filepath.Join(dir, "session"))
+	if err != nil {
+		return err
+	}
+	for _, proj := range projects {
+		if !proj.IsDir() {
+			continue
+		}
+		pdir := filepath.Join(dir, "session", proj.Name())
+		files, err := readDir(pdir)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if !strings.HasSuffix(f.Name(), ".json") || f.IsDir() {
+				continue
+			}
+			var s struct {
+				ID        string `json:"id"`
+				ParentID  string `json:"parentID"`
+				Directory string `json:"directory"`
+				Time      struct {
+					Created json.Number `json:"created"`
+				} `json:"time"`
+			}
+			ok, err := r.readJSON(filepath.Join(pdir, f.Name()), &s)
+			if err != nil {
+				return err
+			}
+			if !ok || s.ID == "" {
+				if ok {
+					r.stats.Malformed++
+				}
+				continue
+			}
+			if s.ParentID != "" {
+				continue
+			}
+			created, _ := s.Time.Created.Int64()
+			if err := r.storageSession(dir, s.ID, session{dir: s.Directory, created: created}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *reader) storageSession(dir, id string, s session) error {
+	mdir := filepath.Join(dir, "message", id)
+	msgs, err := readDir(mdir)
+	if err != nil {
+		return err
+	}
+	for _, f := range msgs {
+		if !strings.HasSuffix(f.Name(), ".json") || f.IsDir() {
+			continue
+		}
+		var m struct {
+			msgTime
+			ID   string `json:"id"`
+			Role string `json:"role"`
+		}
+		ok, err := r.readJSON(filepath.Join(mdir, f.Name()), &m)
+		if err != nil {
+			return err
+		}
+		if !ok || m.Role != "user" {
+			continue
+		}
+		if m.ID == "" {
+			m.ID = strings.TrimSuffix(f.Name(), ".json")
+		}
+		pdir := filepath.Join(dir, "part", m.ID)
+		parts, err := readDir(pdir)
+		if err != nil {
+			return err
+		}
+		// File names are the part ids, so ReadDir's order is id order.
+		var texts []string
+		for _, pf := range parts {
+			if !strings.HasSuffix(pf.Name(), ".json") || pf.IsDir() {
+				continue
+			}
+			var p part
+			ok, err := r.readJSON(filepath.Join(pdir, pf.Name()), &p)
+			if err != nil {
+				return err
+			}
+			if ok && p.typed() {
+				texts = append(texts, p.Text)
+			}
+		}
+		if len(texts) > 0 {
+			r.add(s, id, m.ID, strings.Join(texts, "\n"), m.created(), 0, 1)
+		}
+	}
+	return nil
+}
+
+// readDir lists a folder; a missing one is empty.
+func readDir(dir string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &transcript.ReadError{Path: dir, Err: err}
+	}
+	return ents, nil
+}
+
+// readJSON reads one JSON file into v. ok is false (and the file counted as
+// malformed) when it is not valid JSON of that shape.
+func (r *reader) readJSON(path string, v any) (ok bool, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, &transcript.ReadError{Path: path, Err: err}
+	}
+	r.stats.Files++
+	r.stats.Bytes += int64(len(data))
+	if json.Unmarshal(data, v) != nil {
+		r.stats.Malformed++
+		return false, nil
+	}
+	return true, nil
+}
