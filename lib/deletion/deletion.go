@@ -109,6 +109,8 @@ const DefaultWait = 30 * time.Second
 type Options struct {
 	DryRun bool          // report what would be removed; change nothing (no lock is taken)
 	Wait   time.Duration // how long to wait for the rewriters' lock (0: DefaultWait)
+
+	noPrefilter bool // tests: parse every file
 }
 
 // Delete removes every copy of each prompt (by identity) in the scope's
@@ -171,7 +173,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	}
 
 	res.Scanned = len(files)
-	for _, fr := range rewriteAll(files, targets, opt.DryRun) {
+	for _, fr := range rewriteAll(files, targets, opt.DryRun, opt.noPrefilter) {
 		if fr.err != nil {
 			res.Failed = append(res.Failed, &FileError{Path: fr.path, Err: fr.err})
 		}
@@ -218,8 +220,17 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 }
 
 // rewriteAll runs rewriteFile over files, a few at a time.
-func rewriteAll(files []store.File, targets map[string]struct{}, dry bool) []fileResult {
+func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilter bool) []fileResult {
 	out := make([]fileResult, len(files))
+	sorted := make([]string, 0, len(targets))
+	for t := range targets {
+		sorted = append(sorted, t)
+	}
+	sort.Strings(sorted)
+	var pf *prefilter
+	if !noPrefilter {
+		pf = newPrefilter(sorted)
+	}
 	workers := min(runtime.GOMAXPROCS(0), len(files), 4)
 	var next int
 	var mu sync.Mutex
@@ -228,7 +239,7 @@ func rewriteAll(files []store.File, targets map[string]struct{}, dry bool) []fil
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := newMatcher(targets)
+			m := newMatcher(targets, sorted, pf)
 			for {
 				mu.Lock()
 				i := next

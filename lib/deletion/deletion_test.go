@@ -502,6 +502,9 @@ func TestNothingRemoved(t *testing.T) {
 		if read(t, g) != rec("gone", 1) {
 			t.Errorf("changed")
 		}
+		if _, err := os.Stat(st.Lock()); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("lock file created")
+		}
 		if _, err := os.Stat(st.Hidden()); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("hidden.json written")
 		}
@@ -525,6 +528,9 @@ func TestUntrustedChangesNothing(t *testing.T) {
 			}
 			if snap(t, a) != before || read(t, f.st.Hidden()) != content {
 				t.Errorf("changed")
+			}
+			if _, err := os.Stat(f.st.Lock()); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("lock file created")
 			}
 		})
 	}

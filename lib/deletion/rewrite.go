@@ -69,14 +69,18 @@ type fileResult struct {
 }
 
 // matcher says whether a line is a copy of one of the deleted prompts.
+// One per worker; pf is shared.
 type matcher struct {
 	targets map[string]struct{}
+	sorted  []string // the normalized prompts, sorted
+	pf      *prefilter
+	pfBuf   []byte
 	view    record.View
 	norm    []byte
 }
 
-func newMatcher(targets map[string]struct{}) *matcher {
-	return &matcher{targets: targets}
+func newMatcher(targets map[string]struct{}, sorted []string, pf *prefilter) *matcher {
+	return &matcher{targets: targets, sorted: sorted, pf: pf}
 }
 
 // match reports whether line (without its newline) is a copy of a deleted
@@ -99,7 +103,11 @@ func (m *matcher) match(line []byte) bool {
 }
 
 func (m *matcher) matchText(text []byte) bool {
-	m.norm = identity.AppendNormalized(m.norm[:0], unsafe.String(unsafe.SliceData(text), len(text)))
+	s := unsafe.String(unsafe.SliceData(text), len(text))
+	if !m.maybePrefix(s) {
+		return false
+	}
+	m.norm = identity.AppendNormalized(m.norm[:0], s)
 	_, ok := m.targets[string(m.norm)]
 	return ok
 }
@@ -183,6 +191,18 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	if err := syscall.Fstat(int(f.Fd()), &old); err != nil {
 		fr.err = err
 		return fr
+	}
+
+	if m.pf != nil {
+		var may bool
+		may, m.pfBuf, err = m.pf.mayHold(f, m.pfBuf)
+		if err != nil {
+			fr.err = fmt.Errorf("reading: %w", err)
+			return fr
+		}
+		if !may {
+			return fr // no copy: not even parsed
+		}
 	}
 
 	// Steps 1 and 2.
