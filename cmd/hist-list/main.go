@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/lineenc"
 	"hist/lib/record"
+	"hist/lib/store"
 )
 
 const usage = `Usage:
@@ -109,6 +111,7 @@ func run(e *cli.Env) int {
 		e.Errorf("listing the store %s: %v: nothing was printed", st.Root, err)
 		return cli.ExitFailure
 	}
+	limitMemory(files)
 	res := history.Read(files, hidden)
 
 	w := bufio.NewWriterSize(e.Stdout, 256<<10)
@@ -174,4 +177,21 @@ func appendJSON(buf []byte, en history.Entry, cwd string) []byte {
 func jsonString(buf []byte, s string) []byte {
 	b, _ := json.Marshal(s)
 	return append(buf, b...)
+}
+
+// limitMemory bounds the heap to about 1.5 times the scope's size (at
+// least 256 MiB) unless GOMEMLIMIT says otherwise: the reader keeps about
+// the size of the unique prompts, and without a limit the collector lets
+// the heap grow to twice that before it runs.
+func limitMemory(files []store.File) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	var total int64
+	for _, f := range files {
+		if fi, err := os.Lstat(f.Path); err == nil {
+			total += fi.Size()
+		}
+	}
+	debug.SetMemoryLimit(max(256<<20, total/2*3))
 }

@@ -13,7 +13,9 @@ import (
 	"hash/maphash"
 	"io/fs"
 	"os"
+	"runtime"
 	"slices"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -75,16 +77,21 @@ func (r *Result) At(i int) Entry {
 
 type key [2]uint64
 
-// reader holds the state of one Read.
+// reader holds the state of one Read worker: the files of one contiguous
+// group, read one at a time.
 type reader struct {
-	res    *Result
-	index  map[key]int32
-	seed1  maphash.Seed
-	seed2  maphash.Seed
-	norm   []byte
-	arena  []byte
-	provIx map[prov]int32
-	seq    uint64
+	index   map[key]int32
+	seed1   maphash.Seed
+	seed2   maphash.Seed
+	norm    []byte
+	arena   []byte
+	entries []entry
+	provs   []prov
+	provIx  map[prov]int32
+	stats   record.Stats
+	failed  []FileError
+	file    int32  // the file being read
+	line    uint64 // records read from it so far
 }
 
 const chunk = 1 << 20
@@ -108,35 +115,164 @@ func (rd *reader) store(b []byte) string {
 }
 
 func (rd *reader) provOf(src, session []byte) int32 {
+	if len(src) == 0 && len(session) == 0 {
+		return 0
+	}
 	if i, ok := rd.provIx[prov{string(src), string(session)}]; ok { // no alloc for lookups
 		return i
 	}
-	p := prov{string(src), string(session)}
-	i := int32(len(rd.res.provs))
-	rd.res.provs = append(rd.res.provs, p)
+	return rd.addProv(prov{string(src), string(session)})
+}
+
+func (rd *reader) addProv(p prov) int32 {
+	if i, ok := rd.provIx[p]; ok {
+		return i
+	}
+	i := int32(len(rd.provs))
+	rd.provs = append(rd.provs, p)
 	rd.provIx[p] = i
 	return i
 }
 
+// parallelMin is the size of a scope below which Read uses one worker;
+// workers says how many it may use. Tests change both.
+var (
+	parallelMin int64 = 8 << 20
+	workers           = func() int { return runtime.GOMAXPROCS(0) }
+)
+
+// bytesPerRecord estimates the store bytes per prompt kept, to size the
+// tables up front.
+const bytesPerRecord = 256
+
 // Read reads the visible history of files. hidden may be nil (nothing is
 // hidden). Files that cannot be read are listed in Result.Failed; the
 // others are read whole.
+//
+// A large scope is read by a few workers (one per CPU, at most 4), each
+// taking a contiguous run of files, and their results are merged; the
+// result is the same as reading the files in order: for each prompt the
+// copy with the greatest ts wins, and of equal ts the one read last (the
+// later file, the later line).
 func Read(files []store.File, hidden *tombstone.Set) *Result {
-	rd := &reader{
-		res:    &Result{files: files},
-		index:  make(map[key]int32),
-		seed1:  maphash.MakeSeed(),
-		seed2:  maphash.MakeSeed(),
-		provIx: make(map[prov]int32),
+	res := &Result{files: files}
+	seed1, seed2 := maphash.MakeSeed(), maphash.MakeSeed()
+	groups := split(files, workers())
+	readers := make([]*reader, len(groups))
+	var wg sync.WaitGroup
+	for g, grp := range groups {
+		hint := int(min(grp.bytes/bytesPerRecord, 1<<24))
+		rd := &reader{
+			index:   make(map[key]int32, hint),
+			entries: make([]entry, 0, hint),
+			seed1:   seed1,
+			seed2:   seed2,
+			provIx:  make(map[prov]int32),
+		}
+		rd.addProv(prov{})
+		readers[g] = rd
+		run := func() {
+			for i := grp.start; i < grp.end; i++ {
+				if err := rd.readFile(int32(i), files[i].Path); err != nil {
+					rd.failed = append(rd.failed, FileError{Path: files[i].Path, Err: err})
+				}
+			}
+		}
+		if g == len(groups)-1 {
+			run()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run()
+		}()
 	}
-	rd.provOf(nil, nil)
-	for i, f := range files {
-		if err := rd.readFile(int32(i), f.Path); err != nil {
-			rd.res.Failed = append(rd.res.Failed, FileError{Path: f.Path, Err: err})
+	wg.Wait()
+	for _, rd := range readers {
+		res.Stats.Add(rd.stats)
+		res.Failed = append(res.Failed, rd.failed...)
+	}
+	base := readers[0]
+	for _, rd := range readers[1:] {
+		if len(rd.entries) > len(base.entries) {
+			base = rd
 		}
 	}
-	rd.finish(hidden)
-	return rd.res
+	for _, rd := range readers {
+		if rd != base {
+			base.merge(rd)
+		}
+	}
+	base.index = nil // garbage from here on
+	res.provs = base.provs
+	res.entries = base.entries
+	finish(res, hidden)
+	return res
+}
+
+type group struct {
+	start, end int
+	bytes      int64
+}
+
+// split cuts files into at most n contiguous groups of about the same
+// size; small scopes get one group.
+func split(files []store.File, n int) []group {
+	n = min(n, 4, len(files))
+	sizes := make([]int64, len(files))
+	var total int64
+	for i, f := range files {
+		if fi, err := os.Lstat(f.Path); err == nil {
+			sizes[i] = fi.Size()
+			total += fi.Size()
+		}
+	}
+	if n <= 1 || total < parallelMin {
+		return []group{{0, len(files), total}}
+	}
+	var out []group
+	start, acc := 0, int64(0)
+	for i, sz := range sizes {
+		acc += sz
+		if len(out) < n-1 && acc >= total*int64(len(out)+1)/int64(n) {
+			out = append(out, group{start, i + 1, 0})
+			start = i + 1
+		}
+	}
+	out = append(out, group{start, len(files), 0})
+	for g := range out {
+		for i := out[g].start; i < out[g].end; i++ {
+			out[g].bytes += sizes[i]
+		}
+	}
+	return out
+}
+
+// newer reports whether copy a wins over copy b: a greater ts, or the same
+// ts read later.
+func newer(a, b *entry) bool {
+	return a.ts > b.ts || (a.ts == b.ts && a.seq > b.seq)
+}
+
+// merge moves o's prompts into rd, keeping the newest copy of each.
+func (rd *reader) merge(o *reader) {
+	for k, oi := range o.index {
+		oe := &o.entries[oi]
+		if i, ok := rd.index[k]; ok {
+			e := &rd.entries[i]
+			if newer(oe, e) {
+				*e = *oe
+				e.prov = rd.addProv(o.provs[oe.prov])
+			}
+			continue
+		}
+		ne := *oe
+		ne.prov = rd.addProv(o.provs[oe.prov])
+		rd.index[k] = int32(len(rd.entries))
+		rd.entries = append(rd.entries, ne)
+	}
+	o.index, o.entries = nil, nil
 }
 
 // Open opens a store file for reading, refusing what is not a regular file
@@ -164,42 +300,45 @@ func (rd *reader) readFile(fi int32, path string) error {
 		return err
 	}
 	defer f.Close()
+	rd.file, rd.line = fi, 0
 	st, err := record.Scan(f, func(l *record.Line) error {
-		rd.add(fi, l)
+		rd.add(l)
 		return nil
 	})
-	rd.res.Stats.Add(st)
+	rd.stats.Add(st)
 	return err
 }
 
-func (rd *reader) add(fi int32, l *record.Line) {
-	rd.seq++
+func (rd *reader) add(l *record.Line) {
+	rd.line++
+	seq := uint64(rd.file)<<32 | rd.line
 	rd.norm = identity.AppendNormalized(rd.norm[:0], unsafe.String(unsafe.SliceData(l.Text), len(l.Text)))
 	k := key{maphash.Bytes(rd.seed1, rd.norm), maphash.Bytes(rd.seed2, rd.norm)}
 	if i, ok := rd.index[k]; ok {
-		e := &rd.res.entries[i]
+		e := &rd.entries[i]
 		if l.TS < e.ts {
 			return
 		}
-		e.text, e.ts, e.seq, e.file = rd.store(l.Text), l.TS, rd.seq, fi
+		e.text, e.ts, e.seq, e.file = rd.store(l.Text), l.TS, seq, rd.file
 		e.prov = rd.provOf(l.Src, l.Session)
 		return
 	}
-	rd.index[k] = int32(len(rd.res.entries))
-	rd.res.entries = append(rd.res.entries, entry{
-		text: rd.store(l.Text), ts: l.TS, seq: rd.seq, file: fi, prov: rd.provOf(l.Src, l.Session),
+	rd.index[k] = int32(len(rd.entries))
+	rd.entries = append(rd.entries, entry{
+		text: rd.store(l.Text), ts: l.TS, seq: seq, file: rd.file, prov: rd.provOf(l.Src, l.Session),
 	})
 }
 
-func (rd *reader) finish(hidden *tombstone.Set) {
-	rd.index = nil
-	es := rd.res.entries
+// finish drops the hidden prompts and sorts the rest newest first.
+func finish(res *Result, hidden *tombstone.Set) {
+	es := res.entries
 	if hidden != nil && !hidden.Empty() {
+		var norm []byte
 		out := es[:0]
 		for _, e := range es {
-			rd.norm = identity.AppendNormalized(rd.norm[:0], e.text)
-			if hidden.HiddenNormalized(rd.norm) {
-				rd.res.Hidden++
+			norm = identity.AppendNormalized(norm[:0], e.text)
+			if hidden.HiddenNormalized(norm) {
+				res.Hidden++
 				continue
 			}
 			out = append(out, e)
@@ -221,5 +360,5 @@ func (rd *reader) finish(hidden *tombstone.Set) {
 		}
 		return 0
 	})
-	rd.res.entries = es
+	res.entries = es
 }

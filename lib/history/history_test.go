@@ -188,17 +188,60 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// parallel makes Read use n workers on any scope for the rest of the test.
+func parallel(t *testing.T, n int) {
+	min, w := parallelMin, workers
+	parallelMin, workers = 0, func() int { return n }
+	t.Cleanup(func() { parallelMin, workers = min, w })
+}
+
+func TestSplit(t *testing.T) {
+	dir := t.TempDir()
+	var files []store.File
+	for i, size := range []int{100, 100, 100, 100, 400, 0, 100, 100} {
+		p := filepath.Join(dir, fmt.Sprint(i))
+		os.WriteFile(p, []byte(strings.Repeat("x", size)), 0o600)
+		files = append(files, store.File{Path: p})
+	}
+	files = append(files, store.File{Path: filepath.Join(dir, "missing")})
+	parallel(t, 2)
+	for n, want := range map[int]string{1: "[{0 9 1000}]", 2: "[{0 5 800} {5 9 200}]", 3: "[{0 4 400} {4 5 400} {5 9 200}]",
+		8: "[{0 3 300} {3 5 500} {5 6 0} {6 9 200}]", // at most 4
+	} {
+		if got := fmt.Sprint(split(files, n)); got != want {
+			t.Errorf("split(%d) = %s, want %s", n, got, want)
+		}
+	}
+	if got := fmt.Sprint(split(nil, 2)); got != "[{0 0 0}]" {
+		t.Errorf("split(nil) = %s", got)
+	}
+}
+
+func TestReadParallelMatchesModel(t *testing.T) {
+	for _, n := range []int{2, 3, 4} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			parallel(t, n)
+			TestReadMatchesModel(t)
+			TestReadNewestWins(t)
+			TestReadOlderCopyLater(t)
+			TestReadHidden(t)
+			TestReadFailedFiles(t)
+			TestReadMalformed(t)
+		})
+	}
+}
+
 // TestReadMatchesModel compares Read with a plain model over random
 // stores: many files, repeats with case and space variants, equal
-// timestamps, hidden prompts.
+// timestamps, hidden prompts, provenance.
 func TestReadMatchesModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 9))
 	words := []string{"fix", "Fix", "the", "TEST", "é", "É", "日本", " ", "  ", "\n", "deploy"}
 	for round := range 20 {
 		dir := t.TempDir()
 		type line struct {
-			text string
-			ts   int64
+			text, src string
+			ts        int64
 		}
 		var all [][]line
 		var files []store.File
@@ -210,12 +253,16 @@ func TestReadMatchesModel(t *testing.T) {
 				for range 1 + r.IntN(4) {
 					b.WriteString(words[r.IntN(len(words))])
 				}
-				l := line{b.String(), int64(r.IntN(30))}
+				l := line{b.String(), []string{"", "", "pi", "claude"}[r.IntN(4)], int64(r.IntN(30))}
 				if identity.IsBlank(l.text) {
 					continue
 				}
 				ls = append(ls, l)
-				recs = append(recs, rec(l.text, l.ts))
+				session := ""
+				if l.src != "" {
+					session = l.src + "-s"
+				}
+				recs = append(recs, record.Record{Text: l.text, TS: l.ts, Src: l.src, Session: session})
 			}
 			all = append(all, ls)
 			files = append(files, mkfile(t, dir, fmt.Sprintf("%d.jsonl", f), "p", recs...))
@@ -255,8 +302,9 @@ func TestReadMatchesModel(t *testing.T) {
 			t.Fatalf("round %d: %d prompts, want %d", round, res.Len(), len(want))
 		}
 		for i, w := range want {
-			if e := res.At(i); e.Text != w.text || e.TS != w.ts {
-				t.Fatalf("round %d, entry %d: %q@%d, want %q@%d", round, i, e.Text, e.TS, w.text, w.ts)
+			e := res.At(i)
+			if e.Text != w.text || e.TS != w.ts || e.Src != w.src || (e.Session != "") != (w.src != "") {
+				t.Fatalf("round %d, entry %d: %q@%d %q, want %q@%d %q", round, i, e.Text, e.TS, e.Src, w.text, w.ts, w.src)
 			}
 		}
 	}

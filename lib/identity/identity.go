@@ -7,6 +7,7 @@ package identity
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -24,27 +25,39 @@ func Normalize(text string) string {
 
 // AppendNormalized appends the normalized form of text to dst and returns
 // the extended slice. It allocates nothing when dst has room, which keeps
-// the readers' hot path cheap.
+// the readers' hot path cheap: runs of ASCII go through a table.
 func AppendNormalized(dst []byte, text string) []byte {
 	pendingSpace := false
 	start := len(dst)
 	for i := 0; i < len(text); {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			i++
-			switch c {
-			case ' ', '\t', '\n', '\v', '\f', '\r':
-				pendingSpace = true
-				continue
+		if text[i] < utf8.RuneSelf {
+			// An ASCII run writes at most one byte per byte read, plus a
+			// space pending from before the run.
+			dst = slices.Grow(dst, len(text)-i+1)
+			n := len(dst)
+			buf := dst[:cap(dst)]
+			for i < len(text) {
+				c := text[i]
+				if c >= utf8.RuneSelf {
+					break
+				}
+				i++
+				m := asciiFold[c]
+				if m == asciiSpace {
+					pendingSpace = true
+					continue
+				}
+				if pendingSpace {
+					if n > start {
+						buf[n] = ' '
+						n++
+					}
+					pendingSpace = false
+				}
+				buf[n] = m
+				n++
 			}
-			if pendingSpace && len(dst) > start {
-				dst = append(dst, ' ')
-			}
-			pendingSpace = false
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			dst = append(dst, c)
+			dst = buf[:n]
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
@@ -72,10 +85,43 @@ func AppendNormalized(dst []byte, text string) []byte {
 	return dst
 }
 
+// asciiSpace marks the ASCII white space in asciiFold.
+const asciiSpace = 0x80
+
+// asciiFold maps each ASCII byte to its folded form, or to asciiSpace.
+var asciiFold = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		t[c] = byte(c)
+		if 'A' <= c && c <= 'Z' {
+			t[c] = byte(c) + 'a' - 'A'
+		}
+	}
+	for _, c := range []byte(" \t\n\v\f\r") {
+		t[c] = asciiSpace
+	}
+	return t
+}()
+
 // Fold maps a rune to its case-folded form.
 func Fold(r rune) rune {
+	if uint32(r) < uint32(len(foldTable)) {
+		return rune(foldTable[r])
+	}
 	return unicode.ToLower(unicode.ToUpper(r))
 }
+
+// foldTable holds Fold for the Latin, Greek and Cyrillic blocks, where
+// most non-ASCII prompt text is.
+var foldTable = func() (t [0x530]uint16) {
+	for r := range t {
+		f := unicode.ToLower(unicode.ToUpper(rune(r)))
+		if f > 0xffff {
+			panic("identity: fold table overflow")
+		}
+		t[r] = uint16(f)
+	}
+	return t
+}()
 
 // Key returns the tombstone key of text: "sha256:" and the hex SHA-256 of
 // its normalized form.

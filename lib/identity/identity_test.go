@@ -61,6 +61,10 @@ func TestFoldEveryRune(t *testing.T) {
 	bad := 0
 	for r := rune(0); r <= unicode.MaxRune && bad < 10; r++ {
 		f := Fold(r)
+		if f != unicode.ToLower(unicode.ToUpper(r)) {
+			t.Errorf("Fold(%U) = %U, not simple folding", r, f)
+			bad++
+		}
 		if Fold(f) != f || Fold(unicode.ToUpper(r)) != f || Fold(unicode.ToLower(r)) != f || Fold(unicode.ToTitle(r)) != f ||
 			unicode.IsSpace(f) != unicode.IsSpace(r) {
 			t.Errorf("Fold(%U) = %U is not stable", r, f)

@@ -8,6 +8,9 @@ import "strings"
 
 // Append appends the encoded text (without a line end) to dst.
 func Append(dst []byte, text string) []byte {
+	if strings.IndexByte(text, '\n') < 0 && strings.IndexByte(text, '\\') < 0 {
+		return append(dst, text...)
+	}
 	start := 0
 	for i := 0; i < len(text); i++ {
 		switch text[i] {

@@ -10,6 +10,7 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -284,18 +285,16 @@ func decodeString(b []byte, p int, scratch *[]byte) ([]byte, int, bool) {
 		return nil, p, false
 	}
 	i := p + 1
-	// Fast scan: no escapes.
-	for j := i; j < len(b); j++ {
-		c := b[j]
-		if c == '"' {
-			return b[i:j], j + 1, true
-		}
-		if c == '\\' {
-			break
-		}
-		if c < 0x20 {
+	// Fast path: no escape before the closing quote.
+	q := bytes.IndexByte(b[i:], '"')
+	if q < 0 {
+		return nil, p, false
+	}
+	if seg := b[i : i+q]; bytes.IndexByte(seg, '\\') < 0 {
+		if hasControl(seg) {
 			return nil, p, false
 		}
+		return seg, i + q + 1, true
 	}
 	var out []byte
 	if scratch != nil {
@@ -362,6 +361,25 @@ func decodeString(b []byte, p int, scratch *[]byte) ([]byte, int, bool) {
 		i += 2
 	}
 	return nil, p, false
+}
+
+// hasControl reports whether b holds a byte below 0x20, eight bytes at a
+// time.
+func hasControl(b []byte) bool {
+	const lo, hi = 0x2020202020202020, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if (x-lo)&^x&hi != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 func hex4(b []byte, p int) (rune, bool) {
