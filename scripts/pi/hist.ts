@@ -161,7 +161,9 @@ async function pick(ctx: any, query: string): Promise<void> {
 	if (ctx.mode !== "tui") return;
 	const args = ["--project", ctx.cwd];
 	if (query.trim() !== "") args.push("--query", query);
+	let ui: any;
 	const r = await ctx.ui.custom((tui: any, _theme: any, _kb: any, done: (v: any) => void) => {
+		ui = tui;
 		tui.stop();
 		const res = spawnSync(bin("hist-pick"), args, {
 			cwd: ctx.cwd,
@@ -182,7 +184,10 @@ async function pick(ctx: any, query: string): Promise<void> {
 	}
 	if (r.status === 0) {
 		const text = (r.stdout as string).replace(/\n$/, "");
-		if (text !== "") ctx.ui.setEditorText(text);
+		if (text !== "") {
+			ctx.ui.setEditorText(text);
+			ui?.requestRender(true); // setEditorText alone does not redraw
+		}
 		return;
 	}
 	if (r.status === 1 || r.status === 130) return; // nothing chosen

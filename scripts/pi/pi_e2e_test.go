@@ -287,19 +287,14 @@ func texts(recs []record.Record) []string {
 	return out
 }
 
-func TestPiExtension(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end with the real pi: skipped in -short mode")
-	}
-	start := time.Now()
-	piPath, piBin := installPi(t)
-	t.Logf("pi ready after %s", time.Since(start).Round(time.Millisecond))
-	bin := buildHist(t)
+// piHome is a temporary HOME with pi pointed at the mock model and the
+// extension installed, and the environment to run pi and hist in it.
+type piHome struct {
+	tmp, home, proj, agent, log string
+	env                         []string
+}
 
-	mock := mockmodel.New()
-	srv := httptest.NewServer(mock) // listens on 127.0.0.1
-	defer srv.Close()
-
+func newPiHome(t *testing.T, mockURL, bin, piPath string) *piHome {
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	proj := filepath.Join(tmp, "my project")
@@ -312,7 +307,7 @@ func TestPiExtension(t *testing.T) {
 	models := fmt.Sprintf(`{"providers":{"mock":{"baseUrl":%q,"api":"openai-completions","apiKey":"dummy",`+
 		`"compat":{"supportsStore":false,"supportsReasoningEffort":false,"maxTokensField":"max_tokens"},`+
 		`"models":[{"id":"mock-model","contextWindow":128000,"maxTokens":4096,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}}]}}}`,
-		srv.URL+"/v1")
+		mockURL+"/v1")
 	ext, err := os.ReadFile(filepath.Join(repoRoot(), "scripts", "pi", "hist.ts"))
 	if err != nil {
 		t.Fatal(err)
@@ -338,6 +333,24 @@ func TestPiExtension(t *testing.T) {
 		"HIST_BIN_DIR=" + bin,
 		"HIST_PI_LOG=" + logPath,
 	}
+	return &piHome{tmp: tmp, home: home, proj: proj, agent: agent, log: logPath, env: env}
+}
+
+func TestPiExtension(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end with the real pi: skipped in -short mode")
+	}
+	start := time.Now()
+	piPath, piBin := installPi(t)
+	t.Logf("pi ready after %s", time.Since(start).Round(time.Millisecond))
+	bin := buildHist(t)
+
+	mock := mockmodel.New()
+	srv := httptest.NewServer(mock) // listens on 127.0.0.1
+	defer srv.Close()
+
+	h := newPiHome(t, srv.URL, bin, piPath)
+	proj, agent, env, logPath := h.proj, h.agent, h.env, h.log
 	pi := func(args ...string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -530,4 +543,121 @@ func TestPiExtension(t *testing.T) {
 		t.Errorf("hist-list shows\n%q\nwant\n%q", listed, wantListed)
 	}
 	t.Logf("whole test: %s", time.Since(start).Round(time.Millisecond))
+}
+
+// shQuote quotes s for sh.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestPiExtensionPickKey drives pi's terminal UI in tmux: the extension's
+// key hands the terminal to hist-pick, and the chosen prompt lands in pi's
+// editor; Esc in the selector leaves the editor as it was.
+func TestPiExtensionPickKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end with the real pi: skipped in -short mode")
+	}
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed: this test drives pi's terminal UI in tmux")
+	}
+	piPath, piBin := installPi(t)
+	bin := buildHist(t)
+	if _, err := os.Stat(filepath.Join(bin, "hist-pick")); err != nil {
+		t.Fatalf("hist-pick was not built: the key opens it")
+	}
+	srv := httptest.NewServer(mockmodel.New())
+	defer srv.Close()
+	h := newPiHome(t, srv.URL, bin, piPath)
+	hist := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(bin, "hist-capture"), args...)
+		cmd.Env = h.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hist-capture %v: %v\n%s", args, err, out)
+		}
+	}
+	hist("--enable")
+	const chosen = "fix the flaky test in store_test.go"
+	for i, p := range []string{"an older prompt", chosen, "the newest prompt"} {
+		hist("--cwd", h.proj, "--ts", strconv.FormatInt(time.Now().UnixMilli()-int64(10-i)*1000, 10), p)
+	}
+
+	var script strings.Builder
+	script.WriteString("cd " + shQuote(h.proj) + " && exec env -i")
+	for _, kv := range h.env {
+		if !strings.HasPrefix(kv, "TERM=") {
+			script.WriteString(" " + shQuote(kv))
+		}
+	}
+	script.WriteString(" TERM=xterm-256color " + shQuote(piBin) + " --provider mock --model mock-model\n")
+	run := filepath.Join(h.tmp, "run-pi.sh")
+	if err := os.WriteFile(run, []byte(script.String()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(h.tmp, "tmux.sock")
+	tm := func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tm("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", "sh "+shQuote(run))
+	defer exec.Command(tmux, "-S", sock, "kill-server").Run()
+
+	screen := func() string { return tm("capture-pane", "-p", "-t", "pi") }
+	hasLine := func(s, line string) bool {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.TrimSpace(l) == line {
+				return true
+			}
+		}
+		return false
+	}
+	wait := func(what string, ok func(string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			s := screen()
+			if ok(s) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s; the screen:\n%s", what, s)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	wait("pi's editor", func(s string) bool { return strings.Contains(s, "mock-model") })
+
+	// Typed text becomes the selector's query; Enter puts the choice in the editor.
+	tm("send-keys", "-t", "pi", "-l", "flaky")
+	wait("the typed text", func(s string) bool { return hasLine(s, "flaky") })
+	tm("send-keys", "-t", "pi", "M-r")
+	wait("the selector with the editor's text as query", func(s string) bool {
+		return strings.Contains(s, "Prompt history") && strings.Contains(s, "1/1")
+	})
+	tm("send-keys", "-t", "pi", "Enter")
+	wait("the chosen prompt in pi's editor", func(s string) bool {
+		return hasLine(s, chosen) && !strings.Contains(s, "Prompt history")
+	})
+
+	// Esc: nothing chosen, the editor keeps its text.
+	tm("send-keys", "-t", "pi", "M-r")
+	wait("the selector again", func(s string) bool { return strings.Contains(s, "Prompt history") })
+	tm("send-keys", "-t", "pi", "Escape")
+	wait("the selector closed", func(s string) bool { return !strings.Contains(s, "Prompt history") })
+	time.Sleep(500 * time.Millisecond)
+	if s := screen(); !hasLine(s, chosen) {
+		t.Fatalf("after Esc in the selector the editor lost its text; the screen:\n%s", s)
+	}
+
+	var codes []string
+	for _, e := range readLog(t, h.log) {
+		if e.Ev == "hist-pick" {
+			codes = append(codes, e.exit())
+		}
+	}
+	if !slices.Equal(codes, []string{"0", "130"}) {
+		t.Errorf("hist-pick exit codes in the extension's log: %v, want [0 130]", codes)
+	}
 }
