@@ -219,7 +219,8 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	return res
 }
 
-// rewriteAll runs rewriteFile over files, a few at a time.
+// rewriteAll runs rewriteFile over files, a few at a time (at least 4 even
+// on fewer cores, so one file's fsync overlaps another's scan).
 func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilter bool) []fileResult {
 	out := make([]fileResult, len(files))
 	sorted := make([]string, 0, len(targets))
@@ -231,7 +232,7 @@ func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilte
 	if !noPrefilter {
 		pf = newPrefilter(sorted)
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(files), 4)
+	workers := min(max(runtime.GOMAXPROCS(0), 4), 8, len(files)) // more than the cores: fsyncs overlap
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
