@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -436,6 +437,9 @@ func (l *Line) Record() Record {
 // growing buffer, so a line of any size is read whole, one at a time.
 const readerSize = 256 << 10
 
+// readers recycles Scan's buffers: a scope is many small files.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readerSize) }}
+
 // Scan reads records from r, one a line, and calls fn for each. Malformed
 // lines (and a last line with no newline, which a writer may still be
 // finishing) are skipped and counted. The Line and its Raw bytes are only
@@ -443,7 +447,12 @@ const readerSize = 256 << 10
 // a read error is returned as it is.
 func Scan(r io.Reader, fn func(l *Line) error) (Stats, error) {
 	var st Stats
-	br := bufio.NewReaderSize(r, readerSize)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil)
+		readers.Put(br)
+	}()
 	var long []byte
 	var l Line
 	var off int64

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"hist/lib/record"
 )
 
 func TestDefaultRoot(t *testing.T) {
@@ -289,6 +291,18 @@ func BenchmarkAppend(b *testing.B) {
 	line := []byte(`{"v":1,"text":"refactor the store reader so that it streams every file once","ts":1700000000000}` + "\n")
 	for b.Loop() {
 		if err := Append(p, line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCaptureAppend is hist-capture's work for one prompt once the
+// policy said yes: encode the record, append it to the project's file.
+func BenchmarkCaptureAppend(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "projects", "h", "a.jsonl")
+	rec := record.Record{Text: "fix the flaky test in lib/store/store_test.go and explain the race", TS: 1700000000000}
+	for b.Loop() {
+		if err := Append(p, record.Marshal(rec)); err != nil {
 			b.Fatal(err)
 		}
 	}
