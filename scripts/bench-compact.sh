@@ -6,7 +6,8 @@
 # The project comes from scripts/genstore (deterministic; realistic prompt
 # lengths, mostly 20-400 bytes, some multi-line, a few 10-50 KB). Every run
 # starts from a fresh copy of it, so the page cache is warm for both sides.
-# hist-compact fsyncs the compact file and the folder; the floor does not.
+# hist-compact fsyncs the compact file and the folder; the floor does not,
+# so a third row adds that fsync to the floor (cat, sync FILE, mv).
 #
 # Usage: scripts/bench-compact.sh [OUT.md]   (default bench/compact.md)
 # Environment: RUNS (default 9), N (default 100000), FILES (default 60),
@@ -51,10 +52,12 @@ maxof() { sort -n | tail -1; }
 
 : >"$WORK/compact.txt"
 : >"$WORK/floor.txt"
+: >"$WORK/floorsync.txt"
+FMT='%e %M %U %S'
 for i in $(seq "$RUNS"); do
     rm -rf "$WORK/s"
     cp -a "$WORK/base" "$WORK/s"
-    /usr/bin/time -f '%e %M' -o "$WORK/t" "$WORK/bin/hist-compact" --store "$WORK/s" --all 2>"$WORK/log"
+    /usr/bin/time -f "$FMT" -o "$WORK/t" "$WORK/bin/hist-compact" --store "$WORK/s" --all 2>"$WORK/log"
     cat "$WORK/t" >>"$WORK/compact.txt"
     grep -q 'merged' "$WORK/log" || { cat "$WORK/log" >&2; exit 1; }
     LINE=$(cat "$WORK/log")
@@ -62,21 +65,30 @@ for i in $(seq "$RUNS"); do
     rm -rf "$WORK/s"
     cp -a "$WORK/base" "$WORK/s"
     D="$WORK/s/projects/$PROJ"
-    (cd "$D" && /usr/bin/time -f '%e %M' -o "$WORK/t" sh -c 'cat "$@" >.floor.tmp && mv .floor.tmp floor.jsonl' sh $(cat "$WORK/merged.txt"))
+    (cd "$D" && /usr/bin/time -f "$FMT" -o "$WORK/t" sh -c 'cat "$@" >.floor.tmp && mv .floor.tmp floor.jsonl' sh $(cat "$WORK/merged.txt"))
     cat "$WORK/t" >>"$WORK/floor.txt"
+
+    rm -rf "$WORK/s"
+    cp -a "$WORK/base" "$WORK/s"
+    (cd "$D" && /usr/bin/time -f "$FMT" -o "$WORK/t" sh -c 'cat "$@" >.floor.tmp && sync .floor.tmp && mv .floor.tmp floor.jsonl && sync .' sh $(cat "$WORK/merged.txt"))
+    cat "$WORK/t" >>"$WORK/floorsync.txt"
 done
 
-C_MED=$(awk '{print $1}' "$WORK/compact.txt" | median)
-C_MIN=$(awk '{print $1}' "$WORK/compact.txt" | sort -n | head -1)
-C_MAX=$(awk '{print $1}' "$WORK/compact.txt" | maxof)
-C_RSS=$(awk '{print $2}' "$WORK/compact.txt" | maxof)
-F_MED=$(awk '{print $1}' "$WORK/floor.txt" | median)
-F_RSS=$(awk '{print $2}' "$WORK/floor.txt" | maxof)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }'; }
-R_WALL=$(ratio "$C_MED" "$F_MED")
-R_RSS=$(ratio "$C_RSS" "$F_RSS")
-C_RSS_MB=$(awk -v k="$C_RSS" 'BEGIN { printf "%.1f", k / 1024 }')
-F_RSS_MB=$(awk -v k="$F_RSS" 'BEGIN { printf "%.1f", k / 1024 }')
+# stats FILE -> "median min max peakRSS(KB) medianCPU"
+stats() {
+    local med min max rss cpu
+    med=$(awk '{print $1}' "$1" | median)
+    min=$(awk '{print $1}' "$1" | sort -n | head -1)
+    max=$(awk '{print $1}' "$1" | maxof)
+    rss=$(awk '{print $2}' "$1" | maxof)
+    cpu=$(awk '{print $3 + $4}' "$1" | median)
+    echo "$med $min $max $rss $cpu"
+}
+read -r C_MED C_MIN C_MAX C_RSS C_CPU < <(stats "$WORK/compact.txt")
+read -r F_MED F_MIN F_MAX F_RSS F_CPU < <(stats "$WORK/floor.txt")
+read -r S_MED S_MIN S_MAX S_RSS S_CPU < <(stats "$WORK/floorsync.txt")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "n/a" }'; }
+mb() { awk -v k="$1" 'BEGIN { printf "%.1f MB", k / 1024 }'; }
 PASS_WALL=$(awk -v m="$C_MED" 'BEGIN { print (m <= 0.5) ? "yes" : "NO" }')
 PASS_RSS=$(awk -v k="$C_RSS" 'BEGIN { print (k < 150 * 1024) ? "yes" : "NO" }')
 
@@ -91,11 +103,15 @@ the $MERGED oldest files ($(awk -v b="$MERGED_BYTES" 'BEGIN { printf "%.1f", b /
 Floor: \`cat\` of the same $MERGED files into one file plus \`mv\` (no fsync,
 no parsing), timed the same way in the same run.
 
-| | median wall | min / max wall | peak RSS | target |
+| | median wall | min / max wall | median CPU (user+sys) | peak RSS |
 |---|---|---|---|---|
-| hist-compact | ${C_MED} s | ${C_MIN} / ${C_MAX} s | ${C_RSS_MB} MB | <= 0.5 s: ${PASS_WALL}; < 150 MB: ${PASS_RSS} |
-| floor (cat + mv) | ${F_MED} s | | ${F_RSS_MB} MB | |
-| ratio | ${R_WALL}x | | ${R_RSS}x | |
+| hist-compact | ${C_MED} s | ${C_MIN} / ${C_MAX} s | ${C_CPU} s | $(mb "$C_RSS") |
+| floor: cat + mv | ${F_MED} s | ${F_MIN} / ${F_MAX} s | ${F_CPU} s | $(mb "$F_RSS") |
+| hist-compact / floor | $(ratio "$C_MED" "$F_MED") | | $(ratio "$C_CPU" "$F_CPU") | $(ratio "$C_RSS" "$F_RSS") |
+| floor + fsync: cat, sync, mv, sync dir | ${S_MED} s | ${S_MIN} / ${S_MAX} s | ${S_CPU} s | $(mb "$S_RSS") |
+| hist-compact / floor + fsync | $(ratio "$C_MED" "$S_MED") | | $(ratio "$C_CPU" "$S_CPU") | $(ratio "$C_RSS" "$S_RSS") |
+
+Targets: median wall <= 0.5 s: **${PASS_WALL}**; peak RSS < 150 MB: **${PASS_RSS}**.
 
 hist-compact's line: \`$LINE\`
 
