@@ -45,3 +45,31 @@ func (s Store) Register(hash, cwd string) error {
 	}
 	return atomicfile.WriteBytes(s.Registry(), buf.Bytes())
 }
+
+// RegisterAll records every hash -> cwd of entries with one write (none
+// when registry.json already says all of them), for commands that add many
+// projects at once (hist-seed --all-projects).
+func (s Store) RegisterAll(entries map[string]string) error {
+	r := s.LoadRegistry()
+	changed := false
+	for hash, cwd := range entries {
+		if r[hash] != cwd {
+			r[hash] = cwd
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	if err := EnsureDir(s.Root); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(s.Registry(), buf.Bytes())
+}
