@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -113,7 +114,18 @@ const (
 	allSourcesWord = "all"
 )
 
-func main() { os.Exit(run(cli.OSEnv("hist-seed"))) }
+func main() {
+	// Transcripts are streamed and the prompts found spill to a file past
+	// 16 MB, so the live heap stays small; a soft limit keeps the garbage
+	// between collections small too (GOMEMLIMIT overrides it).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+	os.Exit(run(cli.OSEnv("hist-seed")))
+}
+
+// memoryLimit is the Go runtime's soft memory limit for hist-seed.
+const memoryLimit = 96 << 20
 
 type options struct {
 	project     bool
@@ -329,10 +341,10 @@ func run(e *cli.Env) int {
 	if len(missing) > 0 && !o.quiet {
 		fmt.Fprintf(e.Stderr, "%s: not found: %s\n", e.Name, strings.Join(missing, ", "))
 	}
+	if brep.RegistryErr != "" {
+		e.Warnf("updating %s: %s (the seeds are written; labels may show the project hash)", st.Registry(), brep.RegistryErr)
+	}
 	for _, f := range brep.Files {
-		if f.RegistryErr != "" {
-			e.Warnf("updating %s: %s (the seed is written; labels may show the project hash)", st.Registry(), f.RegistryErr)
-		}
 		if f.Status == seed.FileFailed {
 			e.Errorf("%s: %s: writing %s: %s: nothing was written for it; fix it and run hist-seed again", f.Source, f.Cwd, f.Path, f.Err)
 			continue

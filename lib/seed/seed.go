@@ -16,8 +16,6 @@
 package seed
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,9 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"hist/lib/identity"
 	"hist/lib/lock"
-	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
 	"hist/lib/transcript"
@@ -93,9 +89,6 @@ type FileResult struct {
 	Hidden  int    // prompts left out because hidden.json hides them
 	Dupes   int    // repeats of a prompt at the same time, left out
 	Err     string // for FileFailed
-	// RegistryErr says registry.json could not be updated (it is advisory:
-	// the seed file is in place).
-	RegistryErr string
 }
 
 // Report is what a bootstrap did.
@@ -108,6 +101,9 @@ type Report struct {
 	// Busy is set when another rewriter held the store's lock for the
 	// whole wait: nothing was written.
 	Busy error
+	// RegistryErr says registry.json could not be updated (it is advisory:
+	// the seed files are in place).
+	RegistryErr string
 }
 
 // Options says what a Runner does.
@@ -162,6 +158,10 @@ type Runner struct {
 	temps   map[string]struct{} // temp files being written
 	lockDir string              // the migration lock folder, while held
 	stopped bool
+
+	// Records beyond spillAt bytes go to the buckets' temp files.
+	collectors []*collector
+	held       int64 // bytes of records in memory
 }
 
 // New returns a Runner for opts.
@@ -211,90 +211,6 @@ func (r *Runner) untrack(path string) {
 	r.mu.Unlock()
 }
 
-// eventKey identifies a prompt event within one seed file: its time and
-// the hash of its identity (normalized text).
-type eventKey [24]byte
-
-func makeKey(ts int64, norm []byte) eventKey {
-	var k eventKey
-	binary.LittleEndian.PutUint64(k[:8], uint64(ts))
-	sum := sha256.Sum256(norm)
-	copy(k[8:], sum[:16])
-	return k
-}
-
-// bucket holds one project's records for one source, encoded.
-type bucket struct {
-	hash   string
-	cwd    string
-	buf    []byte
-	n      int
-	hidden int
-	dupes  int
-	seen   map[eventKey]struct{}
-}
-
-// collector gathers one source's prompts by project.
-type collector struct {
-	opts    *Options
-	hidden  *tombstone.Set
-	buckets map[string]*bucket   // by hash
-	canon   map[string]canonical // raw cwd -> its project
-	norm    []byte
-	noCwd   int
-}
-
-type canonical struct {
-	cwd, hash string
-	ok        bool
-}
-
-func (c *collector) project(raw string) canonical {
-	if p, ok := c.canon[raw]; ok {
-		return p
-	}
-	var p canonical
-	if raw != "" && filepath.IsAbs(raw) {
-		if cw, err := store.Canonical(raw); err == nil {
-			p = canonical{cwd: cw, hash: store.Hash(cw), ok: true}
-		}
-	}
-	c.canon[raw] = p
-	return p
-}
-
-func (c *collector) add(p transcript.Prompt) {
-	if !identity.Capturable(p.Text) {
-		return
-	}
-	pr := c.project(p.Cwd)
-	if !pr.ok {
-		c.noCwd++
-		return
-	}
-	if c.opts.Project != "" && pr.cwd != c.opts.Project {
-		return
-	}
-	b := c.buckets[pr.hash]
-	if b == nil {
-		b = &bucket{hash: pr.hash, cwd: pr.cwd, seen: map[eventKey]struct{}{}}
-		c.buckets[pr.hash] = b
-	}
-	c.norm = identity.AppendNormalized(c.norm[:0], p.Text)
-	if c.hidden.HiddenNormalized(c.norm) {
-		b.hidden++
-		return
-	}
-	k := makeKey(p.TS, c.norm)
-	if _, dup := b.seen[k]; dup {
-		b.dupes++
-		return
-	}
-	b.seen[k] = struct{}{}
-	b.buf = record.Append(b.buf, record.Record{Text: p.Text, TS: p.TS, Src: p.Src, Session: p.Session})
-	b.n++
-}
-
 // Bootstrap reads each source and writes, for every project it names (or
 // for Opts.Project only), the source's seed file when it does not exist.
 // It returns an error only when the store could not be written; what each
@@ -307,6 +223,19 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		rep.Untrusted = err
 		return rep, nil
 	}
+	// Whatever was not made a seed file goes: temp files, and the folders
+	// made for them when they stay empty.
+	var all []*collector
+	defer func() {
+		var made []string
+		for _, c := range all {
+			for _, b := range c.buckets {
+				made = append(made, r.discard(b)...)
+			}
+		}
+		removeEmpty(made)
+		r.collectors = nil
+	}()
 	type read struct {
 		src     Source
 		buckets map[string]*bucket
@@ -319,13 +248,18 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			rep.Sources = append(rep.Sources, res)
 			continue
 		}
-		c := &collector{opts: o, hidden: hidden, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
+		c := newCollector(r, src.Name, hidden)
+		r.collectors = append(r.collectors, c)
+		all = append(all, c)
 		o.Progress.setSource(src.Name)
 		start := time.Now()
 		st, err := src.Scan(src.Root, func(p transcript.Prompt) error {
-			c.add(p)
 			if o.Progress != nil {
 				o.Progress.Prompts.Add(1)
+			}
+			if err := c.add(p); err != nil {
+				c.err = err
+				return err
 			}
 			return nil
 		})
@@ -334,6 +268,10 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		res.NoCwd = c.noCwd
 		o.Progress.done(st)
 		o.Progress.setSource("")
+		if c.err != nil {
+			// A temp file could not be written: a store failure.
+			return rep, c.err
+		}
 		var re *transcript.ReadError
 		switch {
 		case errors.As(err, &re):
@@ -348,6 +286,14 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		}
 		if res.Status == SourceRead {
 			reads = append(reads, read{src, c.buckets})
+		} else {
+			// Nothing of it is written: forget its records (its temp files
+			// go at the end).
+			r.collectors = r.collectors[:len(r.collectors)-1]
+			for _, b := range c.buckets {
+				r.held -= int64(len(b.buf))
+				b.buf = nil
+			}
 		}
 		rep.Sources = append(rep.Sources, res)
 	}
@@ -396,6 +342,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	}
 
 	var lk *lock.Lock
+	refilter := false
 	if !o.DryRun {
 		lk, err = lock.Acquire(o.Store.Lock(), o.LockWait)
 		if errors.Is(err, lock.ErrTimeout) {
@@ -408,84 +355,52 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		defer lk.Release()
 		// Deletes that finished while the sources were read have added
 		// their tombstones: filter again with what is there now.
-		hidden, err = tombstone.Load(o.Store.Hidden())
+		now, err := tombstone.Load(o.Store.Hidden())
 		if err != nil {
 			rep.Untrusted = err
 			return rep, nil
 		}
+		refilter = !sameEntries(hidden, now)
+		hidden = now
 	}
+	// Each file is fsynced twice (its data, its folder): with one project
+	// a file, a few writes in flight let those waits overlap.
+	results := make([]FileResult, len(jobs))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range min(writers, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					return
+				}
+				results[i] = r.writeSeed(jobs[i].src, jobs[i].b, hidden, refilter)
+			}
+		}()
+	}
+	wg.Wait()
 	var firstErr error
-	for _, j := range jobs {
-		fr := r.writeSeed(j.src, j.b, hidden)
+	reg := map[string]string{}
+	for _, fr := range results {
 		if fr.Status == FileFailed && firstErr == nil {
 			firstErr = errors.New(fr.Err)
 		}
-		if errors.Is(firstErr, errStopped) {
-			return rep, firstErr
+		if fr.Status == FileWritten {
+			reg[fr.Project] = fr.Cwd
 		}
 		rep.Files = append(rep.Files, fr)
+	}
+	if len(reg) > 0 {
+		// registry.json is advisory: a failure leaves the seeds in place.
+		if err := o.Store.RegisterAll(reg); err != nil {
+			rep.RegistryErr = err.Error()
+		}
 	}
 	return rep, firstErr
 }
 
-// writeSeed writes one bucket's seed file unless it exists.
-func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set) FileResult {
-	o := &r.Opts
-	dir := o.Store.ProjectDir(b.hash)
-	fr := FileResult{Project: b.hash, Cwd: b.cwd, Source: src, Path: filepath.Join(dir, FileName(src)),
-		Prompts: b.n, Hidden: b.hidden, Dupes: b.dupes}
-	if _, err := os.Lstat(fr.Path); err == nil {
-		fr.Status = FileExists
-		return fr
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		fr.Status, fr.Err = FileFailed, err.Error()
-		return fr
-	}
-	// Drop what became hidden while the sources were read.
-	data := b.buf
-	if !hidden.Empty() {
-		var kept []byte
-		var v record.View
-		var norm []byte
-		for rest := b.buf; len(rest) > 0; {
-			i := 0
-			for rest[i] != '\n' {
-				i++
-			}
-			line := rest[:i+1]
-			rest = rest[i+1:]
-			if record.ParseView(line[:i], &v) == nil {
-				norm = identity.AppendNormalized(norm[:0], string(v.Text))
-				if hidden.HiddenNormalized(norm) {
-					fr.Prompts--
-					fr.Hidden++
-					continue
-				}
-			}
-			kept = append(kept, line...)
-		}
-		data = kept
-	}
-	if o.DryRun {
-		fr.Status = FileWould
-		return fr
-	}
-	if err := store.EnsureDir(dir); err != nil {
-		fr.Status, fr.Err = FileFailed, err.Error()
-		return fr
-	}
-	created, err := r.createNew(fr.Path, data)
-	if err != nil {
-		fr.Status, fr.Err = FileFailed, err.Error()
-		return fr
-	}
-	if !created {
-		fr.Status = FileExists
-		return fr
-	}
-	fr.Status = FileWritten
-	if err := o.Store.Register(b.hash, b.cwd); err != nil {
-		fr.RegistryErr = err.Error()
-	}
-	return fr
-}
+// writers is how many seed files are written at once.
+const writers = 8

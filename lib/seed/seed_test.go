@@ -2,6 +2,7 @@ package seed
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"hist/lib/lock"
 	"hist/lib/record"
 	"hist/lib/store"
+	"hist/lib/tombstone"
 	"hist/lib/transcript"
 )
 
@@ -163,35 +165,6 @@ func TestBootstrapBusyLock(t *testing.T) {
 	}
 }
 
-func TestCreateNewNeverReplaces(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "seed.jsonl")
-	r := New(Options{})
-	if err := os.WriteFile(path, []byte("old\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	created, err := r.createNew(path, []byte("new\n"))
-	if err != nil || created {
-		t.Fatalf("created=%v err=%v over an existing file", created, err)
-	}
-	if data, _ := os.ReadFile(path); string(data) != "old\n" {
-		t.Errorf("existing file changed: %q", data)
-	}
-	os.Remove(path)
-	created, err = r.createNew(path, []byte("new\n"))
-	if err != nil || !created {
-		t.Fatalf("created=%v err=%v", created, err)
-	}
-	fi, _ := os.Stat(path)
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v", fi.Mode())
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 {
-		t.Errorf("temp files left: %v", ents)
-	}
-}
-
 func TestInterruptRemovesMigrationLock(t *testing.T) {
 	st := store.Store{Root: t.TempDir()}
 	src := filepath.Join(t.TempDir(), "history.jsonl")
@@ -242,5 +215,124 @@ func TestMigratedStateCorrupt(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(st.Root, MigrationLockName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("lock folder: %v", err)
+	}
+}
+
+// TestSpill checks that records that went to the spool file come back in
+// order, with the ones still in memory, and that the spool leaves nothing
+// in the store.
+func TestSpill(t *testing.T) {
+	defer func(v int64) { spillAt = v }(spillAt)
+	var ps []transcript.Prompt
+	for i := range 300 {
+		ps = append(ps, transcript.Prompt{Text: fmt.Sprintf("prompt %d %s", i, strings.Repeat("x", i%50)), TS: int64(i + 1),
+			Cwd: fmt.Sprintf("/p/%d", i%7), Session: "s", Src: "codex"})
+	}
+	write := func(limit int64) map[string][]record.Record {
+		spillAt = limit
+		st := store.Store{Root: t.TempDir()}
+		r := New(Options{Store: st})
+		if _, err := r.Bootstrap([]Source{emitting(t, "codex", ps)}); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]record.Record{}
+		for i := range 7 {
+			dir := st.ProjectDir(store.Hash(fmt.Sprintf("/p/%d", i)))
+			out[fmt.Sprint(i)] = readRecords(t, filepath.Join(dir, "seed-codex.jsonl"))
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("%s holds %d files, want only the seed", dir, len(ents))
+			}
+		}
+		ents, _ := os.ReadDir(st.Root)
+		for _, e := range ents {
+			if e.Name() != "projects" && e.Name() != store.RegistryName && e.Name() != store.LockName {
+				t.Errorf("left in the store: %s", e.Name())
+			}
+		}
+		return out
+	}
+	inMemory := write(1 << 30)
+	spilled := write(200)
+	n := 0
+	for k, want := range inMemory {
+		n += len(want)
+		if fmt.Sprint(spilled[k]) != fmt.Sprint(want) {
+			t.Errorf("project %s: spilled %d records, in memory %d", k, len(spilled[k]), len(want))
+		}
+	}
+	if n != 300 {
+		t.Errorf("%d records, want 300", n)
+	}
+}
+
+// TestHiddenWhileReading checks that a prompt deleted while the sources
+// are read (its tombstone written after the first load of hidden.json) is
+// left out of the seed.
+func TestHiddenWhileReading(t *testing.T) {
+	for _, limit := range []int64{1 << 30, 10} {
+		defer func(v int64) { spillAt = v }(spillAt)
+		spillAt = limit
+		st := store.Store{Root: t.TempDir()}
+		src := Source{Name: "pi", Root: t.TempDir(), Scan: func(_ string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+			emit(transcript.Prompt{Text: "keep me", TS: 1, Cwd: "/p/a", Src: "pi"})
+			emit(transcript.Prompt{Text: "Delete  me", TS: 2, Cwd: "/p/a", Src: "pi"})
+			h, err := tombstone.Load(st.Hidden())
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Add("delete me")
+			if err := h.Save(); err != nil {
+				t.Fatal(err)
+			}
+			emit(transcript.Prompt{Text: "keep me too", TS: 3, Cwd: "/p/a", Src: "pi"})
+			return transcript.Stats{Files: 1, Prompts: 3}, nil
+		}}
+		rep, err := New(Options{Store: st}).Bootstrap([]Source{src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := readRecords(t, filepath.Join(st.ProjectDir(store.Hash("/p/a")), "seed.jsonl"))
+		if len(recs) != 2 || recs[0].Text != "keep me" || recs[1].Text != "keep me too" {
+			t.Errorf("spillAt %d: seed = %+v", limit, recs)
+		}
+		if f := rep.Files[0]; f.Prompts != 2 || f.Hidden != 1 {
+			t.Errorf("spillAt %d: prompts %d hidden %d, want 2 and 1", limit, f.Prompts, f.Hidden)
+		}
+	}
+}
+
+// TestRetryAfterSpill checks that a source that fails after some of its
+// records went to temp files leaves nothing: no temp file, no folder.
+func TestRetryAfterSpill(t *testing.T) {
+	defer func(v int64) { spillAt = v }(spillAt)
+	spillAt = 10
+	st := store.Store{Root: filepath.Join(t.TempDir(), "store")}
+	ok := emitting(t, "pi", []transcript.Prompt{{Text: "fine", TS: 1, Cwd: "/p/ok", Src: "pi"}})
+	bad := Source{Name: "claude", Root: t.TempDir(), Scan: func(_ string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+		for i := range 20 {
+			emit(transcript.Prompt{Text: fmt.Sprint("lost ", i), TS: int64(i), Cwd: fmt.Sprint("/p/", i%3), Src: "claude"})
+		}
+		return transcript.Stats{}, &transcript.ReadError{Path: "/x", Err: errors.New("EIO")}
+	}}
+	rep, err := New(Options{Store: st}).Bootstrap([]Source{bad})
+	if err != nil || rep.Sources[0].Status != SourceRetry {
+		t.Fatalf("err %v, report %+v", err, rep.Sources)
+	}
+	if _, err := os.Stat(st.Root); !errors.Is(err, os.ErrNotExist) {
+		ents, _ := os.ReadDir(st.Root)
+		t.Errorf("the store was left behind: %v %v", err, ents)
+	}
+	// With a source that succeeds, only its seed is there.
+	rep, err = New(Options{Store: st}).Bootstrap([]Source{bad, ok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes, _ := st.ProjectHashes()
+	if len(hashes) != 1 || hashes[0] != store.Hash("/p/ok") {
+		t.Errorf("projects: %v", hashes)
+	}
+	ents, _ := os.ReadDir(st.ProjectDir(store.Hash("/p/ok")))
+	if len(ents) != 1 || ents[0].Name() != "seed.jsonl" {
+		t.Errorf("project folder: %v", ents)
 	}
 }

@@ -1,52 +1,139 @@
 package seed
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"hist/lib/atomicfile"
+	"hist/lib/identity"
+	"hist/lib/record"
+	"hist/lib/tombstone"
 )
 
-// createNew writes data to path only if path does not exist: the content
-// goes to a temp file in the same folder (0600), is fsynced, and is then
-// hard-linked to path, which fails rather than replace a file that
-// appeared meanwhile; the temp name is removed and the folder fsynced. On a
-// file system without hard links it falls back to a rename, after checking
-// that path is still free (the caller holds the rewriters' lock). created
-// is false when path exists; on an error nothing is left behind.
-func (r *Runner) createNew(path string, data []byte) (created bool, err error) {
-	p, err := atomicfile.Create(path)
+// writeSeed makes a bucket's temp file its seed file, unless the seed
+// file exists. When refilter is set, hidden.json has changed since the
+// sources were read: the records it now hides are left out.
+//
+// The temp file (0600, in the project folder) is fsynced and hard-linked
+// to the seed's name, which fails rather than replace a file that appeared
+// meanwhile; then the temp name is removed and the folder fsynced. On a
+// file system without hard links it is renamed instead, after checking
+// that the name is still free (the caller holds the rewriters' lock). On
+// any failure the temp file is left for discard to remove.
+func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilter bool) FileResult {
+	fr := FileResult{Project: b.hash, Cwd: b.cwd, Source: src, Path: b.path,
+		Prompts: b.n, Hidden: b.hidden, Dupes: b.dupes}
+	fail := func(err error) FileResult {
+		fr.Status, fr.Err = FileFailed, err.Error()
+		return fr
+	}
+	if _, err := os.Lstat(b.path); err == nil {
+		fr.Status = FileExists
+		return fr
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fail(err)
+	}
+	switch {
+	case r.Opts.DryRun:
+		fr.Status = FileWould
+		return fr
+	case b.exists:
+		// Its records were not kept: writing now would lose them.
+		return fail(errors.New("the seed file was removed while hist-seed ran: run it again"))
+	}
+	if err := r.appendTemp(b, true); err != nil {
+		return fail(err)
+	}
+	b.buf = nil
+	if refilter && !hidden.Empty() {
+		if err := r.refilter(b, hidden, &fr); err != nil {
+			return fail(err)
+		}
+	}
+	if err := b.f.Sync(); err != nil {
+		return fail(fmt.Errorf("writing %s: %w", b.tmp, err))
+	}
+	err := b.f.Close()
+	b.f = nil
 	if err != nil {
-		return false, err
+		return fail(fmt.Errorf("writing %s: %w", b.tmp, err))
 	}
-	tmp := p.File.Name()
-	if err := r.track(tmp); err != nil {
-		p.Cleanup()
-		return false, err
-	}
-	defer r.untrack(tmp)
-	defer p.Cleanup()
-	if _, err := p.Write(data); err != nil {
-		return false, err
-	}
-	if err := p.Sync(); err != nil {
-		return false, err
-	}
-	lerr := os.Link(tmp, path)
+	lerr := os.Link(b.tmp, b.path)
 	switch {
 	case lerr == nil:
-		p.Cleanup()
-		return true, atomicfile.SyncDir(filepath.Dir(path))
+		os.Remove(b.tmp)
 	case errors.Is(lerr, fs.ErrExist):
-		return false, nil
+		fr.Status = FileExists
+		return fr
+	default:
+		if _, err := os.Lstat(b.path); err == nil {
+			fr.Status = FileExists
+			return fr
+		}
+		if err := os.Rename(b.tmp, b.path); err != nil {
+			return fail(err)
+		}
 	}
-	if _, err := os.Lstat(path); err == nil {
-		return false, nil
+	r.untrack(b.tmp)
+	b.done = true
+	b.madeDir = nil
+	if err := atomicfile.SyncDir(filepath.Dir(b.path)); err != nil {
+		return fail(fmt.Errorf("the seed %s is written but its folder could not be synced: %w", b.path, err))
 	}
-	if err := p.Commit(); err != nil {
-		return false, err
+	fr.Status = FileWritten
+	return fr
+}
+
+// refilter copies b's temp file to a new one without the records hidden
+// now hides, and makes the copy b's temp file.
+func (r *Runner) refilter(b *bucket, hidden *tombstone.Set, fr *FileResult) error {
+	old, err := os.Open(b.tmp)
+	if err != nil {
+		return err
 	}
-	return true, nil
+	defer old.Close()
+	p, err := atomicfile.Create(b.path)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", b.path, err)
+	}
+	if err := r.track(p.File.Name()); err != nil {
+		p.Cleanup()
+		return err
+	}
+	w := bufio.NewWriterSize(p.File, 64<<10)
+	var norm []byte
+	_, err = record.Scan(old, func(l *record.Line) error {
+		norm = identity.AppendNormalized(norm[:0], string(l.Text))
+		if hidden.HiddenNormalized(norm) {
+			fr.Prompts--
+			fr.Hidden++
+			return nil
+		}
+		w.Write(l.Raw)
+		return w.WriteByte('\n')
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		r.untrack(p.File.Name())
+		p.Cleanup()
+		return fmt.Errorf("writing %s: %w", b.path, err)
+	}
+	b.f.Close()
+	os.Remove(b.tmp)
+	r.untrack(b.tmp)
+	b.tmp, b.f = p.File.Name(), p.File
+	return nil
+}
+
+// sameEntries reports whether two loads of hidden.json hold the same
+// entries (then nothing new is hidden).
+func sameEntries(a, b *tombstone.Set) bool {
+	return slices.Equal(a.Entries, b.Entries)
 }

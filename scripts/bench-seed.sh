@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# bench-seed.sh: times hist-seed --all-projects over ~1 GB of generated
+# transcripts per source (pi, Claude Code, Codex), against the scan floor
+# (grep -c for the record that holds a typed prompt) and a jq filter that
+# selects the same records, over the same files, in the same run.
+#
+# The transcripts are the real fixtures in testscripts/testdata/seed,
+# replicated with fresh session ids and uuids, fresh prompt tags (so every
+# copy is a distinct prompt event) and cwds spread over 200 projects. They
+# live under a temp folder in /tmp and are deleted at the end.
+#
+# Usage: scripts/bench-seed.sh [SOURCE...]   (default: pi claude codex)
+# Environment: SIZE_MB (default 1024), RUNS (default 3; jq runs once),
+#              PROJECTS (default 200), KEEP=1 keeps the temp folder.
+# Prints one markdown table row per source (see bench/seed.md).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SIZE_MB=${SIZE_MB:-1024}
+RUNS=${RUNS:-3}
+PROJECTS=${PROJECTS:-200}
+SOURCES=("$@")
+[ ${#SOURCES[@]} -gt 0 ] || SOURCES=(pi claude codex)
+export LC_ALL=C
+
+for tool in go grep jq /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "bench-seed: $tool is needed" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/hist-bench-seed.XXXXXX)
+cleanup() { [ "${KEEP:-}" = 1 ] && echo "kept $WORK" >&2 || rm -rf "$WORK"; }
+trap cleanup EXIT
+
+mkdir -p "$WORK/bin" "$WORK/gen" "$WORK/home"
+(cd "$ROOT" && go build -o "$WORK/bin/" ./cmd/hist-seed)
+
+cat >"$WORK/gen/main.go" <<'EOF'
+// gen replicates fixture transcripts: fresh uuids (every one of a copy
+// gets the copy's number as its first 8 hex digits), fresh prompt tags,
+// cwds spread over -projects projects, until -mb megabytes are written.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+)
+
+func main() {
+	src := flag.String("src", "pi", "pi, claude or codex")
+	in := flag.String("in", "", "fixture folder")
+	out := flag.String("out", "", "output folder")
+	mb := flag.Int64("mb", 1024, "megabytes to write")
+	projects := flag.Int("projects", 200, "projects")
+	flag.Parse()
+	type file struct {
+		rel  string
+		data []byte
+	}
+	var files []file
+	filepath.WalkDir(*in, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(*in, p)
+		files = append(files, file{rel, data})
+		return nil
+	})
+	if len(files) == 0 {
+		fmt.Fprintln(os.Stderr, "gen: no fixture files in", *in)
+		os.Exit(1)
+	}
+	uuid := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	tag := map[string]string{"pi": "[pi", "claude": "[cc", "codex": "[cx"}[*src]
+	slots := max(*projects/2, 1) // each fixture set names two projects
+	target := *mb << 20
+	var written int64
+	var nfiles int
+	for i := 0; written < target; i++ {
+		prefix := fmt.Sprintf("%08x", i)
+		fix := func(b []byte) []byte {
+			b = uuid.ReplaceAllFunc(b, func(u []byte) []byte { return append([]byte(prefix), u[8:]...) })
+			b = bytes.ReplaceAll(b, []byte("/tmp/lab/wd/"), []byte(fmt.Sprintf("/bench/p%03d/", i%slots)))
+			return bytes.ReplaceAll(b, []byte(tag), []byte(tag+strconv.Itoa(i)))
+		}
+		for _, f := range files {
+			name := string(fix([]byte(filepath.Base(f.rel))))
+			var dir string
+			switch *src {
+			case "pi":
+				dir = filepath.Join(*out, "sessions", fmt.Sprintf("--bench-p%03d--", i%slots))
+			case "claude":
+				dir = filepath.Join(*out, "projects", fmt.Sprintf("-bench-p%03d", i%slots))
+			case "codex":
+				dir = filepath.Join(*out, "sessions", "2026", "11", fmt.Sprintf("%02d", 1+i%28))
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				panic(err)
+			}
+			data := fix(f.data)
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				panic(err)
+			}
+			written += int64(len(data))
+			nfiles++
+		}
+	}
+	fmt.Printf("%d %d\n", written, nfiles)
+}
+EOF
+(cd "$WORK/gen" && GOFLAGS= GO111MODULE=on go build -o "$WORK/bin/gen" main.go)
+
+# median of the numbers on stdin
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# timed OUT CMD...: appends "seconds maxrss_kb" of one run to OUT.
+timed() {
+    local out=$1
+    shift
+    /usr/bin/time -f '%e %M' -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || {
+        echo "bench-seed: $* failed:" >&2
+        cat "$WORK/err" >&2
+        exit 1
+    }
+    cat "$WORK/t" >>"$out"
+}
+
+echo "| source | data | files | prompts | hist-seed (median of $RUNS) | MB/s | grep -c | x grep | jq | jq / hist-seed | peak RSS |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+for src in "${SOURCES[@]}"; do
+    data="$WORK/data/$src"
+    case $src in
+    pi)
+        fixtures=$ROOT/testscripts/testdata/seed/pi
+        pattern='"role":"user"'
+        filter='select(.type=="message" and .message.role=="user")'
+        envs=(PI_CODING_AGENT_SESSION_DIR="$data/sessions")
+        ;;
+    claude)
+        fixtures=$ROOT/testscripts/testdata/seed/claude
+        pattern='"type":"user"'
+        filter='select(.type=="user")'
+        envs=(CLAUDE_CONFIG_DIR="$data")
+        ;;
+    codex)
+        fixtures=$ROOT/testscripts/testdata/seed/codex
+        pattern='"type":"UserMessage"'
+        filter='select(.type=="event_msg" and .payload.type=="item_completed" and .payload.item.type=="UserMessage")'
+        envs=(CODEX_HOME="$data")
+        ;;
+    *)
+        echo "bench-seed: unknown source $src (pi, claude, codex)" >&2
+        exit 2
+        ;;
+    esac
+    read -r bytes nfiles < <("$WORK/bin/gen" -src "$src" -in "$fixtures" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS")
+    mbytes=$(awk -v b="$bytes" 'BEGIN {printf "%.0f", b/1e6}')
+    # Write the generated files back (so that the seed's fsyncs do not
+    # wait for them) and warm the page cache: every run reads from memory.
+    sync
+    find "$data" -type f -print0 | xargs -0 cat >/dev/null
+
+    : >"$WORK/seed.times"
+    : >"$WORK/grep.times"
+    for i in $(seq "$RUNS"); do
+        rm -rf "$WORK/store"
+        timed "$WORK/seed.times" env -i HOME="$WORK/home" PATH="$PATH" GENTLE_PI_HISTORY_CAPTURE=1 "${envs[@]}" \
+            "$WORK/bin/hist-seed" --all-projects --from "$src" -q --store "$WORK/store"
+        timed "$WORK/grep.times" grep -r -c -F "$pattern" "$data"
+    done
+    prompts=$(find "$WORK/store/projects" -type f -name 'seed*.jsonl' -print0 | xargs -0 cat | wc -l)
+    projects=$(find "$WORK/store/projects" -mindepth 1 -maxdepth 1 -type d | wc -l)
+    : >"$WORK/jq.times"
+    timed "$WORK/jq.times" sh -c 'find "$1" -type f -name "*.jsonl" -print0 | xargs -0 jq -c "$2"' sh "$data" "$filter"
+
+    seed=$(cut -d' ' -f1 "$WORK/seed.times" | median)
+    rss=$(cut -d' ' -f2 "$WORK/seed.times" | sort -g | tail -1)
+    grep_t=$(cut -d' ' -f1 "$WORK/grep.times" | median)
+    jq_t=$(cut -d' ' -f1 "$WORK/jq.times" | median)
+    awk -v src="$src" -v mb="$mbytes" -v n="$nfiles" -v p="$prompts" -v pr="$projects" -v s="$seed" -v g="$grep_t" -v j="$jq_t" -v r="$rss" 'BEGIN {
+        s = (s > 0) ? s : 0.01; g = (g > 0) ? g : 0.01
+        printf "| %s | %d MB | %d | %d in %d projects | %.2f s | %.0f | %.2f s | %.2f | %.2f s | %.1f | %.0f MB |\n",
+            src, mb, n, p, pr, s, mb / s, g, s / g, j, j / s, r / 1024
+    }'
+    rm -rf "$data" "$WORK/store"
+done
