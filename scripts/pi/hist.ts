@@ -75,9 +75,12 @@ function firstLine(s: string): string {
 /**
  * Runs one hist binary without a shell, in its own process group (so a
  * signal meant for pi's terminal does not cut it short), with `input` on
- * stdin. Resolves when it exits; never rejects.
+ * stdin. Resolves when it exits; never rejects. Nothing of it keeps pi's
+ * event loop alive, so pi can exit while it runs. Background jobs that may
+ * outlive pi (seed, compact) get no stderr pipe (`quietStderr`): a pipe whose
+ * reader is gone would kill them with SIGPIPE at their next message.
  */
-function run(name: string, args: string[], cwd: string, input?: string): Promise<Result> {
+function run(name: string, args: string[], cwd: string, input?: string, quietStderr = false): Promise<Result> {
 	const start = Date.now();
 	return new Promise<Result>((resolve) => {
 		let stderr = "";
@@ -94,7 +97,7 @@ function run(name: string, args: string[], cwd: string, input?: string): Promise
 			child = spawn(bin(name), args, {
 				cwd,
 				detached: true,
-				stdio: [input === undefined ? "ignore" : "pipe", "ignore", "pipe"],
+				stdio: [input === undefined ? "ignore" : "pipe", "ignore", quietStderr ? "ignore" : "pipe"],
 			});
 		} catch (e) {
 			done({ code: null, signal: null, error: String(e) });
@@ -110,6 +113,7 @@ function run(name: string, args: string[], cwd: string, input?: string): Promise
 			child.stdin.end(input);
 		}
 		child.unref();
+		(child.stderr as any)?.unref?.();
 	});
 }
 
@@ -125,7 +129,9 @@ function reportFailure(ctx: any, name: string, r: Result, quiet: number[] = []):
 		state.missing.add(name);
 		msg = `hist: ${bin(name)} not found: install the hist binaries on PATH or set HIST_BIN_DIR`;
 	} else {
-		msg = firstLine(r.stderr) || `hist: ${name} failed (${r.error ?? r.signal ?? `exit ${r.code}`})`;
+		msg =
+			firstLine(r.stderr) ||
+			`hist: ${name} failed (${r.error ?? r.signal ?? `exit ${r.code}`}): run it in a terminal to see why`;
 	}
 	try {
 		if (ctx?.hasUI) ctx.ui.notify(msg, "warning");
@@ -201,7 +207,7 @@ export default function hist(pi: ExtensionAPI) {
 		state.seeded.add(cwd);
 		// Not awaited: pi starts at once; shutdown waits for it (bounded).
 		// Exit 4 (retry later) and 6 (a source not recognised) need nothing from the user.
-		track(run("hist-seed", ["--project", cwd, "-q"], cwd).then((r) => reportFailure(ctx, "hist-seed", r, [4, 6])));
+		track(run("hist-seed", ["--project", cwd, "-q"], cwd, undefined, true).then((r) => reportFailure(ctx, "hist-seed", r, [4, 6])));
 	});
 
 	pi.on("input", async (event, ctx) => {
@@ -225,7 +231,7 @@ export default function hist(pi: ExtensionAPI) {
 		await withTimeout(Promise.all([...state.pending]), deadline - Date.now());
 		const cwd = ctx.cwd;
 		const r = await withResult(
-			run("hist-compact", ["--project", cwd, "--current", state.instance], cwd),
+			run("hist-compact", ["--project", cwd, "--current", state.instance], cwd, undefined, true),
 			Math.max(deadline - Date.now(), 1000),
 		);
 		if (r) reportFailure(ctx, "hist-compact", r, [4]); // 4: the store was busy; the next shutdown retries
