@@ -71,6 +71,7 @@ function capture(text, cwd, ts) {
     // One trailing newline, which hist-capture strips: the text stays exact.
     child.stdin.end(text + "\n")
     child.unref()
+    child.stderr.unref?.()
   })
 }
 
