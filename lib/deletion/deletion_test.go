@@ -675,3 +675,31 @@ func TestNoCopyStillTombstoned(t *testing.T) {
 		t.Errorf("no tombstone")
 	}
 }
+
+// A store file that is a symbolic link is not replaced: renaming over the
+// link would leave the copy in its target. The delete says so.
+func TestSymlinkIsNotRewritten(t *testing.T) {
+	f := newFixture(t)
+	target := filepath.Join(t.TempDir(), "elsewhere.jsonl")
+	os.WriteFile(target, []byte(rec("gone", 1)+rec("keep", 2)), 0o600)
+	link := filepath.Join(f.dir, "l.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	f.write("a.jsonl", rec("gone", 3))
+	dry := Delete(f.st, f.scope(), []string{"gone"}, Options{DryRun: true})
+	if dry.Outcome != PartlyHidden || len(dry.Failed) != 1 {
+		t.Fatalf("dry run %+v", dry)
+	}
+	res := Delete(f.st, f.scope(), []string{"gone"}, Options{})
+	if res.Outcome != PartlyHidden || len(res.Failed) != 1 || res.Copies != 1 || !strings.Contains(res.Failed[0].Error(), "symbolic link") {
+		t.Fatalf("%+v", res)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced")
+	}
+	if read(t, target) != rec("gone", 1)+rec("keep", 2) {
+		t.Errorf("the target changed")
+	}
+	noTemps(t, f.st.Root)
+}

@@ -230,7 +230,15 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 			continue
 		}
 		fr.copies++
-		if p != nil || dry {
+		if p != nil || fr.err != nil {
+			continue
+		}
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			// Renaming over the link would leave the copy in its target.
+			fr.err = errors.New("a symbolic link: not rewritten (its target keeps the copies); replace it with the file it points to")
+			continue
+		}
+		if dry {
 			continue
 		}
 		if p, err = atomicfile.Create(path); err != nil {
@@ -245,7 +253,7 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 			return fr
 		}
 	}
-	if fr.copies == 0 {
+	if fr.copies == 0 || fr.err != nil {
 		return fr
 	}
 	if dry {
