@@ -6,6 +6,7 @@ package identity
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"slices"
 	"strings"
@@ -37,6 +38,14 @@ func AppendNormalized(dst []byte, text string) []byte {
 			n := len(dst)
 			buf := dst[:cap(dst)]
 			for i < len(text) {
+				if !pendingSpace && i+8 <= len(text) {
+					if x, ok := plain8(text, i, n > start); ok {
+						binary.LittleEndian.PutUint64(buf[n:], x)
+						n += 8
+						i += 8
+						continue
+					}
+				}
 				c := text[i]
 				if c >= utf8.RuneSelf {
 					break
@@ -72,7 +81,7 @@ func AppendNormalized(dst []byte, text string) []byte {
 			continue
 		}
 		i += size
-		if unicode.IsSpace(r) {
+		if isSpace(r) {
 			pendingSpace = true
 			continue
 		}
@@ -83,6 +92,32 @@ func AppendNormalized(dst []byte, text string) []byte {
 		dst = utf8.AppendRune(dst, Fold(r))
 	}
 	return dst
+}
+
+// plain8 looks at the 8 bytes of text at i. When they are ASCII, hold no
+// control byte or white space but single spaces (none last, and none first
+// unless something was written before), they normalize to themselves with
+// A-Z lowered: it returns that, as a little-endian word.
+func plain8(text string, i int, written bool) (uint64, bool) {
+	const (
+		ones   = 0x0101010101010101
+		high   = 0x8080808080808080
+		low7   = 0x7f7f7f7f7f7f7f7f
+		spaces = 0x2020202020202020
+	)
+	b := text[i : i+8]
+	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	if x&high != 0 || (x-spaces)&^x&high != 0 { // non-ASCII, or a byte below 0x20
+		return 0, false
+	}
+	y := x ^ spaces                     // spaces become zero bytes
+	sp := ^((y&low7 + low7) | y | low7) // 0x80 in each space byte
+	if sp != 0 && (sp&(sp<<8) != 0 || sp>>56 != 0 || (!written && sp&0x80 != 0)) {
+		return 0, false
+	}
+	upper := (x + 0x3f*ones) &^ (x + 0x25*ones) & high // bytes in 'A'..'Z'
+	return x | upper>>2, true
 }
 
 // asciiSpace marks the ASCII white space in asciiFold.
@@ -104,10 +139,27 @@ var asciiFold = func() (t [utf8.RuneSelf]byte) {
 
 // Fold maps a rune to its case-folded form.
 func Fold(r rune) rune {
-	if uint32(r) < uint32(len(foldTable)) {
+	switch {
+	case uint32(r) < uint32(len(foldTable)):
 		return rune(foldTable[r])
+	case r >= 0x3040 && r < 0xa640, // kana, CJK, Yi, Lisu, Vai
+		r >= 0xac00 && r < 0xd800,   // Hangul
+		r >= 0x1f000 && r < 0x1fc00, // emoji and symbols
+		r >= 0x20000 && r < 0x30000: // CJK extensions
+		return r // no case: TestFoldEveryRune checks every rune
 	}
 	return unicode.ToLower(unicode.ToUpper(r))
+}
+
+// isSpace is unicode.IsSpace for a rune of two bytes or more.
+func isSpace(r rune) bool {
+	switch {
+	case r < 0x1680:
+		return r == 0x85 || r == 0xa0
+	case r > 0x3000:
+		return false
+	}
+	return unicode.IsSpace(r)
 }
 
 // foldTable holds Fold for the Latin, Greek and Cyrillic blocks, where

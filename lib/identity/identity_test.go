@@ -3,6 +3,7 @@ package identity
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode"
@@ -61,6 +62,10 @@ func TestFoldEveryRune(t *testing.T) {
 	bad := 0
 	for r := rune(0); r <= unicode.MaxRune && bad < 10; r++ {
 		f := Fold(r)
+		if r >= utf8.RuneSelf && isSpace(r) != unicode.IsSpace(r) {
+			t.Errorf("isSpace(%U) = %v", r, isSpace(r))
+			bad++
+		}
 		if f != unicode.ToLower(unicode.ToUpper(r)) {
 			t.Errorf("Fold(%U) = %U, not simple folding", r, f)
 			bad++
@@ -162,6 +167,79 @@ func FuzzNormalize(f *testing.F) {
 			if Normalize(v) != n {
 				t.Fatalf("Normalize(%q) = %q but Normalize(%q) = %q", s, n, v, Normalize(v))
 			}
+		}
+	})
+}
+
+// reference is the plain definition of the normalized form: runs of white
+// space become one space, the ends are trimmed, every rune is folded,
+// invalid bytes are kept.
+func reference(text string) string {
+	var b strings.Builder
+	pending := false
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && size == 1 {
+			if pending && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			pending = false
+			b.WriteByte(text[i])
+			i++
+			continue
+		}
+		i += size
+		if unicode.IsSpace(r) {
+			pending = true
+			continue
+		}
+		if pending && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		pending = false
+		b.WriteRune(unicode.ToLower(unicode.ToUpper(r)))
+	}
+	return b.String()
+}
+
+func TestNormalizeMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"a", "Z", "@", "[", "`", "{", "~", "\x7f", " ", "  ", "\t", "\n", "\r\n", "\x00", "\x1f", "é", "É", "\u00a0", "\u2003", "\xff", "İ", "ǅ",
+		"Hello", "WORLD", " x ", "abcdefgh", "ABCDEFGH", "abc defg", "a b c d e f", "0123456789"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		if got, want := Normalize(s), reference(s); got != want {
+			t.Fatalf("Normalize(%q) = %q, want %q", s, got, want)
+		}
+		// Behind other bytes in dst too.
+		if got := string(AppendNormalized([]byte("x"), s)); got != "x"+reference(s) {
+			t.Fatalf("AppendNormalized(x, %q) = %q", s, got)
+		}
+	}
+	// Every 8-byte window of every ASCII byte pair.
+	for c1 := range 128 {
+		for c2 := range 128 {
+			s := strings.Repeat(string(rune(c1)), 5) + string(rune(c2)) + "AbC" + string(rune(c2)) + "defgh" + string(rune(c1))
+			if got, want := Normalize(s), reference(s); got != want {
+				t.Fatalf("Normalize(%q) = %q, want %q", s, got, want)
+			}
+		}
+	}
+}
+
+// FuzzNormalizeReference checks AppendNormalized's fast paths against the
+// plain definition.
+func FuzzNormalizeReference(f *testing.F) {
+	for _, s := range []string{"", "Hello World, THIS is a Test of 8-byte words", "  lead and trail  ", "a  b\tc\n\nd", "ÄÖÜ mixed ASCII words", "\xffabcdefgh\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Normalize(s), reference(s); got != want {
+			t.Fatalf("Normalize(%q) = %q, want %q", s, got, want)
 		}
 	})
 }
