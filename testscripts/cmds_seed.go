@@ -2,6 +2,11 @@ package testscripts
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,11 +15,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	_ "modernc.org/sqlite"
 )
 
 func init() {
@@ -137,4 +144,53 @@ func openPty() (master, slave *os.File, err error) {
 		return nil, nil, errors.Join(err, errors.New("no pseudo terminals here"))
 	}
 	return master, slave, nil
+}
+
+func init() {
+	// cursorstore PATH AGENTID CREATEDAT WORKSPACE MSGS: builds a
+	// cursor-agent chat store (store.db) at PATH the way the agent lays it
+	// out: table meta, row '0' = hex of {"agentId","latestRootBlobId",
+	// "createdAt"}; table blobs of content-addressed (sha256) blobs; a
+	// protobuf root blob with the message blob ids (field 1) and the
+	// workspace (field 9). MSGS is a file of JSON messages, one a line.
+	cmds["cursorstore"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 5 || neg {
+			ts.Fatalf("usage: cursorstore PATH AGENTID CREATEDAT WORKSPACE MSGS")
+		}
+		path := ts.MkAbs(args[0])
+		ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
+		db, err := sql.Open("sqlite", path)
+		ts.Check(err)
+		defer db.Close()
+		exec := func(q string, a ...any) {
+			if _, err := db.Exec(q, a...); err != nil {
+				ts.Fatalf("%s: %v", q, err)
+			}
+		}
+		exec(`CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB)`)
+		exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)`)
+		var root []byte
+		for _, line := range strings.Split(ts.ReadFile(args[4]), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			sum := sha256.Sum256([]byte(line))
+			exec(`INSERT OR IGNORE INTO blobs (id, data) VALUES (?, ?)`, hex.EncodeToString(sum[:]), []byte(line))
+			root = append(root, protoField(1, sum[:])...)
+		}
+		root = append(root, protoField(9, []byte(args[3]))...)
+		sum := sha256.Sum256(root)
+		exec(`INSERT INTO blobs (id, data) VALUES (?, ?)`, hex.EncodeToString(sum[:]), root)
+		created, err := strconv.ParseInt(args[2], 10, 64)
+		ts.Check(err)
+		meta, _ := json.Marshal(map[string]any{"agentId": args[1], "latestRootBlobId": hex.EncodeToString(sum[:]),
+			"name": "New Agent", "createdAt": created})
+		exec(`INSERT INTO meta (key, value) VALUES ('0', ?)`, hex.EncodeToString(meta))
+	}
+}
+
+func protoField(n int, payload []byte) []byte {
+	b := binary.AppendUvarint(nil, uint64(n<<3|2))
+	b = binary.AppendUvarint(b, uint64(len(payload)))
+	return append(b, payload...)
 }

@@ -73,10 +73,15 @@ Options:
     --store DIR      The store. Default: $PI_CODING_AGENT_DIR/history or
                      ~/.pi/agent/history.
 
-Where the transcripts are read from:
+Where the transcripts are read from (and the prompt-recall files):
     pi        $PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR/sessions, ~/.pi/agent/sessions
-    claude    $CLAUDE_CONFIG_DIR/projects, ~/.claude/projects
-    codex     $CODEX_HOME/sessions and archived_sessions, ~/.codex/...
+    claude    $CLAUDE_CONFIG_DIR/projects, ~/.claude/projects (history.jsonl beside)
+    codex     $CODEX_HOME/sessions and archived_sessions, ~/.codex (history.jsonl)
+    cursor    $CURSOR_CONFIG_DIR, $XDG_CONFIG_HOME/cursor, ~/.cursor: chats/*/*/store.db
+              and projects/*/agent-transcripts (prompt_history.json); times are
+              the chat's start, approximate
+    opencode  $OPENCODE_DB, $XDG_DATA_HOME/opencode, ~/.local/share/opencode: opencode*.db
+              and storage/ ($XDG_STATE_HOME/opencode/prompt-history.jsonl)
 
 On a terminal, a progress line on stderr shows files and MB read, prompts
 found and the rate; it is cleared at the end. Then one summary line per
@@ -475,6 +480,9 @@ func sourceExtras(s seed.SourceResult) string {
 	if s.NoCwd > 0 {
 		parts = append(parts, fmt.Sprintf("%d prompts without a project folder", s.NoCwd))
 	}
+	if s.Approx > 0 {
+		parts = append(parts, fmt.Sprintf("%d with approximate times", s.Approx))
+	}
 	if len(parts) == 0 {
 		return ""
 	}
@@ -521,6 +529,7 @@ type sourceReport struct {
 	Malformed int     `json:"malformed"`
 	Skipped   int     `json:"skipped"`
 	NoCwd     int     `json:"no_cwd"`
+	Approx    int     `json:"approx_times"`
 	Seconds   float64 `json:"seconds"`
 	Error     string  `json:"error,omitempty"`
 }
@@ -561,7 +570,7 @@ func bootstrapJSON(b *seed.Report) ([]sourceReport, []seedReport) {
 	for _, s := range b.Sources {
 		srcs = append(srcs, sourceReport{
 			Source: s.Name, Root: s.Root, Status: s.Status, Files: s.Stats.Files, Bytes: s.Stats.Bytes,
-			Prompts: s.Stats.Prompts, Malformed: s.Stats.Malformed, Skipped: s.Stats.Skipped, NoCwd: s.NoCwd,
+			Prompts: s.Stats.Prompts, Malformed: s.Stats.Malformed, Skipped: s.Stats.Skipped, NoCwd: s.NoCwd, Approx: s.Approx,
 			Seconds: s.Elapsed.Seconds(), Error: s.Err,
 		})
 	}

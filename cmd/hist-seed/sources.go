@@ -6,7 +6,9 @@ import (
 	"hist/lib/transcript"
 	"hist/lib/transcript/claude"
 	"hist/lib/transcript/codex"
+	"hist/lib/transcript/cursor"
 	"hist/lib/transcript/legacy"
+	"hist/lib/transcript/opencode"
 	"hist/lib/transcript/pi"
 )
 
@@ -35,6 +37,13 @@ func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed
 			addLegacy(legacy.ClaudeSource(env, e.Home), legacy.ScanClaude)
 		case transcript.SrcCodex:
 			srcs = append(srcs, seed.Source{Name: n, Root: codex.DefaultRoot(env, e.Home), Scan: codex.Scan})
+			addLegacy(legacy.CodexSource(env, e.Home), legacy.ScanCodex)
+		case transcript.SrcCursor:
+			srcs = append(srcs, seed.Source{Name: n, Root: cursor.DefaultRoot(env, e.Home), Scan: cursor.Scan})
+			addLegacy(legacy.CursorSource(env, e.Home), legacy.ScanCursor)
+		case transcript.SrcOpencode:
+			srcs = append(srcs, seed.Source{Name: n, Root: opencode.DefaultRoot(env, e.Home), Scan: opencode.Scan})
+			addLegacy(legacy.OpencodeSource(env, e.Home), legacy.ScanOpencode)
 		default:
 			unsupported = append(unsupported, n)
 		}

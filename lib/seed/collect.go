@@ -72,6 +72,7 @@ type collector struct {
 	canon   map[string]canonical // raw cwd -> its project
 	norm    []byte
 	noCwd   int
+	approx  int   // prompts kept whose time is not their own
 	err     error // a failed spill: a store failure
 }
 
@@ -134,6 +135,9 @@ func (c *collector) add(p transcript.Prompt) error {
 	}
 	b.seen[k] = struct{}{}
 	b.n++
+	if p.Approx {
+		c.approx++
+	}
 	if o.DryRun || b.exists {
 		return nil // counted, never written
 	}

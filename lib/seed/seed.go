@@ -74,6 +74,7 @@ type SourceResult struct {
 	Status  string
 	Stats   transcript.Stats
 	NoCwd   int    // prompts without a usable cwd (not absolute), dropped
+	Approx  int    // prompts kept whose time is approximate (a session's start, a file's mtime)
 	Err     string // for SourceRetry and SourceLayout
 	Elapsed time.Duration
 }
@@ -266,6 +267,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		res.Elapsed = time.Since(start)
 		res.Stats = st
 		res.NoCwd = c.noCwd
+		res.Approx = c.approx
 		o.Progress.done(st)
 		o.Progress.setSource("")
 		if c.err != nil {
