@@ -270,7 +270,7 @@ for a in claude codex opencode; do
 	DIR[$a]=$d
 	HOOKED[$a]=$(captured "$d")
 	if [ "${HOOKED[$a]}" = "${EXPECT[$a]}" ]; then
-		pass "$a: the hook captured exactly the $(printf '%s\n' "${EXPECT[$a]}" | wc -l) typed prompts, in order"
+		pass "$a: the hook captured exactly the $(printf '%s\n' "${EXPECT[$a]}" | wc -l) expected prompts, in order"
 	elif [ "$a" = opencode ] && [ "$(printf '%s\n' "${HOOKED[$a]}" | jq -r 'ascii_downcase | gsub("\\s+"; " ") | ltrimstr(" ") | rtrimstr(" ")')" = \
 		"$(printf '%s\n' "${EXPECT[$a]}" | jq -r 'ascii_downcase | gsub("\\s+"; " ") | ltrimstr(" ") | rtrimstr(" ")')" ]; then
 		pass "$a: the plugin captured the typed prompts and the expanded command (same identity as expected)"
