@@ -57,12 +57,14 @@ type Result struct {
 type prov struct{ src, session string }
 
 type entry struct {
-	text string
-	ts   int64
-	seq  uint64
-	file int32
-	prov int32
+	text   string
+	ts     int64
+	seq    uint64 // file index << 32 | record number in the file: read order
+	prov   int32
+	hidden bool // a tombstone hides the prompt (all its copies alike)
 }
+
+func (e *entry) file() int32 { return int32(e.seq >> 32) }
 
 // Len is the number of visible prompts.
 func (r *Result) Len() int { return len(r.entries) }
@@ -70,7 +72,7 @@ func (r *Result) Len() int { return len(r.entries) }
 // At returns the i-th visible prompt, newest first.
 func (r *Result) At(i int) Entry {
 	e := &r.entries[i]
-	f := r.files[e.file]
+	f := r.files[e.file()]
 	p := r.provs[e.prov]
 	return Entry{Text: e.text, TS: e.ts, Src: p.src, Session: p.session, File: f.Path, Project: f.Project}
 }
@@ -81,6 +83,8 @@ type key [2]uint64
 // group, read one at a time.
 type reader struct {
 	index   map[key]int32
+	keys    []key // keys[i] is entries[i]'s
+	hidden  *tombstone.Set
 	seed1   maphash.Seed
 	seed2   maphash.Seed
 	norm    []byte
@@ -165,9 +169,13 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 		rd := &reader{
 			index:   make(map[key]int32, hint),
 			entries: make([]entry, 0, hint),
+			keys:    make([]key, 0, hint),
 			seed1:   seed1,
 			seed2:   seed2,
 			provIx:  make(map[prov]int32),
+		}
+		if hidden != nil && !hidden.Empty() {
+			rd.hidden = hidden
 		}
 		rd.addProv(prov{})
 		readers[g] = rd
@@ -199,15 +207,17 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 			base = rd
 		}
 	}
+	others := 0
 	for _, rd := range readers {
 		if rd != base {
-			base.merge(rd)
+			others++
+			base.merge(rd, others < len(readers)-1)
 		}
 	}
-	base.index = nil // garbage from here on
+	base.index, base.keys = nil, nil // garbage from here on
 	res.provs = base.provs
 	res.entries = base.entries
-	finish(res, hidden)
+	finish(res)
 	return res
 }
 
@@ -255,24 +265,55 @@ func newer(a, b *entry) bool {
 	return a.ts > b.ts || (a.ts == b.ts && a.seq > b.seq)
 }
 
-// merge moves o's prompts into rd, keeping the newest copy of each.
-func (rd *reader) merge(o *reader) {
-	for k, oi := range o.index {
-		oe := &o.entries[oi]
-		if i, ok := rd.index[k]; ok {
-			e := &rd.entries[i]
-			if newer(oe, e) {
-				*e = *oe
-				e.prov = rd.addProv(o.provs[oe.prov])
-			}
-			continue
-		}
-		ne := *oe
-		ne.prov = rd.addProv(o.provs[oe.prov])
-		rd.index[k] = int32(len(rd.entries))
-		rd.entries = append(rd.entries, ne)
+// merge moves o's prompts into rd, keeping the newest copy of each. The
+// lookups run on two goroutines (each of o's keys is in rd at most once,
+// so they touch distinct entries); more says another merge follows, which
+// needs o's new keys in rd's index.
+func (rd *reader) merge(o *reader, more bool) {
+	provs := make([]int32, len(o.provs))
+	for i, p := range o.provs {
+		provs[i] = rd.addProv(p)
 	}
-	o.index, o.entries = nil, nil
+	half := len(o.entries) / 2
+	var fresh [2][]int32 // o's entries whose prompt rd does not have
+	lookup := func(part, from, to int) {
+		for oi := from; oi < to; oi++ {
+			oe := &o.entries[oi]
+			if i, ok := rd.index[o.keys[oi]]; ok {
+				if e := &rd.entries[i]; newer(oe, e) {
+					*e = *oe
+					e.prov = provs[oe.prov]
+				}
+				continue
+			}
+			fresh[part] = append(fresh[part], int32(oi))
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		lookup(0, 0, half)
+	}()
+	lookup(1, half, len(o.entries))
+	wg.Wait()
+	n := len(rd.entries) + len(fresh[0]) + len(fresh[1])
+	rd.entries = slices.Grow(rd.entries, n-len(rd.entries))
+	if more {
+		rd.keys = slices.Grow(rd.keys, n-len(rd.keys))
+	}
+	for _, part := range fresh {
+		for _, oi := range part {
+			e := o.entries[oi]
+			e.prov = provs[e.prov]
+			if more {
+				rd.index[o.keys[oi]] = int32(len(rd.entries))
+				rd.keys = append(rd.keys, o.keys[oi])
+			}
+			rd.entries = append(rd.entries, e)
+		}
+	}
+	o.index, o.keys, o.entries = nil, nil, nil
 }
 
 // Open opens a store file for reading, refusing what is not a regular file
@@ -319,46 +360,71 @@ func (rd *reader) add(l *record.Line) {
 		if l.TS < e.ts {
 			return
 		}
-		e.text, e.ts, e.seq, e.file = rd.store(l.Text), l.TS, seq, rd.file
+		e.text, e.ts, e.seq = rd.store(l.Text), l.TS, seq
 		e.prov = rd.provOf(l.Src, l.Session)
 		return
 	}
 	rd.index[k] = int32(len(rd.entries))
+	rd.keys = append(rd.keys, k)
 	rd.entries = append(rd.entries, entry{
-		text: rd.store(l.Text), ts: l.TS, seq: seq, file: rd.file, prov: rd.provOf(l.Src, l.Session),
+		text: rd.store(l.Text), ts: l.TS, seq: seq, prov: rd.provOf(l.Src, l.Session),
+		hidden: rd.hidden != nil && rd.hidden.HiddenNormalized(rd.norm),
 	})
 }
 
 // finish drops the hidden prompts and sorts the rest newest first.
-func finish(res *Result, hidden *tombstone.Set) {
-	es := res.entries
-	if hidden != nil && !hidden.Empty() {
-		var norm []byte
-		out := es[:0]
-		for _, e := range es {
-			norm = identity.AppendNormalized(norm[:0], e.text)
-			if hidden.HiddenNormalized(norm) {
-				res.Hidden++
-				continue
-			}
-			out = append(out, e)
+func finish(res *Result) {
+	es := res.entries[:0]
+	for _, e := range res.entries {
+		if e.hidden {
+			res.Hidden++
+			continue
 		}
-		es = out
+		es = append(es, e)
 	}
-	slices.SortFunc(es, func(a, b entry) int {
-		if a.ts != b.ts {
-			if a.ts > b.ts {
-				return -1
-			}
-			return 1
+	res.entries = sortEntries(es)
+}
+
+// cmpEntries orders entries newest first: greater ts first, and of equal
+// ts the copy read later.
+func cmpEntries(a, b entry) int {
+	switch {
+	case a.ts > b.ts:
+		return -1
+	case a.ts < b.ts:
+		return 1
+	case a.seq > b.seq:
+		return -1
+	case a.seq < b.seq:
+		return 1
+	}
+	return 0
+}
+
+// sortEntries sorts es newest first; a large slice is sorted in two halves
+// at once, then merged into a new slice.
+func sortEntries(es []entry) []entry {
+	if len(es) < 1<<16 || workers() < 2 {
+		slices.SortFunc(es, cmpEntries)
+		return es
+	}
+	a, b := es[:len(es)/2], es[len(es)/2:]
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		slices.SortFunc(a, cmpEntries)
+	}()
+	slices.SortFunc(b, cmpEntries)
+	wg.Wait()
+	out := make([]entry, 0, len(es))
+	for len(a) > 0 && len(b) > 0 {
+		if cmpEntries(b[0], a[0]) < 0 {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
 		}
-		if a.seq > b.seq {
-			return -1
-		}
-		if a.seq < b.seq {
-			return 1
-		}
-		return 0
-	})
-	res.entries = es
+	}
+	out = append(out, a...)
+	return append(out, b...)
 }

@@ -352,3 +352,26 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+func TestSortEntries(t *testing.T) {
+	parallel(t, 2)
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 1000, 1<<16 + 3, 200001} {
+		es := make([]entry, n)
+		for i := range es {
+			es[i] = entry{ts: int64(r.IntN(5000)), seq: uint64(i)}
+		}
+		r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+		want := slices.Clone(es)
+		slices.SortFunc(want, cmpEntries)
+		got := sortEntries(es)
+		if len(got) != n {
+			t.Fatalf("n=%d: %d entries", n, len(got))
+		}
+		for i := range want {
+			if got[i].ts != want[i].ts || got[i].seq != want[i].seq {
+				t.Fatalf("n=%d: entry %d = %d/%d, want %d/%d", n, i, got[i].ts, got[i].seq, want[i].ts, want[i].seq)
+			}
+		}
+	}
+}
