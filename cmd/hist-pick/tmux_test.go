@@ -23,6 +23,9 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	if os.Getenv("HIST_PICK_BENCH_CMD") != "" {
+		os.Exit(m.Run()) // the stopwatch runs what PATH has
+	}
 	dir, err := os.MkdirTemp("", "hist-pick-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -709,4 +712,57 @@ func TestBashWidget(t *testing.T) {
 	tm.text("]")
 	tm.keys("Enter")
 	tm.waitText("\n[prompt 17]")
+}
+
+// TestBenchFirstScreen is scripts/bench-pick.sh's stopwatch, not a test:
+// it runs only with HIST_PICK_BENCH_CMD set. In a 120x40 tmux terminal it
+// runs the command HIST_PICK_BENCH_RUNS times (after one warm-up run) and
+// prints, one a line, the milliseconds from the shell's $EPOCHREALTIME
+// just before the command to the first screen whose row 2 holds
+// HIST_PICK_BENCH_MATCH and whose row 14 (the tenth list row) is drawn.
+func TestBenchFirstScreen(t *testing.T) {
+	cmd := os.Getenv("HIST_PICK_BENCH_CMD")
+	if cmd == "" {
+		t.Skip("a stopwatch for scripts/bench-pick.sh (HIST_PICK_BENCH_CMD unset)")
+	}
+	match := os.Getenv("HIST_PICK_BENCH_MATCH")
+	runs := 11
+	fmt.Sscan(os.Getenv("HIST_PICK_BENCH_RUNS"), &runs)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "home"), 0o700)
+	os.MkdirAll(filepath.Join(dir, "proj"), 0o700)
+	tm := newTerm(t, dir, 120, 40, "PATH="+os.Getenv("PATH"))
+	tm.run(`t() { printf %s "$EPOCHREALTIME" >` + dir + `/t0; "$@"; echo __done__; }`)
+	for i := 0; i <= runs; i++ {
+		tm.clear()
+		os.Remove(filepath.Join(dir, "t0"))
+		tm.run("t " + cmd)
+		var end time.Time
+		for {
+			out, err := exec.Command("tmux", "-L", tm.sock, "capture-pane", "-p", "-t", "t").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := strings.Split(string(out), "\n")
+			if len(rows) >= 14 && strings.Contains(rows[1], match) && strings.TrimSpace(rows[13]) != "" {
+				end = time.Now()
+				break
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "t0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sec, usec int64
+		if _, err := fmt.Sscanf(strings.Replace(string(b), ",", ".", 1), "%d.%d", &sec, &usec); err != nil {
+			t.Fatalf("t0 %q: %v", b, err)
+		}
+		ms := float64(end.UnixMicro()-(sec*1e6+usec)) / 1000
+		if i > 0 {
+			fmt.Printf("first-screen-ms %.1f\n", ms)
+		}
+		time.Sleep(200 * time.Millisecond)
+		tm.keys("Escape")
+		tm.waitText("__done__")
+	}
 }

@@ -21,8 +21,13 @@ func (p *picker) handle(req request) string {
 	if r == nil || r.n != n {
 		return "ignore" // a callback from a pass that is over
 	}
-	if req.Cols > 0 {
-		p.cols = req.Cols
+	// Events run in the background, so answers can arrive out of order:
+	// the header always shows the newest state fzf reported.
+	if req.Time >= r.latest.Time {
+		r.latest = req
+		if req.Cols > 0 {
+			p.cols = req.Cols
+		}
 	}
 	if r.kind == armedRun {
 		return p.handleArmed(r, req, verb, arg)
@@ -96,10 +101,11 @@ func (p *picker) handle(req request) string {
 		acts = append(acts, "pos("+strconv.Itoa(min(r.restorePos, req.Match))+")")
 		r.restorePos = 0
 	}
-	return p.reply(r, acts, p.normalHeader(r, req))
+	return p.reply(r, acts, p.normalHeader(r))
 }
 
-func (p *picker) normalHeader(r *run, req request) []string {
+func (p *picker) normalHeader(r *run) []string {
+	req := r.latest
 	_, done, _, _ := r.list.status()
 	return Header(HeaderState{
 		Cols: p.cols, Pos: req.Pos, Matches: req.Match, Loaded: req.Total,
@@ -121,7 +127,7 @@ func (p *picker) handleArmed(r *run, req request, verb, arg string) string {
 			return "accept"
 		}
 	}
-	return p.reply(r, nil, p.armedHeader(r, p.cols, req.Pos, req.Match, req.Total))
+	return p.reply(r, nil, p.armedHeader(r, p.cols, r.latest.Pos, r.latest.Match, r.latest.Total))
 }
 
 // reply joins actions, a footer change when due, and the header (last: its

@@ -119,6 +119,7 @@ type run struct {
 	query                    string // armed: the query shown
 	footer                   string
 	footerSent               string
+	latest                   request // the newest state fzf reported
 }
 
 func (r *run) lookup(arg string) (int32, bool) {

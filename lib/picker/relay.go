@@ -33,6 +33,7 @@ type request struct {
 	Total int    `json:"total"`
 	Cols  int    `json:"cols"`
 	Query string `json:"query"`
+	Time  int64  `json:"time"` // when the child started (UnixNano): fzf's state is as of then
 }
 
 // relay is the selector's end: it answers callbacks with handle.
@@ -106,7 +107,7 @@ func Callback(cmd string, stdout io.Writer) int {
 	}
 	req := request{
 		Cmd: cmd, Pos: atoi("FZF_POS"), Match: atoi("FZF_MATCH_COUNT"), Total: atoi("FZF_TOTAL_COUNT"),
-		Cols: atoi("FZF_COLUMNS"), Query: os.Getenv("FZF_QUERY"),
+		Cols: atoi("FZF_COLUMNS"), Query: os.Getenv("FZF_QUERY"), Time: time.Now().UnixNano(),
 	}
 	c, err := net.Dial("unix", sock)
 	if err != nil {
