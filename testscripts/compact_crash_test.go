@@ -101,24 +101,30 @@ func TestCompactCrash(t *testing.T) {
 	c.check("after the first clean run")
 	t.Logf("a compaction of %d entries took %v", len(c.want), full)
 
-	var killed, finished, claims, temps int
+	// Each kill lands at a random moment of a run: the delay is uniform
+	// over the expected length of a run, learnt from the runs that ended
+	// before their kill (the machine's load changes it).
+	est := full
+	var killed, finished, withClaims, withTemps, afterCommit, claims, temps int
 	for i := range *compactKills {
 		c.seed(80, 1)
 		cmd := c.compact()
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
+		t0 := time.Now()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		delay := time.Duration(c.rng.Int64N(int64(full) * 3 / 2))
+		delay := time.Duration(c.rng.Int64N(int64(est)))
 		select {
 		case err := <-done:
 			if err != nil {
 				t.Fatalf("run %d ended before its kill: %v\n%s", i, err, out.Bytes())
 			}
 			finished++
+			est = (7*est + 3*time.Since(t0)) / 10
 		case <-time.After(delay):
 			cmd.Process.Signal(syscall.SIGKILL)
 			if err := <-done; err == nil {
@@ -127,9 +133,18 @@ func TestCompactCrash(t *testing.T) {
 				killed++
 			}
 		}
-		cl, tmp := c.check(fmt.Sprintf("after kill %d (at %v)", i, delay))
+		cl, tmp, committed := c.checkAll(fmt.Sprintf("after kill %d (at %v)", i, delay))
+		if committed {
+			afterCommit++
+		}
 		claims += cl
 		temps += tmp
+		if cl > 0 {
+			withClaims++
+		}
+		if tmp > 0 {
+			withTemps++
+		}
 	}
 
 	// The final clean run, writers still running.
@@ -146,8 +161,8 @@ func TestCompactCrash(t *testing.T) {
 	if tmp != 0 {
 		t.Errorf("%d stale temp file(s) left after the final clean run", tmp)
 	}
-	t.Logf("%d runs: %d killed mid-run, %d finished before the kill; %d claims and %d temp files found after kills and handled by the next run; %d prompts captured meanwhile; %d prompts visible at the end; %v in all",
-		*compactKills, killed, finished, claims, temps, c.captured, len(c.want), time.Since(start).Round(time.Second))
+	t.Logf("%d runs: %d killed mid-run, %d ended before their kill; %d kills left claims (%d in all), %d left a temp file (%d in all), %d left a committed compact file beside claims, each handled by the next run; %d prompts captured meanwhile; %d prompts visible at the end; %v in all",
+		*compactKills, killed, finished, withClaims, claims, withTemps, temps, afterCommit, c.captured, len(c.want), time.Since(start).Round(time.Second))
 }
 
 type crash struct {
@@ -264,7 +279,7 @@ func (c *crash) capture(g int, stop chan struct{}) {
 		c.captured++
 		c.wmu.Unlock()
 		c.mu.RUnlock()
-		time.Sleep(time.Duration(2+rand.IntN(8)) * time.Millisecond)
+		time.Sleep(time.Duration(10+rand.IntN(20)) * time.Millisecond)
 	}
 }
 
@@ -272,6 +287,13 @@ func (c *crash) capture(g int, stop chan struct{}) {
 // with what must be visible; it returns how many claims and stale temp
 // files are in the folder.
 func (c *crash) check(when string) (claims, temps int) {
+	claims, temps, _ = c.checkAll(when)
+	return claims, temps
+}
+
+// checkAll is check, also saying whether a compact file sits beside the
+// claims (a kill after the commit, before every claim was removed).
+func (c *crash) checkAll(when string) (claims, temps int, committed bool) {
 	c.t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -334,6 +356,8 @@ func (c *crash) check(when string) (claims, temps int) {
 		}
 		if strings.Contains(name, ".gc-") {
 			claims++
+		} else if store.Classify(name) == store.Compact {
+			committed = true
 		}
 		f, err := history.Open(filepath.Join(c.dir, name))
 		if err != nil {
@@ -358,5 +382,5 @@ func (c *crash) check(when string) (claims, temps int) {
 	if lines > 3*len(c.want) {
 		c.t.Fatalf("%s: %d raw lines for %d prompts: duplicates pile up", when, lines, len(c.want))
 	}
-	return claims, temps
+	return claims, temps, committed && claims > 0
 }
