@@ -50,9 +50,14 @@ func benchCorpus(b *testing.B, compress bool) (string, int64) {
 	var plain int64
 	for n := 0; plain < benchTarget; n++ {
 		for i, src := range srcs {
-			id := fmt.Sprintf("%08x-0000-7000-8000-%012x", n, i)
-			data := uuidRE.ReplaceAll(src, []byte(id))
-			name := filepath.Join(root, "sessions", "2026", "11", fmt.Sprintf("%02d", n%28+1), "rollout-2026-11-30T01-27-06-"+id+".jsonl")
+			// Every id gets the copy's number as its first 8 digits, so
+			// copies are distinct sessions with distinct items.
+			renum := func(b []byte) []byte {
+				return uuidRE.ReplaceAllFunc(b, func(u []byte) []byte { return fmt.Appendf(nil, "%08x%s", n, u[8:]) })
+			}
+			data := renum(src)
+			id := string(renum(uuidRE.Find(src)))
+			name := filepath.Join(root, "sessions", "2026", "11", fmt.Sprintf("%02d", n%28+1), fmt.Sprintf("rollout-2026-11-30T01-27-%02d-%s.jsonl", i, id))
 			if compress {
 				data = enc.EncodeAll(data, nil)
 				name += ".zst"
@@ -65,7 +70,7 @@ func benchCorpus(b *testing.B, compress bool) (string, int64) {
 					b.Fatal(err)
 				}
 			}
-			plain += int64(len(uuidRE.ReplaceAll(src, []byte(id))))
+			plain += int64(len(renum(src)))
 		}
 	}
 	return root, plain

@@ -83,7 +83,7 @@ func DefaultRoot(env transcript.Env, home string) string {
 // is.
 func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	stores, err := filepath.Glob(filepath.Join(root, "chats", "*", "*", "store.db"))
+	stores, err := listStores(root)
 	if err != nil {
 		return st, err
 	}
@@ -483,6 +483,37 @@ func userText(content json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return text, true
+}
+
+// listStores finds the chat stores, root/chats/*/*/store.db.
+func listStores(root string) ([]string, error) {
+	chats := filepath.Join(root, "chats")
+	workspaces, err := readDir(chats)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range workspaces {
+		if !w.IsDir() {
+			continue
+		}
+		ids, err := readDir(filepath.Join(chats, w.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if !id.IsDir() {
+				continue
+			}
+			path := filepath.Join(chats, w.Name(), id.Name(), "store.db")
+			if _, err := os.Lstat(path); err == nil {
+				out = append(out, path)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return nil, &transcript.ReadError{Path: path, Err: err}
+			}
+		}
+	}
+	return out, nil
 }
 
 // mirror is one mirror transcript.

@@ -325,6 +325,23 @@ func TestUnreadableStore(t *testing.T) {
 	}
 }
 
+func TestOddLayouts(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "chats", "w", "x", "store.db"), 0o700) // a folder
+	os.WriteFile(filepath.Join(root, "chats", "file"), nil, 0o600)
+	os.MkdirAll(filepath.Join(root, "projects"), 0o700)
+	os.WriteFile(filepath.Join(root, "projects", "p"), nil, 0o600)
+	got, st := collect(t, root)
+	if len(got) != 0 || st.Skipped != 1 {
+		t.Errorf("%v %+v", got, st)
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o600)
+	if _, st := collect(t, file); st != (transcript.Stats{}) {
+		t.Errorf("a file as root: %+v", st)
+	}
+}
+
 func mirrorLine(role string, content any) string {
 	b, _ := json.Marshal(map[string]any{"role": role, "message": map[string]any{"content": content}})
 	return string(b)
