@@ -1,0 +1,158 @@
+package picker
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	fzf "github.com/junegunn/fzf/src"
+	"github.com/mattn/go-runewidth"
+)
+
+func TestClassAndRows(t *testing.T) {
+	for _, tc := range []struct {
+		cols  int
+		class Class
+		rows  int
+	}{{200, Wide, 10}, {100, Wide, 10}, {99, Medium, 10}, {60, Medium, 10}, {59, Narrow, 9}, {20, Narrow, 9}} {
+		if c := ClassOf(tc.cols); c != tc.class || ListRows(c) != tc.rows {
+			t.Errorf("%d columns: %v with %d rows, want %v with %d", tc.cols, c, ListRows(c), tc.class, tc.rows)
+		}
+	}
+}
+
+func TestHeader(t *testing.T) {
+	hint := Hint("ctrl-delete", "ctrl-o")
+	for _, tc := range []struct {
+		h    HeaderState
+		want []string
+	}{
+		{HeaderState{Cols: 100, Pos: 3, Matches: 1234567, Loaded: 1234567, Loading: true, Hint: hint},
+			[]string{"Prompt history  3/1,234,567  1,234,567 loaded…" + strings.Repeat(" ", 17) + "◉ Current project | ○ All projects", hint}},
+		{HeaderState{Cols: 80, Pos: 1, Matches: 2, Loaded: 2, All: true, Hint: hint},
+			[]string{"Prompt history  1/2  2 loaded", "○ Current project | ◉ All projects"}},
+		{HeaderState{Cols: 50, Pos: 0, Matches: 0, Loaded: 10},
+			[]string{"Prompt history  0/0", "10 loaded", "◉ Current project | ○ All projects"}},
+		{HeaderState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1},
+			[]string{"Prompt history  1/1", "1 loaded", "◉ Current project | ○ All"}},
+		{HeaderState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1, All: true},
+			[]string{"Prompt history  1/1", "1 loaded", "○ Current | ◉ All projects"}},
+	} {
+		got := Header(tc.h)
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%d columns:\ngot  %q\nwant %q", tc.h.Cols, got, tc.want)
+		}
+		for _, r := range got {
+			if w := runewidth.StringWidth(r); w > tc.h.Cols-3 {
+				t.Errorf("%d columns: row %q is %d wide", tc.h.Cols, r, w)
+			}
+		}
+	}
+	// The wide header fits 7-digit counts at the breakpoint.
+	h := Header(HeaderState{Cols: WideMin, Pos: 9999999, Matches: 9999999, Loaded: 9999999, Loading: true})
+	if !strings.HasSuffix(h[0], "◉ Current project | ○ All projects") || !strings.Contains(h[0], "9,999,999 loaded…  ") {
+		t.Errorf("wide header at %d columns: %q", WideMin, h[0])
+	}
+}
+
+func TestRow(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text":             "plain text",
+		"two\nlines":             "two↵lines",
+		"crlf\r\nline":           "crlf↵line",
+		"tab\there":              "tab\there",
+		"esc\x1b[31mred":         "esc␛[31mred",
+		"bell\a del\x7f":         "bell␇ del␡",
+		"café ✓":                 "café ✓",
+		"bad \xff byte":          "bad \ufffd byte",
+		"c1 \u009b control":      "c1 \ufffd control",
+		"trailing newline\n":     "trailing newline↵",
+		"\n  indented\n\tlines ": "↵  indented↵\tlines ",
+	} {
+		if got := Row(in); got != want {
+			t.Errorf("Row(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Safe("a\x1b]0;x\x07\nb\r\n"); got != "a␛]0;x␇\nb\n" {
+		t.Errorf("Safe = %q", got)
+	}
+}
+
+func TestResumeCommand(t *testing.T) {
+	for _, tc := range []struct{ src, session, cwd, want string }{
+		{"pi", "0199-abc", "", "pi --session 0199-abc"},
+		{"claude", "8c3c3ce8-03db", "/home/me/proj", "cd /home/me/proj && claude --resume 8c3c3ce8-03db"},
+		{"codex", "019a-x", "/w/client 01/app", "cd '/w/client 01/app' && codex resume 019a-x"},
+		{"cursor", "c1", "", "cursor-agent --resume c1"},
+		{"opencode", "ses_1", "", "opencode -s ses_1"},
+		{"claude", "x'; rm -rf ~", "", `claude --resume 'x'\''; rm -rf ~'`},
+		{"claude", "", "/p", ""},
+		{"", "s", "", ""},
+		{"unknown", "s", "", ""},
+	} {
+		if got := ResumeCommand(tc.src, tc.session, tc.cwd); got != tc.want {
+			t.Errorf("ResumeCommand(%q, %q, %q) = %q, want %q", tc.src, tc.session, tc.cwd, got, tc.want)
+		}
+	}
+}
+
+func TestPreview(t *testing.T) {
+	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
+	ts := time.Date(2025, 6, 2, 9, 30, 0, 0, time.Local).UnixMilli()
+	got := Preview(PreviewItem{Text: "fix it\nplease\x1b[2J", TS: ts, Project: "abcd", Cwd: "/home/me/p", Src: "claude", Session: "s-1"}, "ctrl-o", now)
+	for _, w := range []string{
+		"Time     2025-06-02 09:30:00 (2h ago)\n", "Project  /home/me/p\n", "Agent    Claude Code (imported)\n",
+		"Session  s-1\n", "Resume   cd /home/me/p && claude --resume s-1   (ctrl-o prints it)\n", "fix it\nplease␛[2J\n",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("preview lacks %q:\n%s", w, got)
+		}
+	}
+	got = Preview(PreviewItem{Text: "typed", TS: ts}, "ctrl-o", now)
+	if strings.Contains(got, "Agent") || strings.Contains(got, "Resume") || !strings.Contains(got, "history-global.jsonl") {
+		t.Errorf("a global captured prompt's preview:\n%s", got)
+	}
+}
+
+func TestWrapArgAndParseCmd(t *testing.T) {
+	for _, s := range []string{"plain", "with (parens)", "()[]{}<>~~", "Store delete failed; nothing was removed."} {
+		w := wrapArg(s)
+		if w[1:len(w)-1] != s || strings.ContainsAny(s, w[:1]) || strings.ContainsAny(s, w[len(w)-1:]) {
+			t.Errorf("wrapArg(%q) = %q", s, w)
+		}
+		// fzf parses it back.
+		if _, err := fzf.ParseOptions(false, []string{"--bind=x:change-footer" + w + "+change-header:a\nb"}); err != nil {
+			t.Errorf("fzf rejects %q: %v", w, err)
+		}
+	}
+	n, verb, arg, err := parseCmd("12 preview '345'")
+	if err != nil || n != 12 || verb != "preview" || arg != "345" {
+		t.Errorf("parseCmd = %d %q %q %v", n, verb, arg, err)
+	}
+	if _, _, arg, _ := parseCmd("3 pick ''"); arg != "" {
+		t.Errorf("empty placeholder: %q", arg)
+	}
+	if _, _, _, err := parseCmd("x"); err == nil {
+		t.Error("parseCmd accepted a short command")
+	}
+}
+
+// Every argument list the selector hands fzf parses.
+func TestPassArgsParse(t *testing.T) {
+	p := &picker{cfg: Config{ResumeKey: "ctrl-o", DeleteKeys: []string{"ctrl-delete", "alt-d"}}, exe: "/bin/hist-pick", cols: 100}
+	l := &list{all: true}
+	r := &run{n: 1, list: l, footer: "a notice (with parens); and more"}
+	for name, args := range map[string][]string{
+		"normal": p.normalArgs(r, "a query"),
+		"armed":  p.armedArgs(&run{n: 2, kind: armedRun, list: l, armPos: 3, query: "q"}),
+	} {
+		if _, err := fzf.ParseOptions(false, args); err != nil {
+			t.Errorf("%s pass: fzf rejects its arguments: %v", name, err)
+		}
+	}
+	for _, k := range ArmedIgnore {
+		if _, err := fzf.ParseOptions(false, []string{"--bind=" + k + ":ignore"}); err != nil {
+			t.Errorf("armed pass ignores %q, which fzf cannot bind: %v", k, err)
+		}
+	}
+}
