@@ -108,6 +108,7 @@ func TestCompactCrash(t *testing.T) {
 	var killed, finished, withClaims, withTemps, afterCommit, claims, temps int
 	for i := range *compactKills {
 		c.seed(80, 1)
+		before := c.compacts()
 		cmd := c.compact()
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -116,8 +117,17 @@ func TestCompactCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		ended := make(chan struct{})
+		go func() { done <- cmd.Wait(); close(ended) }()
 		delay := time.Duration(c.rng.Int64N(int64(est)))
+		trigger := time.After(delay)
+		if i%4 == 3 {
+			// Every fourth kill waits for the new compact file to appear
+			// (the commit), then up to 3 ms: the window where the compact
+			// file and the claims are both on disk.
+			trigger = c.afterCommit(ended, before, time.Duration(c.rng.Int64N(int64(3*time.Millisecond))))
+			delay = -1
+		}
 		select {
 		case err := <-done:
 			if err != nil {
@@ -125,7 +135,7 @@ func TestCompactCrash(t *testing.T) {
 			}
 			finished++
 			est = (7*est + 3*time.Since(t0)) / 10
-		case <-time.After(delay):
+		case <-trigger:
 			cmd.Process.Signal(syscall.SIGKILL)
 			if err := <-done; err == nil {
 				finished++
@@ -133,7 +143,11 @@ func TestCompactCrash(t *testing.T) {
 				killed++
 			}
 		}
-		cl, tmp, committed := c.checkAll(fmt.Sprintf("after kill %d (at %v)", i, delay))
+		at := fmt.Sprintf("at %v", delay)
+		if delay < 0 {
+			at = "after the commit"
+		}
+		cl, tmp, committed := c.checkAll(fmt.Sprintf("after kill %d (%s)", i, at))
 		if committed {
 			afterCommit++
 		}
@@ -189,6 +203,41 @@ type crash struct {
 func (c *crash) add(text string) {
 	c.want[text] = len(c.order)
 	c.order = append(c.order, text)
+}
+
+// compacts lists the compact files in the folder.
+func (c *crash) compacts() map[string]bool {
+	ents, _ := os.ReadDir(c.dir)
+	out := map[string]bool{}
+	for _, e := range ents {
+		if store.Classify(e.Name()) == store.Compact && !strings.Contains(e.Name(), ".gc-") {
+			out[e.Name()] = true
+		}
+	}
+	return out
+}
+
+// afterCommit returns a channel that fires extra after a compact file that
+// is not in before appears (or never, if the run ends first).
+func (c *crash) afterCommit(ended chan struct{}, before map[string]bool, extra time.Duration) <-chan time.Time {
+	fire := make(chan time.Time, 1)
+	go func() {
+		for {
+			for name := range c.compacts() {
+				if !before[name] {
+					time.Sleep(extra)
+					fire <- time.Now()
+					return
+				}
+			}
+			select {
+			case <-time.After(100 * time.Microsecond):
+			case <-ended:
+				return
+			}
+		}
+	}()
+	return fire
 }
 
 // rebuild keeps the prompts that keep says stay visible.
