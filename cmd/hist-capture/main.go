@@ -290,16 +290,18 @@ func runHook(e *cli.Env, st store.Store) {
 		e.Errorf("--hook: reading the payload: %v: the prompt was not captured", err)
 		return
 	}
-	var p hookPayload
-	if err := json.Unmarshal(data, &p); err != nil || p.Prompt == nil {
-		e.Errorf("--hook: the payload is not a JSON object with a \"prompt\" string: the prompt was not captured")
-		return
-	}
+	// The payload is read whole even when capture is off, so the agent's
+	// write never fails; with capture off it is not even looked at.
 	pol := e.Policy()
 	if !pol.On {
 		if pol.Source == policy.InvalidPreference {
 			e.Warnf("%s", pol.OffHint())
 		}
+		return
+	}
+	var p hookPayload
+	if err := json.Unmarshal(data, &p); err != nil || p.Prompt == nil {
+		e.Errorf("--hook: the payload is not a JSON object with a \"prompt\" string: the prompt was not captured")
 		return
 	}
 	cwd := p.Cwd
