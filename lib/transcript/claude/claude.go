@@ -1,0 +1,566 @@
+// Package claude reads Claude Code's session transcripts
+// (~/.claude/projects/<folder>/<session>.jsonl, flat or nested) and yields
+// the prompts a person typed in them.
+//
+// A transcript is JSONL, one record per line. A typed prompt is a record
+// with type "user" that is none of these: a sidechain (isSidechain) or
+// subagent (agentId) record; injected context (isMeta); a compaction summary
+// (isCompactSummary, isVisibleInTranscriptOnly, or the text Claude Code
+// starts such a summary with); a tool result (toolUseResult, or a
+// tool_result content block); a record whose origin is present and not
+// {"kind":"human"}; a record with promptSource "system"; text made only of
+// wrappers (<system-reminder>, <local-command-stdout>, <bash-input>,
+// <task-notification>, …) or an interrupt marker ("[Request interrupted by
+// user…]"). A prompt typed while the agent was busy and handed over mid-turn
+// is an attachment record of type queued_command (commandMode "prompt"):
+// it counts too. The text is the string content, or the text blocks joined
+// by "\n" (images are dropped, "[Image #N]" placeholders stay); leading IDE
+// tags (<ide_opened_file>, <ide_selection>) are removed, and so are the
+// <pasted_content id=…>…</pasted_content id=…> wrappers around a paste
+// (keeping the pasted text). A slash command (<command-name>/x</command-name>
+// <command-args>a</command-args>) becomes "/x a", which is command-like and,
+// like every prompt that is not identity.Capturable, is not emitted.
+//
+// Records that repeat a prompt are never read as one: queue-operation,
+// last-prompt and api-request-blob records have other types. The cwd and
+// session of a prompt come from its own record (the folder name is lossy),
+// its time from the record's ISO timestamp.
+//
+// --resume and --fork-session may copy earlier records, with the same uuid,
+// into a new file: prompts are keyed by uuid, so a copy counts once. Scan
+// reads files oldest first (by modification time), so the copy that counts
+// is usually the original session's.
+//
+// Speed: a line is decoded only when a cheap byte search says it may hold a
+// prompt; the rest are only split off. So Stats.Malformed counts the lines
+// that are not JSON objects at all (garbage, a torn last line) and the
+// candidate lines that do not decode, not broken lines of other kinds. When
+// there is more than one CPU, Scan reads the next files ahead on other
+// goroutines; emit is still called in file order, on the caller's goroutine.
+package claude
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"hist/lib/identity"
+	"hist/lib/transcript"
+)
+
+// DefaultRoot is where Claude Code keeps its transcripts:
+// $CLAUDE_CONFIG_DIR/projects, else home/.claude/projects.
+func DefaultRoot(env transcript.Env, home string) string {
+	if d := expandHome(getenv(env, "CLAUDE_CONFIG_DIR"), home); d != "" {
+		return filepath.Join(d, "projects")
+	}
+	return filepath.Join(home, ".claude", "projects")
+}
+
+// Scan reads every *.jsonl transcript under root (recursively; root may also
+// be a single file) and calls emit once per typed prompt, deduplicated
+// across files by Prompt.Key (the record uuid: records replayed by a resume
+// or fork count once). Subagent transcripts (under "subagents" folders, or
+// named agent-*.jsonl) and files that are not regular are passed over and
+// counted in Stats.Skipped. A missing root yields nothing. It stops at the
+// first I/O error and returns it as a *transcript.ReadError; malformed lines
+// are skipped and counted in Stats.Malformed. An error returned by emit
+// stops the scan and is returned as is.
+func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var st transcript.Stats
+	files, err := listFiles(root, &st)
+	if err != nil {
+		return st, err
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		if files[i].mtime != files[j].mtime {
+			return files[i].mtime < files[j].mtime
+		}
+		return files[i].path < files[j].path
+	})
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	err = scanPaths(paths, scanTranscript, emit, &st)
+	return st, err
+}
+
+// ScanReader reads one transcript from r (name is used in errors) and emits
+// its typed prompts; only repeats (by uuid) within this one stream are
+// dropped. A read error is returned as a *transcript.ReadError for name.
+func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	d := newDedup(emit)
+	st, err := scanTranscript(newLineReader(r, streamBufSize), name, d.add)
+	st.Prompts = d.n
+	return st, err
+}
+
+// Cheap line filters. A quoted token with its quotes can only be JSON
+// structure (inside a string the quotes would be escaped), so a line where
+// no "type" member has the value "user" or "queued_command" is never a
+// prompt and is never decoded, and a user record carrying a tool result is
+// dropped without decoding it.
+var (
+	typeKey         = []byte(`"type":"`)
+	toolUseResult   = []byte(`"toolUseResult":`)
+	toolResultBlock = []byte(`"type":"tool_result"`)
+)
+
+// candidate reports whether line may hold a prompt, in one pass.
+func candidate(line []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(line[i:], typeKey)
+		if j < 0 {
+			return false
+		}
+		i += j + len(typeKey)
+		rest := line[i:]
+		if bytes.HasPrefix(rest, []byte(`user"`)) {
+			return !bytes.Contains(line, toolUseResult) && !bytes.Contains(line, toolResultBlock)
+		}
+		if bytes.HasPrefix(rest, []byte(`queued_command"`)) {
+			return true
+		}
+	}
+}
+
+// scanTranscript reads one transcript (a scanFunc).
+func scanTranscript(lr *lineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
+	defer func() { st.Bytes = lr.n }()
+	for {
+		line, rerr := lr.next()
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return st, &transcript.ReadError{Path: name, Err: rerr}
+		}
+		shaped, blank := objectShaped(line)
+		if blank {
+			continue
+		}
+		if !shaped {
+			st.Malformed++
+			continue
+		}
+		if !candidate(line) {
+			continue
+		}
+		p, ok, bad := parseRecord(line)
+		if bad {
+			st.Malformed++
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if err := add(p); err != nil {
+			return st, err
+		}
+	}
+	st.Files = 1
+	return st, nil
+}
+
+// parseRecord decodes one transcript line. ok is true when it is a typed
+// prompt to emit; bad is true when it does not decode (or a field it needs
+// has the wrong type).
+func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
+	var r rawRecord
+	if !eachMember(line, r.set) {
+		return p, false, true
+	}
+	typ, ok1 := optString(r.typ)
+	uuid, ok2 := optString(r.uuid)
+	ts, ok3 := optString(r.timestamp)
+	session, ok4 := optString(r.sessionID)
+	cwd, ok5 := optString(r.cwd)
+	promptSource, ok6 := optString(r.promptSource)
+	human, ok7 := originHuman(r.origin)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || !ok7 ||
+		!objectOrNull(r.message) || !objectOrNull(r.attachment) {
+		return p, false, true
+	}
+	var content []byte
+	switch typ {
+	case "user":
+		if isNull(r.message) || isTrue(r.isMeta) || isTrue(r.isCompactSummary) ||
+			isTrue(r.isVisibleInTranscriptOnly) || present(r.toolUseResult) || promptSource == "system" {
+			return p, false, false
+		}
+		eachMember(r.message, func(k, v []byte) {
+			if string(k) == "content" {
+				content = v
+			}
+		})
+	case "attachment":
+		if isNull(r.attachment) {
+			return p, false, false
+		}
+		var aType, mode, aOrigin []byte
+		eachMember(r.attachment, func(k, v []byte) {
+			switch string(k) {
+			case "type":
+				aType = v
+			case "commandMode":
+				mode = v
+			case "origin":
+				aOrigin = v
+			case "prompt":
+				content = v
+			}
+		})
+		at, ok1 := optString(aType)
+		cm, ok2 := optString(mode)
+		aHuman, ok3 := originHuman(aOrigin)
+		if !ok1 || !ok2 || !ok3 {
+			return p, false, true
+		}
+		if at != "queued_command" || (cm != "" && cm != "prompt") || !aHuman {
+			return p, false, false
+		}
+	default:
+		return p, false, false
+	}
+	if isTrue(r.isSidechain) || present(r.agentID) || !human {
+		return p, false, false
+	}
+	parts, bad := textParts(content)
+	if bad || len(parts) == 0 {
+		return p, false, bad
+	}
+	text, ok := promptText(parts)
+	if !ok || !identity.Capturable(text) {
+		return p, false, false
+	}
+	tms, tsOK := parseISO(ts)
+	p = transcript.Prompt{
+		Text:    text,
+		TS:      tms,
+		Cwd:     cwd,
+		Session: session,
+		Src:     transcript.SrcClaude,
+		Key:     uuid,
+		Approx:  !tsOK,
+	}
+	return p, true, false
+}
+
+// rawRecord holds the raw values of the members parseRecord looks at.
+type rawRecord struct {
+	typ, uuid, timestamp, sessionID, cwd, promptSource, origin       []byte
+	isSidechain, isMeta, isCompactSummary, isVisibleInTranscriptOnly []byte
+	agentID, toolUseResult, message, attachment                      []byte
+}
+
+func (r *rawRecord) set(k, v []byte) {
+	switch string(k) {
+	case "type":
+		r.typ = v
+	case "uuid":
+		r.uuid = v
+	case "timestamp":
+		r.timestamp = v
+	case "sessionId":
+		r.sessionID = v
+	case "cwd":
+		r.cwd = v
+	case "promptSource":
+		r.promptSource = v
+	case "origin":
+		r.origin = v
+	case "isSidechain":
+		r.isSidechain = v
+	case "isMeta":
+		r.isMeta = v
+	case "isCompactSummary":
+		r.isCompactSummary = v
+	case "isVisibleInTranscriptOnly":
+		r.isVisibleInTranscriptOnly = v
+	case "agentId":
+		r.agentID = v
+	case "toolUseResult":
+		r.toolUseResult = v
+	case "message":
+		r.message = v
+	case "attachment":
+		r.attachment = v
+	}
+}
+
+func isTrue(v []byte) bool { return string(v) == "true" }
+
+// present is true for any value but null and "".
+func present(v []byte) bool { return !isNull(v) && string(v) != `""` }
+
+func objectOrNull(v []byte) bool { return isNull(v) || v[0] == '{' }
+
+// originHuman reads an optional origin member: human is false when it is
+// present and its kind is not "human"; ok is false for a malformed one.
+func originHuman(v []byte) (human, ok bool) {
+	if isNull(v) {
+		return true, true
+	}
+	if v[0] != '{' {
+		return false, false
+	}
+	var kind []byte
+	eachMember(v, func(k, v []byte) {
+		if string(k) == "kind" {
+			kind = v
+		}
+	})
+	s, ok := optString(kind)
+	return s == "human", ok
+}
+
+// textParts returns the text of a message's content: the string, or each
+// text block. It returns nothing for content holding a tool result.
+func textParts(v []byte) (parts []string, bad bool) {
+	switch {
+	case isNull(v):
+		return nil, false
+	case v[0] == '"':
+		s, ok := stringValue(v)
+		if !ok {
+			return nil, true
+		}
+		return []string{s}, false
+	case v[0] != '[':
+		return nil, true
+	}
+	toolResult := false
+	ok := eachElement(v, func(el []byte) {
+		if bad || isNull(el) {
+			return
+		}
+		var typ, txt []byte
+		if !eachMember(el, func(k, v []byte) {
+			switch string(k) {
+			case "type":
+				typ = v
+			case "text":
+				txt = v
+			}
+		}) {
+			bad = true
+			return
+		}
+		t, ok1 := optString(typ)
+		s, ok2 := optString(txt)
+		switch {
+		case !ok1 || !ok2:
+			bad = true
+		case t == "tool_result":
+			toolResult = true
+		case t == "text":
+			parts = append(parts, s)
+		}
+	})
+	if !ok || bad {
+		return nil, true
+	}
+	if toolResult {
+		return nil, false
+	}
+	return parts, false
+}
+
+// compactPrefix starts the summary Claude Code writes when it compacts a
+// conversation (older builds did not flag it).
+const compactPrefix = "This session is being continued from a previous conversation that ran out of context"
+
+// promptText turns the text parts of a user record into the prompt, or
+// reports that they are no prompt at all.
+func promptText(parts []string) (string, bool) {
+	kept := parts[:0:0]
+	for _, s := range parts {
+		s = stripIDE(s)
+		if identity.IsBlank(s) || wrapperOnly(s) || isInterrupt(s) {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	if len(kept) == 0 {
+		return "", false
+	}
+	text := strings.Join(kept, "\n")
+	if cmd, ok := commandForm(text); ok {
+		return cmd, true
+	}
+	if strings.HasPrefix(strings.TrimLeftFunc(text, unicode.IsSpace), compactPrefix) {
+		return "", false
+	}
+	return unwrapPastes(text), true
+}
+
+// wrapperTags name the elements Claude Code wraps injected or non-prompt
+// text in; a text made only of these is not a prompt.
+var wrapperTags = []string{
+	"local-command-stdout", "local-command-stderr", "local-command-caveat",
+	"bash-input", "bash-stdout", "bash-stderr",
+	"task-notification", "system-reminder", "teammate-message", "user-memory-input",
+	"ide_opened_file", "ide_selection",
+}
+
+// ideTags name the elements an IDE prepends to a typed prompt.
+var ideTags = []string{"ide_opened_file", "ide_selection"}
+
+// cutElement removes the element s starts with (<tag …>…</tag>) when tag is
+// one of tags, and returns the rest.
+func cutElement(s string, tags []string) (rest string, ok bool) {
+	if !strings.HasPrefix(s, "<") {
+		return s, false
+	}
+	for _, tag := range tags {
+		t, found := strings.CutPrefix(s[1:], tag)
+		if !found || t == "" || (t[0] != '>' && t[0] != ' ') {
+			continue
+		}
+		end := strings.Index(t, "</"+tag+">")
+		if end < 0 {
+			return s, false
+		}
+		return t[end+len(tag)+3:], true
+	}
+	return s, false
+}
+
+// wrapperOnly reports whether s is one or more wrapper elements and white
+// space, nothing else.
+func wrapperOnly(s string) bool {
+	n := 0
+	for {
+		s = strings.TrimLeftFunc(s, unicode.IsSpace)
+		if s == "" {
+			return n > 0
+		}
+		var ok bool
+		if s, ok = cutElement(s, wrapperTags); !ok {
+			return false
+		}
+		n++
+	}
+}
+
+// stripIDE removes the IDE elements s starts with; s is returned unchanged
+// when there are none.
+func stripIDE(s string) string {
+	t, cut := s, false
+	for {
+		rest, ok := cutElement(strings.TrimLeftFunc(t, unicode.IsSpace), ideTags)
+		if !ok {
+			break
+		}
+		t, cut = rest, true
+	}
+	if !cut {
+		return s
+	}
+	return strings.TrimLeftFunc(t, unicode.IsSpace)
+}
+
+// isInterrupt reports whether s is only an interrupt marker, such as
+// "[Request interrupted by user]" or "[Request interrupted by user for tool use]".
+func isInterrupt(s string) bool {
+	t := strings.TrimSpace(s)
+	return strings.HasPrefix(t, "[Request interrupted by user") && strings.HasSuffix(t, "]") &&
+		!strings.ContainsRune(t, '\n')
+}
+
+// commandForm turns a slash-command record
+// (<command-message>x</command-message><command-name>/x</command-name><command-args>a</command-args>)
+// into what was typed, "/x a". ok is false when s is not such a record.
+func commandForm(s string) (string, bool) {
+	t := strings.TrimLeftFunc(s, unicode.IsSpace)
+	if !strings.HasPrefix(t, "<command-message>") && !strings.HasPrefix(t, "<command-name>") {
+		return "", false
+	}
+	name := strings.TrimSpace(between(t, "<command-name>", "</command-name>"))
+	if name == "" {
+		return "", true
+	}
+	cmd := "/" + strings.TrimPrefix(name, "/")
+	if args := strings.TrimSpace(between(t, "<command-args>", "</command-args>")); args != "" {
+		cmd += " " + args
+	}
+	return cmd, true
+}
+
+func between(s, open, close string) string {
+	_, rest, ok := strings.Cut(s, open)
+	if !ok {
+		return ""
+	}
+	in, _, ok := strings.Cut(rest, close)
+	if !ok {
+		return ""
+	}
+	return in
+}
+
+const (
+	pasteOpen    = `<pasted_content id="`
+	maxPasteTags = 64
+)
+
+// unwrapPastes removes the <pasted_content id="N">\n…</pasted_content id="N">
+// wrappers the TUI puts around a paste, keeping the pasted text, and then
+// the newlines it added around them at the ends. Unpaired tags stay.
+func unwrapPastes(s string) string {
+	if !strings.Contains(s, pasteOpen) {
+		return s
+	}
+	var b strings.Builder
+	rest, changed := s, false
+	// Each tag costs a search to the end of the text: a text of many
+	// unpaired tags would take quadratic time, so only so many are tried.
+	for tries := 0; tries < maxPasteTags; tries++ {
+		i := strings.Index(rest, pasteOpen)
+		if i < 0 {
+			break
+		}
+		after := rest[i+len(pasteOpen):]
+		q := strings.Index(after, `">`)
+		if q < 0 {
+			break
+		}
+		if strings.ContainsAny(after[:q], "\"<>\n") {
+			b.WriteString(rest[:i+len(pasteOpen)])
+			rest = after
+			continue
+		}
+		closeTag := `</pasted_content id="` + after[:q] + `">`
+		body := after[q+2:]
+		j := strings.Index(body, closeTag)
+		if j < 0 {
+			b.WriteString(rest[:i+len(pasteOpen)])
+			rest = after
+			continue
+		}
+		b.WriteString(rest[:i])
+		b.WriteString(strings.TrimPrefix(body[:j], "\n"))
+		rest = body[j+len(closeTag):]
+		changed = true
+	}
+	if !changed {
+		return s
+	}
+	b.WriteString(rest)
+	return strings.Trim(b.String(), "\n")
+}
+
+// parseISO reads an ISO 8601 time as epoch milliseconds.
+func parseISO(s string) (int64, bool) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, false
+	}
+	ms := t.UnixMilli()
+	return ms, ms > 0
+}

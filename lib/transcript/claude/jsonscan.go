@@ -1,0 +1,352 @@
+package claude
+
+// This file is kept identical in the pi and claude packages (a test checks).
+
+import (
+	"bytes"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A small JSON reader for the few fields a transcript reader needs: values
+// are located without decoding them or allocating, and only the strings a
+// reader asks for are decoded. For valid JSON it agrees with encoding/json
+// decoding into a map (exact key match, the last duplicate key wins); it
+// rejects broken structure (unterminated strings, objects and arrays,
+// missing separators, bad literals, bad escapes in decoded strings, trailing
+// data, nesting deeper than maxDepth), but does not check number syntax or
+// control characters inside strings.
+
+const maxDepth = 10000
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString scans the string starting at b[i] (a quote) and returns the
+// index after its closing quote, and whether it holds escapes. It finds
+// quotes and backslashes with bytes.IndexByte, keeping the next quote found
+// until it is passed, so a string with many escapes is still scanned in
+// linear time.
+func skipString(b []byte, i int) (end int, esc, ok bool) {
+	i++
+	q := -1
+	for {
+		if q < i {
+			k := bytes.IndexByte(b[i:], '"')
+			if k < 0 {
+				return 0, false, false
+			}
+			q = i + k
+		}
+		s := bytes.IndexByte(b[i:q], '\\')
+		if s < 0 {
+			return q + 1, esc, true
+		}
+		esc = true
+		i += s + 2
+		if i > len(b) {
+			return 0, false, false
+		}
+	}
+}
+
+// skipValue returns the index after the value starting at b[i].
+func skipValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch c := b[i]; c {
+	case '"':
+		end, _, ok := skipString(b, i)
+		return end, ok
+	case '{', '[':
+		if depth >= maxDepth {
+			return 0, false
+		}
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == closer {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if c == '{' {
+				if i >= len(b) || b[i] != '"' {
+					return 0, false
+				}
+				if i, _, ok = skipString(b, i); !ok {
+					return 0, false
+				}
+				i = skipWS(b, i)
+				if i >= len(b) || b[i] != ':' {
+					return 0, false
+				}
+				i = skipWS(b, i+1)
+			}
+			if i, ok = skipValue(b, i, depth+1); !ok {
+				return 0, false
+			}
+			i = skipWS(b, i)
+			if i >= len(b) {
+				return 0, false
+			}
+			switch b[i] {
+			case ',':
+				i = skipWS(b, i+1)
+			case closer:
+				return i + 1, true
+			default:
+				return 0, false
+			}
+		}
+	case 't':
+		return skipLiteral(b, i, "true")
+	case 'f':
+		return skipLiteral(b, i, "false")
+	case 'n':
+		return skipLiteral(b, i, "null")
+	default:
+		j := i
+		for j < len(b) {
+			c := b[j]
+			if ('0' <= c && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+				j++
+				continue
+			}
+			break
+		}
+		if j == i || (b[i] != '-' && (b[i] < '0' || b[i] > '9')) {
+			return 0, false
+		}
+		return j, true
+	}
+}
+
+func skipLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// eachMember calls fn with the key and raw value of every member of the
+// object that is the whole of b (white space around it allowed), in order.
+// It returns false if b is not a well-formed object.
+func eachMember(b []byte, fn func(key, val []byte)) bool {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipWS(b, i+1) == len(b)
+	}
+	var buf []byte
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
+		kEnd, kEsc, ok := skipString(b, i)
+		if !ok {
+			return false
+		}
+		key := b[i+1 : kEnd-1]
+		if kEsc || !utf8.Valid(key) {
+			if buf, ok = appendUnquoted(buf[:0], key); !ok {
+				return false
+			}
+			key = buf
+		}
+		i = skipWS(b, kEnd)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipWS(b, i+1)
+		vEnd, ok := skipValue(b, i, 1)
+		if !ok {
+			return false
+		}
+		fn(key, b[i:vEnd])
+		i = skipWS(b, vEnd)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return skipWS(b, i+1) == len(b)
+		default:
+			return false
+		}
+	}
+}
+
+// eachElement calls fn with every raw element of the array v (a value
+// located by eachMember). It returns false if v is not an array.
+func eachElement(v []byte, fn func(elem []byte)) bool {
+	if len(v) == 0 || v[0] != '[' {
+		return false
+	}
+	i := skipWS(v, 1)
+	if i < len(v) && v[i] == ']' {
+		return true
+	}
+	for {
+		end, ok := skipValue(v, i, 1)
+		if !ok {
+			return false
+		}
+		fn(v[i:end])
+		i = skipWS(v, end)
+		if i >= len(v) {
+			return false
+		}
+		switch v[i] {
+		case ',':
+			i = skipWS(v, i+1)
+		case ']':
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func isNull(v []byte) bool { return len(v) == 0 || string(v) == "null" }
+
+// stringValue decodes the raw string value v. ok is false when v is not a
+// string (or holds a bad escape).
+func stringValue(v []byte) (s string, ok bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	in := v[1 : len(v)-1]
+	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in), true
+	}
+	out, ok := appendUnquoted(make([]byte, 0, len(in)), in)
+	return string(out), ok
+}
+
+// optString decodes an optional string member: absent and null are "";
+// ok is false for another type.
+func optString(v []byte) (string, bool) {
+	if isNull(v) {
+		return "", true
+	}
+	return stringValue(v)
+}
+
+// appendUnquoted appends the decoded contents of a JSON string (without
+// its quotes) to dst, as encoding/json decodes them: invalid UTF-8 and
+// unpaired surrogates become U+FFFD.
+func appendUnquoted(dst, s []byte) ([]byte, bool) {
+	for r := 0; r < len(s); {
+		// Copy the run up to the next escape in one go when it is valid UTF-8.
+		if k := bytes.IndexByte(s[r:], '\\'); k != 0 {
+			if k < 0 {
+				k = len(s) - r
+			}
+			if run := s[r : r+k]; utf8.Valid(run) && bytes.IndexByte(run, '"') < 0 {
+				dst = append(dst, run...)
+				r += k
+				continue
+			}
+		}
+		c := s[r]
+		switch {
+		case c == '\\':
+			r++
+			if r >= len(s) {
+				return dst, false
+			}
+			switch s[r] {
+			case '"', '\\', '/':
+				dst = append(dst, s[r])
+				r++
+			case 'b':
+				dst = append(dst, '\b')
+				r++
+			case 'f':
+				dst = append(dst, '\f')
+				r++
+			case 'n':
+				dst = append(dst, '\n')
+				r++
+			case 'r':
+				dst = append(dst, '\r')
+				r++
+			case 't':
+				dst = append(dst, '\t')
+				r++
+			case 'u':
+				rr := hex4(s[r+1:])
+				if rr < 0 {
+					return dst, false
+				}
+				r += 5
+				if utf16.IsSurrogate(rr) {
+					if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
+						if rr1 := hex4(s[r+2:]); rr1 >= 0 {
+							if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+								dst = utf8.AppendRune(dst, dec)
+								r += 6
+								continue
+							}
+						}
+					}
+					rr = unicode.ReplacementChar
+				}
+				dst = utf8.AppendRune(dst, rr)
+			default:
+				return dst, false
+			}
+		case c == '"':
+			return dst, false
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(s[r:])
+			r += size
+			dst = utf8.AppendRune(dst, rr)
+		}
+	}
+	return dst, true
+}
+
+// hex4 reads four hex digits, or returns -1.
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}

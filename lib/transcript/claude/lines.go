@@ -1,0 +1,308 @@
+package claude
+
+// This file is kept identical in the pi and claude packages (a test checks).
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+
+	"hist/lib/transcript"
+)
+
+// Read buffers: lines that fit are handled in place, without a copy. Scan
+// reads many files, with large reads; ScanReader reads one stream.
+const (
+	readBufSize   = 1 << 20
+	streamBufSize = 64 << 10
+)
+
+// keepLongCap bounds the buffer kept for long lines between lines: a larger
+// one (left by a line of many megabytes) is released.
+const keepLongCap = 8 << 20
+
+// lineReader hands out the lines of a stream one at a time, of any length,
+// holding at most one line (plus the read buffer) in memory.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte // a line longer than the buffer, assembled
+	n    int64  // bytes consumed since the last reset
+}
+
+func newLineReader(r io.Reader, size int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, size)}
+}
+
+func (lr *lineReader) reset(r io.Reader) {
+	lr.br.Reset(r)
+	lr.n = 0
+	if cap(lr.long) > keepLongCap {
+		lr.long = nil
+	}
+}
+
+// next returns the next line without its line ending; the slice is only
+// valid until the next call. A last line with no newline (possibly torn) is
+// returned like the others. It returns io.EOF after the last line, and any
+// other error from the underlying reader.
+func (lr *lineReader) next() ([]byte, error) {
+	if cap(lr.long) > keepLongCap {
+		lr.long = nil
+	}
+	lr.long = lr.long[:0]
+	for {
+		frag, err := lr.br.ReadSlice('\n')
+		lr.n += int64(len(frag))
+		switch err {
+		case nil:
+		case bufio.ErrBufferFull:
+			lr.long = append(lr.long, frag...)
+			continue
+		case io.EOF:
+			if len(frag) == 0 && len(lr.long) == 0 {
+				return nil, io.EOF
+			}
+		default:
+			return nil, err
+		}
+		if len(lr.long) > 0 {
+			lr.long = append(lr.long, frag...)
+			frag = lr.long
+		}
+		return trimEOL(frag), nil
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// objectShaped reports whether a non-blank line starts with "{" and ends
+// with "}" (ignoring surrounding white space): the cheap test that catches
+// torn and garbage lines without decoding them. blank is true for a line of
+// white space only.
+func objectShaped(line []byte) (ok, blank bool) {
+	i, j := 0, len(line)
+	for i < j && isSpace(line[i]) {
+		i++
+	}
+	for j > i && isSpace(line[j-1]) {
+		j--
+	}
+	if i == j {
+		return false, true
+	}
+	return line[i] == '{' && line[j-1] == '}', false
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// openTranscript opens path for reading without blocking on a FIFO that
+// replaced the file after the walk. skip is true (and f nil) for a file that
+// vanished or is not a regular file or directory.
+func openTranscript(path string) (f *os.File, skip bool, err error) {
+	f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, true, nil
+		}
+		return nil, false, &transcript.ReadError{Path: path, Err: err}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, false, &transcript.ReadError{Path: path, Err: err}
+	}
+	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() {
+		f.Close()
+		return nil, true, nil
+	}
+	return f, false, nil
+}
+
+// expandHome expands a leading "~" the way the agent does for its variables.
+func expandHome(p, home string) string {
+	p = strings.TrimSpace(p)
+	switch {
+	case p == "~":
+		return home
+	case strings.HasPrefix(p, "~/"):
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+func getenv(env transcript.Env, key string) string {
+	if env == nil {
+		return ""
+	}
+	return env(key)
+}
+
+// dedup passes each prompt to emit once per Key; prompts without a key
+// always pass. n counts the prompts passed.
+type dedup struct {
+	seen map[string]struct{}
+	emit func(transcript.Prompt) error
+	n    int
+}
+
+func newDedup(emit func(transcript.Prompt) error) *dedup {
+	return &dedup{seen: make(map[string]struct{}), emit: emit}
+}
+
+func (d *dedup) add(p transcript.Prompt) error {
+	if p.Key != "" {
+		if _, dup := d.seen[p.Key]; dup {
+			return nil
+		}
+		d.seen[p.Key] = struct{}{}
+	}
+	if err := d.emit(p); err != nil {
+		return err
+	}
+	d.n++
+	return nil
+}
+
+// scanFunc reads one transcript from lr (name is for errors) and passes its
+// prompts to add, stopping at the first error add returns. Its stats do not
+// count prompts.
+type scanFunc func(lr *lineReader, name string, add func(transcript.Prompt) error) (transcript.Stats, error)
+
+// maxWorkers bounds the files read at the same time; batchFiles files are
+// handed to a worker at a time.
+const (
+	maxWorkers = 4
+	batchFiles = 16
+)
+
+// scanPaths reads the files in order and passes their prompts, deduplicated
+// by Key, to emit, in file order and on the calling goroutine. With more
+// than one CPU, the next files are read ahead by other goroutines (each
+// file's prompts are held until their turn). It stops at the first error
+// (an I/O error of a file, or one emit returns), and adds what it saw to
+// st.
+func scanPaths(paths []string, scan scanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
+	d := newDedup(emit)
+	defer func() { st.Prompts += d.n }()
+	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(paths)+batchFiles-1)/batchFiles)
+	if workers < 2 {
+		lr := newLineReader(nil, readBufSize)
+		for _, path := range paths {
+			f, skip, err := openTranscript(path)
+			if err != nil {
+				return err
+			}
+			if skip {
+				st.Skipped++
+				continue
+			}
+			lr.reset(f)
+			fst, err := scan(lr, path, d.add)
+			f.Close()
+			st.Add(fst)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	type result struct {
+		prompts []transcript.Prompt
+		st      transcript.Stats
+		err     error
+	}
+	type job struct {
+		paths []string      // a batch of files, to hand over work in bigger pieces
+		res   chan []result // buffered: a worker never waits to hand it over
+	}
+	jobs := make(chan job)
+	order := make(chan job, 2*workers)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(workers + 1)
+	go func() { // hands out the batches, and queues them in order
+		defer wg.Done()
+		defer close(order)
+		defer close(jobs)
+		for len(paths) > 0 {
+			n := min(len(paths), batchFiles)
+			j := job{paths[:n:n], make(chan []result, 1)}
+			paths = paths[n:]
+			select {
+			case order <- j:
+			case <-quit:
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			defer wg.Done()
+			lr := newLineReader(nil, readBufSize)
+			for j := range jobs {
+				rs := make([]result, 0, len(j.paths))
+				for _, path := range j.paths {
+					var r result
+					f, skip, err := openTranscript(path)
+					switch {
+					case err != nil:
+						r.err = err
+					case skip:
+						r.st.Skipped = 1
+					default:
+						lr.reset(f)
+						r.st, r.err = scan(lr, path, func(p transcript.Prompt) error {
+							r.prompts = append(r.prompts, p)
+							return nil
+						})
+						f.Close()
+					}
+					rs = append(rs, r)
+					if r.err != nil {
+						break // the scan stops there
+					}
+				}
+				j.res <- rs
+			}
+		}()
+	}
+	defer func() {
+		close(quit)
+		wg.Wait()
+	}()
+	for j := range order {
+		for _, r := range <-j.res {
+			st.Add(r.st)
+			for _, p := range r.prompts {
+				if err := d.add(p); err != nil {
+					return err
+				}
+			}
+			if r.err != nil {
+				return r.err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package claude
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"hist/lib/transcript"
+)
+
+// file is one transcript to read, with its modification time for ordering.
+type file struct {
+	path  string
+	mtime int64
+}
+
+// listFiles returns the transcript files under root (or root itself when it
+// is not a directory), and counts what it passes over in st: subagent
+// transcripts (every *.jsonl under a "subagents" folder, and agent-*.jsonl
+// files) and files that are not regular. A missing root yields nothing.
+// Directories named like a transcript are returned too, so that reading
+// them reports the error.
+func listFiles(root string, st *transcript.Stats) ([]file, error) {
+	info, err := os.Stat(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, &transcript.ReadError{Path: root, Err: err}
+	}
+	if !info.IsDir() {
+		return []file{{root, info.ModTime().UnixNano()}}, nil
+	}
+	walkRoot := root
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		if walkRoot, err = filepath.EvalSymlinks(root); err != nil {
+			return nil, &transcript.ReadError{Path: root, Err: err}
+		}
+	}
+	var files []file
+	add := func(path string, d fs.DirEntry) error {
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return &transcript.ReadError{Path: path, Err: err}
+		}
+		files = append(files, file{path, fi.ModTime().UnixNano()})
+		return nil
+	}
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path != walkRoot {
+				return nil // removed while we walked
+			}
+			return &transcript.ReadError{Path: path, Err: err}
+		}
+		name := d.Name()
+		if d.IsDir() && name == "subagents" && path != walkRoot {
+			st.Skipped += countTranscripts(path)
+			return fs.SkipDir
+		}
+		if !strings.HasSuffix(name, ".jsonl") {
+			return nil
+		}
+		switch t := d.Type(); {
+		case t.IsDir():
+			if path == walkRoot {
+				return nil
+			}
+			if err := add(path, d); err != nil {
+				return err
+			}
+			return fs.SkipDir
+		case strings.HasPrefix(name, "agent-"):
+			st.Skipped++
+		case t.IsRegular():
+			return add(path, d)
+		case t&fs.ModeSymlink != 0:
+			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+				files = append(files, file{path, fi.ModTime().UnixNano()})
+			} else {
+				st.Skipped++
+			}
+		default:
+			st.Skipped++ // a FIFO, socket or device: reading could block
+		}
+		return nil
+	})
+	return files, err
+}
+
+// countTranscripts counts the *.jsonl entries below dir (a subagents
+// folder, passed over); errors only make the count smaller.
+func countTranscripts(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") {
+			n++
+		}
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,311 @@
+package legacy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode"
+
+	"hist/lib/identity"
+	"hist/lib/transcript"
+)
+
+// ClaudeSource is Claude Code's prompt-recall file:
+// $CLAUDE_CONFIG_DIR/history.jsonl, else home/.claude/history.jsonl.
+func ClaudeSource(env transcript.Env, home string) Source {
+	dir := ""
+	if env != nil {
+		dir = strings.TrimSpace(env("CLAUDE_CONFIG_DIR"))
+	}
+	switch {
+	case dir == "~":
+		dir = home
+	case strings.HasPrefix(dir, "~/"):
+		dir = filepath.Join(home, dir[2:])
+	case dir == "":
+		dir = filepath.Join(home, ".claude")
+	}
+	return Source{Name: "claude", Path: filepath.Join(dir, "history.jsonl")}
+}
+
+// ScanClaude reads Claude Code's history.jsonl, one line per prompt
+// submitted in its REPL:
+//
+//	{"display":"…","pastedContents":{…},"timestamp":<ms>,"project":"/cwd","sessionId":"…"}
+//
+// and emits each prompt: the display text with every "[Pasted text #N …]"
+// placeholder replaced by the pasted text, taken from
+// pastedContents[N].content or, in newer builds, from
+// paste-cache/<contentHash>.txt beside the file (a placeholder whose text
+// is gone stays as it is). project is the Cwd, sessionId the Session,
+// timestamp the TS (Approx when missing). Slash commands ("/cmd …"), shell
+// commands ("!cmd", the REPL's bash mode) and blank lines are not emitted.
+// Key is empty: the file has no event ids.
+//
+// A missing file yields nothing; a file that is not regular is counted in
+// Stats.Skipped. An I/O error on the file or a paste file stops the scan as
+// a *transcript.ReadError; malformed lines are skipped and counted. An error
+// returned by emit stops the scan and is returned as is.
+func ScanClaude(src Source, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var st transcript.Stats
+	f, err := os.OpenFile(src.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return st, nil
+		}
+		return st, &transcript.ReadError{Path: src.Path, Err: err}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return st, &transcript.ReadError{Path: src.Path, Err: err}
+	}
+	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() {
+		st.Skipped++
+		return st, nil
+	}
+	pastes := claudePasteCache{dir: filepath.Join(filepath.Dir(src.Path), "paste-cache")}
+	br := bufio.NewReaderSize(f, 256<<10)
+	for {
+		line, rerr := br.ReadBytes('\n')
+		st.Bytes += int64(len(line))
+		if len(line) > 0 {
+			p, ok, bad, err := claudeHistoryPrompt(line, pastes.read)
+			if err != nil {
+				return st, err
+			}
+			switch {
+			case bad:
+				st.Malformed++
+			case ok:
+				if err := emit(p); err != nil {
+					return st, err
+				}
+				st.Prompts++
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return st, &transcript.ReadError{Path: src.Path, Err: rerr}
+		}
+	}
+	st.Files = 1
+	return st, nil
+}
+
+type claudeHistoryLine struct {
+	Display        string                     `json:"display"`
+	PastedContents map[string]json.RawMessage `json:"pastedContents"`
+	Timestamp      json.RawMessage            `json:"timestamp"`
+	Project        string                     `json:"project"`
+	SessionID      string                     `json:"sessionId"`
+}
+
+type claudePasted struct {
+	ID          json.RawMessage `json:"id"`
+	Type        string          `json:"type"`
+	Content     *string         `json:"content"`
+	ContentHash string          `json:"contentHash"`
+}
+
+// claudeHistoryPrompt decodes one line of history.jsonl. readPaste returns
+// the text stored under a content hash (found false when it is gone). ok is
+// true when the line is a prompt to emit, bad when it does not decode; err
+// is an I/O error from readPaste.
+func claudeHistoryPrompt(line []byte, readPaste func(hash string) (string, bool, error)) (p transcript.Prompt, ok, bad bool, err error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return p, false, false, nil
+	}
+	var h claudeHistoryLine
+	if json.Unmarshal(line, &h) != nil {
+		return p, false, true, nil
+	}
+	text := h.Display
+	if !identity.Capturable(text) || strings.HasPrefix(strings.TrimLeftFunc(text, unicode.IsSpace), "!") {
+		return p, false, false, nil
+	}
+	if len(h.PastedContents) > 0 {
+		if text, err = claudeResolvePastes(text, h.PastedContents, readPaste); err != nil {
+			return p, false, false, err
+		}
+		if !identity.Capturable(text) { // a paste may be empty, or all there is
+			return p, false, false, nil
+		}
+	}
+	ts, tsOK := claudeMillis(h.Timestamp)
+	p = transcript.Prompt{
+		Text:    text,
+		TS:      ts,
+		Cwd:     h.Project,
+		Session: h.SessionID,
+		Src:     transcript.SrcClaude,
+		Approx:  !tsOK,
+	}
+	return p, true, false, nil
+}
+
+// claudeResolvePastes replaces each "[Pasted text #N]", "[Pasted text #N +K
+// lines]" and "[...Truncated text #N +K lines...]" placeholder whose text is
+// known by that text.
+func claudeResolvePastes(text string, pasted map[string]json.RawMessage, readPaste func(string) (string, bool, error)) (string, error) {
+	var b strings.Builder
+	rest, changed := text, false
+	for {
+		i, n, end := claudeNextPlaceholder(rest)
+		if i < 0 {
+			break
+		}
+		body, found, err := claudePasteText(n, pasted, readPaste)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(rest[:i])
+		if found {
+			b.WriteString(body)
+			changed = true
+		} else {
+			b.WriteString(rest[i:end])
+		}
+		rest = rest[end:]
+	}
+	if !changed {
+		return text, nil
+	}
+	b.WriteString(rest)
+	return b.String(), nil
+}
+
+// claudeNextPlaceholder finds the first paste placeholder in s: its start,
+// its number (as written) and its end. i is -1 when there is none.
+func claudeNextPlaceholder(s string) (i int, n string, end int) {
+	for off := 0; off < len(s); {
+		j := strings.IndexByte(s[off:], '[')
+		if j < 0 {
+			break
+		}
+		start := off + j
+		if n, end, ok := claudePlaceholderAt(s, start); ok {
+			return start, n, end
+		}
+		off = start + 1
+	}
+	return -1, "", 0
+}
+
+// claudePlaceholderAt parses a placeholder starting at s[i] ('[').
+func claudePlaceholderAt(s string, i int) (n string, end int, ok bool) {
+	t := s[i:]
+	var suffix string
+	switch {
+	case strings.HasPrefix(t, "[Pasted text #"):
+		t, suffix = t[len("[Pasted text #"):], "]"
+	case strings.HasPrefix(t, "[...Truncated text #"):
+		t, suffix = t[len("[...Truncated text #"):], "...]"
+	default:
+		return "", 0, false
+	}
+	d := 0
+	for d < len(t) && t[d] >= '0' && t[d] <= '9' {
+		d++
+	}
+	if d == 0 {
+		return "", 0, false
+	}
+	n, t = t[:d], t[d:]
+	if rest, found := strings.CutPrefix(t, " +"); found {
+		k := 0
+		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+			k++
+		}
+		if k == 0 || !strings.HasPrefix(rest[k:], " lines") {
+			return "", 0, false
+		}
+		t = rest[k+len(" lines"):]
+	}
+	if !strings.HasPrefix(t, suffix) {
+		return "", 0, false
+	}
+	return n, len(s) - len(t) + len(suffix), true
+}
+
+// claudePasteText returns the text of paste number n, inline or from the
+// paste cache.
+func claudePasteText(n string, pasted map[string]json.RawMessage, readPaste func(string) (string, bool, error)) (string, bool, error) {
+	raw, found := pasted[n]
+	if !found {
+		for _, r := range pasted {
+			var e claudePasted
+			if json.Unmarshal(r, &e) == nil && strings.TrimSpace(string(e.ID)) == n {
+				raw, found = r, true
+				break
+			}
+		}
+	}
+	var e claudePasted
+	if !found || json.Unmarshal(raw, &e) != nil || (e.Type != "" && e.Type != "text") {
+		return "", false, nil
+	}
+	if e.Content != nil {
+		return *e.Content, true, nil
+	}
+	if e.ContentHash == "" || !claudeSafeHash(e.ContentHash) {
+		return "", false, nil
+	}
+	return readPaste(e.ContentHash)
+}
+
+func claudeSafeHash(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return len(h) <= 128
+}
+
+// claudePasteCache reads paste-cache/<hash>.txt files.
+type claudePasteCache struct{ dir string }
+
+func (c claudePasteCache) read(hash string) (string, bool, error) {
+	path := filepath.Join(c.dir, hash+".txt")
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", false, nil
+		}
+		return "", false, &transcript.ReadError{Path: path, Err: err}
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return "", false, nil // a FIFO or device: reading could block
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return "", false, &transcript.ReadError{Path: path, Err: err}
+	}
+	return string(b), true, nil
+}
+
+// claudeMillis reads an epoch-milliseconds timestamp (a number).
+func claudeMillis(raw json.RawMessage) (int64, bool) {
+	s := strings.TrimSpace(string(raw))
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, n > 0
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f < 1<<62 {
+		return int64(f), true
+	}
+	return 0, false
+}

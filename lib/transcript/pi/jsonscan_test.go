@@ -1,0 +1,135 @@
+package pi
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// walk decodes a JSON value with the reader in jsonscan.go into the shapes
+// encoding/json gives with UseNumber, so the two can be compared.
+func walk(v []byte) (any, bool) {
+	t := bytes.TrimSpace(v)
+	if len(t) == 0 {
+		return nil, false
+	}
+	switch t[0] {
+	case '{': // eachMember takes the white space around
+		out := map[string]any{}
+		ok := true
+		if !eachMember(v, func(k, val []byte) {
+			x, good := walk(val)
+			ok = ok && good
+			out[string(k)] = x
+		}) {
+			return nil, false
+		}
+		return out, ok
+	}
+	switch v[0] {
+	case '[':
+		out := []any{}
+		ok := true
+		if !eachElement(v, func(el []byte) {
+			x, good := walk(el)
+			ok = ok && good
+			out = append(out, x)
+		}) {
+			return nil, false
+		}
+		return out, ok
+	case '"':
+		return stringValue(v)
+	case 't':
+		return true, string(v) == "true"
+	case 'f':
+		return false, string(v) == "false"
+	case 'n':
+		return nil, string(v) == "null"
+	}
+	end, ok := skipValue(v, 0, 0)
+	return json.Number(v), ok && end == len(v)
+}
+
+func decodeStd(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var x any
+	err := d.Decode(&x)
+	return x, err
+}
+
+func checkWalk(t *testing.T, b []byte) {
+	t.Helper()
+	trimmed := bytes.TrimSpace(b)
+	var got any
+	var ok bool
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		got, ok = walk(b) // eachMember takes the white space around
+	} else {
+		if !json.Valid(b) {
+			walk(trimmed) // must not panic
+			return
+		}
+		got, ok = walk(trimmed)
+	}
+	if !json.Valid(b) {
+		return
+	}
+	want, err := decodeStd(b)
+	if err != nil {
+		t.Fatalf("encoding/json: %v", err)
+	}
+	if !ok {
+		t.Fatalf("valid JSON rejected: %q", b)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q:\n got %#v\nwant %#v", b, got, want)
+	}
+}
+
+func TestJSONScan(t *testing.T) {
+	for _, s := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a":{"b":[1,2,{"c":null}]},"d":true,"e":false}`,
+		`{"a":1,"a":2}`, `{"k\u0065y":"v"}`, `{"a":"\u00e9\ud83d\ude80\"\\\/\b\f\n\r\t"}`,
+		`{"a":"\ud800"}`, `{"a":"\udc00\ud800x"}`, `{"a":"\ud83d\u0041"}`, "{\"a\":\"\xff\xfe ok\"}",
+		`{"a":[]}`, `{"a":[ ]}`, `{"a":-1.5e+10}`, `[1,"x",{"y":[]}]`, `"just a string"`, `12`, `null`,
+		`{"a":"` + strings.Repeat(`\n`, 1000) + `"}`, `{"a":"` + strings.Repeat(`x\"`, 1000) + `"}`,
+		`{"a":"\\"}`, `{"a":"\\\\\""}`,
+		"{\"k\xce\":{\"\xff\":1}}",
+	} {
+		if !json.Valid([]byte(s)) {
+			t.Fatalf("test input %q is not valid JSON", s)
+		}
+		checkWalk(t, []byte(s))
+	}
+	for _, s := range []string{
+		``, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1 "b":2}`, `{"a":1}x`, `{"a":1}}`,
+		`{"a":tru}`, `{"a":nul}`, `{"a":"x}`, `{"a":"\x"}`, `{"a":"\u12"}`, `{"a":[1,]}`, `{"a":[1 2]}`,
+		`{"a":{"b":1]}`, `{a:1}`, `{"a":+1}`, `{"a":.5}`, `{"a":"\`, `{"a":[` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `]}`,
+	} {
+		got, ok := walk([]byte(s))
+		if ok {
+			t.Errorf("%q accepted as %#v", s, got)
+		}
+	}
+	// Deep nesting is refused, not a stack overflow.
+	deep := []byte(`{"a":` + strings.Repeat("[", 5_000_000))
+	if eachMember(deep, func(k, v []byte) {}) {
+		t.Error("deep nesting accepted")
+	}
+}
+
+// FuzzJSONScan compares the reader with encoding/json on every valid input
+// and checks it never panics on the others.
+func FuzzJSONScan(f *testing.F) {
+	for _, l := range fixtureLines(f) {
+		f.Add(l)
+	}
+	f.Add([]byte(`{"a":"\ud83d\ude80","b":[{"c":1e5}],"c":"\u00"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkWalk(t, b)
+	})
+}

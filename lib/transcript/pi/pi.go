@@ -1,0 +1,438 @@
+// Package pi reads the session transcripts of the pi coding agent and
+// yields the prompts a person typed in them.
+//
+// A session file is JSONL: a header line {"type":"session","id","cwd",
+// "timestamp",…} (version 3; version 2 and the unversioned version 1 read
+// the same), then one entry per line. A typed prompt is a "message" entry
+// whose message has role "user"; its text is the message's string content or
+// its text blocks concatenated (images are dropped). Entries of other types
+// (custom_message, compaction, branch_summary, …) and other roles (custom,
+// hookMessage, bashExecution, branchSummary, compactionSummary, toolResult)
+// are never prompts. Every branch of the entry tree counts, not only the
+// active path. A skill expansion (<skill name=… location=…>…</skill>) is
+// turned back into what was typed, "/skill:name args", which is
+// command-like and so, like every prompt that is not identity.Capturable, is
+// not emitted.
+//
+// The project of a prompt is the header's cwd (never the folder name), its
+// session the header's id, its time the message's timestamp (ms), else the
+// entry's ISO timestamp, else the header's (then Approx is set).
+//
+// /fork, /clone and --fork copy entries verbatim (same ids and timestamps)
+// into a new file. Prompts are keyed by their timestamp and a hash of their
+// text, so a copy counts once; Scan reads files in the order of their names
+// (which start with the session's creation time), so the copy that counts is
+// the earliest session's.
+//
+// Speed: a line is decoded only when a cheap byte search says it may hold a
+// prompt; the rest are only split off. So Stats.Malformed counts the lines
+// that are not JSON objects at all (garbage, a torn last line) and the
+// candidate lines that do not decode, not broken lines of other kinds. When
+// there is more than one CPU, Scan reads the next files ahead on other
+// goroutines; emit is still called in file order, on the caller's goroutine.
+package pi
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"hist/lib/identity"
+	"hist/lib/transcript"
+)
+
+// DefaultRoot is where pi keeps its sessions: $PI_CODING_AGENT_SESSION_DIR,
+// else $PI_CODING_AGENT_DIR/sessions, else home/.pi/agent/sessions (a
+// leading "~" in the variables is expanded to home).
+func DefaultRoot(env transcript.Env, home string) string {
+	if d := expandHome(getenv(env, "PI_CODING_AGENT_SESSION_DIR"), home); d != "" {
+		return d
+	}
+	if d := expandHome(getenv(env, "PI_CODING_AGENT_DIR"), home); d != "" {
+		return filepath.Join(d, "sessions")
+	}
+	return filepath.Join(home, ".pi", "agent", "sessions")
+}
+
+// Scan reads every *.jsonl session under root (recursively; root may also
+// be a single file) and calls emit once per typed prompt, deduplicated
+// across files by Prompt.Key (fork and clone copies count once). A missing
+// root yields nothing. Files that are not regular (FIFOs, sockets, symlinks
+// to anything but a regular file) and files whose first line is valid JSON
+// but not a session header are passed over and counted in Stats.Skipped.
+// It stops at the first I/O error and returns it as a *transcript.ReadError;
+// malformed lines are skipped and counted in Stats.Malformed. An error
+// returned by emit stops the scan and is returned as is.
+func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var st transcript.Stats
+	files, err := listFiles(root, &st)
+	if err != nil {
+		return st, err
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		bi, bj := filepath.Base(files[i]), filepath.Base(files[j])
+		if bi != bj {
+			return bi < bj
+		}
+		return files[i] < files[j]
+	})
+	err = scanPaths(files, scanSession, emit, &st)
+	return st, err
+}
+
+// ScanReader reads one session from r (name is used in errors) and emits
+// its typed prompts; only repeats within this one stream are dropped. A read
+// error is returned as a *transcript.ReadError for name.
+func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	d := newDedup(emit)
+	st, err := scanSession(newLineReader(r, streamBufSize), name, d.add)
+	st.Prompts = d.n
+	return st, err
+}
+
+// userMarker is in every line that can hold a user message: a quoted
+// "user" can only be JSON structure (inside a string the quotes would be
+// escaped), so other lines are never decoded.
+var userMarker = []byte(`"user"`)
+
+// scanSession reads one session (a scanFunc).
+func scanSession(lr *lineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
+	defer func() { st.Bytes = lr.n }()
+	var h header
+	first := true
+	for {
+		line, rerr := lr.next()
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return st, &transcript.ReadError{Path: name, Err: rerr}
+		}
+		shaped, blank := objectShaped(line)
+		if blank {
+			continue
+		}
+		if !shaped {
+			first = false
+			st.Malformed++
+			continue
+		}
+		if first {
+			first = false
+			isSession, ok := parseHeader(line, &h)
+			if !ok {
+				st.Malformed++
+				continue
+			}
+			if !isSession {
+				st.Skipped++
+				return st, nil
+			}
+			continue
+		}
+		if !bytes.Contains(line, userMarker) {
+			continue
+		}
+		p, ok, bad := parseEntry(line, &h)
+		if bad {
+			st.Malformed++
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if err := add(p); err != nil {
+			return st, err
+		}
+	}
+	st.Files = 1
+	return st, nil
+}
+
+// header is what a session's first line says about every prompt in it.
+type header struct {
+	ID  string
+	Cwd string
+	TS  int64 // ms, 0 when unknown
+}
+
+// parseHeader decodes a first line. ok is false for a line that does not
+// decode; isSession is false for a valid line that is not a session header.
+func parseHeader(line []byte, h *header) (isSession, ok bool) {
+	var typ, id, cwd, ts []byte
+	if !eachMember(line, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = v
+		case "id":
+			id = v
+		case "cwd":
+			cwd = v
+		case "timestamp":
+			ts = v
+		}
+	}) {
+		return false, false
+	}
+	t, ok1 := optString(typ)
+	idS, ok2 := optString(id)
+	cwdS, ok3 := optString(cwd)
+	if !ok1 || !ok2 || !ok3 {
+		return false, false
+	}
+	if t != "session" {
+		return false, true
+	}
+	h.ID, h.Cwd = idS, cwdS
+	h.TS, _ = parseTime(ts)
+	return true, true
+}
+
+// parseEntry decodes one entry line of a session with header h. ok is true
+// when the line is a typed prompt to emit; bad is true when it does not
+// decode (or a field it needs has the wrong type).
+func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
+	var typ, id, ts, msg []byte
+	if !eachMember(line, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = v
+		case "id":
+			id = v
+		case "timestamp":
+			ts = v
+		case "message":
+			msg = v
+		}
+	}) {
+		return p, false, true
+	}
+	t, ok1 := optString(typ)
+	entryID, ok2 := optString(id)
+	if !ok1 || !ok2 || !(isNull(msg) || msg[0] == '{') {
+		return p, false, true
+	}
+	if t != "message" || isNull(msg) {
+		return p, false, false
+	}
+	var role, content, msgTS []byte
+	eachMember(msg, func(k, v []byte) {
+		switch string(k) {
+		case "role":
+			role = v
+		case "content":
+			content = v
+		case "timestamp":
+			msgTS = v
+		}
+	})
+	r, ok := optString(role)
+	if !ok {
+		return p, false, true
+	}
+	if r != "user" {
+		return p, false, false
+	}
+	text, found, bad := contentText(content)
+	if bad || !found {
+		return p, false, bad
+	}
+	p, ok = userPrompt(text, entryID, msgTS, ts, h)
+	return p, ok, false
+}
+
+// userPrompt makes the prompt of a user message with this text, entry id
+// and timestamps (raw JSON) in a session with header h. ok is false when
+// the text is not capturable.
+func userPrompt(text, entryID string, msgTS, entryTS []byte, h *header) (p transcript.Prompt, ok bool) {
+	if name, args, isSkill := parseSkill(text); isSkill {
+		text = "/skill:" + name
+		if args != "" {
+			text += " " + args
+		}
+	}
+	if !identity.Capturable(text) {
+		return p, false
+	}
+	tms, tsOK := parseTime(msgTS)
+	if !tsOK {
+		tms, tsOK = parseTime(entryTS)
+	}
+	approx := !tsOK
+	if approx {
+		tms = h.TS
+	}
+	return transcript.Prompt{
+		Text:    text,
+		TS:      tms,
+		Cwd:     h.Cwd,
+		Session: h.ID,
+		Src:     transcript.SrcPi,
+		Key:     promptKey(tms, approx, entryID, text),
+		Approx:  approx,
+	}, true
+}
+
+// contentText returns a message's text: the string, or the text blocks
+// concatenated. found is false when there is no text at all; bad is true
+// for content of another type, or blocks that are not objects with string
+// "type" and "text".
+func contentText(v []byte) (text string, found, bad bool) {
+	switch {
+	case isNull(v):
+		return "", false, false
+	case v[0] == '"':
+		text, ok := stringValue(v)
+		return text, ok, !ok
+	case v[0] != '[':
+		return "", false, true
+	}
+	var b []byte // the text when there are two text blocks or more
+	ok := eachElement(v, func(el []byte) {
+		if bad || isNull(el) {
+			return
+		}
+		var typ, txt []byte
+		if !eachMember(el, func(k, v []byte) {
+			switch string(k) {
+			case "type":
+				typ = v
+			case "text":
+				txt = v
+			}
+		}) {
+			bad = true
+			return
+		}
+		t, ok1 := optString(typ)
+		s, ok2 := optString(txt)
+		if !ok1 || !ok2 {
+			bad = true
+			return
+		}
+		if t == "text" {
+			switch {
+			case !found:
+				text = s
+			case b == nil:
+				b = append(append(b, text...), s...)
+			default:
+				b = append(b, s...)
+			}
+			found = true
+		}
+	})
+	if !ok || bad {
+		return "", false, true
+	}
+	if b != nil {
+		text = string(b)
+	}
+	return text, found, false
+}
+
+// parseSkill recognises pi's expansion of "/skill:name args", as its
+// parseSkillBlock does:
+// ^<skill name="N" location="L">\n(body)\n</skill>(\n\n(args))?$
+// with the shortest body. args comes back trimmed.
+func parseSkill(text string) (name, args string, ok bool) {
+	const open, loc, closeTag = `<skill name="`, `" location="`, "\n</skill>"
+	rest, found := strings.CutPrefix(text, open)
+	if !found {
+		return "", "", false
+	}
+	i := strings.IndexByte(rest, '"')
+	if i <= 0 {
+		return "", "", false
+	}
+	name, rest = rest[:i], rest[i:]
+	if rest, found = strings.CutPrefix(rest, loc); !found {
+		return "", "", false
+	}
+	if i = strings.IndexByte(rest, '"'); i <= 0 {
+		return "", "", false
+	}
+	body, found := strings.CutPrefix(rest[i:], "\">\n")
+	if !found {
+		return "", "", false
+	}
+	for off := 0; off <= len(body); {
+		j := strings.Index(body[off:], closeTag)
+		if j < 0 {
+			return "", "", false
+		}
+		tail := body[off+j+len(closeTag):]
+		if tail == "" {
+			return name, "", true
+		}
+		if len(tail) > 2 && strings.HasPrefix(tail, "\n\n") {
+			return name, strings.TrimSpace(tail[2:]), true
+		}
+		off += j + 1
+	}
+	return "", "", false
+}
+
+// parseTime reads a timestamp given as epoch milliseconds (a number, or a
+// string of digits) or as an ISO 8601 string. ok is false for anything
+// else, and for times at or before the epoch.
+func parseTime(raw []byte) (ms int64, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, false
+	}
+	if raw[0] == '"' {
+		s, ok := stringValue(raw)
+		if !ok {
+			return 0, false
+		}
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			ms = t.UnixMilli()
+			return ms, ms > 0
+		}
+		raw = []byte(s)
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n, n > 0
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsNaN(f) || f <= 0 || f >= math.MaxInt64 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// promptKey identifies a prompt event: its own timestamp and the length
+// and checksums of its text (what a fork copy shares with its original; two
+// different prompts would need the same millisecond, length and both
+// 32-bit checksums to collide). Without a timestamp of its own, the entry
+// id stands in; with neither there is no key.
+func promptKey(ts int64, approx bool, id, text string) string {
+	var b []byte
+	switch {
+	case !approx:
+		b = strconv.AppendInt(make([]byte, 0, 48), ts, 10)
+	case id != "":
+		b = append(append(make([]byte, 0, 48), "id:"...), id...)
+	default:
+		return ""
+	}
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(len(text)), 10)
+	b = append(b, ':')
+	// The checksums only read text: view it as bytes without a copy.
+	tb := unsafe.Slice(unsafe.StringData(text), len(text))
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(tb, castagnoli))
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(tb))
+	return string(b)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -1,0 +1,67 @@
+package pi
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"hist/lib/transcript"
+)
+
+// listFiles returns the transcript files under root (or root itself when it
+// is not a directory), and counts what it passes over in st. A missing root
+// yields nothing. Directories named like a transcript are returned too, so
+// that reading them reports the error.
+func listFiles(root string, st *transcript.Stats) ([]string, error) {
+	info, err := os.Stat(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, &transcript.ReadError{Path: root, Err: err}
+	}
+	if !info.IsDir() {
+		return []string{root}, nil
+	}
+	walkRoot := root
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		if walkRoot, err = filepath.EvalSymlinks(root); err != nil {
+			return nil, &transcript.ReadError{Path: root, Err: err}
+		}
+	}
+	var files []string
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path != walkRoot {
+				return nil // removed while we walked
+			}
+			return &transcript.ReadError{Path: path, Err: err}
+		}
+		name := d.Name()
+		if !strings.HasSuffix(name, ".jsonl") {
+			return nil
+		}
+		switch t := d.Type(); {
+		case t.IsDir():
+			if path == walkRoot {
+				return nil
+			}
+			files = append(files, path)
+			return fs.SkipDir
+		case t.IsRegular():
+			files = append(files, path)
+		case t&fs.ModeSymlink != 0:
+			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+				files = append(files, path)
+			} else {
+				st.Skipped++
+			}
+		default:
+			st.Skipped++ // a FIFO, socket or device: reading could block
+		}
+		return nil
+	})
+	return files, err
+}
