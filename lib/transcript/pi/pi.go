@@ -35,6 +35,7 @@ package pi
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"hash/crc32"
 	"io"
 	"math"
@@ -430,9 +431,10 @@ func promptKey(ts int64, approx bool, id, text string) string {
 	b = append(b, ':')
 	// The checksums only read text: view it as bytes without a copy.
 	tb := unsafe.Slice(unsafe.StringData(text), len(text))
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(tb, castagnoli))
-	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(tb))
-	return string(b)
+	var sum [8]byte
+	binary.BigEndian.PutUint32(sum[:4], crc32.Checksum(tb, castagnoli))
+	binary.BigEndian.PutUint32(sum[4:], crc32.ChecksumIEEE(tb))
+	return string(hex.AppendEncode(b, sum[:]))
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

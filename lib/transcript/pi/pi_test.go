@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -91,6 +92,8 @@ func loadManifest(t *testing.T) []manifestRun {
 	return m.Harnesses["pi"]
 }
 
+var keyRE = regexp.MustCompile(`^[0-9]+:[0-9]+:[0-9a-f]{16}$`)
+
 // The three real pi 1.6.0 sessions yield pi-01..04, pi-06..09 and pi-10 as
 // expanded, in order, byte for byte; pi-05 (/frobnicate) is skipped.
 func TestRealSessions(t *testing.T) {
@@ -124,6 +127,9 @@ func TestRealSessions(t *testing.T) {
 		}
 		if p.Cwd != w.Cwd {
 			t.Errorf("run %d: cwd %q, want %q", w.Seq, p.Cwd, w.Cwd)
+		}
+		if want := fmt.Sprintf("%d:%d:", p.TS, len(p.Text)); !strings.HasPrefix(p.Key, want) || !keyRE.MatchString(p.Key) {
+			t.Errorf("run %d: key %q, want %s and 16 hex digits", w.Seq, p.Key, want)
 		}
 		if p.Src != transcript.SrcPi || p.Approx || p.Key == "" {
 			t.Errorf("run %d: src %q approx %v key %q", w.Seq, p.Src, p.Approx, p.Key)
