@@ -8,6 +8,7 @@
 package history
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -16,6 +17,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -93,7 +95,7 @@ type reader struct {
 	provs   []prov
 	provIx  map[prov]int32
 	stats   record.Stats
-	failed  []FileError
+	failed  []fileError
 	file    int32  // the file being read
 	line    uint64 // records read from it so far
 }
@@ -154,18 +156,24 @@ const bytesPerRecord = 256
 // others are read whole.
 //
 // A large scope is read by a few workers (one per CPU, at most 4), each
-// taking a contiguous run of files, and their results are merged; the
-// result is the same as reading the files in order: for each prompt the
-// copy with the greatest ts wins, and of equal ts the one read last (the
-// later file, the later line).
+// taking the next file not yet taken, largest first, and their results
+// are merged. The result is the same as reading the files in order: for
+// each prompt the copy with the greatest ts wins, and of equal ts the one
+// read last (the later file, the later line), which every copy's seq
+// tells whoever read it.
 func Read(files []store.File, hidden *tombstone.Set) *Result {
 	res := &Result{files: files}
 	seed1, seed2 := maphash.MakeSeed(), maphash.MakeSeed()
-	groups := split(files, workers())
-	readers := make([]*reader, len(groups))
+	order, total := plan(files)
+	n := 1
+	if total >= parallelMin {
+		n = min(workers(), 4, len(files))
+	}
+	readers := make([]*reader, n)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for g, grp := range groups {
-		hint := int(min(grp.bytes/bytesPerRecord, 1<<24))
+	for w := range readers {
+		hint := int(min(total/int64(n)/bytesPerRecord, 1<<24))
 		rd := &reader{
 			index:   make(map[key]int32, hint),
 			entries: make([]entry, 0, hint),
@@ -178,15 +186,20 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 			rd.hidden = hidden
 		}
 		rd.addProv(prov{})
-		readers[g] = rd
+		readers[w] = rd
 		run := func() {
-			for i := grp.start; i < grp.end; i++ {
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= len(order) {
+					return
+				}
+				i := order[j]
 				if err := rd.readFile(int32(i), files[i].Path); err != nil {
-					rd.failed = append(rd.failed, FileError{Path: files[i].Path, Err: err})
+					rd.failed = append(rd.failed, fileError{i, FileError{Path: files[i].Path, Err: err}})
 				}
 			}
 		}
-		if g == len(groups)-1 {
+		if w == len(readers)-1 {
 			run()
 			continue
 		}
@@ -197,9 +210,14 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 		}()
 	}
 	wg.Wait()
+	var failed []fileError
 	for _, rd := range readers {
 		res.Stats.Add(rd.stats)
-		res.Failed = append(res.Failed, rd.failed...)
+		failed = append(failed, rd.failed...)
+	}
+	slices.SortFunc(failed, func(a, b fileError) int { return a.file - b.file })
+	for _, f := range failed {
+		res.Failed = append(res.Failed, f.FileError)
 	}
 	base := readers[0]
 	for _, rd := range readers[1:] {
@@ -221,42 +239,27 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 	return res
 }
 
-type group struct {
-	start, end int
-	bytes      int64
+// fileError is a FileError with the index of its file.
+type fileError struct {
+	file int
+	FileError
 }
 
-// split cuts files into at most n contiguous groups of about the same
-// size; small scopes get one group.
-func split(files []store.File, n int) []group {
-	n = min(n, 4, len(files))
+// plan returns the order in which to read files (largest first, so that
+// the workers finish together) and their total size.
+func plan(files []store.File) ([]int, int64) {
 	sizes := make([]int64, len(files))
+	order := make([]int, len(files))
 	var total int64
 	for i, f := range files {
+		order[i] = i
 		if fi, err := os.Lstat(f.Path); err == nil {
 			sizes[i] = fi.Size()
 			total += fi.Size()
 		}
 	}
-	if n <= 1 || total < parallelMin {
-		return []group{{0, len(files), total}}
-	}
-	var out []group
-	start, acc := 0, int64(0)
-	for i, sz := range sizes {
-		acc += sz
-		if len(out) < n-1 && acc >= total*int64(len(out)+1)/int64(n) {
-			out = append(out, group{start, i + 1, 0})
-			start = i + 1
-		}
-	}
-	out = append(out, group{start, len(files), 0})
-	for g := range out {
-		for i := out[g].start; i < out[g].end; i++ {
-			out[g].bytes += sizes[i]
-		}
-	}
-	return out
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sizes[b], sizes[a]) })
+	return order, total
 }
 
 // newer reports whether copy a wins over copy b: a greater ts, or the same
@@ -357,7 +360,7 @@ func (rd *reader) add(l *record.Line) {
 	k := key{maphash.Bytes(rd.seed1, rd.norm), maphash.Bytes(rd.seed2, rd.norm)}
 	if i, ok := rd.index[k]; ok {
 		e := &rd.entries[i]
-		if l.TS < e.ts {
+		if l.TS < e.ts || (l.TS == e.ts && seq < e.seq) { // files come in any order
 			return
 		}
 		e.text, e.ts, e.seq = rd.store(l.Text), l.TS, seq

@@ -195,25 +195,18 @@ func parallel(t *testing.T, n int) {
 	t.Cleanup(func() { parallelMin, workers = min, w })
 }
 
-func TestSplit(t *testing.T) {
+func TestPlan(t *testing.T) {
 	dir := t.TempDir()
 	var files []store.File
-	for i, size := range []int{100, 100, 100, 100, 400, 0, 100, 100} {
+	for i, size := range []int{100, 300, 100, 0, 400, 300} {
 		p := filepath.Join(dir, fmt.Sprint(i))
 		os.WriteFile(p, []byte(strings.Repeat("x", size)), 0o600)
 		files = append(files, store.File{Path: p})
 	}
 	files = append(files, store.File{Path: filepath.Join(dir, "missing")})
-	parallel(t, 2)
-	for n, want := range map[int]string{1: "[{0 9 1000}]", 2: "[{0 5 800} {5 9 200}]", 3: "[{0 4 400} {4 5 400} {5 9 200}]",
-		8: "[{0 3 300} {3 5 500} {5 6 0} {6 9 200}]", // at most 4
-	} {
-		if got := fmt.Sprint(split(files, n)); got != want {
-			t.Errorf("split(%d) = %s, want %s", n, got, want)
-		}
-	}
-	if got := fmt.Sprint(split(nil, 2)); got != "[{0 0 0}]" {
-		t.Errorf("split(nil) = %s", got)
+	order, total := plan(files)
+	if fmt.Sprint(order) != "[4 1 5 0 2 3 6]" || total != 1200 {
+		t.Errorf("plan = %v, %d", order, total)
 	}
 }
 
