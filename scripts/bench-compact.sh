@@ -92,6 +92,12 @@ mb() { awk -v k="$1" 'BEGIN { printf "%.1f MB", k / 1024 }'; }
 PASS_WALL=$(awk -v m="$C_MED" 'BEGIN { print (m <= 0.5) ? "yes" : "NO" }')
 PASS_RSS=$(awk -v k="$C_RSS" 'BEGIN { print (k < 150 * 1024) ? "yes" : "NO" }')
 
+# pressure: the share of the last 60 s some task waited for a CPU (PSI).
+pressure() {
+    [ -r /proc/pressure/cpu ] || return 0
+    awk '/^some/ { sub("avg60=", "", $3); printf ", CPU pressure (some, avg60) %s%%", $3 }' /proc/pressure/cpu
+}
+
 mkdir -p "$(dirname "$OUT")"
 cat >"$OUT" <<EOF
 # hist-compact benchmark
@@ -116,7 +122,8 @@ Targets: median wall <= 0.5 s: **${PASS_WALL}**; peak RSS < 150 MB: **${PASS_RSS
 hist-compact's line: \`$LINE\`
 
 Machine: $(nproc) cores, $(uname -sr), $(go version | awk '{print $3}'),
-load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is
-shared; wall times are rounded to 10 ms by time(1)).
+load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)$(pressure). The machine
+is shared: with other processes on the CPU, wall time is mostly time spent
+waiting for a core (compare the CPU column). time(1) rounds to 10 ms.
 EOF
 cat "$OUT"
