@@ -122,20 +122,20 @@ EOF
 # median of the numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-# timed OUT CMD...: appends "seconds maxrss_kb" of one run to OUT.
+# timed OUT CMD...: appends "seconds maxrss_kb cpu_seconds" of one run to OUT.
 timed() {
     local out=$1
     shift
-    /usr/bin/time -f '%e %M' -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || {
+    /usr/bin/time -f '%e %M %U %S' -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || {
         echo "bench-seed: $* failed:" >&2
         cat "$WORK/err" >&2
         exit 1
     }
-    cat "$WORK/t" >>"$out"
+    awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}' "$WORK/t" >>"$out"
 }
 
-echo "| source | data | files | prompts | hist-seed (median of $RUNS) | MB/s | grep -c | x grep | jq | jq / hist-seed | peak RSS |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| source | data | files | prompts | hist-seed (median of $RUNS) | MB/s | grep -c | x grep | jq | jq / hist-seed | peak RSS | CPU s: hist-seed / grep / jq |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for src in "${SOURCES[@]}"; do
     data="$WORK/data/$src"
     case $src in
@@ -186,10 +186,14 @@ for src in "${SOURCES[@]}"; do
     rss=$(cut -d' ' -f2 "$WORK/seed.times" | sort -g | tail -1)
     grep_t=$(cut -d' ' -f1 "$WORK/grep.times" | median)
     jq_t=$(cut -d' ' -f1 "$WORK/jq.times" | median)
-    awk -v src="$src" -v mb="$mbytes" -v n="$nfiles" -v p="$prompts" -v pr="$projects" -v s="$seed" -v g="$grep_t" -v j="$jq_t" -v r="$rss" 'BEGIN {
+    seed_cpu=$(cut -d' ' -f3 "$WORK/seed.times" | median)
+    grep_cpu=$(cut -d' ' -f3 "$WORK/grep.times" | median)
+    jq_cpu=$(cut -d' ' -f3 "$WORK/jq.times" | median)
+    awk -v src="$src" -v mb="$mbytes" -v n="$nfiles" -v p="$prompts" -v pr="$projects" -v s="$seed" -v g="$grep_t" -v j="$jq_t" -v r="$rss" \
+        -v sc="$seed_cpu" -v gc="$grep_cpu" -v jc="$jq_cpu" 'BEGIN {
         s = (s > 0) ? s : 0.01; g = (g > 0) ? g : 0.01
-        printf "| %s | %d MB | %d | %d in %d projects | %.2f s | %.0f | %.2f s | %.2f | %.2f s | %.1f | %.0f MB |\n",
-            src, mb, n, p, pr, s, mb / s, g, s / g, j, j / s, r / 1024
+        printf "| %s | %d MB | %d | %d in %d projects | %.2f s | %.0f | %.2f s | %.2f | %.2f s | %.1f | %.0f MB | %.2f / %.2f / %.2f |\n",
+            src, mb, n, p, pr, s, mb / s, g, s / g, j, j / s, r / 1024, sc, gc, jc
     }'
     rm -rf "$data" "$WORK/store"
 done

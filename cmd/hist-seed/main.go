@@ -178,7 +178,7 @@ func run(e *cli.Env) int {
 		e.Errorf("--project and --all-projects name two scopes: choose one")
 		return cli.ExitUsage
 	}
-	names, err := parseFrom(o.from)
+	names, all, err := parseFrom(o.from)
 	if err != nil {
 		e.Errorf("--from %q: %v", o.from, err)
 		return cli.ExitUsage
@@ -215,7 +215,7 @@ func run(e *cli.Env) int {
 		return cli.ExitOK
 	}
 
-	explicit := !contains(strings.Split(o.from, ","), allSourcesWord)
+	explicit := !all
 	srcs, legs, unsupported := sources(e, names, o.sessions)
 	for _, n := range unsupported {
 		if explicit {
@@ -405,7 +405,7 @@ func rank(code int) int {
 // knownSources are the names --from takes, in the order they are read.
 var knownSources = []string{"pi", "claude", "codex", "cursor", "opencode"}
 
-func parseFrom(v string) ([]string, error) {
+func parseFrom(v string) (names []string, all bool, err error) {
 	want := map[string]bool{}
 	for _, n := range strings.Split(v, ",") {
 		n = strings.ToLower(strings.TrimSpace(n))
@@ -413,25 +413,25 @@ func parseFrom(v string) ([]string, error) {
 		case n == "":
 			continue
 		case n == allSourcesWord:
+			all = true
 			for _, k := range knownSources {
 				want[k] = true
 			}
 		case contains(knownSources, n):
 			want[n] = true
 		default:
-			return nil, fmt.Errorf("unknown source %q: use %s or %s", n, strings.Join(knownSources, ", "), allSourcesWord)
+			return nil, false, fmt.Errorf("unknown source %q: use %s or %s", n, strings.Join(knownSources, ", "), allSourcesWord)
 		}
 	}
 	if len(want) == 0 {
-		return nil, fmt.Errorf("no source named: use %s or %s", strings.Join(knownSources, ", "), allSourcesWord)
+		return nil, false, fmt.Errorf("no source named: use %s or %s", strings.Join(knownSources, ", "), allSourcesWord)
 	}
-	var out []string
 	for _, k := range knownSources {
 		if want[k] {
-			out = append(out, k)
+			names = append(names, k)
 		}
 	}
-	return out, nil
+	return names, all, nil
 }
 
 func contains(list []string, s string) bool {

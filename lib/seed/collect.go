@@ -150,8 +150,17 @@ func (c *collector) add(p transcript.Prompt) error {
 	return nil
 }
 
-// spill appends every bucket's records to its temp file.
+// spill appends every bucket's records to its temp file. A bucket keeps
+// its buffer for the next round when the buffer is no larger than its
+// share of four times the budget (at most 1 MB), so that busy projects do
+// not grow a new one each round while the buffers kept stay within that
+// bound.
 func (r *Runner) spill() error {
+	n := 0
+	for _, c := range r.collectors {
+		n += len(c.buckets)
+	}
+	keep := min(4*spillAt/int64(max(n, 1)), 1<<20)
 	open := 0
 	for _, c := range r.collectors {
 		for _, b := range c.buckets {
@@ -164,7 +173,7 @@ func (r *Runner) spill() error {
 			if b.f != nil {
 				open++
 			}
-			if cap(b.buf) > 64<<10 {
+			if int64(cap(b.buf)) > keep {
 				b.buf = nil
 			} else {
 				b.buf = b.buf[:0]
