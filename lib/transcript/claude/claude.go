@@ -111,15 +111,22 @@ var (
 	toolResultBlock = []byte(`"type":"tool_result"`)
 )
 
-// candidate reports whether line may hold a prompt, in one pass.
+// candidate reports whether line may hold a prompt, in one pass. It looks
+// for the "y" of `"type":"` (a rarer byte than the quote, which makes the
+// search faster) and checks what is around it.
 func candidate(line []byte) bool {
-	for i := 0; ; {
-		j := bytes.Index(line[i:], typeKey)
+	const y = 2 // the index of 'y' in typeKey
+	for i := y; i < len(line); i++ {
+		j := bytes.IndexByte(line[i:], 'y')
 		if j < 0 {
 			return false
 		}
-		i += j + len(typeKey)
-		rest := line[i:]
+		i += j
+		s := line[i-y:]
+		if !bytes.HasPrefix(s, typeKey) {
+			continue
+		}
+		rest := s[len(typeKey):]
 		if bytes.HasPrefix(rest, []byte(`user"`)) {
 			return !bytes.Contains(line, toolUseResult) && !bytes.Contains(line, toolResultBlock)
 		}
@@ -127,6 +134,7 @@ func candidate(line []byte) bool {
 			return true
 		}
 	}
+	return false
 }
 
 // scanTranscript reads one transcript (a scanFunc).

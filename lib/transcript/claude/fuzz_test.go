@@ -240,3 +240,38 @@ func FuzzParseRecordDiff(f *testing.F) {
 		}
 	})
 }
+
+// naiveCandidate is candidate written plainly: every `"type":"` in turn
+// (overlapping ones too).
+func naiveCandidate(line []byte) bool {
+	for i := 0; ; i++ {
+		j := bytes.Index(line[i:], typeKey)
+		if j < 0 {
+			return false
+		}
+		i += j
+		rest := line[i+len(typeKey):]
+		if bytes.HasPrefix(rest, []byte(`user"`)) {
+			return !bytes.Contains(line, toolUseResult) && !bytes.Contains(line, toolResultBlock)
+		}
+		if bytes.HasPrefix(rest, []byte(`queued_command"`)) {
+			return true
+		}
+	}
+}
+
+// FuzzCandidate: the line filter agrees with its plain version.
+func FuzzCandidate(f *testing.F) {
+	for _, b := range fixtureFiles(f) {
+		for _, l := range bytes.Split(b, []byte("\n")) {
+			f.Add(l)
+		}
+	}
+	f.Add([]byte(`"type":"user"`))
+	f.Add([]byte(`y"type":"queued_command"`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if got, want := candidate(line), naiveCandidate(line); got != want {
+			t.Fatalf("candidate(%q) = %v, want %v", line, got, want)
+		}
+	})
+}
