@@ -103,11 +103,11 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 // Cheap line filters. A quoted token with its quotes can only be JSON
 // structure (inside a string the quotes would be escaped), so a line where
 // no "type" member has the value "user" or "queued_command" is never a
-// prompt and is never decoded, and a user record carrying a tool result is
-// dropped without decoding it.
+// prompt and is never decoded, and a user record carrying a tool result
+// block (as every one with a toolUseResult does) is dropped without
+// decoding it.
 var (
 	typeKey         = []byte(`"type":"`)
-	toolUseResult   = []byte(`"toolUseResult":`)
 	toolResultBlock = []byte(`"type":"tool_result"`)
 )
 
@@ -128,7 +128,7 @@ func candidate(line []byte) bool {
 		}
 		rest := s[len(typeKey):]
 		if bytes.HasPrefix(rest, []byte(`user"`)) {
-			return !bytes.Contains(line, toolUseResult) && !bytes.Contains(line, toolResultBlock)
+			return !bytes.Contains(line, toolResultBlock)
 		}
 		if bytes.HasPrefix(rest, []byte(`queued_command"`)) {
 			return true

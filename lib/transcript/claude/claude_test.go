@@ -289,6 +289,7 @@ func TestWhatIsAPrompt(t *testing.T) {
 		{"tool result block", rec([]any{m{"type": "tool_result", "tool_use_id": "t1", "content": "README.md"}}, nil), nil},
 		{"tool result with text beside it", rec([]any{m{"type": "tool_result", "tool_use_id": "t1", "content": "x"}, text("and this")}, nil), nil},
 		{"toolUseResult", rec([]any{m{"type": "tool_result", "tool_use_id": "t1", "content": "x"}}, m{"toolUseResult": m{"stdout": "x"}, "sourceToolAssistantUUID": "a"}), nil},
+		{"toolUseResult beside plain text", rec("not typed", m{"toolUseResult": "Error: denied"}), nil},
 		{"sidechain", rec("model-written user turn", m{"isSidechain": true}), nil},
 		{"agentId", rec("subagent turn", m{"agentId": "a1b2"}), nil},
 		{"empty agentId", rec("main turn", m{"agentId": ""}), []string{"main turn"}},

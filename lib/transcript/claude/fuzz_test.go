@@ -252,7 +252,7 @@ func naiveCandidate(line []byte) bool {
 		i += j
 		rest := line[i+len(typeKey):]
 		if bytes.HasPrefix(rest, []byte(`user"`)) {
-			return !bytes.Contains(line, toolUseResult) && !bytes.Contains(line, toolResultBlock)
+			return !bytes.Contains(line, toolResultBlock)
 		}
 		if bytes.HasPrefix(rest, []byte(`queued_command"`)) {
 			return true
