@@ -3,9 +3,12 @@ package history
 import (
 	"bytes"
 	"container/heap"
+	"errors"
 	"hash/maphash"
 	"io"
-	"os"
+	"io/fs"
+	"sync"
+	"syscall"
 	"unsafe"
 
 	"hist/lib/identity"
@@ -58,17 +61,7 @@ func Stream(files []store.File, hidden *tombstone.Set, fn func(Entry) bool) *Str
 	if hidden != nil && !hidden.Empty() {
 		s.hidden = hidden
 	}
-	var h revHeap
-	for i, f := range files {
-		r, err := openRev(f.Path, int32(i))
-		if err != nil {
-			s.res.Failed = append(s.res.Failed, FileError{Path: f.Path, Err: err})
-			continue
-		}
-		if s.advance(r) {
-			h = append(h, r)
-		}
-	}
+	h := s.heads()
 	heap.Init(&h)
 	for len(h) > 0 {
 		r := h[0]
@@ -99,6 +92,58 @@ type streamer struct {
 	arena  []byte
 	provs  map[prov]prov
 	fn     func(Entry) bool
+}
+
+// heads opens every file and reads its last record, a few files at a
+// time (most of the time to the first prompt goes here).
+func (s *streamer) heads() revHeap {
+	type head struct {
+		r   *rev
+		ok  bool
+		err error
+		st  record.Stats
+		un  int
+	}
+	out := make([]head, len(s.files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(len(s.files), 8) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r, err := openRev(s.files[i].Path, int32(i))
+				if err != nil {
+					out[i].err = err
+					continue
+				}
+				// A streamer of its own for the counts.
+				sub := &streamer{res: &StreamResult{}, files: s.files}
+				out[i] = head{r: r, ok: sub.advance(r), st: sub.res.Stats, un: sub.res.Unordered}
+				if len(sub.res.Failed) > 0 {
+					out[i].err = sub.res.Failed[0].Err
+				}
+			}
+		}()
+	}
+	for i := range s.files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var h revHeap
+	for i, o := range out {
+		s.res.Stats.Add(o.st)
+		s.res.Unordered += o.un
+		if o.err != nil {
+			s.res.Failed = append(s.res.Failed, FileError{Path: s.files[i].Path, Err: o.err})
+			continue
+		}
+		if o.ok {
+			h = append(h, o.r)
+		}
+	}
+	return h
 }
 
 // advance moves r to its previous record; false when r is done (it is
@@ -184,7 +229,7 @@ func (s *streamer) store(b []byte) string {
 
 // rev reads a file's lines backwards, from its end.
 type rev struct {
-	f       *os.File
+	f       *rawFile
 	idx     int32
 	size    int64  // the file's size when opened: nothing past it is read
 	pos     int64  // file offset of buf[0]
@@ -199,21 +244,30 @@ type rev struct {
 }
 
 const (
-	firstBlock = 8 << 10
+	firstBlock = 4 << 10
 	maxBlock   = 256 << 10
 )
 
 func openRev(path string, idx int32) (*rev, error) {
-	f, err := Open(path)
+	// Raw system calls: a store file is read with open, fstat and pread
+	// only (an os.File would also register with the poller), which is most
+	// of the cost of reaching the first prompt across hundreds of files.
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	r := &rev{f: f, idx: idx, size: fi.Size(), pos: fi.Size(), block: firstBlock}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	f := &rawFile{fd: fd, path: path}
+	size := st.Size
+	r := &rev{f: f, idx: idx, size: size, pos: size, block: firstBlock}
 	if r.size == 0 {
 		r.done = true
 		return r, nil
@@ -251,7 +305,7 @@ func (r *rev) fill() error {
 		n = r.pos
 	}
 	if r.block < maxBlock {
-		r.block *= 2
+		r.block *= 4
 	}
 	nb := make([]byte, int(n)+r.end)
 	if _, err := r.f.ReadAt(nb[:n], r.pos-n); err != nil && err != io.EOF {
@@ -288,6 +342,32 @@ func (r *rev) prev() (line []byte, ok bool, err error) {
 	}
 	return nil, false, nil
 }
+
+// rawFile is an open store file.
+type rawFile struct {
+	fd   int
+	path string
+}
+
+func (f *rawFile) ReadAt(b []byte, off int64) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := syscall.Pread(f.fd, b[n:], off+int64(n))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, &fs.PathError{Op: "read", Path: f.path, Err: err}
+		}
+		if m == 0 {
+			return n, io.EOF
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func (f *rawFile) Close() error { return syscall.Close(f.fd) }
 
 func (r *rev) close() {
 	if r.f != nil {

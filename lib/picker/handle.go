@@ -15,6 +15,13 @@ func (p *picker) handle(req request) string {
 	if verb == "preview" {
 		return p.preview(n, arg)
 	}
+	if verb == "result" {
+		// fzf runs this one in the background, so that drawing the list
+		// never waits for it, and applies the answer later, after other
+		// events' answers maybe: it only asks for a synchronous refresh,
+		// which then sees fzf's state as it is.
+		return "transform(" + strconv.Itoa(n) + " refresh)"
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.cur

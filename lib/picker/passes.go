@@ -54,7 +54,7 @@ func (p *picker) normalArgs(r *run, query string) []string {
 		"--bind=ctrl-s:transform("+cb(r, "scope")+")",
 		"--bind=home:transform("+cb(r, "home")+")",
 		"--bind=end:transform("+cb(r, "end")+")",
-		"--bind=result:transform("+cb(r, "result")+")",
+		"--bind=result:bg-transform("+cb(r, "result")+")", // never holds up drawing the list
 		"--bind=focus:transform("+cb(r, "focus")+")",
 		"--bind=load:transform("+cb(r, "load")+")",
 		"--bind=ctrl-r:toggle-sort",
