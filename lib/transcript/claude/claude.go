@@ -183,22 +183,20 @@ func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 	if !eachMember(line, r.set) {
 		return p, false, true
 	}
-	typ, ok1 := optString(r.typ)
-	uuid, ok2 := optString(r.uuid)
-	ts, ok3 := optString(r.timestamp)
-	session, ok4 := optString(r.sessionID)
-	cwd, ok5 := optString(r.cwd)
-	promptSource, ok6 := optString(r.promptSource)
-	human, ok7 := originHuman(r.origin)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || !ok7 ||
+	isUser, ok1 := strIs(r.typ, "user")
+	isAttachment, _ := strIs(r.typ, "attachment")
+	isSystem, ok2 := strIs(r.promptSource, "system")
+	human, ok3 := originHuman(r.origin)
+	if !ok1 || !ok2 || !ok3 || !stringOrNull(r.uuid) || !stringOrNull(r.timestamp) ||
+		!stringOrNull(r.sessionID) || !stringOrNull(r.cwd) ||
 		!objectOrNull(r.message) || !objectOrNull(r.attachment) {
 		return p, false, true
 	}
 	var content []byte
-	switch typ {
-	case "user":
+	switch {
+	case isUser:
 		if isNull(r.message) || isTrue(r.isMeta) || isTrue(r.isCompactSummary) ||
-			isTrue(r.isVisibleInTranscriptOnly) || present(r.toolUseResult) || promptSource == "system" {
+			isTrue(r.isVisibleInTranscriptOnly) || present(r.toolUseResult) || isSystem {
 			return p, false, false
 		}
 		eachMember(r.message, func(k, v []byte) {
@@ -206,7 +204,7 @@ func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 				content = v
 			}
 		})
-	case "attachment":
+	case isAttachment:
 		if isNull(r.attachment) {
 			return p, false, false
 		}
@@ -223,13 +221,14 @@ func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 				content = v
 			}
 		})
-		at, ok1 := optString(aType)
-		cm, ok2 := optString(mode)
+		queued, ok1 := strIs(aType, "queued_command")
+		noMode, ok2 := strIs(mode, "")
+		promptMode, _ := strIs(mode, "prompt")
 		aHuman, ok3 := originHuman(aOrigin)
 		if !ok1 || !ok2 || !ok3 {
 			return p, false, true
 		}
-		if at != "queued_command" || (cm != "" && cm != "prompt") || !aHuman {
+		if !queued || !(noMode || promptMode) || !aHuman {
 			return p, false, false
 		}
 	default:
@@ -246,6 +245,11 @@ func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 	if !ok || !identity.Capturable(text) {
 		return p, false, false
 	}
+	// Decoded only now: most candidate lines are not prompts.
+	uuid, _ := optString(r.uuid)
+	ts, _ := optString(r.timestamp)
+	session, _ := optString(r.sessionID)
+	cwd, _ := optString(r.cwd)
 	tms, tsOK := parseISO(ts)
 	p = transcript.Prompt{
 		Text:    text,
@@ -323,8 +327,7 @@ func originHuman(v []byte) (human, ok bool) {
 			kind = v
 		}
 	})
-	s, ok := optString(kind)
-	return s == "human", ok
+	return strIs(kind, "human")
 }
 
 // textParts returns the text of a message's content: the string, or each
@@ -359,14 +362,19 @@ func textParts(v []byte) (parts []string, bad bool) {
 			bad = true
 			return
 		}
-		t, ok1 := optString(typ)
-		s, ok2 := optString(txt)
+		isText, ok1 := strIs(typ, "text")
+		isToolResult, _ := strIs(typ, "tool_result")
 		switch {
-		case !ok1 || !ok2:
+		case !ok1 || !stringOrNull(txt):
 			bad = true
-		case t == "tool_result":
+		case isToolResult:
 			toolResult = true
-		case t == "text":
+		case isText:
+			s, ok := optString(txt)
+			if !ok {
+				bad = true
+				return
+			}
 			parts = append(parts, s)
 		}
 	})

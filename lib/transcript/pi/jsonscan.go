@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A small JSON reader for the few fields a transcript reader needs: values
@@ -239,8 +240,30 @@ func stringValue(v []byte) (s string, ok bool) {
 		return string(in), true
 	}
 	out, ok := appendUnquoted(make([]byte, 0, len(in)), in)
-	return string(out), ok
+	// out is new and never written again: make it the string, without a copy.
+	return unsafe.String(unsafe.SliceData(out), len(out)), ok
 }
+
+// strIs reports whether the optional string member v is s (absent and
+// null count as ""); ok is false when v is neither a string nor null. It
+// allocates nothing unless v holds escapes. s must be valid UTF-8.
+func strIs(v []byte, s string) (is, ok bool) {
+	if isNull(v) {
+		return s == "", true
+	}
+	if len(v) < 2 || v[0] != '"' {
+		return false, false
+	}
+	if in := v[1 : len(v)-1]; bytes.IndexByte(in, '\\') < 0 {
+		return string(in) == s, true
+	}
+	got, ok := stringValue(v)
+	return ok && got == s, ok
+}
+
+// stringOrNull reports whether the located value v is a string or null (or
+// absent), without decoding it.
+func stringOrNull(v []byte) bool { return isNull(v) || v[0] == '"' }
 
 // optString decodes an optional string member: absent and null are "";
 // ok is false for another type.

@@ -34,6 +34,7 @@ type lineReader struct {
 	br   *bufio.Reader
 	long []byte // a line longer than the buffer, assembled
 	n    int64  // bytes consumed since the last reset
+	lim  io.LimitedReader
 }
 
 func newLineReader(r io.Reader, size int) *lineReader {
@@ -111,26 +112,38 @@ func objectShaped(line []byte) (ok, blank bool) {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // openTranscript opens path for reading without blocking on a FIFO that
-// replaced the file after the walk. skip is true (and f nil) for a file that
-// vanished or is not a regular file or directory.
-func openTranscript(path string) (f *os.File, skip bool, err error) {
+// replaced the file after the walk, and returns its size when opened.
+// skip is true (and f nil) for a file that vanished or is not a regular
+// file or directory.
+func openTranscript(path string) (f *os.File, size int64, skip bool, err error) {
 	f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, true, nil
+			return nil, 0, true, nil
 		}
-		return nil, false, &transcript.ReadError{Path: path, Err: err}
+		return nil, 0, false, &transcript.ReadError{Path: path, Err: err}
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, false, &transcript.ReadError{Path: path, Err: err}
+		return nil, 0, false, &transcript.ReadError{Path: path, Err: err}
 	}
 	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() {
 		f.Close()
-		return nil, true, nil
+		return nil, 0, true, nil
 	}
-	return f, false, nil
+	return f, fi.Size(), false, nil
+}
+
+// resetFile starts reading f's first size bytes: what the file held when it
+// was opened (an agent may be appending to it). Stopping there saves the
+// read that would only find the end.
+func (lr *lineReader) resetFile(f *os.File, size int64) {
+	if size <= 0 {
+		size = 1 // a directory or special file: let the read report it
+	}
+	lr.lim = io.LimitedReader{R: f, N: size}
+	lr.reset(&lr.lim)
 }
 
 // expandHome expands a leading "~" the way the agent does for its variables.
@@ -203,7 +216,7 @@ func scanPaths(paths []string, scan scanFunc, emit func(transcript.Prompt) error
 	if workers < 2 {
 		lr := newLineReader(nil, readBufSize)
 		for _, path := range paths {
-			f, skip, err := openTranscript(path)
+			f, size, skip, err := openTranscript(path)
 			if err != nil {
 				return err
 			}
@@ -211,7 +224,7 @@ func scanPaths(paths []string, scan scanFunc, emit func(transcript.Prompt) error
 				st.Skipped++
 				continue
 			}
-			lr.reset(f)
+			lr.resetFile(f, size)
 			fst, err := scan(lr, path, d.add)
 			f.Close()
 			st.Add(fst)
@@ -264,14 +277,14 @@ func scanPaths(paths []string, scan scanFunc, emit func(transcript.Prompt) error
 				rs := make([]result, 0, len(j.paths))
 				for _, path := range j.paths {
 					var r result
-					f, skip, err := openTranscript(path)
+					f, size, skip, err := openTranscript(path)
 					switch {
 					case err != nil:
 						r.err = err
 					case skip:
 						r.st.Skipped = 1
 					default:
-						lr.reset(f)
+						lr.resetFile(f, size)
 						r.st, r.err = scan(lr, path, func(p transcript.Prompt) error {
 							r.prompts = append(r.prompts, p)
 							return nil

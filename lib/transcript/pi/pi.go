@@ -216,12 +216,11 @@ func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 	}) {
 		return p, false, true
 	}
-	t, ok1 := optString(typ)
-	entryID, ok2 := optString(id)
-	if !ok1 || !ok2 || !(isNull(msg) || msg[0] == '{') {
+	isMessage, ok1 := strIs(typ, "message")
+	if !ok1 || !stringOrNull(id) || !(isNull(msg) || msg[0] == '{') {
 		return p, false, true
 	}
-	if t != "message" || isNull(msg) {
+	if !isMessage || isNull(msg) {
 		return p, false, false
 	}
 	var role, content, msgTS []byte
@@ -235,17 +234,18 @@ func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 			msgTS = v
 		}
 	})
-	r, ok := optString(role)
+	isUser, ok := strIs(role, "user")
 	if !ok {
 		return p, false, true
 	}
-	if r != "user" {
+	if !isUser {
 		return p, false, false
 	}
 	text, found, bad := contentText(content)
 	if bad || !found {
 		return p, false, bad
 	}
+	entryID, _ := optString(id)
 	p, ok = userPrompt(text, entryID, msgTS, ts, h)
 	return p, ok, false
 }
@@ -313,13 +313,17 @@ func contentText(v []byte) (text string, found, bad bool) {
 			bad = true
 			return
 		}
-		t, ok1 := optString(typ)
-		s, ok2 := optString(txt)
-		if !ok1 || !ok2 {
+		isText, ok := strIs(typ, "text")
+		if !ok || !stringOrNull(txt) {
 			bad = true
 			return
 		}
-		if t == "text" {
+		if isText {
+			s, ok := optString(txt)
+			if !ok {
+				bad = true
+				return
+			}
 			switch {
 			case !found:
 				text = s
