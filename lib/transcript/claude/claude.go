@@ -37,6 +37,7 @@
 // candidate lines that do not decode, not broken lines of other kinds. When
 // there is more than one CPU, Scan reads the next files ahead on other
 // goroutines; emit is still called in file order, on the caller's goroutine.
+// Each file is read up to the size it had when it was opened.
 package claude
 
 import (
