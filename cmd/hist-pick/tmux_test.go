@@ -759,7 +759,7 @@ func TestBenchFirstScreen(t *testing.T) {
 		}
 		ms := float64(end.UnixMicro()-(sec*1e6+usec)) / 1000
 		if i > 0 {
-			fmt.Printf("first-screen-ms %.1f\n", ms)
+			fmt.Printf("first-screen-ms %.1f t0 %d end %d\n", ms, sec*1e6+usec, end.UnixMicro())
 		}
 		time.Sleep(200 * time.Millisecond)
 		tm.keys("Escape")

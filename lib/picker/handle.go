@@ -15,12 +15,13 @@ func (p *picker) handle(req request) string {
 	if verb == "preview" {
 		return p.preview(n, arg)
 	}
-	if verb == "result" {
-		// fzf runs this one in the background, so that drawing the list
-		// never waits for it, and applies the answer later, after other
-		// events' answers maybe: it only asks for a synchronous refresh,
+	switch verb {
+	case "result", "load":
+		// fzf runs these in the background, so that drawing the list never
+		// waits for them, and applies the answer later, after other
+		// events' answers maybe: it only asks for a synchronous callback,
 		// which then sees fzf's state as it is.
-		return "transform(" + strconv.Itoa(n) + " refresh)"
+		return "transform(" + strconv.Itoa(n) + " " + verb + "-now)"
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -41,7 +42,7 @@ func (p *picker) handle(req request) string {
 	}
 	var acts []string
 	switch verb {
-	case "load":
+	case "load-now":
 		r.loaded = true
 		if r.end {
 			r.end = false
