@@ -84,7 +84,7 @@ type key [2]uint64
 // reader holds the state of one Read worker: the files of one contiguous
 // group, read one at a time.
 type reader struct {
-	index   map[key]int32
+	index   *table
 	keys    []key // keys[i] is entries[i]'s
 	hidden  *tombstone.Set
 	seed1   maphash.Seed
@@ -175,7 +175,7 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 	for w := range readers {
 		hint := int(min(total/int64(n)/bytesPerRecord, 1<<24))
 		rd := &reader{
-			index:   make(map[key]int32, hint),
+			index:   newTable(hint),
 			entries: make([]entry, 0, hint),
 			keys:    make([]key, 0, hint),
 			seed1:   seed1,
@@ -239,6 +239,70 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 	return res
 }
 
+// table indexes a reader's entries by key: open addressing, linear
+// probing, at most half full. A slot holds the key's top 32 bits and the
+// entry's index plus one (0 is an empty slot); the key itself is in the
+// reader's keys, beside its entry. It is smaller than a map[key]int32 and
+// needs no second hash of the key, which matters at a million lookups.
+type table struct {
+	slots []uint64
+	mask  uint64
+	n     int
+}
+
+func newTable(hint int) *table {
+	size := 64
+	for size < 2*hint {
+		size *= 2
+	}
+	return &table{slots: make([]uint64, size), mask: uint64(size - 1)}
+}
+
+// find returns the index of k's entry, or the slot where k goes.
+func (t *table) find(k key, keys []key) (int32, uint64, bool) {
+	tag := k[0] >> 32
+	for pos := k[0] & t.mask; ; pos = (pos + 1) & t.mask {
+		s := t.slots[pos]
+		if s == 0 {
+			return 0, pos, false
+		}
+		if s>>32 == tag {
+			if i := int32(uint32(s) - 1); keys[i] == k {
+				return i, pos, true
+			}
+		}
+	}
+}
+
+// insert records that the last of keys, just added, lives at pos (from a
+// find that failed since).
+func (t *table) insert(pos uint64, keys []key) {
+	i := len(keys) - 1
+	t.slots[pos] = keys[i][0]>>32<<32 | uint64(i+1)
+	t.n++
+	if 2*t.n > len(t.slots) {
+		t.grow(keys)
+	}
+}
+
+// add indexes the last of keys, which is not in the table.
+func (t *table) add(keys []key) {
+	_, pos, _ := t.find(keys[len(keys)-1], keys[:len(keys)-1])
+	t.insert(pos, keys)
+}
+
+func (t *table) grow(keys []key) {
+	size := 2 * len(t.slots)
+	t.slots, t.mask = make([]uint64, size), uint64(size-1)
+	for i, k := range keys {
+		pos := k[0] & t.mask
+		for t.slots[pos] != 0 {
+			pos = (pos + 1) & t.mask
+		}
+		t.slots[pos] = k[0]>>32<<32 | uint64(i+1)
+	}
+}
+
 // fileError is a FileError with the index of its file.
 type fileError struct {
 	file int
@@ -282,7 +346,7 @@ func (rd *reader) merge(o *reader, more bool) {
 	lookup := func(part, from, to int) {
 		for oi := from; oi < to; oi++ {
 			oe := &o.entries[oi]
-			if i, ok := rd.index[o.keys[oi]]; ok {
+			if i, _, ok := rd.index.find(o.keys[oi], rd.keys); ok {
 				if e := &rd.entries[i]; newer(oe, e) {
 					*e = *oe
 					e.prov = provs[oe.prov]
@@ -310,8 +374,8 @@ func (rd *reader) merge(o *reader, more bool) {
 			e := o.entries[oi]
 			e.prov = provs[e.prov]
 			if more {
-				rd.index[o.keys[oi]] = int32(len(rd.entries))
 				rd.keys = append(rd.keys, o.keys[oi])
+				rd.index.add(rd.keys)
 			}
 			rd.entries = append(rd.entries, e)
 		}
@@ -358,7 +422,8 @@ func (rd *reader) add(l *record.Line) {
 	seq := uint64(rd.file)<<32 | rd.line
 	rd.norm = identity.AppendNormalized(rd.norm[:0], unsafe.String(unsafe.SliceData(l.Text), len(l.Text)))
 	k := key{maphash.Bytes(rd.seed1, rd.norm), maphash.Bytes(rd.seed2, rd.norm)}
-	if i, ok := rd.index[k]; ok {
+	i, pos, ok := rd.index.find(k, rd.keys)
+	if ok {
 		e := &rd.entries[i]
 		if l.TS < e.ts || (l.TS == e.ts && seq < e.seq) { // files come in any order
 			return
@@ -367,8 +432,8 @@ func (rd *reader) add(l *record.Line) {
 		e.prov = rd.provOf(l.Src, l.Session)
 		return
 	}
-	rd.index[k] = int32(len(rd.entries))
 	rd.keys = append(rd.keys, k)
+	rd.index.insert(pos, rd.keys)
 	rd.entries = append(rd.entries, entry{
 		text: rd.store(l.Text), ts: l.TS, seq: seq, prov: rd.provOf(l.Src, l.Session),
 		hidden: rd.hidden != nil && rd.hidden.HiddenNormalized(rd.norm),

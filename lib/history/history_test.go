@@ -368,3 +368,34 @@ func TestSortEntries(t *testing.T) {
 		}
 	}
 }
+
+func TestTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	tb := newTable(0)
+	var keys []key
+	want := map[key]int32{}
+	for i := range 100000 {
+		// Few distinct top halves: tags collide, keys do not.
+		k := key{uint64(r.IntN(8))<<32 | uint64(r.IntN(1<<20)), r.Uint64()}
+		if i%7 == 0 && len(keys) > 0 {
+			k = keys[r.IntN(len(keys))] // a repeat
+		}
+		idx, pos, ok := tb.find(k, keys)
+		w, had := want[k]
+		if ok != had || (ok && idx != w) {
+			t.Fatalf("find(%v) = %d, %v; want %d, %v", k, idx, ok, w, had)
+		}
+		if !ok {
+			keys = append(keys, k)
+			if i%2 == 0 {
+				tb.insert(pos, keys)
+			} else {
+				tb.add(keys)
+			}
+			want[k] = int32(len(keys) - 1)
+		}
+	}
+	if tb.n != len(keys) || 2*tb.n > len(tb.slots) {
+		t.Errorf("n = %d of %d slots for %d keys", tb.n, len(tb.slots), len(keys))
+	}
+}
