@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,10 +61,16 @@ func needTmux(t *testing.T) {
 // on unless env says otherwise.
 func newTerm(t *testing.T, dir string, cols, rows int, env ...string) *term {
 	t.Helper()
-	needTmux(t)
-	tm := &term{t: t, sock: fmt.Sprintf("hist-pick-test-%d-%d", os.Getpid(), time.Now().UnixNano()), dir: dir}
 	rc := filepath.Join(dir, "bashrc")
 	os.WriteFile(rc, []byte("PS1='$ '\n"), 0o600)
+	return newShellTerm(t, dir, cols, rows, []string{"bash", "--noprofile", "--rcfile", rc, "-i"}, env...)
+}
+
+// newShellTerm runs shell (its prompt must be "$ ") in a cols x rows terminal.
+func newShellTerm(t *testing.T, dir string, cols, rows int, shell []string, env ...string) *term {
+	t.Helper()
+	needTmux(t)
+	tm := &term{t: t, sock: fmt.Sprintf("hist-pick-test-%d-%d", os.Getpid(), time.Now().UnixNano()), dir: dir}
 	vars := append([]string{
 		"HOME=" + filepath.Join(dir, "home"),
 		"PATH=" + binDir + ":" + os.Getenv("PATH"),
@@ -75,7 +82,7 @@ func newTerm(t *testing.T, dir string, cols, rows int, env ...string) *term {
 		"-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", filepath.Join(dir, "proj")}
 	args = append(args, "env", "-i")
 	args = append(args, vars...)
-	args = append(args, "bash", "--noprofile", "--rcfile", rc, "-i")
+	args = append(args, shell...)
 	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
@@ -651,6 +658,15 @@ func TestPickAndResume(t *testing.T) {
 		t.Errorf("-0: exit %s, stdout %q", code, out)
 	}
 
+	// ctrl-c: nothing printed, 130.
+	tm.pick("--query flaky")
+	tm.waitText("1/1")
+	tm.keys("C-c")
+	code, out, _ = tm.result()
+	if code != "130" || out != "" {
+		t.Errorf("ctrl-c: exit %s, stdout %q; want 130 and nothing", code, out)
+	}
+
 	// Works inside $(...).
 	tm.clear()
 	tm.run("clear; x=$(hist-pick --query 'prompt 12'); echo \"got[$x]\"")
@@ -691,27 +707,66 @@ func TestCaptureOffAndUntrusted(t *testing.T) {
 	}
 }
 
-func TestBashWidget(t *testing.T) {
+// Without a terminal (no controlling tty) hist-pick says so and exits 1.
+func TestNoTerminal(t *testing.T) {
 	f := newFixture(t)
-	tm := newTerm(t, f.dir, 100, 40)
-	tm.run(`eval "$(hist-pick --shell bash)"; clear; echo ready`)
-	// The next prompt: readline is reading (in cooked mode the terminal
-	// itself would take ctrl-r).
-	tm.waitText("ready\n$")
-	time.Sleep(200 * time.Millisecond)
-	tm.text("echo [")
-	tm.keys("C-r")
-	tm.waitText("32 loaded")
-	tm.text("prompt 17")
-	tm.waitText("1/1")
-	tm.keys("Enter")
-	s := tm.waitFor("the prompt on the command line", func(s string) bool { return strings.Contains(s, "$ echo [prompt 17") })
-	if strings.Contains(s, "Prompt history") {
-		t.Errorf("the selector is still on the screen:\n%s", s)
+	cmd := exec.Command(filepath.Join(binDir, "hist-pick"), "--store", f.store)
+	cmd.Env = append(os.Environ(), "GENTLE_PI_HISTORY_CAPTURE=1", "HOME="+filepath.Join(f.dir, "home"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "hist-pick: no terminal to draw the selector on") {
+		t.Errorf("exit %d (%v), output %q", code, err, out)
 	}
-	tm.text("]")
-	tm.keys("Enter")
-	tm.waitText("\n[prompt 17]")
+}
+
+// The shell key bindings: ctrl-r opens the selector, and the chosen
+// prompt lands at the cursor. bash always; zsh and fish when installed.
+func TestShellWidgets(t *testing.T) {
+	for _, sh := range []struct {
+		name  string
+		argv  func(dir string) []string
+		setup string
+	}{
+		{"bash", nil, `eval "$(hist-pick --shell bash)"`},
+		{"zsh", func(dir string) []string {
+			os.WriteFile(filepath.Join(dir, ".zshrc"), []byte("PROMPT='$ '\n"), 0o600)
+			return []string{"env", "ZDOTDIR=" + dir, "zsh", "-i"}
+		}, `eval "$(hist-pick --shell zsh)"`},
+		{"fish", func(dir string) []string {
+			return []string{"fish", "--no-config", "-i", "-C", "function fish_prompt; echo -n '$ '; end; set -g fish_greeting ''"}
+		}, `hist-pick --shell fish | source`},
+	} {
+		t.Run(sh.name, func(t *testing.T) {
+			if _, err := exec.LookPath(sh.name); err != nil {
+				t.Skipf("%s is not installed", sh.name)
+			}
+			f := newFixture(t)
+			var tm *term
+			if sh.argv == nil {
+				tm = newTerm(t, f.dir, 100, 40)
+			} else {
+				tm = newShellTerm(t, f.dir, 100, 40, sh.argv(f.dir))
+			}
+			tm.run(sh.setup + "; clear; echo ready")
+			// The next prompt: the line editor is reading (in cooked mode
+			// the terminal itself would take ctrl-r).
+			tm.waitText("ready\n$")
+			time.Sleep(300 * time.Millisecond)
+			tm.text(`echo "é<>"`) // a multibyte character before the cursor
+			tm.keys("Left", "Left") // the cursor between < and >
+			tm.keys("C-r")
+			tm.waitText("32 loaded")
+			tm.text("prompt 17")
+			tm.waitText("1/1")
+			tm.keys("Enter")
+			s := tm.waitFor("the prompt at the cursor", func(s string) bool { return strings.Contains(s, `$ echo "é<prompt 17>"`) })
+			if strings.Contains(s, "Prompt history") {
+				t.Errorf("the selector is still on the screen:\n%s", s)
+			}
+			tm.keys("Enter")
+			tm.waitText("\né<prompt 17>")
+		})
+	}
 }
 
 // TestBenchFirstScreen is scripts/bench-pick.sh's stopwatch, not a test:

@@ -160,6 +160,11 @@ func Run(cfg Config) (Choice, int, error) {
 	if len(cfg.DeleteKeys) == 0 {
 		cfg.DeleteKeys = []string{"ctrl-delete", "alt-d"}
 	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return Choice{}, ExitError, fmt.Errorf("no terminal to draw the selector on (%v): run hist-pick from a terminal", err)
+	}
+	tty.Close()
 	p := &picker{cfg: cfg, reg: cfg.Store.LoadRegistry(), cols: ttyCols()}
 	rl, err := newRelay(p.handle)
 	if err != nil {
@@ -189,9 +194,9 @@ func Run(cfg Config) (Choice, int, error) {
 				return Choice{}, ExitCancelled, nil
 			}
 			if err == nil {
-				err = fmt.Errorf("the selector stopped (fzf exit %d)", code)
+				err = fmt.Errorf("fzf exit %d", code)
 			}
-			return Choice{}, ExitError, err
+			return Choice{}, ExitError, fmt.Errorf("the selector stopped: %v", err)
 		}
 		query = d.query
 		switch d.kind {

@@ -12,8 +12,7 @@ __hist_pick_widget() {
   local selected
   # shellcheck disable=SC2086
   selected="$(command hist-pick $HIST_PICK_OPTS)" || return
-  # READLINE_POINT counts bytes: splice bytes, not characters.
-  local LC_ALL=C
+  # READLINE_POINT counts characters (bash 5), as ${var:off:len} does.
   READLINE_LINE="${READLINE_LINE:0:READLINE_POINT}${selected}${READLINE_LINE:READLINE_POINT}"
   READLINE_POINT=$((READLINE_POINT + ${#selected}))
 }
