@@ -39,10 +39,14 @@ func AppendNormalized(dst []byte, text string) []byte {
 			buf := dst[:cap(dst)]
 			for i < len(text) {
 				if !pendingSpace && i+8 <= len(text) {
-					if x, ok := plain8(text, i, n > start); ok {
+					if x, ok, trail := plain8(text, i, n > start); ok {
 						binary.LittleEndian.PutUint64(buf[n:], x)
 						n += 8
 						i += 8
+						if trail { // the space is pending: it may start a run, or end the text
+							n--
+							pendingSpace = true
+						}
 						continue
 					}
 				}
@@ -95,10 +99,11 @@ func AppendNormalized(dst []byte, text string) []byte {
 }
 
 // plain8 looks at the 8 bytes of text at i. When they are ASCII, hold no
-// control byte or white space but single spaces (none last, and none first
-// unless something was written before), they normalize to themselves with
-// A-Z lowered: it returns that, as a little-endian word.
-func plain8(text string, i int, written bool) (uint64, bool) {
+// control byte or white space but single spaces (none first unless
+// something was written before), they normalize to themselves with A-Z
+// lowered: it returns that, as a little-endian word, and whether the last
+// byte is a space (which the caller holds back).
+func plain8(text string, i int, written bool) (x uint64, ok, trail bool) {
 	const (
 		ones   = 0x0101010101010101
 		high   = 0x8080808080808080
@@ -106,18 +111,18 @@ func plain8(text string, i int, written bool) (uint64, bool) {
 		spaces = 0x2020202020202020
 	)
 	b := text[i : i+8]
-	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+	x = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 	if x&high != 0 || (x-spaces)&^x&high != 0 { // non-ASCII, or a byte below 0x20
-		return 0, false
+		return 0, false, false
 	}
 	y := x ^ spaces                     // spaces become zero bytes
 	sp := ^((y&low7 + low7) | y | low7) // 0x80 in each space byte
-	if sp != 0 && (sp&(sp<<8) != 0 || sp>>56 != 0 || (!written && sp&0x80 != 0)) {
-		return 0, false
+	if sp != 0 && (sp&(sp<<8) != 0 || (!written && sp&0x80 != 0)) {
+		return 0, false, false
 	}
 	upper := (x + 0x3f*ones) &^ (x + 0x25*ones) & high // bytes in 'A'..'Z'
-	return x | upper>>2, true
+	return x | upper>>2, true, sp>>56 != 0
 }
 
 // asciiSpace marks the ASCII white space in asciiFold.
