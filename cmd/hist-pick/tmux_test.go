@@ -752,7 +752,7 @@ func TestShellWidgets(t *testing.T) {
 			// the terminal itself would take ctrl-r).
 			tm.waitText("ready\n$")
 			time.Sleep(300 * time.Millisecond)
-			tm.text(`echo "é<>"`) // a multibyte character before the cursor
+			tm.text(`echo "é<>"`)   // a multibyte character before the cursor
 			tm.keys("Left", "Left") // the cursor between < and >
 			tm.keys("C-r")
 			tm.waitText("32 loaded")
