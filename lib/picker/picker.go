@@ -164,8 +164,16 @@ func Run(cfg Config) (Choice, int, error) {
 	if err != nil {
 		return Choice{}, ExitError, fmt.Errorf("no terminal to draw the selector on (%v): run hist-pick from a terminal", err)
 	}
+	cols := 80
+	if w, _, err := term.GetSize(int(tty.Fd())); err == nil && w > 0 {
+		cols = w
+	}
 	tty.Close()
-	p := &picker{cfg: cfg, reg: cfg.Store.LoadRegistry(), cols: ttyCols()}
+	// The store is read from here on, while the rest starts.
+	all := cfg.All
+	l := load(cfg.Store, scopeOf(all, cfg.Project), cfg.Hidden)
+	defer func() { l.close() }()
+	p := &picker{cfg: cfg, cols: cols}
 	rl, err := newRelay(p.handle)
 	if err != nil {
 		return Choice{}, ExitError, fmt.Errorf("starting the selector's callback socket: %v", err)
@@ -177,10 +185,8 @@ func Run(cfg Config) (Choice, int, error) {
 	}
 	os.Setenv(RelayEnv, rl.sock)
 	defer os.Unsetenv(RelayEnv)
+	p.reg = cfg.Store.LoadRegistry()
 
-	all := cfg.All
-	l := load(cfg.Store, p.scope(all), cfg.Hidden)
-	defer func() { l.close() }()
 	query := cfg.Query
 	restorePos, restoreTotal := 0, 0
 	for {
@@ -221,11 +227,13 @@ func Run(cfg Config) (Choice, int, error) {
 	}
 }
 
-func (p *picker) scope(all bool) store.Scope {
+func (p *picker) scope(all bool) store.Scope { return scopeOf(all, p.cfg.Project) }
+
+func scopeOf(all bool, project string) store.Scope {
 	if all {
 		return store.Scope{All: true}
 	}
-	return store.Scope{Project: p.cfg.Project}
+	return store.Scope{Project: project}
 }
 
 // armed runs the armed pass for d and deletes on y. It returns the
@@ -384,18 +392,6 @@ type quitter struct {
 }
 
 func (q *quitter) Load() bool { return q.flag.Load() }
-
-// ttyCols is the terminal's width (80 when unknown).
-func ttyCols() int {
-	f, err := os.Open("/dev/tty")
-	if err == nil {
-		defer f.Close()
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
-			return w
-		}
-	}
-	return 80
-}
 
 // callbackExe is the program fzf runs for callbacks. fzf splits
 // --with-shell on spaces, so a path with a space is reached through a
