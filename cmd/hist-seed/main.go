@@ -243,7 +243,7 @@ func run(e *cli.Env) int {
 		os.Exit(exitInterrupt + int(s.(syscall.Signal)))
 	}()
 
-	out := &report{DryRun: o.dryRun, Store: st.Root}
+	out := &report{DryRun: o.dryRun, Store: st.Root, Sources: []sourceReport{}, Seeds: []seedReport{}}
 	code := cli.ExitOK
 	worse := func(c int) {
 		if rank(c) < rank(code) {
