@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"hist/lib/cli"
@@ -114,7 +116,6 @@ func run(e *cli.Env) int {
 	limitMemory(files)
 	res := history.Read(files, hidden)
 
-	w := bufio.NewWriterSize(e.Stdout, 256<<10)
 	n := res.Len()
 	if *limit > 0 && *limit < n {
 		n = *limit
@@ -123,26 +124,20 @@ func run(e *cli.Env) int {
 	if *asJSON {
 		reg = st.LoadRegistry()
 	}
-	var buf []byte
-	for i := range n {
+	encode := func(buf []byte, i int) []byte {
 		en := res.At(i)
-		buf = buf[:0]
 		switch {
 		case *nul:
 			buf = append(buf, en.Text...)
-			buf = append(buf, 0)
+			return append(buf, 0)
 		case *asJSON:
-			buf = appendJSON(buf, en, reg[en.Project])
-		default:
-			buf = lineenc.Append(buf, en.Text)
-			buf = append(buf, '\n')
+			return appendJSON(buf, en, reg[en.Project])
 		}
-		if _, err := w.Write(buf); err != nil {
-			return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
-		}
+		buf = lineenc.Append(buf, en.Text)
+		return append(buf, '\n')
 	}
-	if err := w.Flush(); err != nil {
-		return cli.ExitFailure
+	if err := writeAll(e.Stdout, n, encode); err != nil {
+		return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
 	}
 	if res.Stats.Malformed > 0 {
 		e.Warnf("skipped %d malformed store line(s)", res.Stats.Malformed)
@@ -194,4 +189,68 @@ func limitMemory(files []store.File) {
 		}
 	}
 	debug.SetMemoryLimit(max(256<<20, total/2*3))
+}
+
+// chunk is how many entries writeAll encodes at a time.
+const chunk = 4096
+
+// writeAll writes the encodings of entries 0..n-1 to w, in order. A long
+// listing is encoded on two goroutines, a chunk each in turn, the helper
+// at most four chunks ahead of the writer.
+func writeAll(w io.Writer, n int, encode func(buf []byte, i int) []byte) error {
+	encodeChunk := func(buf []byte, k int) []byte {
+		for i := k * chunk; i < min((k+1)*chunk, n); i++ {
+			buf = encode(buf, i)
+		}
+		return buf
+	}
+	chunks := (n + chunk - 1) / chunk
+	if chunks < 4 || runtime.GOMAXPROCS(0) < 2 {
+		bw := bufio.NewWriterSize(w, 256<<10)
+		var buf []byte
+		for i := range n {
+			buf = encode(buf[:0], i)
+			if _, err := bw.Write(buf); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	}
+	done := make([]chan []byte, chunks)
+	for k := range done {
+		done[k] = make(chan []byte, 1)
+	}
+	free := make(chan []byte, 4) // the helper's buffers
+	for range cap(free) {
+		free <- nil
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for k := 1; k < chunks; k += 2 {
+			select {
+			case buf := <-free:
+				done[k] <- encodeChunk(buf[:0], k)
+			case <-stop:
+				return
+			}
+		}
+	}()
+	var mine []byte
+	for k := range chunks {
+		var buf []byte
+		if k%2 == 0 {
+			mine = encodeChunk(mine[:0], k)
+			buf = mine
+		} else {
+			buf = <-done[k]
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		if k%2 == 1 {
+			free <- buf
+		}
+	}
+	return nil
 }
