@@ -469,30 +469,46 @@ func cmpEntries(a, b entry) int {
 	return 0
 }
 
-// sortEntries sorts es newest first; a large slice is sorted in two halves
-// at once, then merged into a new slice.
+// sortEntries sorts es newest first: a large slice by a radix sort on ts
+// (stable, so equal ts keep their order, then sorted by seq).
 func sortEntries(es []entry) []entry {
-	if len(es) < 1<<16 || workers() < 2 {
+	if len(es) < 1<<16 {
 		slices.SortFunc(es, cmpEntries)
 		return es
 	}
-	a, b := es[:len(es)/2], es[len(es)/2:]
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		slices.SortFunc(a, cmpEntries)
-	}()
-	slices.SortFunc(b, cmpEntries)
-	wg.Wait()
-	out := make([]entry, 0, len(es))
-	for len(a) > 0 && len(b) > 0 {
-		if cmpEntries(b[0], a[0]) < 0 {
-			out, b = append(out, b[0]), b[1:]
-		} else {
-			out, a = append(out, a[0]), a[1:]
-		}
+	maxTS, minTS := es[0].ts, es[0].ts
+	for i := range es {
+		maxTS, minTS = max(maxTS, es[i].ts), min(minTS, es[i].ts)
 	}
-	out = append(out, a...)
-	return append(out, b...)
+	span := uint64(maxTS) - uint64(minTS)
+	const bits = 11
+	const buckets = 1 << bits
+	src, dst := es, make([]entry, len(es))
+	for shift := 0; shift < 64 && span>>shift != 0; shift += bits {
+		var count [buckets]int
+		for i := range src {
+			count[(uint64(maxTS)-uint64(src[i].ts))>>shift&(buckets-1)]++
+		}
+		sum := 0
+		for b, c := range count {
+			count[b], sum = sum, sum+c
+		}
+		for i := range src {
+			b := (uint64(maxTS) - uint64(src[i].ts)) >> shift & (buckets - 1)
+			dst[count[b]] = src[i]
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	for i := 0; i < len(src); {
+		j := i + 1
+		for j < len(src) && src[j].ts == src[i].ts {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(src[i:j], cmpEntries)
+		}
+		i = j
+	}
+	return src
 }

@@ -349,21 +349,30 @@ func BenchmarkRead(b *testing.B) {
 func TestSortEntries(t *testing.T) {
 	parallel(t, 2)
 	r := rand.New(rand.NewPCG(5, 6))
+	tss := []func(i int) int64{
+		func(int) int64 { return int64(r.IntN(5000)) },                        // many ties
+		func(int) int64 { return 1700000000000 + int64(r.IntN(1<<30)) },       // a capture store
+		func(int) int64 { return int64(r.Uint64()) },                          // any int64, negatives too
+		func(int) int64 { return 42 },                                         // one ts
+		func(i int) int64 { return []int64{-1 << 63, 1<<63 - 1, 0, -1}[i%4] }, // the extremes
+	}
 	for _, n := range []int{0, 1, 1000, 1<<16 + 3, 200001} {
-		es := make([]entry, n)
-		for i := range es {
-			es[i] = entry{ts: int64(r.IntN(5000)), seq: uint64(i)}
-		}
-		r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
-		want := slices.Clone(es)
-		slices.SortFunc(want, cmpEntries)
-		got := sortEntries(es)
-		if len(got) != n {
-			t.Fatalf("n=%d: %d entries", n, len(got))
-		}
-		for i := range want {
-			if got[i].ts != want[i].ts || got[i].seq != want[i].seq {
-				t.Fatalf("n=%d: entry %d = %d/%d, want %d/%d", n, i, got[i].ts, got[i].seq, want[i].ts, want[i].seq)
+		for _, ts := range tss {
+			es := make([]entry, n)
+			for i := range es {
+				es[i] = entry{ts: ts(i), seq: uint64(i)}
+			}
+			r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+			want := slices.Clone(es)
+			slices.SortFunc(want, cmpEntries)
+			got := sortEntries(es)
+			if len(got) != n {
+				t.Fatalf("n=%d: %d entries", n, len(got))
+			}
+			for i := range want {
+				if got[i].ts != want[i].ts || got[i].seq != want[i].seq {
+					t.Fatalf("n=%d: entry %d = %d/%d, want %d/%d", n, i, got[i].ts, got[i].seq, want[i].ts, want[i].seq)
+				}
 			}
 		}
 	}
