@@ -147,7 +147,10 @@ func Fold(r rune) rune {
 	switch {
 	case uint32(r) < uint32(len(foldTable)):
 		return rune(foldTable[r])
-	case r >= 0x3040 && r < 0xa640, // kana, CJK, Yi, Lisu, Vai
+	case r >= 0x2000 && r < 0x2100, // punctuation, currency
+		r >= 0x2190 && r < 0x2460,   // arrows, math, technical
+		r >= 0x2500 && r < 0x2c00,   // box drawing, shapes, dingbats
+		r >= 0x3000 && r < 0xa640,   // CJK punctuation, kana, CJK, Yi, Lisu, Vai
 		r >= 0xac00 && r < 0xd800,   // Hangul
 		r >= 0x1f000 && r < 0x1fc00, // emoji and symbols
 		r >= 0x20000 && r < 0x30000: // CJK extensions
