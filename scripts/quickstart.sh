@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install the binaries, turn capture on,
-# capture a prompt and list it.
+# import every project's past prompts from every agent found, and open the
+# selector over all projects. The chosen prompt is printed on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go install ./cmd/...
 bin="$(go env GOPATH)/bin"
 export PATH="$bin:$PATH"
+echo "hist: installed in $bin (add it to your PATH)" >&2
 hist-capture --enable
-hist-capture "my first prompt, captured by hist"
-hist-list --limit 10
-echo "hist is installed in $bin; add it to your PATH." >&2
+# A source that cannot be read now is retried by the next run; it does not
+# stop the selector from opening.
+hist-seed --all-projects || echo "hist: hist-seed exited $?: see above; run it again later" >&2
+exec hist-pick --all
