@@ -20,6 +20,7 @@ import (
 	"hist/lib/instance"
 	"hist/lib/policy"
 	"hist/lib/record"
+	"hist/lib/redact"
 	"hist/lib/store"
 )
 
@@ -37,6 +38,11 @@ Capture is off by default. GENTLE_PI_HISTORY_CAPTURE=1|true|on forces it on,
 0|false|off forces it off; otherwise the preference saved by --enable or
 --disable decides ($GENTLE_PI_CONFIG_HOME/history-capture.json, default
 ~/.pi/gentle-ai). With capture off nothing at all is written.
+
+Secrets (private keys, cloud and API tokens, password=... assignments) are
+replaced by [REDACTED:<kind>] before anything is checked or written; the
+rest of the prompt is kept. GENTLE_PI_HISTORY_REDACT=0|false|off|no stores
+prompts verbatim (see docs/redaction.md).
 
 Options:
     --cwd DIR        The prompt's project folder. Default: the working directory.
@@ -56,7 +62,8 @@ Options:
                      the agent.
     --enable         Save the preference "on" (atomically).
     --disable        Save the preference "off".
-    --status         Print whether capture is on, what decided it, and the store.
+    --status         Print whether capture is on, what decided it, the store,
+                     and whether redaction is on.
 
 Exit status:
     0  captured, or nothing to do (capture off, empty or command-like prompt)
@@ -164,8 +171,13 @@ func run(e *cli.Env) int {
 	return capture(e, st, text, *cwd, *inst, ts, "", "")
 }
 
-// capture stores one prompt; policy already said yes.
+// capture stores one prompt; policy already said yes. The prompt is
+// redacted first (unless GENTLE_PI_HISTORY_REDACT turns it off), so every
+// check and the stored record see the redacted text.
 func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, session string) int {
+	if redact.Enabled(e.Getenv(redact.EnvVar)) {
+		text = redact.Text(text)
+	}
 	if !identity.Capturable(text) {
 		return cli.ExitOK
 	}
@@ -260,7 +272,21 @@ func printStatus(e *cli.Env, st store.Store) int {
 	}
 	fmt.Fprintf(e.Stdout, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\n",
 		state, pol.Describe(), pref, pol.PrefPath, policy.EnvVar, env, st.Root)
+	fmt.Fprintf(e.Stdout, "redaction:   %s\n", redactionStatus(e))
 	return cli.ExitOK
+}
+
+// redactionStatus is "on (GENTLE_PI_HISTORY_REDACT=unset)" or the like.
+func redactionStatus(e *cli.Env) string {
+	v, set := e.Lookup(redact.EnvVar)
+	state := "off"
+	if redact.Enabled(v) {
+		state = "on"
+	}
+	if !set {
+		return fmt.Sprintf("%s (%s=unset)", state, redact.EnvVar)
+	}
+	return fmt.Sprintf("%s (%s=%s)", state, redact.EnvVar, strconv.Quote(v))
 }
 
 // hookPayload is what the agents' prompt hooks send.

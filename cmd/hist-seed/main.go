@@ -20,6 +20,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"hist/lib/cli"
+	"hist/lib/redact"
 	"hist/lib/seed"
 	"hist/lib/store"
 )
@@ -51,6 +52,9 @@ Prompts hidden by hidden.json, empty prompts and command-like prompts
 ("/name ...") are never imported. A source with a transcript that cannot be
 read (an I/O error) writes nothing at all, so the next run retries it;
 malformed lines are skipped and counted. The agents' files are only read.
+Secrets in the prompts are replaced by [REDACTED:<kind>] before anything
+else is checked or written, unless GENTLE_PI_HISTORY_REDACT=0 (see
+docs/redaction.md).
 
 Options:
     --project [DIR]  Bootstrap the project at DIR (default: the working
@@ -229,7 +233,8 @@ func run(e *cli.Env) int {
 		prog = &seed.Progress{}
 		stopProgress = startProgress(f, e.Name, prog)
 	}
-	r := seed.New(seed.Options{Store: st, Project: canon, DryRun: o.dryRun, Progress: prog})
+	r := seed.New(seed.Options{Store: st, Project: canon, DryRun: o.dryRun, Progress: prog,
+		NoRedact: !redact.Enabled(e.Getenv(redact.EnvVar))})
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

@@ -13,6 +13,7 @@ import (
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
 	"hist/lib/record"
+	"hist/lib/redact"
 	"hist/lib/store"
 	"hist/lib/tombstone"
 	"hist/lib/transcript"
@@ -100,6 +101,9 @@ func (c *collector) project(raw string) canonical {
 }
 
 func (c *collector) add(p transcript.Prompt) error {
+	if !c.r.Opts.NoRedact {
+		p.Text = redact.Text(p.Text)
+	}
 	if !identity.Capturable(p.Text) {
 		return nil
 	}

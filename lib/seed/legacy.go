@@ -16,6 +16,7 @@ import (
 	"hist/lib/identity"
 	"hist/lib/lock"
 	"hist/lib/record"
+	"hist/lib/redact"
 	"hist/lib/store"
 	"hist/lib/tombstone"
 	"hist/lib/transcript"
@@ -212,6 +213,9 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 		st, err := src.Scan(func(p transcript.Prompt) error {
 			if o.Progress != nil {
 				o.Progress.Prompts.Add(1)
+			}
+			if !o.NoRedact {
+				p.Text = redact.Text(p.Text)
 			}
 			if !identity.Capturable(p.Text) {
 				return nil

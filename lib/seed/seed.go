@@ -120,6 +120,9 @@ type Options struct {
 	Progress *Progress
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// NoRedact stores prompts verbatim; by default every prompt is
+	// redacted (lib/redact) before the tombstone check and the write.
+	NoRedact bool
 }
 
 // Progress counts what has been read so far; a display reads it from
