@@ -187,11 +187,6 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 		return fr
 	}
 	defer f.Close()
-	var old syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &old); err != nil {
-		fr.err = err
-		return fr
-	}
 
 	if m.pf != nil {
 		var may bool
@@ -203,6 +198,55 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 		if !may {
 			return fr // no copy: not even parsed
 		}
+	}
+	drop := func(line []byte) ([]byte, bool) { return nil, m.match(line) }
+	return editOpen(path, f, drop, dry)
+}
+
+// EditFunc decides the fate of one complete line of a store file (given
+// without its newline): changed false keeps it byte for byte; changed true
+// replaces it with out (which must end with its own newline), or drops it
+// when out is empty. It is called again for lines appended during the
+// rewrite, so it must be deterministic.
+type EditFunc func(line []byte) (out []byte, changed bool)
+
+// EditResult is what EditFile did to one file.
+type EditResult struct {
+	Changed   int    // lines replaced or dropped (or that would be, dry run)
+	Rewritten bool   // the file was replaced (or would be, dry run)
+	Carry     string // carry file written for late lines that could not be put back
+	Err       error
+}
+
+// EditFile rewrites the store file at path with edit applied to every
+// complete line, under the same rules as a delete's rewrites (see the top
+// of this file): a file where edit changes nothing is left alone (same
+// bytes, same mtime); otherwise a temp file in the same folder is
+// fsynced and renamed over it, the folder fsynced, and lines appended by
+// captures meanwhile are carried over (edited too). The caller holds the
+// rewriters' lock (store.Lock). A missing file is not an error.
+func EditFile(path string, edit EditFunc, dry bool) EditResult {
+	f, err := history.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return EditResult{}
+		}
+		return EditResult{Err: err}
+	}
+	defer f.Close()
+	fr := editOpen(path, f, edit, dry)
+	return EditResult{Changed: fr.copies, Rewritten: fr.rewritten, Carry: fr.carry, Err: fr.err}
+}
+
+// editOpen rewrites the file at path, open as f, with edit applied to
+// every complete line (steps 1 to 4 above). fr.copies counts the lines
+// edit changed.
+func editOpen(path string, f *os.File, edit EditFunc, dry bool) (fr fileResult) {
+	fr.path = path
+	var old syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &old); err != nil {
+		fr.err = err
+		return fr
 	}
 
 	// Steps 1 and 2.
@@ -223,7 +267,8 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 		if line == nil {
 			break
 		}
-		if !m.match(line[:len(line)-1]) {
+		out, changed := edit(line[:len(line)-1])
+		if !changed {
 			if w != nil {
 				w.Write(line) // a write error sticks and surfaces at Flush
 			}
@@ -231,19 +276,23 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 		}
 		fr.copies++
 		if p != nil || fr.err != nil {
+			if w != nil {
+				w.Write(out)
+			}
 			continue
 		}
 		if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			// Renaming over the link would leave the copy in its target.
+			// Renaming over the link would leave the old lines in its target.
 			fr.err = errors.New("a symbolic link: not rewritten (its target keeps the copies); replace it with the file it points to")
 			continue
 		}
 		if dry {
 			continue
 		}
-		if p, err = atomicfile.Create(path); err != nil {
+		var err2 error
+		if p, err2 = atomicfile.Create(path); err2 != nil {
 			p = nil
-			fr.err = fmt.Errorf("creating a temp file: %w", err)
+			fr.err = fmt.Errorf("creating a temp file: %w", err2)
 			return fr
 		}
 		w = bufio.NewWriterSize(p.File, bufSize)
@@ -252,6 +301,7 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 			fr.err = fmt.Errorf("copying: %w", err)
 			return fr
 		}
+		w.Write(out)
 	}
 	if fr.copies == 0 || fr.err != nil {
 		return fr
@@ -264,7 +314,7 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	// Step 3.
 	hook(hookScanned, path)
 	r.reset()
-	if err := r.copyFiltered(m, w, &fr.copies); err != nil {
+	if err := r.copyEdited(edit, w, &fr.copies); err != nil {
 		fr.err = fmt.Errorf("reading: %w", err)
 		return fr
 	}
@@ -293,7 +343,7 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	lw := &sliceWriter{&late}
 	for attempt := 0; ; attempt++ {
 		r.reset()
-		if err := r.copyFiltered(m, lw, &fr.copies); err != nil {
+		if err := r.copyEdited(edit, lw, &fr.copies); err != nil {
 			// The old inode is unreadable now: lines appended after step 3
 			// are still put back by their writers (they see the rename).
 			fr.err = fmt.Errorf("reading lines appended during the rewrite: %w", err)
@@ -311,16 +361,18 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	return fr
 }
 
-// copyFiltered copies the complete lines from pos on to w, dropping
-// copies (counted in n).
-func (r *lineReader) copyFiltered(m *matcher, w io.Writer, n *int) error {
+// copyEdited copies the complete lines from pos on to w, edited (changed
+// lines counted in n).
+func (r *lineReader) copyEdited(edit EditFunc, w io.Writer, n *int) error {
 	for {
 		line, err := r.next()
 		if err != nil || line == nil {
 			return err
 		}
-		if m.match(line[:len(line)-1]) {
+		out, changed := edit(line[:len(line)-1])
+		if changed {
 			*n++
+			w.Write(out)
 			continue
 		}
 		w.Write(line)
