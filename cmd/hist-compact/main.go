@@ -24,6 +24,8 @@ import (
 const usage = `Usage:
     hist-compact [--project [DIR] | --all] [--current FILE_OR_INSTANCE] [--dry-run] [--json]
                  [--max-files N] [--max-entries N] [--keep N] [--wait DURATION] [--store DIR] [-v]
+    hist-compact --redact [--project [DIR] | --all] [--dry-run] [--json] [--wait DURATION] [--store DIR]
+    hist-compact --check [--store DIR]
 
 Merges a project's older store files into one compact-<ms>-<rand>.jsonl, so
 that the number of files stays small. It is housekeeping, not a retention
@@ -45,6 +47,23 @@ rename) before any claim is removed, and lines written to a claim meanwhile
 are carried over. Claims and temp files left by a killed run are handled by
 the next run. Readers (hist-list) read claims like any other store file.
 
+--redact re-redacts the stored prompts of the scope (a project's files,
+seed files included; with --all every project and history-global.jsonl):
+each record holding a secret gets its text redacted as a capture would
+now (see docs/redaction.md). It merges nothing: a file that changes is
+rewritten in place (temp file, fsync, rename, with lines appended
+meanwhile carried over), every other file is left untouched. A hidden
+prompt that holds a secret is removed rather than redacted. It runs
+whatever GENTLE_PI_HISTORY_REDACT says, but not with capture off.
+
+--check prints a one-screen health report of the store and changes
+nothing (it takes no lock and runs with capture off too): files, entries,
+malformed lines, projects, hidden.json, leftover claims, carry and temp
+files, redaction (with the number of stored prompts it would still
+change), permission problems (a folder not 0700, a file not 0600, a
+symbolic link, a file that is not a regular file) and the migration lock.
+Each problem is a line starting with "problem:".
+
 Options:
     --project [DIR]        The project at DIR (default: the working directory).
                            The default scope.
@@ -61,6 +80,8 @@ Options:
                            to finish (default 10s).
     --store DIR            The store. Default: $PI_CODING_AGENT_DIR/history or
                            ~/.pi/agent/history.
+    --redact               Re-redact the scope's prompts (see above).
+    --check                Print the store's health report (see above).
     -v                     Also say why nothing ran when capture is off and
                            stderr is not a terminal, and name each merged file.
 
@@ -81,15 +102,21 @@ Exit status:
        delete it yourself (hidden prompts may then reappear)
     4  another delete or compaction held the store for the whole --wait:
        nothing was changed; run it again later
+    5  --check found problems (each on a "problem:" line)
 
 Examples:
     $ hist-compact                                  # this project, if needed
     $ hist-compact --project ~/src/app --current "$PI_SESSION_ID"
     $ hist-compact --all --dry-run
     $ hist-compact --all --json | jq '.projects[] | {cwd, merged, written}'
+    $ hist-compact --redact --all
+    $ hist-compact --check
 `
 
-const exitBusy = 4
+const (
+	exitBusy     = 4
+	exitProblems = 5
+)
 
 func main() { os.Exit(run(cli.OSEnv("hist-compact"))) }
 
@@ -120,6 +147,8 @@ func run(e *cli.Env) int {
 	keep := fs.Int("keep", compact.DefaultKeep, "")
 	wait := fs.Duration("wait", 10*time.Second, "")
 	verbose := fs.Bool("v", false, "")
+	redactFlag := fs.Bool("redact", false, "")
+	check := fs.Bool("check", false, "")
 	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", 0))
 	if help {
 		return cli.ExitOK
@@ -146,6 +175,27 @@ func run(e *cli.Env) int {
 	}
 	setFlags := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
+	if *redactFlag && *check {
+		e.Errorf("--redact and --check are separate modes: use one at a time")
+		return cli.ExitUsage
+	}
+	if *check {
+		for _, n := range []string{"project", "all", "current", "dry-run", "json", "max-files", "max-entries", "keep", "wait"} {
+			if setFlags[n] {
+				e.Errorf("--check takes only --store: it reports on the whole store")
+				return cli.ExitUsage
+			}
+		}
+		return runCheck(e, e.Store(*storeDir))
+	}
+	if *redactFlag {
+		for _, n := range []string{"current", "max-files", "max-entries", "keep"} {
+			if setFlags[n] {
+				e.Errorf("--%s does not apply to --redact: it merges nothing", n)
+				return cli.ExitUsage
+			}
+		}
+	}
 	if setFlags["current"] && strings.TrimSpace(*current) == "" {
 		e.Errorf("--current is empty: give the capture file of the session that is shutting down (a path, a name or an instance id)")
 		return cli.ExitUsage
@@ -155,6 +205,9 @@ func run(e *cli.Env) int {
 	if err != nil {
 		e.Errorf("%v", err)
 		return cli.ExitUsage
+	}
+	if *redactFlag {
+		return runRedact(e, st, sc, *dry, *asJSON, *wait)
 	}
 	opt := compact.Options{MaxFiles: *maxFiles, MaxEntries: *maxEntries, Keep: *keep, Current: compact.CurrentName(*current)}
 	out := &report{Capture: "on", DryRun: *dry, Projects: []*projectReport{}}

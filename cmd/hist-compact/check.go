@@ -1,0 +1,19 @@
+package main
+
+import (
+	"hist/lib/audit"
+	"hist/lib/cli"
+	"hist/lib/redact"
+	"hist/lib/store"
+)
+
+// runCheck is --check: the store's health report, read-only.
+func runCheck(e *cli.Env, st store.Store) int {
+	v, set := e.Lookup(redact.EnvVar)
+	r := audit.Check(st, v, set)
+	r.Print(e.Stdout)
+	if len(r.Problems()) > 0 {
+		return exitProblems
+	}
+	return cli.ExitOK
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"hist/lib/cli"
+	"hist/lib/compact"
+	"hist/lib/lock"
+	"hist/lib/store"
+)
+
+// redactReport is the --redact --json output.
+type redactReport struct {
+	Capture string `json:"capture"` // "on" or "off"
+	Reason  string `json:"reason,omitempty"`
+	DryRun  bool   `json:"dry_run"`
+	*compact.RedactReport
+}
+
+// runRedact is --redact: one rewrite pass over the scope's files.
+func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wait time.Duration) int {
+	out := &redactReport{Capture: "on", DryRun: dry, RedactReport: &compact.RedactReport{Rewritten: []string{}}}
+	done := func(code int) int {
+		if asJSON {
+			data, err := json.Marshal(out)
+			if err == nil {
+				data = append(data, '\n')
+				_, err = e.Stdout.Write(data)
+			}
+			if err != nil && code == cli.ExitOK {
+				return cli.ExitFailure
+			}
+		}
+		return code
+	}
+	pol := e.Policy()
+	if !pol.On {
+		out.Capture, out.Reason = "off", pol.OffHint()
+		fmt.Fprintf(e.Stderr, "%s: nothing to do: %s\n", e.Name, pol.OffHint())
+		return done(cli.ExitOK)
+	}
+	if !dry {
+		l, err := lock.Acquire(st.Lock(), wait)
+		if errors.Is(err, lock.ErrTimeout) {
+			e.Errorf("%v: nothing was changed; run it again later", err)
+			return done(exitBusy)
+		}
+		if err != nil {
+			e.Errorf("%v: nothing was changed", err)
+			return done(cli.ExitFailure)
+		}
+		defer l.Release()
+	}
+	hidden, ok := e.LoadHidden(st)
+	if !ok {
+		out.Reason = "hidden.json cannot be trusted"
+		return done(cli.ExitUntrusted)
+	}
+	r := compact.Redact(st, sc, hidden, dry)
+	out.RedactReport = r
+	verb, files := "redacted", "rewrote"
+	if dry {
+		verb, files = "would redact", "would rewrite"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d prompt(s); %s %d of %d file(s)", verb, r.Redacted, files, len(r.Rewritten), r.Files)
+	if r.Hidden > 0 {
+		fmt.Fprintf(&b, "; %d hidden prompt(s) holding a secret removed", r.Hidden)
+		if dry {
+			b.WriteString(" (would be)")
+		}
+	}
+	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, b.String())
+	for _, c := range r.Carries {
+		fmt.Fprintf(e.Stderr, "%s: lines that arrived last are in %s\n", e.Name, filepath.Base(c))
+	}
+	for _, fe := range r.Errors {
+		e.Errorf("%s: %s: left as it is; run hist-compact --redact again once fixed", fe.Path, fe.Err)
+	}
+	if r.Failed() {
+		return done(cli.ExitFailure)
+	}
+	return done(cli.ExitOK)
+}

@@ -1,0 +1,365 @@
+// Package audit checks the health of a store without changing it: what it
+// holds, what a killed rewriter left behind, what redaction would still
+// change, and anything others could read. hist-compact --check prints it.
+//
+// It takes no lock and writes nothing; it only opens files for reading
+// (never a FIFO: non-regular files are reported, not opened).
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"hist/lib/atomicfile"
+	"hist/lib/history"
+	"hist/lib/record"
+	"hist/lib/redact"
+	"hist/lib/store"
+	"hist/lib/tombstone"
+)
+
+// MigrationLockName is the folder the legacy migration holds while it
+// runs (lib/seed's MigrationLockName).
+const MigrationLockName = store.GlobalName + ".migration-lock"
+
+// Project is one project folder's totals.
+type Project struct {
+	Hash    string
+	Cwd     string // from registry.json; "" when unknown
+	Files   int
+	Entries int
+}
+
+// Leftover is a claim, carry or temp file.
+type Leftover struct {
+	Path string
+	// Gone says the process that made it is gone: for a temp file, its
+	// pid no longer runs; for a claim, no rewriter holds the store's lock.
+	Gone bool
+}
+
+// Report is the store's health.
+type Report struct {
+	Root    string
+	Missing bool // the store does not exist (nothing to check)
+
+	Files     int // store files (projects and global)
+	Entries   int // records
+	Malformed int // lines that are not records (torn last lines included)
+	Projects  []Project
+	Global    int // entries in history-global.jsonl and its carries/claims
+
+	HiddenEntries int
+	HiddenExists  bool
+	HiddenErr     error // hidden.json cannot be trusted or read
+
+	Claims  []Leftover
+	Carries []Leftover
+	Temps   []Leftover
+
+	RedactOn    bool
+	RedactEnv   string // the variable's value, "" when unset
+	RedactSet   bool
+	Unredacted  int // stored records redaction would still change
+	Unreadable  []string
+	Permissions []string // one line a problem
+	MigLock     string   // the migration lock folder, when present
+	RewriterNow bool     // a rewriter holds the store's lock
+}
+
+// Check walks the store at st.Root. redactEnv/redactSet are
+// GENTLE_PI_HISTORY_REDACT's value and whether it is set.
+func Check(st store.Store, redactEnv string, redactSet bool) *Report {
+	r := &Report{Root: st.Root, RedactEnv: redactEnv, RedactSet: redactSet, RedactOn: redact.Enabled(redactEnv)}
+	fi, err := os.Lstat(st.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		r.Missing = true
+		return r
+	}
+	if err != nil {
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", st.Root, describe(err)))
+		return r
+	}
+	root := st.Root
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(st.Root)
+		r.Permissions = append(r.Permissions, fmt.Sprintf("%s is a symbolic link (to %s)", st.Root, target))
+	}
+	r.RewriterNow = lockHeld(st.Lock())
+
+	reg := st.LoadRegistry()
+	projects := map[string]*Project{}
+	walkErr := filepath.WalkDir(root+string(filepath.Separator), func(path string, d fs.DirEntry, err error) error {
+		path = filepath.Clean(path)
+		if err != nil {
+			r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+			return nil
+		}
+		mode := info.Mode()
+		name := d.Name()
+		rel, _ := filepath.Rel(root, path)
+		switch {
+		case mode&fs.ModeSymlink != 0:
+			if path != filepath.Clean(root) {
+				target, _ := os.Readlink(path)
+				r.Permissions = append(r.Permissions, fmt.Sprintf("%s is a symbolic link (to %s)", path, target))
+			}
+			return nil
+		case mode.IsDir():
+			if mode.Perm() != atomicfile.DirPerm {
+				r.Permissions = append(r.Permissions, fmt.Sprintf("folder %s is %04o, not 0700", path, mode.Perm()))
+			}
+			if rel == MigrationLockName {
+				r.MigLock = path
+			}
+			return nil
+		case !mode.IsRegular():
+			r.Permissions = append(r.Permissions, fmt.Sprintf("%s is not a regular file (%s)", path, kindOf(mode)))
+			return nil
+		}
+		if mode.Perm() != atomicfile.FilePerm {
+			r.Permissions = append(r.Permissions, fmt.Sprintf("file %s is %04o, not 0600", path, mode.Perm()))
+		}
+		if atomicfile.IsTemp(name) {
+			r.Temps = append(r.Temps, Leftover{Path: path, Gone: atomicfile.Stale(name)})
+			return nil
+		}
+		dir := filepath.Dir(rel)
+		inProject := filepath.Dir(dir) == store.ProjectsDir
+		global := dir == "." && store.Origin(name) == store.GlobalName
+		k := store.Classify(name)
+		if k == store.NotStore || (!inProject && !global) || (inProject && k == store.GlobalFile) {
+			return nil
+		}
+		switch k {
+		case store.Claim:
+			r.Claims = append(r.Claims, Leftover{Path: path, Gone: !r.RewriterNow})
+		case store.Carry:
+			r.Carries = append(r.Carries, Leftover{Path: path})
+		}
+		n, err := r.scan(path)
+		if err != nil {
+			r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+		}
+		r.Files++
+		if global {
+			r.Global += n
+			return nil
+		}
+		h := filepath.Base(dir)
+		p := projects[h]
+		if p == nil {
+			p = &Project{Hash: h, Cwd: reg[h]}
+			projects[h] = p
+		}
+		p.Files++
+		p.Entries += n
+		return nil
+	})
+	if walkErr != nil {
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", root, describe(walkErr)))
+	}
+	for _, p := range projects {
+		r.Projects = append(r.Projects, *p)
+	}
+	sort.Slice(r.Projects, func(i, j int) bool {
+		a, b := r.Projects[i], r.Projects[j]
+		if a.Entries != b.Entries {
+			return a.Entries > b.Entries
+		}
+		return a.Hash < b.Hash
+	})
+
+	set, err := tombstone.Load(st.Hidden())
+	switch {
+	case err != nil:
+		r.HiddenErr = err
+		r.HiddenExists = true
+	default:
+		r.HiddenExists = set.Exists
+		r.HiddenEntries = len(set.Entries)
+	}
+	return r
+}
+
+// scan counts a store file's records, malformed lines and records that
+// redaction would change.
+func (r *Report) scan(path string) (int, error) {
+	f, err := history.Open(path) // refuses a file swapped for a FIFO
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	st, err := record.Scan(f, func(l *record.Line) error {
+		n++
+		t := unsafe.String(unsafe.SliceData(l.Text), len(l.Text))
+		if redact.Changed(t) {
+			r.Unredacted++
+		}
+		return nil
+	})
+	r.Entries += n
+	r.Malformed += st.Malformed
+	return n, err
+}
+
+// lockHeld reports whether a rewriter holds the store's lock now. The
+// lock file is never created here.
+func lockHeld(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
+}
+
+func describe(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Problems lists what needs the user's attention, one line each; none
+// means the store is healthy.
+func (r *Report) Problems() []string {
+	var out []string
+	for _, u := range r.Unreadable {
+		out = append(out, "cannot read "+u)
+	}
+	out = append(out, r.Permissions...)
+	if r.HiddenErr != nil {
+		out = append(out, "hidden.json cannot be trusted: "+firstLine(r.HiddenErr.Error()))
+	}
+	for _, t := range r.Temps {
+		if t.Gone {
+			out = append(out, fmt.Sprintf("stale temp file %s (its process is gone): the next rewrite of that folder removes it, or remove it yourself", t.Path))
+		}
+	}
+	for _, c := range r.Claims {
+		if c.Gone {
+			out = append(out, fmt.Sprintf("leftover claim %s (no rewriter is running): its prompts are listed; the next hist-compact of that project merges it", c.Path))
+		}
+	}
+	if r.RedactOn && r.Unredacted > 0 {
+		out = append(out, fmt.Sprintf("%d stored prompt(s) hold text that redaction replaces: run hist-compact --redact --all", r.Unredacted))
+	}
+	if r.MigLock != "" {
+		out = append(out, fmt.Sprintf("the migration lock %s is present: if no hist-seed is running, a migration was interrupted; remove the folder and run hist-seed again", r.MigLock))
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// shownProjects bounds the project lines, to keep the report one screen.
+const shownProjects = 8
+
+// Print writes the report.
+func (r *Report) Print(w io.Writer) {
+	fmt.Fprintf(w, "store:        %s\n", r.Root)
+	if r.Missing {
+		fmt.Fprintf(w, "nothing stored yet: the folder does not exist\n")
+	}
+	fmt.Fprintf(w, "files:        %d store file(s), %d entries, %d malformed line(s)\n", r.Files, r.Entries, r.Malformed)
+	fmt.Fprintf(w, "projects:     %d\n", len(r.Projects))
+	for i, p := range r.Projects {
+		if i == shownProjects {
+			fmt.Fprintf(w, "  ... and %d more\n", len(r.Projects)-shownProjects)
+			break
+		}
+		label := p.Cwd
+		if label == "" {
+			label = "(not in registry.json)"
+		}
+		fmt.Fprintf(w, "  %s  %s: %d file(s), %d entries\n", p.Hash, label, p.Files, p.Entries)
+	}
+	fmt.Fprintf(w, "global:       %d entries\n", r.Global)
+	switch {
+	case r.HiddenErr != nil:
+		fmt.Fprintf(w, "hidden.json:  NOT trusted (%s)\n", firstLine(r.HiddenErr.Error()))
+	case !r.HiddenExists:
+		fmt.Fprintf(w, "hidden.json:  none (nothing hidden)\n")
+	default:
+		fmt.Fprintf(w, "hidden.json:  %d entries, trusted\n", r.HiddenEntries)
+	}
+	fmt.Fprintf(w, "claims:       %s\n", leftovers(r.Claims, "no rewriter running", "a rewriter is running"))
+	fmt.Fprintf(w, "carries:      %d (merged by the next compaction)\n", len(r.Carries))
+	fmt.Fprintf(w, "temp files:   %s\n", leftovers(r.Temps, "process gone", "process running"))
+	state, env := "off", "unset"
+	if r.RedactOn {
+		state = "on"
+	}
+	if r.RedactSet {
+		env = fmt.Sprintf("%q", r.RedactEnv)
+	}
+	fmt.Fprintf(w, "redaction:    %s (%s=%s); %d stored prompt(s) it would still change\n", state, redact.EnvVar, env, r.Unredacted)
+	if r.MigLock != "" {
+		fmt.Fprintf(w, "migration:    lock folder present (%s)\n", r.MigLock)
+	} else {
+		fmt.Fprintf(w, "migration:    no lock\n")
+	}
+	fmt.Fprintf(w, "permissions:  %d problem(s)\n", len(r.Permissions))
+	probs := r.Problems()
+	if len(probs) == 0 {
+		fmt.Fprintf(w, "healthy: no problem found\n")
+		return
+	}
+	for _, p := range probs {
+		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+}
+
+func leftovers(ls []Leftover, gone, live string) string {
+	if len(ls) == 0 {
+		return "none"
+	}
+	g := 0
+	for _, l := range ls {
+		if l.Gone {
+			g++
+		}
+	}
+	return fmt.Sprintf("%d (%d %s, %d %s)", len(ls), g, gone, len(ls)-g, live)
+}

@@ -1,0 +1,88 @@
+package compact
+
+import (
+	"sort"
+
+	"hist/lib/deletion"
+	"hist/lib/identity"
+	"hist/lib/record"
+	"hist/lib/redact"
+	"hist/lib/store"
+	"hist/lib/tombstone"
+)
+
+// RedactReport is what Redact did (or would do, dry run).
+type RedactReport struct {
+	Files     int         `json:"files"`     // store files read
+	Redacted  int         `json:"redacted"`  // records whose text was redacted
+	Hidden    int         `json:"hidden"`    // hidden records that needed redaction: removed instead
+	Rewritten []string    `json:"rewritten"` // files rewritten, sorted
+	Carries   []string    `json:"carries,omitempty"`
+	Errors    []FileError `json:"errors,omitempty"`
+}
+
+// Failed reports whether some file could not be read or rewritten.
+func (r *RedactReport) Failed() bool { return len(r.Errors) > 0 }
+
+// Redact re-redacts every store file of the scope (seed files, claims,
+// carries and, with sc.All, history-global.jsonl included): each record
+// whose text redact.Text changes is written again with the redacted text
+// (same ts, src and session). It is not a compaction: files are not
+// merged, and a file where nothing changes is left alone (same bytes,
+// same mtime). A file that changes is rewritten under the rules of a
+// delete's rewrites (deletion.EditFile): temp file, fsync, rename, folder
+// fsync, lines appended meanwhile carried over and redacted too.
+//
+// A record hidden by hidden.json whose text would change is removed
+// rather than redacted: its tombstone names the text as it was, so the
+// redacted copy would no longer be hidden.
+//
+// Lines that are not records this version reads are kept as they are.
+// The caller holds the rewriters' lock (store.Lock), unless dry.
+func Redact(st store.Store, sc store.Scope, hidden *tombstone.Set, dry bool) *RedactReport {
+	rep := &RedactReport{Rewritten: []string{}}
+	files, err := st.Files(sc)
+	if err != nil {
+		rep.Errors = append(rep.Errors, FileError{Path: st.Root, Err: "listing the store: " + err.Error()})
+		return rep
+	}
+	rep.Files = len(files)
+	for _, f := range files {
+		var redacted, dropped int
+		var norm []byte
+		edit := func(line []byte) ([]byte, bool) {
+			rec, err := record.Parse(line)
+			if err != nil {
+				return nil, false
+			}
+			text := redact.Text(rec.Text)
+			if text == rec.Text {
+				return nil, false
+			}
+			if hidden != nil && !hidden.Empty() {
+				norm = identity.AppendNormalized(norm[:0], rec.Text)
+				if hidden.HiddenNormalized(norm) {
+					dropped++
+					return nil, true
+				}
+			}
+			redacted++
+			rec.Text = text
+			return record.Marshal(rec), true
+		}
+		res := deletion.EditFile(f.Path, edit, dry)
+		rep.Redacted += redacted
+		rep.Hidden += dropped
+		if res.Rewritten {
+			rep.Rewritten = append(rep.Rewritten, f.Path)
+		}
+		if res.Carry != "" {
+			rep.Carries = append(rep.Carries, res.Carry)
+		}
+		if res.Err != nil {
+			rep.Errors = append(rep.Errors, FileError{Path: f.Path, Err: res.Err.Error()})
+		}
+	}
+	sort.Strings(rep.Rewritten)
+	return rep
+}
