@@ -36,7 +36,12 @@ done
     for md in bench/*.md; do
         [ -f "$md" ] || continue
         echo
-        cat "$md"
+        # Each report's headings go one level below this file's title.
+        if grep -q '^# ' "$md"; then
+            sed 's/^\(#\+\) /#\1 /' "$md"
+        else
+            cat "$md"
+        fi
     done
 } >BENCHMARKS.md
 echo "bench: wrote BENCHMARKS.md" >&2
