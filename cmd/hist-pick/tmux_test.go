@@ -821,3 +821,19 @@ func TestBenchFirstScreen(t *testing.T) {
 		tm.waitText("__done__")
 	}
 }
+
+// A store file that cannot be read: the others are listed, the footer
+// says so.
+func TestUnreadableFile(t *testing.T) {
+	f := newFixture(t)
+	// A folder with a store file's name cannot be read, even by root.
+	if err := os.Mkdir(filepath.Join(f.store, "projects", f.hash, "dddd.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tm := newTerm(t, f.dir, 120, 40)
+	tm.pick("")
+	tm.waitText("32 loaded")
+	tm.waitText("1 store file(s) could not be read")
+	tm.keys("Escape")
+	tm.result()
+}

@@ -1,6 +1,7 @@
 package picker
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -51,12 +52,14 @@ func (p *picker) handle(req request) string {
 			}
 			r.footer = p.notice
 		}
-		if req.Total == 0 {
-			if _, _, _, err := r.list.status(); err != nil {
-				r.footer = "Could not list the store: " + err.Error()
-			} else if r.footer == "" {
-				r.footer = EmptyHint
-			}
+		_, _, res, err := r.list.status()
+		switch {
+		case err != nil:
+			r.footer = "Could not list the store: " + err.Error()
+		case res != nil && len(res.Failed) > 0 && r.footer == "":
+			r.footer = fmt.Sprintf("%d store file(s) could not be read, their prompts are not listed: %v", len(res.Failed), res.Failed[0])
+		case req.Total == 0 && r.footer == "":
+			r.footer = EmptyHint
 		}
 	case "home":
 		r.end = false
