@@ -73,15 +73,6 @@ func init() {
 		ts.Check(os.MkdirAll(filepath.Dir(p), 0o700))
 		ts.Check(syscall.Mkfifo(p, 0o600))
 	}
-	// symlink TARGET LINK: makes LINK point at TARGET (both made absolute).
-	cmds["symlink"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 2 || neg {
-			ts.Fatalf("usage: symlink TARGET LINK")
-		}
-		link := ts.MkAbs(args[1])
-		ts.Check(os.MkdirAll(filepath.Dir(link), 0o700))
-		ts.Check(os.Symlink(ts.MkAbs(args[0]), link))
-	}
 	// within SECS N CMD ARGS...: runs CMD like exec, checks that it exits
 	// with status N and fails when it takes longer than SECS seconds; with a FIFO in the
 	// store a blocking open would hang here instead of failing, so the

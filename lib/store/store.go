@@ -216,7 +216,18 @@ func (s Store) ProjectHashes() ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			// A project folder may be a symbolic link to a folder (kept
+			// on another disk): every scope follows it, as the project
+			// scope does by path.
+			fi, err := os.Stat(filepath.Join(s.Projects(), e.Name()))
+			dir = err == nil && fi.IsDir()
+		}
+		if dir {
 			out = append(out, e.Name())
 		}
 	}

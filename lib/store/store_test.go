@@ -307,3 +307,25 @@ func BenchmarkCaptureAppend(b *testing.B) {
 		}
 	}
 }
+
+// A project folder that is a symbolic link to a folder is a project in
+// every scope (the project scope follows it by path); a link to a file or
+// a dangling link is not.
+func TestProjectHashesFollowsLinkedFolders(t *testing.T) {
+	s := Store{Root: t.TempDir()}
+	elsewhere := t.TempDir()
+	os.MkdirAll(filepath.Join(s.Projects(), "aaaa"), 0o700)
+	os.WriteFile(filepath.Join(elsewhere, "a.jsonl"), []byte(`{"v":1,"text":"x","ts":1}`+"\n"), 0o600)
+	if err := os.Symlink(elsewhere, filepath.Join(s.Projects(), "bbbb")); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(elsewhere, "a.jsonl"), filepath.Join(s.Projects(), "cccc"))
+	os.Symlink(filepath.Join(elsewhere, "gone"), filepath.Join(s.Projects(), "dddd"))
+	if h, err := s.ProjectHashes(); err != nil || strings.Join(h, ",") != "aaaa,bbbb" {
+		t.Errorf("ProjectHashes = %v, %v", h, err)
+	}
+	got, err := s.Files(Scope{All: true})
+	if err != nil || len(got) != 1 || got[0].Project != "bbbb" {
+		t.Errorf("Files(All) = %+v, %v", got, err)
+	}
+}
