@@ -567,6 +567,34 @@ func TestDelete(t *testing.T) {
 	tm.result()
 }
 
+// ctrl-r (sorting by relevance off) holds in the armed pass, so the
+// armed row is the selected one.
+func TestDeleteUnsorted(t *testing.T) {
+	f := newFixture(t)
+	tm := newTerm(t, f.dir, 120, 40)
+	tm.pick("--query 'pt 1'")
+	tm.waitText("32 loaded")
+	tm.keys("C-r", "Down", "Down")
+	s := tm.waitText("3/")
+	want := parseLayout(t, tm.settle()).selected()
+	tm.keys("C-DC")
+	s = tm.waitText("(y/n)?")
+	if got := parseLayout(t, tm.settle()).selected(); got != want || want == "" {
+		t.Errorf("armed %q, want the selected %q:\n%s", got, want, s)
+	}
+	tm.keys("y")
+	tm.waitFor("the armed footer to go", func(s string) bool { return !strings.Contains(s, "(y/n)?") })
+	s = tm.settle()
+	if strings.Contains(s, want+"\n") || strings.Contains(s, "list changed") {
+		t.Errorf("after y, %q should be gone:\n%s", want, s)
+	}
+	if got := storeHas(t, f.store, want); len(got) != 0 {
+		t.Errorf("%q is still in %v", want, got)
+	}
+	tm.keys("Escape")
+	tm.result()
+}
+
 func TestDeleteFailureNotice(t *testing.T) {
 	f := newFixture(t)
 	// A hidden.json of 900 entries (65 KB) cannot be rewritten under

@@ -104,6 +104,8 @@ func (p *picker) handle(req request) string {
 	case "scope":
 		r.dec = &decision{kind: decScope, query: req.Query}
 		return "accept"
+	case "sort":
+		p.noSort = !p.noSort
 	}
 	// After a delete, select the same position again: once fzf holds the
 	// whole list (the load event), or, with an empty query (where the

@@ -24,8 +24,15 @@ func (p *picker) commonArgs(r *run, header []string, footer string) []string {
 	if footer == "" {
 		footer = " " // keeps the footer's row, so the list never moves
 	}
+	sort := "--sort"
+	p.mu.Lock()
+	noSort := p.noSort
+	p.mu.Unlock()
+	if noSort {
+		sort = "--no-sort" // ctrl-r turned sorting off: every pass follows
+	}
 	return []string{
-		"--height=" + strconv.Itoa(Height), "--layout=reverse", "--header-first", "--no-separator",
+		sort, "--height=" + strconv.Itoa(Height), "--layout=reverse", "--header-first", "--no-separator",
 		"--info=hidden", "--no-tmux", "--with-shell=" + p.exe + " " + CallbackFlag,
 		"--scheme=history", "--no-multi", "--ellipsis=…", "--prompt=> ",
 		"--preview=" + cb(r, "preview {n}"),
@@ -57,7 +64,7 @@ func (p *picker) normalArgs(r *run, query string) []string {
 		"--bind=result:bg-transform("+cb(r, "result")+")", // never holds up drawing the list
 		"--bind=focus:transform("+cb(r, "focus")+")",
 		"--bind=load:bg-transform("+cb(r, "load")+")",
-		"--bind=ctrl-r:toggle-sort",
+		"--bind=ctrl-r:toggle-sort+transform("+cb(r, "sort")+")",
 		"--bind=change:first", // editing the query selects the first match
 	)
 	for _, k := range p.cfg.DeleteKeys {
@@ -72,6 +79,7 @@ func (p *picker) armedArgs(r *run) []string {
 	p.mu.Unlock()
 	args := p.commonArgs(r, h, ArmedQuestion)
 	args = append(args,
+		"--query="+r.query, // filters the list as it was; the box is hidden
 		"--no-input", "--no-mouse", "--highlight-line",
 		"--color=current-bg:red,current-fg:bright-white,current-hl:bright-white",
 		"--bind=y:transform("+cb(r, "yes")+")",

@@ -146,6 +146,7 @@ type picker struct {
 	runs   int
 	cols   int
 	notice string
+	noSort bool // ctrl-r turned sorting by relevance off
 }
 
 // Run opens the selector on the terminal and returns the choice with
