@@ -79,7 +79,9 @@ func Load(path string) (*Set, error) {
 }
 
 func parse(data []byte, out *[]string) error {
-	trimmed := bytes.TrimSpace(data)
+	// Only JSON's own white space: bytes.TrimSpace would also drop "\f",
+	// "\v" and Unicode spaces, and trust a file encoding/json rejects.
+	trimmed := bytes.Trim(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return errors.New("not a JSON array")
 	}
