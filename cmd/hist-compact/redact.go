@@ -44,6 +44,12 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 		fmt.Fprintf(e.Stderr, "%s: nothing to do: %s\n", e.Name, pol.OffHint())
 		return done(cli.ExitOK)
 	}
+	// A scope with no file has nothing to redact: no lock (which would
+	// create the store) is taken. Redact lists the files again under it.
+	if files, err := st.Files(sc); err == nil && len(files) == 0 {
+		fmt.Fprintf(e.Stderr, "%s: nothing to do: no store file in the scope\n", e.Name)
+		return done(cli.ExitOK)
+	}
 	if !dry {
 		l, err := lock.Acquire(st.Lock(), wait)
 		if errors.Is(err, lock.ErrTimeout) {
