@@ -151,6 +151,8 @@ func (s *streamer) heads() revHeap {
 func (s *streamer) advance(r *rev) bool {
 	for {
 		line, ok, err := r.prev()
+		s.res.Stats.Malformed += r.skipped
+		r.skipped = 0
 		if err != nil {
 			s.res.Failed = append(s.res.Failed, FileError{Path: s.files[r.idx].Path, Err: err})
 			r.close()
@@ -229,23 +231,28 @@ func (s *streamer) store(b []byte) string {
 
 // rev reads a file's lines backwards, from its end.
 type rev struct {
-	f       *rawFile
-	idx     int32
-	size    int64  // the file's size when opened: nothing past it is read
-	pos     int64  // file offset of buf[0]
-	buf     []byte // file bytes [pos, pos+len(buf)); lines end at or before end
-	end     int    // buf[:end] holds what is still to be returned
-	block   int    // next read size
-	done    bool
-	torn    int // 1 when the file ends in a line with no newline
-	view    record.View
-	started bool
-	lastTS  int64
+	f        *rawFile
+	idx      int32
+	size     int64  // the file's size when opened: nothing past it is read
+	pos      int64  // file offset of buf[0]
+	buf      []byte // file bytes [pos, pos+len(buf)); lines end at or before end
+	end      int    // buf[:end] holds what is still to be returned
+	block    int    // next read size
+	done     bool
+	torn     int // 1 when the file ends in a line with no newline
+	view     record.View
+	started  bool
+	lastTS   int64
+	skipping bool // dropping an over-long line
+	skipped  int  // over-long lines dropped (counted as malformed)
 }
 
 const (
 	firstBlock = 4 << 10
 	maxBlock   = 256 << 10
+	// maxLine is the longest line Stream keeps; a longer one is skipped
+	// and counted as malformed.
+	maxLine = 64 << 20
 )
 
 func openRev(path string, idx int32) (*rev, error) {
@@ -300,7 +307,7 @@ func openRev(path string, idx int32) (*rev, error) {
 
 // fill reads the block before buf, keeping buf[:end] after it.
 func (r *rev) fill() error {
-	n := int64(r.block)
+	n := int64(max(r.block, r.end)) // a long line doubles the buffer: linear, not quadratic
 	if n > r.pos {
 		n = r.pos
 	}
@@ -328,12 +335,29 @@ func (r *rev) prev() (line []byte, ok bool, err error) {
 		if i := bytes.LastIndexByte(r.buf[:r.end], '\n'); i >= 0 {
 			line = r.buf[i+1 : r.end]
 			r.end = i
+			if r.skipping { // the start of an over-long line
+				r.skipping = false
+				r.skipped++
+				continue
+			}
 			return line, true, nil
 		}
 		if r.pos == 0 {
 			line = r.buf[:r.end]
 			r.done = true
+			if r.skipping {
+				r.skipping = false
+				r.skipped++
+				return nil, false, nil
+			}
 			return line, true, nil
+		}
+		if r.end > maxLine {
+			// No record is this long (a zero-filled region left by a
+			// crash, say): drop it and look for the line before it,
+			// without holding it in memory.
+			r.skipping = true
+			r.end = 0
 		}
 		if err := r.fill(); err != nil {
 			r.done = true

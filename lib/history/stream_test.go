@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"hist/lib/record"
 	"hist/lib/store"
@@ -171,5 +172,66 @@ func BenchmarkStream(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		Stream(files, nil, func(Entry) bool { return true })
+	}
+}
+
+// Stream reaches the newest prompts without reading a file from its
+// start: the file below is a terabyte hole with two records at its end,
+// which a front-to-back reader could not get through.
+func TestStreamReadsFromTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "huge.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := "\n" + string(record.Append(record.Append(nil, record.Record{Text: "older", TS: 1}), record.Record{Text: "newest", TS: 2}))
+	if _, err := f.WriteAt([]byte(tail), 1<<40); err != nil {
+		f.Close()
+		t.Skipf("no sparse terabyte file here: %v", err)
+	}
+	f.Close()
+	var got []string
+	done := make(chan *StreamResult)
+	go func() {
+		done <- Stream([]store.File{{Path: path}}, nil, func(e Entry) bool {
+			got = append(got, e.Text)
+			return len(got) < 2
+		})
+	}()
+	select {
+	case res := <-done:
+		if strings.Join(got, "|") != "newest|older" || !res.Stopped {
+			t.Errorf("got %q (stopped %v)", got, res.Stopped)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stream did not reach the end of the file's records in 10 s")
+	}
+}
+
+// A line longer than maxLine (here: 80 MB of zeros, as a crash can leave)
+// is skipped and counted, without being held in memory whole; the records
+// on both sides of it are read.
+func TestStreamSkipsOverlongLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "zeros.jsonl")
+	head := record.Append(nil, record.Record{Text: "before", TS: 1})
+	tail := append([]byte("\n"), record.Append(nil, record.Record{Text: "after", TS: 2})...)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(head)
+	if _, err := f.WriteAt(tail, int64(len(head))+80<<20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, res := streamAll([]store.File{{Path: path}}, nil)
+	var texts []string
+	for _, e := range got {
+		texts = append(texts, e.Text)
+	}
+	if strings.Join(texts, "|") != "after|before" || res.Stats.Malformed != 1 {
+		t.Errorf("got %q, malformed %d; want after|before and 1", texts, res.Stats.Malformed)
 	}
 }
