@@ -865,3 +865,26 @@ func TestUnreadableFile(t *testing.T) {
 	tm.keys("Escape")
 	tm.result()
 }
+
+// A machine with nothing in the store yet: the selector opens, empty, with
+// a one-line hint on how prompts get in.
+func TestEmptyStore(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "home"), 0o700)
+	os.MkdirAll(filepath.Join(dir, "proj"), 0o700)
+	tm := newTerm(t, dir, 120, 40)
+	tm.pick("--all")
+	s := tm.waitText("No prompts yet")
+	if !strings.Contains(s, "0 loaded") || !strings.Contains(s, "hist-seed") {
+		t.Errorf("empty store:\n%s", s)
+	}
+	tm.keys("Enter") // nothing to pick: stays open
+	time.Sleep(200 * time.Millisecond)
+	tm.keys("Escape")
+	if code, out, _ := tm.result(); code != "130" || out != "" {
+		t.Errorf("exit %s, stdout %q", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agent", "history")); err == nil {
+		t.Error("the selector created the store")
+	}
+}
