@@ -26,6 +26,7 @@ import (
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
 	"hist/lib/lock"
+	"hist/lib/redact"
 	"hist/lib/store"
 	"hist/lib/tombstone"
 )
@@ -121,16 +122,24 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	res := Result{Prompts: len(prompts), DryRun: opt.DryRun}
 	targets := make(map[string]struct{}, len(prompts))
 	var keys []string
-	for _, p := range prompts {
+	add := func(p string) {
 		n := identity.AppendNormalized(nil, p)
 		if len(n) == 0 {
-			continue
+			return
 		}
 		if _, dup := targets[string(n)]; dup {
-			continue
+			return
 		}
 		targets[string(n)] = struct{}{}
 		keys = append(keys, identity.KeyOfNormalized(n))
+	}
+	for _, p := range prompts {
+		add(p)
+		// A prompt given with its secret was stored redacted (capture and
+		// imports redact by default): its redacted form goes too.
+		if r := redact.Text(p); r != p {
+			add(r)
+		}
 	}
 
 	// An untrusted hidden.json, or a scope that cannot be listed, refuses

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"hist/lib/tombstone"
 )
 
 // upper replaces a record whose line holds "secret" with one holding
@@ -91,5 +94,27 @@ func TestEditFileUnchangedAndDryRun(t *testing.T) {
 	}
 	if res := EditFile(filepath.Join(filepath.Dir(p), "missing.jsonl"), upper, false); res.Err != nil || res.Rewritten {
 		t.Errorf("missing file: %+v", res)
+	}
+}
+
+// A prompt given with its secret also deletes and hides its redacted
+// form, the one capture stored.
+func TestDeleteWithSecretRemovesRedactedCopy(t *testing.T) {
+	f := newFixture(t)
+	tok := "ghp_" + strings.Repeat("a1B2", 9)
+	p := f.write("a.jsonl", rec("push with [REDACTED:github-token] now", 1)+rec("kept", 2))
+	res := Delete(f.st, f.scope(), []string{"push with " + tok + " now"}, Options{})
+	if res.Outcome != Clean || res.Copies != 1 || res.Tombstones != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	if got := read(t, p); got != rec("kept", 2) {
+		t.Errorf("file holds %q", got)
+	}
+	h, err := tombstone.Load(f.st.Hidden())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Hidden("push with [REDACTED:github-token] now") || !h.Hidden("push with "+tok+" now") {
+		t.Errorf("tombstones %v", h.Entries)
 	}
 }
