@@ -3,74 +3,33 @@ package claude
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ttest"
 )
 
 // benchCorpus writes copies of the real transcripts (each copy's uuids and
-// prompts made distinct) until about size bytes, each copy followed by
-// extra, and returns the folder and its size. HIST_BENCH_DIR keeps the
-// corpus in a named folder, to compare with other tools (grep -c) over the
-// same files.
+// prompts made distinct, each followed by extra) until about size bytes,
+// and returns the folder and its size.
 func benchCorpus(b *testing.B, size int, extra func(i int) []byte) (string, int64) {
-	b.Helper()
-	root := os.Getenv("HIST_BENCH_DIR")
-	if root == "" {
-		root = b.TempDir()
-	}
-	files, _ := filepath.Glob("testdata/*/projects/*/*.jsonl")
-	var src [][]byte
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
+	return ttest.BenchCorpus(b, size, "testdata/*/projects/*/*.jsonl", func(i, j int, data []byte) (string, []byte) {
+		tag := []byte(fmt.Sprintf("%04x%04x", i, j))
+		data = bytes.ReplaceAll(data, []byte(`"uuid":"`), append([]byte(`"uuid":"`), tag...))
+		data = bytes.ReplaceAll(data, []byte("[cc"), append([]byte("[cc"), tag...))
+		if extra != nil {
+			data = append(data, extra(i)...)
 		}
-		src = append(src, data)
-	}
-	var total int64
-	for i := 0; total < int64(size); i++ {
-		dir := filepath.Join(root, fmt.Sprintf("-copy-%04d", i))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			b.Fatal(err)
-		}
-		for j, data := range src {
-			tag := []byte(fmt.Sprintf("%04x%04x", i, j))
-			data = bytes.ReplaceAll(data, []byte(`"uuid":"`), append([]byte(`"uuid":"`), tag...))
-			data = bytes.ReplaceAll(data, []byte("[cc"), append([]byte("[cc"), tag...))
-			if extra != nil {
-				data = append(data, extra(i)...)
-			}
-			name := filepath.Join(dir, fmt.Sprintf("%04d-%04d.jsonl", i, j))
-			if err := os.WriteFile(name, data, 0o600); err != nil {
-				b.Fatal(err)
-			}
-			total += int64(len(data))
-		}
-	}
-	return root, total
-}
-
-func benchScan(b *testing.B, root string, size int64) {
-	b.SetBytes(size)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		st, err := Scan(root, func(transcript.Prompt) error { return nil })
-		if err != nil || st.Bytes != size || st.Prompts == 0 {
-			b.Fatalf("%+v %v", st, err)
-		}
-	}
+		return filepath.Join(fmt.Sprintf("-copy-%04d", i), fmt.Sprintf("%04d-%04d.jsonl", i, j)), data
+	})
 }
 
 // BenchmarkScan reads the real transcripts (vendor records dropped),
 // replicated to 32 MB.
 func BenchmarkScan(b *testing.B) {
 	root, size := benchCorpus(b, 32<<20, nil)
-	benchScan(b, root, size)
+	ttest.BenchScan(b, Scan, root, size)
 }
 
 // BenchmarkScanToolHeavy adds to every transcript what makes up the bulk of
@@ -85,5 +44,5 @@ func BenchmarkScanToolHeavy(b *testing.B) {
 			i, body, i, body, i, body, i))
 	}
 	root, size := benchCorpus(b, 64<<20, extra)
-	benchScan(b, root, size)
+	ttest.BenchScan(b, Scan, root, size)
 }

@@ -51,12 +51,13 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/jsonscan"
 )
 
 // DefaultRoot is where Claude Code keeps its transcripts:
 // $CLAUDE_CONFIG_DIR/projects, else home/.claude/projects.
 func DefaultRoot(env transcript.Env, home string) string {
-	if d := expandHome(getenv(env, "CLAUDE_CONFIG_DIR"), home); d != "" {
+	if d := jsonscan.ExpandHome(jsonscan.Getenv(env, "CLAUDE_CONFIG_DIR"), home); d != "" {
 		return filepath.Join(d, "projects")
 	}
 	return filepath.Join(home, ".claude", "projects")
@@ -87,7 +88,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	for i, f := range files {
 		paths[i] = f.path
 	}
-	err = scanPaths(paths, scanTranscript, emit, &st)
+	err = jsonscan.ScanPaths(paths, scanTranscript, emit, &st)
 	return st, err
 }
 
@@ -95,9 +96,9 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 // its typed prompts; only repeats (by uuid) within this one stream are
 // dropped. A read error is returned as a *transcript.ReadError for name.
 func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := newDedup(emit)
-	st, err := scanTranscript(newLineReader(r, streamBufSize), name, d.add)
-	st.Prompts = d.n
+	d := jsonscan.NewDedup(emit)
+	st, err := scanTranscript(jsonscan.NewLineReader(r, jsonscan.StreamBufSize), name, d.Add)
+	st.Prompts = d.Count()
 	return st, err
 }
 
@@ -139,17 +140,17 @@ func candidate(line []byte) bool {
 }
 
 // scanTranscript reads one transcript (a scanFunc).
-func scanTranscript(lr *lineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
-	defer func() { st.Bytes = lr.n }()
+func scanTranscript(lr *jsonscan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
+	defer func() { st.Bytes = lr.Bytes() }()
 	for {
-		line, rerr := lr.next()
+		line, rerr := lr.Next()
 		if rerr == io.EOF {
 			break
 		}
 		if rerr != nil {
 			return st, &transcript.ReadError{Path: name, Err: rerr}
 		}
-		shaped, blank := objectShaped(line)
+		shaped, blank := jsonscan.ObjectShaped(line)
 		if blank {
 			continue
 		}
@@ -181,36 +182,36 @@ func scanTranscript(lr *lineReader, name string, add func(transcript.Prompt) err
 // has the wrong type).
 func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 	var r rawRecord
-	if !eachMember(line, r.set) {
+	if !jsonscan.EachMember(line, r.set) {
 		return p, false, true
 	}
-	isUser, ok1 := strIs(r.typ, "user")
-	isAttachment, _ := strIs(r.typ, "attachment")
-	isSystem, ok2 := strIs(r.promptSource, "system")
+	isUser, ok1 := jsonscan.StrIs(r.typ, "user")
+	isAttachment, _ := jsonscan.StrIs(r.typ, "attachment")
+	isSystem, ok2 := jsonscan.StrIs(r.promptSource, "system")
 	human, ok3 := originHuman(r.origin)
-	if !ok1 || !ok2 || !ok3 || !stringOrNull(r.uuid) || !stringOrNull(r.timestamp) ||
-		!stringOrNull(r.sessionID) || !stringOrNull(r.cwd) ||
+	if !ok1 || !ok2 || !ok3 || !jsonscan.StringOrNull(r.uuid) || !jsonscan.StringOrNull(r.timestamp) ||
+		!jsonscan.StringOrNull(r.sessionID) || !jsonscan.StringOrNull(r.cwd) ||
 		!objectOrNull(r.message) || !objectOrNull(r.attachment) {
 		return p, false, true
 	}
 	var content []byte
 	switch {
 	case isUser:
-		if isNull(r.message) || isTrue(r.isMeta) || isTrue(r.isCompactSummary) ||
+		if jsonscan.IsNull(r.message) || isTrue(r.isMeta) || isTrue(r.isCompactSummary) ||
 			isTrue(r.isVisibleInTranscriptOnly) || present(r.toolUseResult) || isSystem {
 			return p, false, false
 		}
-		eachMember(r.message, func(k, v []byte) {
+		jsonscan.EachMember(r.message, func(k, v []byte) {
 			if string(k) == "content" {
 				content = v
 			}
 		})
 	case isAttachment:
-		if isNull(r.attachment) {
+		if jsonscan.IsNull(r.attachment) {
 			return p, false, false
 		}
 		var aType, mode, aOrigin []byte
-		eachMember(r.attachment, func(k, v []byte) {
+		jsonscan.EachMember(r.attachment, func(k, v []byte) {
 			switch string(k) {
 			case "type":
 				aType = v
@@ -222,9 +223,9 @@ func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 				content = v
 			}
 		})
-		queued, ok1 := strIs(aType, "queued_command")
-		noMode, ok2 := strIs(mode, "")
-		promptMode, _ := strIs(mode, "prompt")
+		queued, ok1 := jsonscan.StrIs(aType, "queued_command")
+		noMode, ok2 := jsonscan.StrIs(mode, "")
+		promptMode, _ := jsonscan.StrIs(mode, "prompt")
 		aHuman, ok3 := originHuman(aOrigin)
 		if !ok1 || !ok2 || !ok3 {
 			return p, false, true
@@ -247,10 +248,10 @@ func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 		return p, false, false
 	}
 	// Decoded only now: most candidate lines are not prompts.
-	uuid, _ := optString(r.uuid)
-	ts, _ := optString(r.timestamp)
-	session, _ := optString(r.sessionID)
-	cwd, _ := optString(r.cwd)
+	uuid, _ := jsonscan.OptString(r.uuid)
+	ts, _ := jsonscan.OptString(r.timestamp)
+	session, _ := jsonscan.OptString(r.sessionID)
+	cwd, _ := jsonscan.OptString(r.cwd)
 	tms, tsOK := parseISO(ts)
 	p = transcript.Prompt{
 		Text:    text,
@@ -309,36 +310,36 @@ func (r *rawRecord) set(k, v []byte) {
 func isTrue(v []byte) bool { return string(v) == "true" }
 
 // present is true for any value but null and "".
-func present(v []byte) bool { return !isNull(v) && string(v) != `""` }
+func present(v []byte) bool { return !jsonscan.IsNull(v) && string(v) != `""` }
 
-func objectOrNull(v []byte) bool { return isNull(v) || v[0] == '{' }
+func objectOrNull(v []byte) bool { return jsonscan.IsNull(v) || v[0] == '{' }
 
 // originHuman reads an optional origin member: human is false when it is
 // present and its kind is not "human"; ok is false for a malformed one.
 func originHuman(v []byte) (human, ok bool) {
-	if isNull(v) {
+	if jsonscan.IsNull(v) {
 		return true, true
 	}
 	if v[0] != '{' {
 		return false, false
 	}
 	var kind []byte
-	eachMember(v, func(k, v []byte) {
+	jsonscan.EachMember(v, func(k, v []byte) {
 		if string(k) == "kind" {
 			kind = v
 		}
 	})
-	return strIs(kind, "human")
+	return jsonscan.StrIs(kind, "human")
 }
 
 // textParts returns the text of a message's content: the string, or each
 // text block. It returns nothing for content holding a tool result.
 func textParts(v []byte) (parts []string, bad bool) {
 	switch {
-	case isNull(v):
+	case jsonscan.IsNull(v):
 		return nil, false
 	case v[0] == '"':
-		s, ok := stringValue(v)
+		s, ok := jsonscan.StringValue(v)
 		if !ok {
 			return nil, true
 		}
@@ -347,12 +348,12 @@ func textParts(v []byte) (parts []string, bad bool) {
 		return nil, true
 	}
 	toolResult := false
-	ok := eachElement(v, func(el []byte) {
-		if bad || isNull(el) {
+	ok := jsonscan.EachElement(v, func(el []byte) {
+		if bad || jsonscan.IsNull(el) {
 			return
 		}
 		var typ, txt []byte
-		if !eachMember(el, func(k, v []byte) {
+		if !jsonscan.EachMember(el, func(k, v []byte) {
 			switch string(k) {
 			case "type":
 				typ = v
@@ -363,15 +364,15 @@ func textParts(v []byte) (parts []string, bad bool) {
 			bad = true
 			return
 		}
-		isText, ok1 := strIs(typ, "text")
-		isToolResult, _ := strIs(typ, "tool_result")
+		isText, ok1 := jsonscan.StrIs(typ, "text")
+		isToolResult, _ := jsonscan.StrIs(typ, "tool_result")
 		switch {
-		case !ok1 || !stringOrNull(txt):
+		case !ok1 || !jsonscan.StringOrNull(txt):
 			bad = true
 		case isToolResult:
 			toolResult = true
 		case isText:
-			s, ok := optString(txt)
+			s, ok := jsonscan.OptString(txt)
 			if !ok {
 				bad = true
 				return

@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -17,61 +15,17 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ttest"
 )
-
-func collect(t *testing.T, content string) ([]transcript.Prompt, transcript.Stats) {
-	t.Helper()
-	var got []transcript.Prompt
-	st, err := ScanReader(strings.NewReader(content), "test.jsonl", func(p transcript.Prompt) error {
-		got = append(got, p)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("ScanReader: %v", err)
-	}
-	if st.Prompts != len(got) {
-		t.Errorf("Stats.Prompts = %d, emitted %d", st.Prompts, len(got))
-	}
-	return got, st
-}
-
-func scanDir(t *testing.T, root string) ([]transcript.Prompt, transcript.Stats) {
-	t.Helper()
-	var got []transcript.Prompt
-	st, err := Scan(root, func(p transcript.Prompt) error {
-		got = append(got, p)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("Scan(%s): %v", root, err)
-	}
-	if st.Prompts != len(got) {
-		t.Errorf("Stats.Prompts = %d, emitted %d", st.Prompts, len(got))
-	}
-	return got, st
-}
 
 func byTime(ps []transcript.Prompt) []transcript.Prompt {
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].TS < ps[j].TS })
 	return ps
 }
 
-func texts(ps []transcript.Prompt) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Text
-	}
-	return out
-}
-
-func wantTexts(t *testing.T, got []transcript.Prompt, want ...string) {
-	t.Helper()
-	if want == nil {
-		want = []string{}
-	}
-	if g := texts(got); !reflect.DeepEqual(g, want) {
-		t.Errorf("prompts:\n got %q\nwant %q", g, want)
-	}
+// scanString runs ScanReader over s.
+func scanString(s string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return ScanReader(strings.NewReader(s), "test.jsonl", emit)
 }
 
 type manifestRun struct {
@@ -125,10 +79,10 @@ func TestRealTranscripts(t *testing.T) {
 			want = append(want, r)
 		}
 	}
-	got, st := scanDir(t, "testdata/claude/projects")
+	got, st := ttest.Collect(t, Scan, "testdata/claude/projects")
 	got = byTime(got)
 	if len(got) != 8 {
-		t.Fatalf("got %d prompts, want 8: %q", len(got), texts(got))
+		t.Fatalf("got %d prompts, want 8: %q", len(got), ttest.Texts(got))
 	}
 	sessions := map[string]string{}
 	for i, p := range got {
@@ -169,10 +123,10 @@ func TestRealTUITranscript(t *testing.T) {
 	if len(runs) != 4 || runs[3].Typed != "/greet Ada [cc-tui-04]" {
 		t.Fatalf("manifest: %+v", runs)
 	}
-	got, st := scanDir(t, "testdata/claude-tui/projects")
+	got, st := ttest.Collect(t, Scan, "testdata/claude-tui/projects")
 	got = byTime(got)
 	if len(got) != 3 {
-		t.Fatalf("got %d prompts, want 3: %q", len(got), texts(got))
+		t.Fatalf("got %d prompts, want 3: %q", len(got), ttest.Texts(got))
 	}
 	for i, p := range got {
 		w := runs[i]
@@ -329,8 +283,8 @@ func TestWhatIsAPrompt(t *testing.T) {
 		{"other attachment", rec(nil, m{"type": "attachment", "message": nil, "attachment": m{"type": "hook_additional_context", "content": []string{"user"}}}), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, st := collect(t, lines(tc.line))
-			wantTexts(t, got, tc.want...)
+			got, st := ttest.Collect(t, scanString, lines(tc.line))
+			ttest.WantTexts(t, got, tc.want...)
 			if st.Malformed != 0 {
 				t.Errorf("malformed %d", st.Malformed)
 			}
@@ -344,13 +298,13 @@ func TestWhatIsAPrompt(t *testing.T) {
 }
 
 func TestRecordFields(t *testing.T) {
-	got, _ := collect(t, lines(
+	got, _ := ttest.Collect(t, scanString, lines(
 		rec("in the project", m{"uuid": "u-1", "cwd": "/w/proj", "timestamp": "2026-01-02T03:04:05.678Z"}),
 		rec("after cd", m{"uuid": "u-2", "cwd": "/w/proj/sub", "timestamp": "2026-01-02T03:05:00Z"}),
 		rec("no time", m{"uuid": "u-3", "timestamp": nil}),
 		rec("no uuid", m{"uuid": nil}),
 	))
-	wantTexts(t, got, "in the project", "after cd", "no time", "no uuid")
+	ttest.WantTexts(t, got, "in the project", "after cd", "no time", "no uuid")
 	if len(got) != 4 {
 		return
 	}
@@ -368,25 +322,25 @@ func TestRecordFields(t *testing.T) {
 // A prompt replayed (same uuid) counts once; typed twice (new uuid) counts twice.
 func TestReplayDedup(t *testing.T) {
 	a := rec("asked once", m{"uuid": "u-a"})
-	got, _ := collect(t, lines(a, a, rec("asked once", m{"uuid": "u-b"})))
-	wantTexts(t, got, "asked once", "asked once")
+	got, _ := ttest.Collect(t, scanString, lines(a, a, rec("asked once", m{"uuid": "u-b"})))
+	ttest.WantTexts(t, got, "asked once", "asked once")
 
 	root := t.TempDir()
 	parent := filepath.Join(root, "-w-proj", "ffff-parent.jsonl")
 	fork := filepath.Join(root, "-w-proj", "0000-fork.jsonl")
-	writeFile(t, parent, lines(a, rec("later in the parent", m{"uuid": "u-c"})))
+	ttest.WriteFile(t, parent, lines(a, rec("later in the parent", m{"uuid": "u-c"})))
 	// The fork copies the parent's record (same uuid and timestamp) under its new session id.
 	var copied map[string]any
 	json.Unmarshal([]byte(a), &copied)
 	copied["sessionId"] = "sess-fork"
 	cb, _ := json.Marshal(copied)
-	writeFile(t, fork, lines(string(cb), rec("only in the fork", m{"uuid": "u-d", "sessionId": "sess-fork"})))
+	ttest.WriteFile(t, fork, lines(string(cb), rec("only in the fork", m{"uuid": "u-d", "sessionId": "sess-fork"})))
 	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(parent, old, old); err != nil {
 		t.Fatal(err)
 	}
-	got, st := scanDir(t, root)
-	wantTexts(t, got, "asked once", "later in the parent", "only in the fork")
+	got, st := ttest.Collect(t, Scan, root)
+	ttest.WantTexts(t, got, "asked once", "later in the parent", "only in the fork")
 	if len(got) == 3 && got[0].Session != "sess-1" {
 		t.Errorf("the copy counted is the fork's: %+v", got[0])
 	}
@@ -409,8 +363,8 @@ func TestMalformed(t *testing.T) {
 		`{"type":"assistant", broken but not a candidate}`,
 		``,
 	) + torn
-	got, st := collect(t, content)
-	wantTexts(t, got, "good")
+	got, st := ttest.Collect(t, scanString, content)
+	ttest.WantTexts(t, got, "good")
 	if st.Malformed != 7 {
 		t.Errorf("malformed %d, want 7", st.Malformed)
 	}
@@ -427,8 +381,8 @@ func TestLongLines(t *testing.T) {
 		`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`+big+`"}]}}`,
 		rec("after", nil),
 	) + rec(big+" last, no newline", nil)
-	got, st := collect(t, content)
-	wantTexts(t, got, "before "+big, "after", big+" last, no newline")
+	got, st := ttest.Collect(t, scanString, content)
+	ttest.WantTexts(t, got, "before "+big, "after", big+" last, no newline")
 	if st.Malformed != 0 || st.Bytes != int64(len(content)) {
 		t.Errorf("stats %+v", st)
 	}
@@ -446,35 +400,12 @@ func TestEmitError(t *testing.T) {
 	}
 }
 
-type failingReader struct {
-	r   io.Reader
-	err error
-}
-
-func (f *failingReader) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if err == io.EOF {
-		return n, f.err
-	}
-	return n, err
-}
-
 func TestReaderError(t *testing.T) {
 	eio := errors.New("input/output error")
-	_, err := ScanReader(&failingReader{strings.NewReader(lines(rec("a", nil))), eio}, "t.jsonl", func(transcript.Prompt) error { return nil })
+	_, err := ScanReader(&ttest.FailingReader{R: strings.NewReader(lines(rec("a", nil))), Err: eio}, "t.jsonl", func(transcript.Prompt) error { return nil })
 	var re *transcript.ReadError
 	if !errors.As(err, &re) || re.Path != "t.jsonl" || !errors.Is(err, eio) {
 		t.Errorf("err = %v", err)
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -483,16 +414,16 @@ func writeFile(t *testing.T, path, content string) {
 func TestLayouts(t *testing.T) {
 	root := t.TempDir()
 	looksTyped := lines(rec("written by a subagent", m{"sessionId": "sess-1"}))
-	writeFile(t, filepath.Join(root, "-w-proj", "sess-1.jsonl"), lines(rec("flat", nil)))
-	writeFile(t, filepath.Join(root, "-w-proj", "agent-1a2b.jsonl"), looksTyped)
-	writeFile(t, filepath.Join(root, "-w-proj", "sess-2", "sess-2.jsonl"), lines(rec("nested", m{"sessionId": "sess-2"})))
-	writeFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "agent-3c4d.jsonl"), looksTyped)
-	writeFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "agent-3c4d.meta.json"), `{"agentType":"x"}`)
-	writeFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "agent-acompact-5e6f.jsonl"), looksTyped)
-	writeFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "workflows", "wf1", "agent-7a8b.jsonl"), looksTyped)
-	writeFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "workflows", "wf1", "journal.jsonl"), looksTyped)
-	writeFile(t, filepath.Join(root, "-w-proj", "sess-2", "tool-results", "r1.txt"), "README.md\n")
-	writeFile(t, filepath.Join(root, "-w-other", "sess-3.jsonl.tmp"), looksTyped)
+	ttest.WriteFile(t, filepath.Join(root, "-w-proj", "sess-1.jsonl"), lines(rec("flat", nil)))
+	ttest.WriteFile(t, filepath.Join(root, "-w-proj", "agent-1a2b.jsonl"), looksTyped)
+	ttest.WriteFile(t, filepath.Join(root, "-w-proj", "sess-2", "sess-2.jsonl"), lines(rec("nested", m{"sessionId": "sess-2"})))
+	ttest.WriteFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "agent-3c4d.jsonl"), looksTyped)
+	ttest.WriteFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "agent-3c4d.meta.json"), `{"agentType":"x"}`)
+	ttest.WriteFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "agent-acompact-5e6f.jsonl"), looksTyped)
+	ttest.WriteFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "workflows", "wf1", "agent-7a8b.jsonl"), looksTyped)
+	ttest.WriteFile(t, filepath.Join(root, "-w-proj", "sess-2", "subagents", "workflows", "wf1", "journal.jsonl"), looksTyped)
+	ttest.WriteFile(t, filepath.Join(root, "-w-proj", "sess-2", "tool-results", "r1.txt"), "README.md\n")
+	ttest.WriteFile(t, filepath.Join(root, "-w-other", "sess-3.jsonl.tmp"), looksTyped)
 	if err := syscall.Mkfifo(filepath.Join(root, "-w-proj", "fifo.jsonl"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +432,7 @@ func TestLayouts(t *testing.T) {
 	var st transcript.Stats
 	go func() {
 		defer close(done)
-		got, st = scanDir(t, root)
+		got, st = ttest.Collect(t, Scan, root)
 	}()
 	select {
 	case <-done:
@@ -509,19 +440,19 @@ func TestLayouts(t *testing.T) {
 		t.Fatal("Scan blocked")
 	}
 	sort.Slice(got, func(i, j int) bool { return got[i].Text < got[j].Text })
-	wantTexts(t, got, "flat", "nested")
+	ttest.WantTexts(t, got, "flat", "nested")
 	if st.Files != 2 || st.Skipped != 6 {
 		t.Errorf("stats %+v, want 2 files and 6 skipped (5 subagent transcripts, 1 FIFO)", st)
 	}
 	t.Run("missing root", func(t *testing.T) {
-		got, st := scanDir(t, filepath.Join(root, "nope"))
+		got, st := ttest.Collect(t, Scan, filepath.Join(root, "nope"))
 		if len(got) != 0 || st != (transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})
 	t.Run("file root", func(t *testing.T) {
-		got, _ := scanDir(t, filepath.Join(root, "-w-proj", "sess-1.jsonl"))
-		wantTexts(t, got, "flat")
+		got, _ := ttest.Collect(t, Scan, filepath.Join(root, "-w-proj", "sess-1.jsonl"))
+		ttest.WantTexts(t, got, "flat")
 	})
 }
 
@@ -535,27 +466,6 @@ func TestReadErrorOnDirectory(t *testing.T) {
 	var re *transcript.ReadError
 	if !errors.As(err, &re) || re.Path != bad || !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("err = %v (%T), want a ReadError for %s (EISDIR)", err, err, bad)
-	}
-}
-
-// withProcs runs fn with GOMAXPROCS set to each of 1 (files read one by
-// one) and 4 (read ahead by several goroutines).
-func withProcs(t *testing.T, fn func(t *testing.T)) {
-	for _, n := range []int{1, 4} {
-		t.Run(fmt.Sprintf("procs=%d", n), func(t *testing.T) {
-			old := runtime.GOMAXPROCS(n)
-			defer runtime.GOMAXPROCS(old)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				fn(t)
-			}()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				panic("scan deadlocked")
-			}
-		})
 	}
 }
 
@@ -575,31 +485,13 @@ func TestScanOrderAndStop(t *testing.T) {
 		}
 		// Names in the reverse order of times.
 		p := filepath.Join(root, fmt.Sprintf("-d%d", i%3), fmt.Sprintf("%02d.jsonl", 99-i))
-		writeFile(t, p, lines(ls...))
+		ttest.WriteFile(t, p, lines(ls...))
 		tm := base.Add(time.Duration(i) * time.Second)
 		if err := os.Chtimes(p, tm, tm); err != nil {
 			t.Fatal(err)
 		}
 	}
-	withProcs(t, func(t *testing.T) {
-		got, st := scanDir(t, root)
-		wantTexts(t, got, want...)
-		if st.Files != 20 || st.Prompts != 60 {
-			t.Errorf("stats %+v", st)
-		}
-		stop := errors.New("enough")
-		n := 0
-		st, err := Scan(root, func(p transcript.Prompt) error {
-			n++
-			if n == 10 {
-				return stop
-			}
-			return nil
-		})
-		if err != stop || n != 10 || st.Prompts != 9 {
-			t.Errorf("emit error: err %v, %d calls, stats %+v", err, n, st)
-		}
-	})
+	ttest.CheckOrderAndStop(t, Scan, root, want, 20)
 	bad := filepath.Join(root, "-d0", "x.jsonl")
 	if err := os.Mkdir(bad, 0o700); err != nil {
 		t.Fatal(err)
@@ -608,18 +500,5 @@ func TestScanOrderAndStop(t *testing.T) {
 	if err := os.Chtimes(bad, tm, tm); err != nil {
 		t.Fatal(err)
 	}
-	withProcs(t, func(t *testing.T) {
-		var got []string
-		st, err := Scan(root, func(p transcript.Prompt) error {
-			got = append(got, p.Text)
-			return nil
-		})
-		var re *transcript.ReadError
-		if !errors.As(err, &re) || re.Path != bad {
-			t.Fatalf("err = %v", err)
-		}
-		if !reflect.DeepEqual(got, want[:24]) || st.Prompts != 24 || st.Files != 8 {
-			t.Errorf("before the error: %d prompts %q, stats %+v", len(got), got, st)
-		}
-	})
+	ttest.CheckReadErrorStop(t, Scan, root, bad, want[:24], 8)
 }

@@ -121,7 +121,7 @@ func rawHuman(raw json.RawMessage) (human, ok bool) {
 }
 
 // refParseRecord is parseRecord written with encoding/json (maps, so keys
-// match exactly and the last duplicate wins, as in jsonscan.go).
+// match exactly and the last duplicate wins, as in package jsonscan).
 func refParseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 	r, ok := rawObject(line)
 	if !ok {

@@ -16,6 +16,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ttest"
 )
 
 // manifestRun is one prompt sent to the real agent (testdata/manifest.json,
@@ -58,22 +59,6 @@ func manifest(t *testing.T, harness string) map[int]manifestRun {
 	return out
 }
 
-func collect(t *testing.T, root string) ([]transcript.Prompt, transcript.Stats) {
-	t.Helper()
-	var got []transcript.Prompt
-	st, err := Scan(root, func(p transcript.Prompt) error {
-		got = append(got, p)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("Scan(%s): %v", root, err)
-	}
-	if st.Prompts != len(got) {
-		t.Errorf("Stats.Prompts = %d, emitted %d", st.Prompts, len(got))
-	}
-	return got, st
-}
-
 func ms(iso string) int64 {
 	t, err := time.Parse(time.RFC3339Nano, iso)
 	if err != nil {
@@ -84,7 +69,7 @@ func ms(iso string) int64 {
 
 func TestRealCodexExec(t *testing.T) {
 	runs := manifest(t, "codex")
-	got, st := collect(t, "testdata/codex")
+	got, st := ttest.Collect(t, Scan, "testdata/codex")
 	want := []int{1, 2, 3, 4, 6, 7, 8, 9} // cx-05 and cx-10 are commands
 	if len(got) != len(want) {
 		for _, p := range got {
@@ -122,7 +107,7 @@ func TestRealCodexExec(t *testing.T) {
 
 func TestRealCodexTUI(t *testing.T) {
 	runs := manifest(t, "codex-tui")
-	got, st := collect(t, "testdata/codex-tui")
+	got, st := ttest.Collect(t, Scan, "testdata/codex-tui")
 	if len(got) != 3 {
 		t.Fatalf("got %d prompts, want 3: %+v", len(got), got)
 	}
@@ -326,7 +311,7 @@ func TestSubagentSkipped(t *testing.T) {
 	exec := (&rb{}).meta(sess, "/w", map[string]any{"source": "exec"}).
 		userMsg("2026-01-02T03:04:06.000Z", "typed as an argv prompt", nil)
 	write(t, rolloutPath(root, sess), exec.bytes())
-	got, st := collect(t, root)
+	got, st := ttest.Collect(t, Scan, root)
 	eq(t, got, "typed as an argv prompt")
 	if st.Skipped != 2 || st.Files != 1 {
 		t.Errorf("stats = %+v", st)
@@ -402,9 +387,9 @@ func TestZstdAndPlainWins(t *testing.T) {
 		}
 		write(t, filepath.Join(root, "archived_sessions", filepath.Base(f)+".zst"), enc.EncodeAll(data, nil))
 	}
-	got, st := collect(t, root)
+	got, st := ttest.Collect(t, Scan, root)
 	want := []string{"from the plain file", "only compressed"}
-	plain, _ := collect(t, "testdata/codex")
+	plain, _ := ttest.Collect(t, Scan, "testdata/codex")
 	want = append(want, texts(plain)...)
 	eq(t, got, want...)
 	if st.Skipped != 1 || st.Files != 2+len(real) {
@@ -449,7 +434,7 @@ func TestArchivedCopyCountedOnce(t *testing.T) {
 		item("2026-01-02T03:04:07.000Z", "i9", "also once").bytes()
 	write(t, rolloutPath(root, sess), data)
 	write(t, filepath.Join(root, "archived_sessions", filepath.Base(rolloutPath(root, sess))), data)
-	got, st := collect(t, root)
+	got, st := ttest.Collect(t, Scan, root)
 	eq(t, got, "only once", "also once")
 	if st.Files != 2 {
 		t.Errorf("stats = %+v", st)
@@ -487,7 +472,7 @@ func TestLegacyFork(t *testing.T) {
 		write(t, filepath.Join(root, "sessions/2026/01/02/rollout-2026-01-02T02-00-00-"+child+".jsonl"), cb.bytes())
 		write(t, filepath.Join(root, "sessions/2026/01/02/rollout-2026-01-02T01-00-00-"+grand+".jsonl"), gb.bytes())
 		write(t, filepath.Join(root, "sessions/2026/01/02/rollout-2026-01-02T03-00-00-"+parent+".jsonl"), pb.bytes())
-		got, _ := collect(t, root)
+		got, _ := ttest.Collect(t, Scan, root)
 		var pairs []string
 		for _, p := range got {
 			pairs = append(pairs, p.Text+"@"+p.Session[len(p.Session)-1:])
@@ -501,7 +486,7 @@ func TestLegacyFork(t *testing.T) {
 	t.Run("parent gone", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, rolloutPath(root, child), cb.bytes())
-		got, _ := collect(t, root)
+		got, _ := ttest.Collect(t, Scan, root)
 		eq(t, got, "A", "B", "D", "B")
 	})
 	t.Run("paginated fork copies nothing", func(t *testing.T) {
@@ -510,7 +495,7 @@ func TestLegacyFork(t *testing.T) {
 		pg := (&rb{}).meta(child, "/p", map[string]any{"forked_from_id": parent, "history_mode": "paginated"}).
 			userMsg("2026-01-02T04:00:00.000Z", "A", nil)
 		write(t, rolloutPath(root, child), pg.bytes())
-		got, _ := collect(t, root)
+		got, _ := ttest.Collect(t, Scan, root)
 		eq(t, got, "A", "B", "C", "A")
 	})
 }

@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ttest"
 )
 
 // The stores are built by hand from the documented layout (cursor-agent
@@ -130,22 +131,6 @@ func chatPath(root, ws, id string) string {
 	return filepath.Join(root, "chats", ws, id, "store.db")
 }
 
-func collect(t *testing.T, root string) ([]transcript.Prompt, transcript.Stats) {
-	t.Helper()
-	var got []transcript.Prompt
-	st, err := Scan(root, func(p transcript.Prompt) error {
-		got = append(got, p)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("Scan: %v", err)
-	}
-	if st.Prompts != len(got) {
-		t.Errorf("Stats.Prompts = %d, emitted %d", st.Prompts, len(got))
-	}
-	return got, st
-}
-
 func eq(t *testing.T, got []transcript.Prompt, want ...string) {
 	t.Helper()
 	var g []string
@@ -192,7 +177,7 @@ func TestStoreRules(t *testing.T) {
 		},
 	}).build(t)
 	before := snapshot(t, root)
-	got, st := collect(t, root)
+	got, st := ttest.Collect(t, Scan, root)
 	if after := snapshot(t, root); after != before {
 		t.Errorf("the scan changed files:\n%s\n---\n%s", before, after)
 	}
@@ -220,7 +205,7 @@ func TestCreatedAt(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			(&store{path: chatPath(root, "w", chatA), agentID: chatA, createdAt: c.v, workspace: "/w", msgs: []any{user(query("hi"))}}).build(t)
-			got, _ := collect(t, root)
+			got, _ := ttest.Collect(t, Scan, root)
 			if len(got) != 1 || got[0].TS != c.want {
 				t.Errorf("got %+v, want TS %d", got, c.want)
 			}
@@ -231,7 +216,7 @@ func TestCreatedAt(t *testing.T) {
 		s := (&store{path: chatPath(root, "w", chatA), agentID: chatA, workspace: "/w", msgs: []any{user(query("hi"))}}).build(t)
 		mt := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 		os.Chtimes(s.path, mt, mt)
-		got, _ := collect(t, root)
+		got, _ := ttest.Collect(t, Scan, root)
 		if len(got) != 1 || got[0].TS != mt.UnixMilli() || !got[0].Approx {
 			t.Errorf("got %+v", got)
 		}
@@ -248,7 +233,7 @@ func TestWALStoreWithLiveWriter(t *testing.T) {
 		t.Fatalf("no WAL: %v", err)
 	}
 	before := snapshot(t, root)
-	got, _ := collect(t, root)
+	got, _ := ttest.Collect(t, Scan, root)
 	eq(t, got, "in the WAL")
 	if after := snapshot(t, root); after != before {
 		t.Errorf("the scan changed files:\n%s\n---\n%s", before, after)
@@ -268,7 +253,7 @@ func TestForkCopiesCountOnce(t *testing.T) {
 	dm := []any{sys, user(query("unanswered"))}
 	(&store{path: chatPath(root, "ws3", "d"), agentID: "d", createdAt: 400, workspace: "/u", msgs: dm}).build(t)
 	(&store{path: chatPath(root, "ws3", "e"), agentID: "e", createdAt: 500, workspace: "/u", msgs: append(dm, assistant("late"), user(query("next")))}).build(t)
-	got, _ := collect(t, root)
+	got, _ := ttest.Collect(t, Scan, root)
 	// In "b", "second" was typed again after the fork point: kept.
 	eq(t, got, "first", "second", "second", "third", "first", "unanswered", "next")
 	want := []string{"a", "a", "b", "b", "c", "d", "e"}
@@ -306,7 +291,7 @@ func TestMalformedStores(t *testing.T) {
 		db.Exec(`INSERT INTO meta VALUES ('0', ?)`, hex.EncodeToString([]byte(`{"agentId":"y","latestRootBlobId":"`+strings.Repeat("1", 64)+`"}`)))
 	})
 	(&store{path: chatPath(root, "w", "good"), agentID: "good", createdAt: 1, workspace: "/w", msgs: []any{user(query("still read"))}}).build(t)
-	got, st := collect(t, root)
+	got, st := ttest.Collect(t, Scan, root)
 	eq(t, got, "still read")
 	if st.Malformed != 4 || st.Files != 5 {
 		t.Errorf("stats %+v", st)
@@ -331,13 +316,13 @@ func TestOddLayouts(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "chats", "file"), nil, 0o600)
 	os.MkdirAll(filepath.Join(root, "projects"), 0o700)
 	os.WriteFile(filepath.Join(root, "projects", "p"), nil, 0o600)
-	got, st := collect(t, root)
+	got, st := ttest.Collect(t, Scan, root)
 	if len(got) != 0 || st.Skipped != 1 {
 		t.Errorf("%v %+v", got, st)
 	}
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o600)
-	if _, st := collect(t, file); st != (transcript.Stats{}) {
+	if _, st := ttest.Collect(t, Scan, file); st != (transcript.Stats{}) {
 		t.Errorf("a file as root: %+v", st)
 	}
 }
@@ -382,7 +367,7 @@ func TestMirror(t *testing.T) {
 	os.WriteFile(filepath.Join(tr, chatA+".jsonl"), []byte(mirrorLine("user", textParts(query("from the store's mirror")))), 0o600)
 	os.WriteFile(filepath.Join(tr, "old.txt"), []byte("user:\n<user_query>x</user_query>\n"), 0o600)
 
-	got, st := collect(t, root)
+	got, st := ttest.Collect(t, Scan, root)
 	eq(t, got, "from the store", "from the mirror", "string content")
 	m := got[1]
 	if m.Session != mirrorOnly || m.TS != mt.UnixMilli() || !m.Approx || m.Cwd != proj {

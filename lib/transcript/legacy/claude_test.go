@@ -14,26 +14,11 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ttest"
 )
 
 // Test helpers here are prefixed "claude": the package is shared with the
 // other agents' readers.
-
-func claudeCollect(t *testing.T, src Source) ([]transcript.Prompt, transcript.Stats) {
-	t.Helper()
-	var got []transcript.Prompt
-	st, err := ScanClaude(src, func(p transcript.Prompt) error {
-		got = append(got, p)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("ScanClaude: %v", err)
-	}
-	if st.Prompts != len(got) {
-		t.Errorf("Stats.Prompts = %d, emitted %d", st.Prompts, len(got))
-	}
-	return got, st
-}
 
 func claudeTexts(ps []transcript.Prompt) []string {
 	out := []string{}
@@ -119,7 +104,7 @@ func TestClaudeRealHistory(t *testing.T) {
 		}
 		return ""
 	}, "/nowhere")
-	got, st := claudeCollect(t, src)
+	got, st := ttest.Collect(t, ScanClaude, src)
 	want := []string{runs[0].Typed, runs[1].Typed, runs[2].Typed}
 	if g := claudeTexts(got); !reflect.DeepEqual(g, want) {
 		t.Fatalf("prompts:\n got %q\nwant %q", g, want)
@@ -157,7 +142,7 @@ func TestClaudeHistoryLines(t *testing.T) {
 		`{"display":"[Pasted text #1 +1 lines]","pastedContents":{"1":{"id":1,"type":"text","content":"/model opus\nnow"}},"timestamp":1767000014000,"project":"/w/a"}`,
 		``,
 	}, "\n"), map[string]string{"abc123.txt": "FROM CACHE\n", "../passwd.txt": "no"})
-	got, st := claudeCollect(t, src)
+	got, st := ttest.Collect(t, ScanClaude, src)
 	want := []string{
 		"plain prompt",
 		"review l1\nl2\nl3 and FROM CACHE\n please",
@@ -196,7 +181,7 @@ func TestClaudeHistoryMalformed(t *testing.T) {
 		`{"display":"ok two","timestamp":1767000000001,"project":"/w"}`,
 		`{"display":"torn`,
 	}, "\n")
-	got, st := claudeCollect(t, claudeHome(t, content, nil))
+	got, st := ttest.Collect(t, ScanClaude, claudeHome(t, content, nil))
 	if g := claudeTexts(got); !reflect.DeepEqual(g, []string{"ok one", "ok two"}) {
 		t.Errorf("prompts %q", g)
 	}
@@ -207,7 +192,7 @@ func TestClaudeHistoryMalformed(t *testing.T) {
 
 func TestClaudeHistoryFiles(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
-		got, st := claudeCollect(t, Source{Name: "claude", Path: filepath.Join(t.TempDir(), "history.jsonl")})
+		got, st := ttest.Collect(t, ScanClaude, Source{Name: "claude", Path: filepath.Join(t.TempDir(), "history.jsonl")})
 		if len(got) != 0 || st != (transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
@@ -244,7 +229,7 @@ func TestClaudeHistoryFiles(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			got, st := claudeCollect(t, Source{Name: "claude", Path: p})
+			got, st := ttest.Collect(t, ScanClaude, Source{Name: "claude", Path: p})
 			if len(got) != 0 || st.Skipped != 1 {
 				t.Errorf("%v %+v", got, st)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ttest"
 )
 
 // typedRuns reads the prompts as typed from a testdata manifest.
@@ -39,22 +40,6 @@ func typedRuns(t *testing.T, path, harness string) []string {
 		out = append(out, r.Typed)
 	}
 	return out
-}
-
-func legacyCollect(t *testing.T, scan func(Source, func(transcript.Prompt) error) (transcript.Stats, error), src Source) ([]transcript.Prompt, transcript.Stats) {
-	t.Helper()
-	var got []transcript.Prompt
-	st, err := scan(src, func(p transcript.Prompt) error {
-		got = append(got, p)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("scan %s: %v", src.Path, err)
-	}
-	if st.Prompts != len(got) {
-		t.Errorf("Stats.Prompts = %d, emitted %d", st.Prompts, len(got))
-	}
-	return got, st
 }
 
 func legacyTexts(ps []transcript.Prompt) []string {
@@ -95,7 +80,7 @@ func TestCodexSource(t *testing.T) {
 
 func TestCodexRealHistory(t *testing.T) {
 	typed := typedRuns(t, "testdata/codex/manifest.json", "codex-tui")
-	got, st := legacyCollect(t, ScanCodex, Source{"codex", "testdata/codex/history.jsonl"})
+	got, st := ttest.Collect(t, ScanCodex, Source{"codex", "testdata/codex/history.jsonl"})
 	if len(got) != 3 {
 		t.Fatalf("got %d prompts", len(got))
 	}
@@ -145,7 +130,7 @@ func TestCodexHistoryLines(t *testing.T) {
 	legacyWrite(t, path, strings.ReplaceAll(string(data), `"s3"`, `"`+id+`"`))
 	os.Chtimes(path, mt, mt)
 
-	got, st := legacyCollect(t, ScanCodex, Source{"codex", path})
+	got, st := ttest.Collect(t, ScanCodex, Source{"codex", path})
 	legacyEq(t, got, "seconds", "older builds", "already milliseconds", "no time", "multi\nline \"quoted\"")
 	if got[0].TS != 1700000000000 || got[1].Session != "s2" || got[2].TS != 1700000002000 {
 		t.Errorf("got %+v", got[:3])
@@ -164,14 +149,14 @@ func TestCodexHistoryLines(t *testing.T) {
 func TestCodexHistoryFiles(t *testing.T) {
 	dir := t.TempDir()
 	t.Run("missing", func(t *testing.T) {
-		got, st := legacyCollect(t, ScanCodex, Source{"codex", filepath.Join(dir, "none.jsonl")})
+		got, st := ttest.Collect(t, ScanCodex, Source{"codex", filepath.Join(dir, "none.jsonl")})
 		if len(got) != 0 || st != (transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})
 	t.Run("a folder", func(t *testing.T) {
 		os.Mkdir(filepath.Join(dir, "d.jsonl"), 0o700)
-		_, st := legacyCollect(t, ScanCodex, Source{"codex", filepath.Join(dir, "d.jsonl")})
+		_, st := ttest.Collect(t, ScanCodex, Source{"codex", filepath.Join(dir, "d.jsonl")})
 		if st.Skipped != 1 {
 			t.Errorf("%+v", st)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ttest"
 )
 
 func TestCursorSource(t *testing.T) {
@@ -34,7 +35,7 @@ func TestCursorHistory(t *testing.T) {
 	for _, p := range []string{global, chat, bad} {
 		os.Chtimes(p, mt, mt)
 	}
-	got, st := legacyCollect(t, ScanCursor, Source{"cursor", global})
+	got, st := ttest.Collect(t, ScanCursor, Source{"cursor", global})
 	legacyEq(t, got, "global one", "global two", "per chat", "as prompt", "plain string")
 	for i, p := range got {
 		session := ""
@@ -50,7 +51,7 @@ func TestCursorHistory(t *testing.T) {
 	}
 	// No global file: the chats' files are still read.
 	os.Remove(global)
-	got, _ = legacyCollect(t, ScanCursor, Source{"cursor", global})
+	got, _ = ttest.Collect(t, ScanCursor, Source{"cursor", global})
 	legacyEq(t, got, "per chat", "as prompt", "plain string")
 	stop := errors.New("stop")
 	if _, err := ScanCursor(Source{"cursor", global}, func(transcript.Prompt) error { return stop }); err != stop {

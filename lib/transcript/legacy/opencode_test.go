@@ -11,6 +11,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ttest"
 )
 
 func TestOpencodeSource(t *testing.T) {
@@ -40,7 +41,7 @@ func TestOpencodeRealHistory(t *testing.T) {
 	legacyWrite(t, path, string(data))
 	mt := time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC)
 	os.Chtimes(path, mt, mt)
-	got, st := legacyCollect(t, ScanOpencode, Source{"opencode", path})
+	got, st := ttest.Collect(t, ScanOpencode, Source{"opencode", path})
 	if len(got) != 3 {
 		t.Fatalf("got %d: %q", len(got), legacyTexts(got))
 	}
@@ -110,7 +111,7 @@ func TestOpencodeHistoryLines(t *testing.T) {
 		`{broken`,
 		`{"input":"no mode"}`,
 	}, "\n"))
-	got, st := legacyCollect(t, ScanOpencode, Source{"opencode", path})
+	got, st := ttest.Collect(t, ScanOpencode, Source{"opencode", path})
 	legacyEq(t, got, "kept", "no mode")
 	if st.Malformed != 2 {
 		t.Errorf("stats %+v", st)
@@ -119,7 +120,7 @@ func TestOpencodeHistoryLines(t *testing.T) {
 	if _, err := ScanOpencode(Source{"opencode", path}, func(transcript.Prompt) error { return stop }); err != stop {
 		t.Errorf("err %v", err)
 	}
-	got, st = legacyCollect(t, ScanOpencode, Source{"opencode", path + ".missing"})
+	got, st = ttest.Collect(t, ScanOpencode, Source{"opencode", path + ".missing"})
 	if len(got) != 0 || st != (transcript.Stats{}) {
 		t.Errorf("missing: %v %+v", got, st)
 	}

@@ -123,7 +123,7 @@ func rawStr(raw json.RawMessage) (string, bool) {
 }
 
 // refParseEntry is parseEntry written with encoding/json (maps, so keys
-// match exactly and the last duplicate wins, as in jsonscan.go).
+// match exactly and the last duplicate wins, as in package jsonscan).
 func refParseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 	var e map[string]json.RawMessage
 	if json.Unmarshal(line, &e) != nil || e == nil {

@@ -49,16 +49,17 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/jsonscan"
 )
 
 // DefaultRoot is where pi keeps its sessions: $PI_CODING_AGENT_SESSION_DIR,
 // else $PI_CODING_AGENT_DIR/sessions, else home/.pi/agent/sessions (a
 // leading "~" in the variables is expanded to home).
 func DefaultRoot(env transcript.Env, home string) string {
-	if d := expandHome(getenv(env, "PI_CODING_AGENT_SESSION_DIR"), home); d != "" {
+	if d := jsonscan.ExpandHome(jsonscan.Getenv(env, "PI_CODING_AGENT_SESSION_DIR"), home); d != "" {
 		return d
 	}
-	if d := expandHome(getenv(env, "PI_CODING_AGENT_DIR"), home); d != "" {
+	if d := jsonscan.ExpandHome(jsonscan.Getenv(env, "PI_CODING_AGENT_DIR"), home); d != "" {
 		return filepath.Join(d, "sessions")
 	}
 	return filepath.Join(home, ".pi", "agent", "sessions")
@@ -86,7 +87,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 		}
 		return files[i] < files[j]
 	})
-	err = scanPaths(files, scanSession, emit, &st)
+	err = jsonscan.ScanPaths(files, scanSession, emit, &st)
 	return st, err
 }
 
@@ -94,9 +95,9 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 // its typed prompts; only repeats within this one stream are dropped. A read
 // error is returned as a *transcript.ReadError for name.
 func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := newDedup(emit)
-	st, err := scanSession(newLineReader(r, streamBufSize), name, d.add)
-	st.Prompts = d.n
+	d := jsonscan.NewDedup(emit)
+	st, err := scanSession(jsonscan.NewLineReader(r, jsonscan.StreamBufSize), name, d.Add)
+	st.Prompts = d.Count()
 	return st, err
 }
 
@@ -106,19 +107,19 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 var userMarker = []byte(`"user"`)
 
 // scanSession reads one session (a scanFunc).
-func scanSession(lr *lineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
-	defer func() { st.Bytes = lr.n }()
+func scanSession(lr *jsonscan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
+	defer func() { st.Bytes = lr.Bytes() }()
 	var h header
 	first := true
 	for {
-		line, rerr := lr.next()
+		line, rerr := lr.Next()
 		if rerr == io.EOF {
 			break
 		}
 		if rerr != nil {
 			return st, &transcript.ReadError{Path: name, Err: rerr}
 		}
-		shaped, blank := objectShaped(line)
+		shaped, blank := jsonscan.ObjectShaped(line)
 		if blank {
 			continue
 		}
@@ -170,7 +171,7 @@ type header struct {
 // decode; isSession is false for a valid line that is not a session header.
 func parseHeader(line []byte, h *header) (isSession, ok bool) {
 	var typ, id, cwd, ts []byte
-	if !eachMember(line, func(k, v []byte) {
+	if !jsonscan.EachMember(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
 			typ = v
@@ -184,9 +185,9 @@ func parseHeader(line []byte, h *header) (isSession, ok bool) {
 	}) {
 		return false, false
 	}
-	t, ok1 := optString(typ)
-	idS, ok2 := optString(id)
-	cwdS, ok3 := optString(cwd)
+	t, ok1 := jsonscan.OptString(typ)
+	idS, ok2 := jsonscan.OptString(id)
+	cwdS, ok3 := jsonscan.OptString(cwd)
 	if !ok1 || !ok2 || !ok3 {
 		return false, false
 	}
@@ -203,7 +204,7 @@ func parseHeader(line []byte, h *header) (isSession, ok bool) {
 // decode (or a field it needs has the wrong type).
 func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 	var typ, id, ts, msg []byte
-	if !eachMember(line, func(k, v []byte) {
+	if !jsonscan.EachMember(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
 			typ = v
@@ -217,15 +218,15 @@ func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 	}) {
 		return p, false, true
 	}
-	isMessage, ok1 := strIs(typ, "message")
-	if !ok1 || !stringOrNull(id) || !(isNull(msg) || msg[0] == '{') {
+	isMessage, ok1 := jsonscan.StrIs(typ, "message")
+	if !ok1 || !jsonscan.StringOrNull(id) || !(jsonscan.IsNull(msg) || msg[0] == '{') {
 		return p, false, true
 	}
-	if !isMessage || isNull(msg) {
+	if !isMessage || jsonscan.IsNull(msg) {
 		return p, false, false
 	}
 	var role, content, msgTS []byte
-	eachMember(msg, func(k, v []byte) {
+	jsonscan.EachMember(msg, func(k, v []byte) {
 		switch string(k) {
 		case "role":
 			role = v
@@ -235,7 +236,7 @@ func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 			msgTS = v
 		}
 	})
-	isUser, ok := strIs(role, "user")
+	isUser, ok := jsonscan.StrIs(role, "user")
 	if !ok {
 		return p, false, true
 	}
@@ -246,7 +247,7 @@ func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 	if bad || !found {
 		return p, false, bad
 	}
-	entryID, _ := optString(id)
+	entryID, _ := jsonscan.OptString(id)
 	p, ok = userPrompt(text, entryID, msgTS, ts, h)
 	return p, ok, false
 }
@@ -289,21 +290,21 @@ func userPrompt(text, entryID string, msgTS, entryTS []byte, h *header) (p trans
 // "type" and "text".
 func contentText(v []byte) (text string, found, bad bool) {
 	switch {
-	case isNull(v):
+	case jsonscan.IsNull(v):
 		return "", false, false
 	case v[0] == '"':
-		text, ok := stringValue(v)
+		text, ok := jsonscan.StringValue(v)
 		return text, ok, !ok
 	case v[0] != '[':
 		return "", false, true
 	}
 	var b []byte // the text when there are two text blocks or more
-	ok := eachElement(v, func(el []byte) {
-		if bad || isNull(el) {
+	ok := jsonscan.EachElement(v, func(el []byte) {
+		if bad || jsonscan.IsNull(el) {
 			return
 		}
 		var typ, txt []byte
-		if !eachMember(el, func(k, v []byte) {
+		if !jsonscan.EachMember(el, func(k, v []byte) {
 			switch string(k) {
 			case "type":
 				typ = v
@@ -314,13 +315,13 @@ func contentText(v []byte) (text string, found, bad bool) {
 			bad = true
 			return
 		}
-		isText, ok := strIs(typ, "text")
-		if !ok || !stringOrNull(txt) {
+		isText, ok := jsonscan.StrIs(typ, "text")
+		if !ok || !jsonscan.StringOrNull(txt) {
 			bad = true
 			return
 		}
 		if isText {
-			s, ok := optString(txt)
+			s, ok := jsonscan.OptString(txt)
 			if !ok {
 				bad = true
 				return
@@ -396,7 +397,7 @@ func parseTime(raw []byte) (ms int64, ok bool) {
 		return 0, false
 	}
 	if raw[0] == '"' {
-		s, ok := stringValue(raw)
+		s, ok := jsonscan.StringValue(raw)
 		if !ok {
 			return 0, false
 		}

@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -17,57 +14,12 @@ import (
 	"time"
 
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ttest"
 )
 
-// collect runs ScanReader over content and returns what it emitted.
-func collect(t *testing.T, content string) ([]transcript.Prompt, transcript.Stats) {
-	t.Helper()
-	var got []transcript.Prompt
-	st, err := ScanReader(strings.NewReader(content), "test.jsonl", func(p transcript.Prompt) error {
-		got = append(got, p)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("ScanReader: %v", err)
-	}
-	if st.Prompts != len(got) {
-		t.Errorf("Stats.Prompts = %d, emitted %d", st.Prompts, len(got))
-	}
-	return got, st
-}
-
-func scanDir(t *testing.T, root string) ([]transcript.Prompt, transcript.Stats) {
-	t.Helper()
-	var got []transcript.Prompt
-	st, err := Scan(root, func(p transcript.Prompt) error {
-		got = append(got, p)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("Scan(%s): %v", root, err)
-	}
-	if st.Prompts != len(got) {
-		t.Errorf("Stats.Prompts = %d, emitted %d", st.Prompts, len(got))
-	}
-	return got, st
-}
-
-func texts(ps []transcript.Prompt) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Text
-	}
-	return out
-}
-
-func wantTexts(t *testing.T, got []transcript.Prompt, want ...string) {
-	t.Helper()
-	if want == nil {
-		want = []string{}
-	}
-	if g := texts(got); !reflect.DeepEqual(g, want) {
-		t.Errorf("prompts:\n got %q\nwant %q", g, want)
-	}
+// scanString runs ScanReader over s.
+func scanString(s string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return ScanReader(strings.NewReader(s), "test.jsonl", emit)
 }
 
 type manifestRun struct {
@@ -115,9 +67,9 @@ func TestRealSessions(t *testing.T) {
 		want = append(want, r)
 	}
 
-	got, st := scanDir(t, "testdata/sessions")
+	got, st := ttest.Collect(t, Scan, "testdata/sessions")
 	if len(got) != 9 || len(want) != 9 {
-		t.Fatalf("got %d prompts, want 9: %q", len(got), texts(got))
+		t.Fatalf("got %d prompts, want 9: %q", len(got), ttest.Texts(got))
 	}
 	sessions := map[string]string{} // manifest label -> header id
 	for i, p := range got {
@@ -211,8 +163,8 @@ func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
 
 func TestVersions(t *testing.T) {
 	t.Run("v3", func(t *testing.T) {
-		got, st := collect(t, lines(hdr3, userLine("a1", "", "hello three", 1767323046001)))
-		wantTexts(t, got, "hello three")
+		got, st := ttest.Collect(t, scanString, lines(hdr3, userLine("a1", "", "hello three", 1767323046001)))
+		ttest.WantTexts(t, got, "hello three")
 		p := got[0]
 		if p.Cwd != "/w/three" || p.Session != "sess-3" || p.TS != 1767323046001 || p.Src != "pi" || p.Approx {
 			t.Errorf("prompt %+v", p)
@@ -222,23 +174,23 @@ func TestVersions(t *testing.T) {
 		}
 	})
 	t.Run("v2 hookMessage is not a prompt", func(t *testing.T) {
-		got, _ := collect(t, lines(hdr2,
+		got, _ := ttest.Collect(t, scanString, lines(hdr2,
 			userLine("a1", "", "typed in v2", 1767323046001),
 			`{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-02T03:04:07.000Z","message":{"role":"hookMessage","customType":"x","content":"from a hook","display":true,"timestamp":1767323047000}}`,
 		))
-		wantTexts(t, got, "typed in v2")
+		ttest.WantTexts(t, got, "typed in v2")
 		if got[0].Cwd != "/w/two" || got[0].Session != "sess-2" {
 			t.Errorf("prompt %+v", got[0])
 		}
 	})
 	t.Run("v1 without ids", func(t *testing.T) {
-		got, _ := collect(t, lines(hdr1,
+		got, _ := ttest.Collect(t, scanString, lines(hdr1,
 			`{"type":"message","timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"user","content":"plain string content","timestamp":1767323046500}}`,
 			`{"type":"message","timestamp":"2026-01-02T03:04:07.250Z","message":{"role":"user","content":[{"type":"text","text":"no message timestamp"}]}}`,
 			`{"type":"message","message":{"role":"user","content":"no timestamp at all"}}`,
 			`{"type":"message","timestamp":"2026-01-02T03:04:08.000Z","message":{"role":"assistant","content":[{"type":"text","text":"an answer"}]}}`,
 		))
-		wantTexts(t, got, "plain string content", "no message timestamp", "no timestamp at all")
+		ttest.WantTexts(t, got, "plain string content", "no message timestamp", "no timestamp at all")
 		if len(got) != 3 {
 			return
 		}
@@ -317,8 +269,8 @@ func TestWhatIsAPrompt(t *testing.T) {
 			userLine("b1", "", `he said "role":"user" twice`, 1767323046001), []string{`he said "role":"user" twice`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, st := collect(t, lines(hdr3, tc.line))
-			wantTexts(t, got, tc.want...)
+			got, st := ttest.Collect(t, scanString, lines(hdr3, tc.line))
+			ttest.WantTexts(t, got, tc.want...)
 			if st.Malformed != 0 {
 				t.Errorf("malformed %d", st.Malformed)
 			}
@@ -339,8 +291,8 @@ func TestSkills(t *testing.T) {
 		{"not the expansion shape (no blank line before args)", block + "\nthe auth module", []string{block + "\nthe auth module"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := collect(t, lines(hdr3, userLine("s1", "", tc.text, 1767323046001)))
-			wantTexts(t, got, tc.want...)
+			got, _ := ttest.Collect(t, scanString, lines(hdr3, userLine("s1", "", tc.text, 1767323046001)))
+			ttest.WantTexts(t, got, tc.want...)
 		})
 	}
 	for _, tc := range []struct {
@@ -366,7 +318,7 @@ func TestSkills(t *testing.T) {
 
 // Every entry of the tree is a real event, abandoned branches included.
 func TestBranchesAllCount(t *testing.T) {
-	got, _ := collect(t, lines(hdr3,
+	got, _ := ttest.Collect(t, scanString, lines(hdr3,
 		userLine("a1", "", "first try", 1767323046001),
 		`{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-02T03:04:07.000Z","message":{"role":"assistant","content":[{"type":"text","text":"answer"}],"timestamp":1767323047000}}`,
 		userLine("a3", "a2", "follow-up on the abandoned branch", 1767323048001),
@@ -374,7 +326,7 @@ func TestBranchesAllCount(t *testing.T) {
 		userLine("a5", "a1", "second branch from a1", 1767323049001),
 		`{"type":"label","id":"a6","parentId":"a5","timestamp":"2026-01-02T03:04:10.000Z","targetId":"a5","label":"x"}`,
 	))
-	wantTexts(t, got, "first try", "follow-up on the abandoned branch", "second branch from a1")
+	ttest.WantTexts(t, got, "first try", "follow-up on the abandoned branch", "second branch from a1")
 }
 
 func TestMalformed(t *testing.T) {
@@ -393,9 +345,9 @@ func TestMalformed(t *testing.T) {
 		``,
 		`   `,
 	) + torn
-	got, st := collect(t, content)
+	got, st := ttest.Collect(t, scanString, content)
 	// a5 decodes (its odd timestamp is ignored) and takes the entry's or header's time.
-	wantTexts(t, got, "still read", "ok")
+	ttest.WantTexts(t, got, "still read", "ok")
 	if st.Malformed != 7 {
 		t.Errorf("malformed %d, want 7 (garbage, unterminated, number content, number text, array role, trailing, torn)", st.Malformed)
 	}
@@ -409,29 +361,29 @@ func TestMalformed(t *testing.T) {
 
 func TestHeader(t *testing.T) {
 	t.Run("not a session file", func(t *testing.T) {
-		got, st := collect(t, lines(`{"type":"note","text":"x"}`, userLine("a1", "", "not from pi", 1767323046001)))
-		wantTexts(t, got)
+		got, st := ttest.Collect(t, scanString, lines(`{"type":"note","text":"x"}`, userLine("a1", "", "not from pi", 1767323046001)))
+		ttest.WantTexts(t, got)
 		if st.Files != 0 || st.Skipped != 1 {
 			t.Errorf("stats %+v", st)
 		}
 	})
 	t.Run("torn header", func(t *testing.T) {
-		got, st := collect(t, lines(hdr3[:30], userLine("a1", "", "survives", 1767323046001)))
-		wantTexts(t, got, "survives")
+		got, st := ttest.Collect(t, scanString, lines(hdr3[:30], userLine("a1", "", "survives", 1767323046001)))
+		ttest.WantTexts(t, got, "survives")
 		if st.Malformed != 1 || st.Files != 1 || (len(got) == 1 && got[0].Cwd != "") {
 			t.Errorf("stats %+v, prompts %+v", st, got)
 		}
 	})
 	t.Run("CRLF and leading blank lines", func(t *testing.T) {
-		got, st := collect(t, "\r\n"+hdr3+"\r\n"+userLine("a1", "", "crlf", 1767323046001)+"\r\n")
-		wantTexts(t, got, "crlf")
+		got, st := ttest.Collect(t, scanString, "\r\n"+hdr3+"\r\n"+userLine("a1", "", "crlf", 1767323046001)+"\r\n")
+		ttest.WantTexts(t, got, "crlf")
 		if st.Malformed != 0 || (len(got) == 1 && got[0].Cwd != "/w/three") {
 			t.Errorf("stats %+v prompts %+v", st, got)
 		}
 	})
 	t.Run("empty", func(t *testing.T) {
-		got, st := collect(t, "")
-		wantTexts(t, got)
+		got, st := ttest.Collect(t, scanString, "")
+		ttest.WantTexts(t, got)
 		if st != (transcript.Stats{Files: 1}) {
 			t.Errorf("stats %+v", st)
 		}
@@ -446,8 +398,8 @@ func TestLongLines(t *testing.T) {
 		assistant,
 		userLine("a3", "a2", "after", 1767323048001),
 	) + userLine("a4", "a3", big+" last, no newline", 1767323049001)
-	got, st := collect(t, content)
-	wantTexts(t, got, "before "+big, "after", big+" last, no newline")
+	got, st := ttest.Collect(t, scanString, content)
+	ttest.WantTexts(t, got, "before "+big, "after", big+" last, no newline")
 	if st.Malformed != 0 {
 		t.Errorf("malformed %d", st.Malformed)
 	}
@@ -470,36 +422,13 @@ func TestEmitError(t *testing.T) {
 	}
 }
 
-type failingReader struct {
-	r   io.Reader
-	err error
-}
-
-func (f *failingReader) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if err == io.EOF {
-		return n, f.err
-	}
-	return n, err
-}
-
 func TestReaderError(t *testing.T) {
 	eio := errors.New("input/output error")
 	content := lines(hdr3, userLine("a1", "", "one", 1767323046001))
-	_, err := ScanReader(&failingReader{strings.NewReader(content), eio}, "s.jsonl", func(transcript.Prompt) error { return nil })
+	_, err := ScanReader(&ttest.FailingReader{R: strings.NewReader(content), Err: eio}, "s.jsonl", func(transcript.Prompt) error { return nil })
 	var re *transcript.ReadError
 	if !errors.As(err, &re) || re.Path != "s.jsonl" || !errors.Is(err, eio) {
 		t.Errorf("err = %v, want a ReadError for s.jsonl wrapping %v", err, eio)
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -510,17 +439,17 @@ func TestForkCopyCountsOnce(t *testing.T) {
 	root := t.TempDir()
 	a1 := userLine("a1", "", "asked in the parent", 1767323046001)
 	a3 := userLine("a3", "a2", "asked again later in the parent", 1767323048001)
-	writeFile(t, filepath.Join(root, "--w-three--", "2026-01-02T03-04-05-000Z_sess-3.jsonl"), lines(hdr3, a1, a3))
+	ttest.WriteFile(t, filepath.Join(root, "--w-three--", "2026-01-02T03-04-05-000Z_sess-3.jsonl"), lines(hdr3, a1, a3))
 	fork := `{"type":"session","version":3,"id":"sess-fork","timestamp":"2026-01-03T00:00:00.000Z","cwd":"/w/three","parentSession":"/x/2026-01-02T03-04-05-000Z_sess-3.jsonl"}`
-	writeFile(t, filepath.Join(root, "--w-three--", "2026-01-03T00-00-00-000Z_sess-fork.jsonl"),
+	ttest.WriteFile(t, filepath.Join(root, "--w-three--", "2026-01-03T00-00-00-000Z_sess-fork.jsonl"),
 		lines(fork, a1, userLine("f1", "a1", "only in the fork", 1767398400001)))
 	// A v1 branchedFrom copy of the same parent, in another folder.
 	v1 := `{"type":"session","id":"sess-v1","timestamp":"2026-01-04T00:00:00.000Z","cwd":"/w/three","branchedFrom":"/x/old.jsonl"}`
-	writeFile(t, filepath.Join(root, "elsewhere", "2026-01-04T00-00-00-000Z_sess-v1.jsonl"),
+	ttest.WriteFile(t, filepath.Join(root, "elsewhere", "2026-01-04T00-00-00-000Z_sess-v1.jsonl"),
 		lines(v1, `{"type":"message","timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"user","content":[{"type":"text","text":"asked in the parent"}],"timestamp":1767323046001}}`))
 
-	got, st := scanDir(t, root)
-	wantTexts(t, got, "asked in the parent", "asked again later in the parent", "only in the fork")
+	got, st := ttest.Collect(t, Scan, root)
+	ttest.WantTexts(t, got, "asked in the parent", "asked again later in the parent", "only in the fork")
 	if len(got) == 3 && (got[0].Session != "sess-3" || got[2].Session != "sess-fork") {
 		t.Errorf("sessions %q %q", got[0].Session, got[2].Session)
 	}
@@ -528,15 +457,15 @@ func TestForkCopyCountsOnce(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	// Without the cross-file dedup, each file yields its own copy.
-	g2, _ := collect(t, lines(fork, a1, userLine("f1", "a1", "only in the fork", 1767398400001)))
-	wantTexts(t, g2, "asked in the parent", "only in the fork")
+	g2, _ := ttest.Collect(t, scanString, lines(fork, a1, userLine("f1", "a1", "only in the fork", 1767398400001)))
+	ttest.WantTexts(t, g2, "asked in the parent", "only in the fork")
 }
 
 // The header's cwd is the project, whatever folder the file sits in.
 func TestCwdFromHeaderNotFolder(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, "--home-a-x--", "s.jsonl"), lines(hdr3, userLine("a1", "", "where am i", 1767323046001)))
-	got, _ := scanDir(t, root)
+	ttest.WriteFile(t, filepath.Join(root, "--home-a-x--", "s.jsonl"), lines(hdr3, userLine("a1", "", "where am i", 1767323046001)))
+	got, _ := ttest.Collect(t, Scan, root)
 	if len(got) != 1 || got[0].Cwd != "/w/three" {
 		t.Errorf("got %+v", got)
 	}
@@ -544,11 +473,11 @@ func TestCwdFromHeaderNotFolder(t *testing.T) {
 
 func TestScanFiles(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, "p", "a.jsonl"), lines(hdr3, userLine("a1", "", "from a", 1767323046001)))
-	writeFile(t, filepath.Join(root, "p", "notes.txt"), lines(hdr3, userLine("n1", "", "not a transcript name", 1767323046002)))
-	writeFile(t, filepath.Join(root, "p", "a.jsonl.bak"), lines(hdr3, userLine("n2", "", "not a transcript name", 1767323046003)))
+	ttest.WriteFile(t, filepath.Join(root, "p", "a.jsonl"), lines(hdr3, userLine("a1", "", "from a", 1767323046001)))
+	ttest.WriteFile(t, filepath.Join(root, "p", "notes.txt"), lines(hdr3, userLine("n1", "", "not a transcript name", 1767323046002)))
+	ttest.WriteFile(t, filepath.Join(root, "p", "a.jsonl.bak"), lines(hdr3, userLine("n2", "", "not a transcript name", 1767323046003)))
 	other := t.TempDir()
-	writeFile(t, filepath.Join(other, "linked.jsonl"), lines(hdr2, userLine("l1", "", "through a symlink", 1767323046004)))
+	ttest.WriteFile(t, filepath.Join(other, "linked.jsonl"), lines(hdr2, userLine("l1", "", "through a symlink", 1767323046004)))
 	if err := os.Symlink(filepath.Join(other, "linked.jsonl"), filepath.Join(root, "p", "b.jsonl")); err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +492,7 @@ func TestScanFiles(t *testing.T) {
 	var st transcript.Stats
 	go func() {
 		defer close(done)
-		got, st = scanDir(t, root)
+		got, st = ttest.Collect(t, Scan, root)
 	}()
 	select {
 	case <-done:
@@ -571,14 +500,14 @@ func TestScanFiles(t *testing.T) {
 		t.Fatal("Scan blocked (on the FIFO?)")
 	}
 	sort.Slice(got, func(i, j int) bool { return got[i].TS < got[j].TS })
-	wantTexts(t, got, "from a", "through a symlink")
+	ttest.WantTexts(t, got, "from a", "through a symlink")
 	if st.Files != 2 || st.Skipped != 2 {
 		t.Errorf("stats %+v, want 2 files read, 2 skipped (FIFO, symlink to a folder)", st)
 	}
 
 	t.Run("single file root", func(t *testing.T) {
-		got, st := scanDir(t, filepath.Join(root, "p", "a.jsonl"))
-		wantTexts(t, got, "from a")
+		got, st := ttest.Collect(t, Scan, filepath.Join(root, "p", "a.jsonl"))
+		ttest.WantTexts(t, got, "from a")
 		if st.Files != 1 {
 			t.Errorf("stats %+v", st)
 		}
@@ -588,18 +517,18 @@ func TestScanFiles(t *testing.T) {
 		if err := os.Symlink(filepath.Join(root, "p"), link); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := scanDir(t, link)
+		got, _ := ttest.Collect(t, Scan, link)
 		sort.Slice(got, func(i, j int) bool { return got[i].TS < got[j].TS })
-		wantTexts(t, got, "from a", "through a symlink")
+		ttest.WantTexts(t, got, "from a", "through a symlink")
 	})
 	t.Run("missing root", func(t *testing.T) {
-		got, st := scanDir(t, filepath.Join(root, "nope"))
+		got, st := ttest.Collect(t, Scan, filepath.Join(root, "nope"))
 		if len(got) != 0 || st != (transcript.Stats{}) {
 			t.Errorf("got %v %+v", got, st)
 		}
 	})
 	t.Run("FIFO root", func(t *testing.T) {
-		got, st := scanDir(t, filepath.Join(root, "p", "fifo.jsonl"))
+		got, st := ttest.Collect(t, Scan, filepath.Join(root, "p", "fifo.jsonl"))
 		if len(got) != 0 || st.Skipped != 1 {
 			t.Errorf("got %v %+v", got, st)
 		}
@@ -610,7 +539,7 @@ func TestScanFiles(t *testing.T) {
 // with a ReadError naming it.
 func TestReadErrorOnDirectory(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, "p", "2026-01-01T00-00-00-000Z_a.jsonl"), lines(hdr3, userLine("a1", "", "from a", 1767323046001)))
+	ttest.WriteFile(t, filepath.Join(root, "p", "2026-01-01T00-00-00-000Z_a.jsonl"), lines(hdr3, userLine("a1", "", "from a", 1767323046001)))
 	bad := filepath.Join(root, "p", "2026-01-02T00-00-00-000Z_b.jsonl")
 	if err := os.MkdirAll(bad, 0o700); err != nil {
 		t.Fatal(err)
@@ -632,27 +561,6 @@ func TestReadErrorOnDirectory(t *testing.T) {
 	}
 }
 
-// withProcs runs fn with GOMAXPROCS set to each of 1 (files read one by
-// one) and 4 (read ahead by several goroutines).
-func withProcs(t *testing.T, fn func(t *testing.T)) {
-	for _, n := range []int{1, 4} {
-		t.Run(fmt.Sprintf("procs=%d", n), func(t *testing.T) {
-			old := runtime.GOMAXPROCS(n)
-			defer runtime.GOMAXPROCS(old)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				fn(t)
-			}()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				panic("scan deadlocked")
-			}
-		})
-	}
-}
-
 // Prompts come in file order, whoever reads the files; an emit error or an
 // I/O error stops the scan at that point.
 func TestScanOrderAndStop(t *testing.T) {
@@ -666,45 +574,13 @@ func TestScanOrderAndStop(t *testing.T) {
 			ls = append(ls, userLine(fmt.Sprintf("e%d", j), "", text, 1767323046001+int64(100*i+j)))
 			want = append(want, text)
 		}
-		writeFile(t, filepath.Join(root, fmt.Sprintf("d%d", i%3), fmt.Sprintf("2026-01-01T00-00-%02d-000Z_s.jsonl", i)), lines(ls...))
+		ttest.WriteFile(t, filepath.Join(root, fmt.Sprintf("d%d", i%3), fmt.Sprintf("2026-01-01T00-00-%02d-000Z_s.jsonl", i)), lines(ls...))
 	}
-	withProcs(t, func(t *testing.T) {
-		got, st := scanDir(t, root)
-		wantTexts(t, got, want...)
-		if st.Files != 20 || st.Prompts != 60 {
-			t.Errorf("stats %+v", st)
-		}
-
-		stop := errors.New("enough")
-		n := 0
-		st, err := Scan(root, func(p transcript.Prompt) error {
-			n++
-			if n == 10 {
-				return stop
-			}
-			return nil
-		})
-		if err != stop || n != 10 || st.Prompts != 9 {
-			t.Errorf("emit error: err %v, %d calls, stats %+v", err, n, st)
-		}
-	})
+	ttest.CheckOrderAndStop(t, Scan, root, want, 20)
 
 	bad := filepath.Join(root, "d0", "2026-01-01T00-00-07-500Z_s.jsonl")
 	if err := os.Mkdir(bad, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	withProcs(t, func(t *testing.T) {
-		var got []string
-		st, err := Scan(root, func(p transcript.Prompt) error {
-			got = append(got, p.Text)
-			return nil
-		})
-		var re *transcript.ReadError
-		if !errors.As(err, &re) || re.Path != bad {
-			t.Fatalf("err = %v", err)
-		}
-		if !reflect.DeepEqual(got, want[:24]) || st.Prompts != 24 || st.Files != 8 {
-			t.Errorf("before the error: %d prompts %q, stats %+v", len(got), got, st)
-		}
-	})
+	ttest.CheckReadErrorStop(t, Scan, root, bad, want[:24], 8)
 }

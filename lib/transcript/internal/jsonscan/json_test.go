@@ -1,14 +1,41 @@
-package pi
+package jsonscan
 
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// walk decodes a JSON value with the reader in jsonscan.go into the shapes
+// fixtureLines returns the lines of the real transcripts the pi and claude
+// readers test with (the fuzz seeds).
+func fixtureLines(f *testing.F) [][]byte {
+	var files []string
+	for _, pattern := range []string{
+		"../../pi/testdata/sessions/*/*.jsonl",
+		"../../claude/testdata/*/projects/*/*.jsonl",
+	} {
+		m, _ := filepath.Glob(pattern)
+		if len(m) == 0 {
+			f.Fatalf("no fixture transcripts %s", pattern)
+		}
+		files = append(files, m...)
+	}
+	var out [][]byte
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))...)
+	}
+	return out
+}
+
+// walk decodes a JSON value with the reader in json.go into the shapes
 // encoding/json gives with UseNumber, so the two can be compared.
 func walk(v []byte) (any, bool) {
 	t := bytes.TrimSpace(v)
@@ -16,10 +43,10 @@ func walk(v []byte) (any, bool) {
 		return nil, false
 	}
 	switch t[0] {
-	case '{': // eachMember takes the white space around
+	case '{': // EachMember takes the white space around
 		out := map[string]any{}
 		ok := true
-		if !eachMember(v, func(k, val []byte) {
+		if !EachMember(v, func(k, val []byte) {
 			x, good := walk(val)
 			ok = ok && good
 			out[string(k)] = x
@@ -32,7 +59,7 @@ func walk(v []byte) (any, bool) {
 	case '[':
 		out := []any{}
 		ok := true
-		if !eachElement(v, func(el []byte) {
+		if !EachElement(v, func(el []byte) {
 			x, good := walk(el)
 			ok = ok && good
 			out = append(out, x)
@@ -41,7 +68,7 @@ func walk(v []byte) (any, bool) {
 		}
 		return out, ok
 	case '"':
-		return stringValue(v)
+		return StringValue(v)
 	case 't':
 		return true, string(v) == "true"
 	case 'f':
@@ -67,7 +94,7 @@ func checkWalk(t *testing.T, b []byte) {
 	var got any
 	var ok bool
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		got, ok = walk(b) // eachMember takes the white space around
+		got, ok = walk(b) // EachMember takes the white space around
 	} else {
 		if !json.Valid(b) {
 			walk(trimmed) // must not panic
@@ -117,7 +144,7 @@ func TestJSONScan(t *testing.T) {
 	}
 	// Deep nesting is refused, not a stack overflow.
 	deep := []byte(`{"a":` + strings.Repeat("[", 5_000_000))
-	if eachMember(deep, func(k, v []byte) {}) {
+	if EachMember(deep, func(k, v []byte) {}) {
 		t.Error("deep nesting accepted")
 	}
 }

@@ -1,6 +1,13 @@
-package pi
-
-// This file is kept identical in the pi and claude packages (a test checks).
+// Package jsonscan holds what the JSONL transcript readers of package pi
+// and package claude share: a JSON reader that locates the few fields a
+// reader needs without decoding the rest (json.go), and the reading of
+// transcript files line by line, in order, with read-ahead and
+// deduplication (lines.go).
+//
+// Its LineReader is not internal/jsonl's Reader: it strips "\r\n" (jsonl
+// keeps the "\r"), takes its buffer size from the caller, releases a buffer
+// grown by a huge line, and can stop a file at the size it had when opened.
+package jsonscan
 
 import (
 	"bytes"
@@ -143,10 +150,10 @@ func skipLiteral(b []byte, i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
-// eachMember calls fn with the key and raw value of every member of the
+// EachMember calls fn with the key and raw value of every member of the
 // object that is the whole of b (white space around it allowed), in order.
 // It returns false if b is not a well-formed object.
-func eachMember(b []byte, fn func(key, val []byte)) bool {
+func EachMember(b []byte, fn func(key, val []byte)) bool {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -196,9 +203,9 @@ func eachMember(b []byte, fn func(key, val []byte)) bool {
 	}
 }
 
-// eachElement calls fn with every raw element of the array v (a value
-// located by eachMember). It returns false if v is not an array.
-func eachElement(v []byte, fn func(elem []byte)) bool {
+// EachElement calls fn with every raw element of the array v (a value
+// located by EachMember). It returns false if v is not an array.
+func EachElement(v []byte, fn func(elem []byte)) bool {
 	if len(v) == 0 || v[0] != '[' {
 		return false
 	}
@@ -227,11 +234,11 @@ func eachElement(v []byte, fn func(elem []byte)) bool {
 	}
 }
 
-func isNull(v []byte) bool { return len(v) == 0 || string(v) == "null" }
+func IsNull(v []byte) bool { return len(v) == 0 || string(v) == "null" }
 
-// stringValue decodes the raw string value v. ok is false when v is not a
+// StringValue decodes the raw string value v. ok is false when v is not a
 // string (or holds a bad escape).
-func stringValue(v []byte) (s string, ok bool) {
+func StringValue(v []byte) (s string, ok bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false
 	}
@@ -244,11 +251,11 @@ func stringValue(v []byte) (s string, ok bool) {
 	return unsafe.String(unsafe.SliceData(out), len(out)), ok
 }
 
-// strIs reports whether the optional string member v is s (absent and
+// StrIs reports whether the optional string member v is s (absent and
 // null count as ""); ok is false when v is neither a string nor null. It
 // allocates nothing unless v holds escapes. s must be valid UTF-8.
-func strIs(v []byte, s string) (is, ok bool) {
-	if isNull(v) {
+func StrIs(v []byte, s string) (is, ok bool) {
+	if IsNull(v) {
 		return s == "", true
 	}
 	if len(v) < 2 || v[0] != '"' {
@@ -257,21 +264,21 @@ func strIs(v []byte, s string) (is, ok bool) {
 	if in := v[1 : len(v)-1]; bytes.IndexByte(in, '\\') < 0 {
 		return string(in) == s, true
 	}
-	got, ok := stringValue(v)
+	got, ok := StringValue(v)
 	return ok && got == s, ok
 }
 
-// stringOrNull reports whether the located value v is a string or null (or
+// StringOrNull reports whether the located value v is a string or null (or
 // absent), without decoding it.
-func stringOrNull(v []byte) bool { return isNull(v) || v[0] == '"' }
+func StringOrNull(v []byte) bool { return IsNull(v) || v[0] == '"' }
 
-// optString decodes an optional string member: absent and null are "";
+// OptString decodes an optional string member: absent and null are "";
 // ok is false for another type.
-func optString(v []byte) (string, bool) {
-	if isNull(v) {
+func OptString(v []byte) (string, bool) {
+	if IsNull(v) {
 		return "", true
 	}
-	return stringValue(v)
+	return StringValue(v)
 }
 
 // appendUnquoted appends the decoded contents of a JSON string (without

@@ -1,6 +1,4 @@
-package pi
-
-// This file is kept identical in the pi and claude packages (a test checks).
+package jsonscan
 
 import (
 	"bufio"
@@ -17,31 +15,34 @@ import (
 	"hist/lib/transcript"
 )
 
-// Read buffers: lines that fit are handled in place, without a copy. Scan
-// reads many files, with large reads; ScanReader reads one stream.
+// Read buffers: lines that fit are handled in place, without a copy.
+// ScanPaths reads many files, with large reads; a reader's ScanReader reads
+// one stream (StreamBufSize).
 const (
 	readBufSize   = 1 << 20
-	streamBufSize = 64 << 10
+	StreamBufSize = 64 << 10
 )
 
 // keepLongCap bounds the buffer kept for long lines between lines: a larger
 // one (left by a line of many megabytes) is released.
 const keepLongCap = 8 << 20
 
-// lineReader hands out the lines of a stream one at a time, of any length,
+// LineReader hands out the lines of a stream one at a time, of any length,
 // holding at most one line (plus the read buffer) in memory.
-type lineReader struct {
+type LineReader struct {
 	br   *bufio.Reader
 	long []byte // a line longer than the buffer, assembled
 	n    int64  // bytes consumed since the last reset
 	lim  io.LimitedReader
 }
 
-func newLineReader(r io.Reader, size int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, size)}
+// NewLineReader returns a LineReader reading r through a buffer of size
+// bytes; lines up to that size are handed out without a copy.
+func NewLineReader(r io.Reader, size int) *LineReader {
+	return &LineReader{br: bufio.NewReaderSize(r, size)}
 }
 
-func (lr *lineReader) reset(r io.Reader) {
+func (lr *LineReader) reset(r io.Reader) {
 	lr.br.Reset(r)
 	lr.n = 0
 	if cap(lr.long) > keepLongCap {
@@ -49,11 +50,11 @@ func (lr *lineReader) reset(r io.Reader) {
 	}
 }
 
-// next returns the next line without its line ending; the slice is only
+// Next returns the next line without its line ending; the slice is only
 // valid until the next call. A last line with no newline (possibly torn) is
 // returned like the others. It returns io.EOF after the last line, and any
 // other error from the underlying reader.
-func (lr *lineReader) next() ([]byte, error) {
+func (lr *LineReader) Next() ([]byte, error) {
 	if cap(lr.long) > keepLongCap {
 		lr.long = nil
 	}
@@ -81,6 +82,10 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
+// Bytes returns the number of bytes consumed since the reader was made or
+// reset, line endings included.
+func (lr *LineReader) Bytes() int64 { return lr.n }
+
 func trimEOL(b []byte) []byte {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
@@ -91,11 +96,11 @@ func trimEOL(b []byte) []byte {
 	return b
 }
 
-// objectShaped reports whether a non-blank line starts with "{" and ends
+// ObjectShaped reports whether a non-blank line starts with "{" and ends
 // with "}" (ignoring surrounding white space): the cheap test that catches
 // torn and garbage lines without decoding them. blank is true for a line of
 // white space only.
-func objectShaped(line []byte) (ok, blank bool) {
+func ObjectShaped(line []byte) (ok, blank bool) {
 	i, j := 0, len(line)
 	for i < j && isSpace(line[i]) {
 		i++
@@ -138,7 +143,7 @@ func openTranscript(path string) (f *os.File, size int64, skip bool, err error) 
 // resetFile starts reading f's first size bytes: what the file held when it
 // was opened (an agent may be appending to it). Stopping there saves the
 // read that would only find the end.
-func (lr *lineReader) resetFile(f *os.File, size int64) {
+func (lr *LineReader) resetFile(f *os.File, size int64) {
 	if size <= 0 {
 		size = 1 // a directory or special file: let the read report it
 	}
@@ -146,8 +151,8 @@ func (lr *lineReader) resetFile(f *os.File, size int64) {
 	lr.reset(&lr.lim)
 }
 
-// expandHome expands a leading "~" the way the agent does for its variables.
-func expandHome(p, home string) string {
+// ExpandHome expands a leading "~" the way the agent does for its variables.
+func ExpandHome(p, home string) string {
 	p = strings.TrimSpace(p)
 	switch {
 	case p == "~":
@@ -158,26 +163,33 @@ func expandHome(p, home string) string {
 	return p
 }
 
-func getenv(env transcript.Env, key string) string {
+// Getenv returns env(key), or "" when env is nil.
+func Getenv(env transcript.Env, key string) string {
 	if env == nil {
 		return ""
 	}
 	return env(key)
 }
 
-// dedup passes each prompt to emit once per Key; prompts without a key
-// always pass. n counts the prompts passed.
-type dedup struct {
+// Dedup passes each prompt to emit once per Key; prompts without a key
+// always pass.
+type Dedup struct {
 	seen map[string]struct{}
 	emit func(transcript.Prompt) error
 	n    int
 }
 
-func newDedup(emit func(transcript.Prompt) error) *dedup {
-	return &dedup{seen: make(map[string]struct{}), emit: emit}
+// NewDedup returns a Dedup passing prompts to emit.
+func NewDedup(emit func(transcript.Prompt) error) *Dedup {
+	return &Dedup{seen: make(map[string]struct{}), emit: emit}
 }
 
-func (d *dedup) add(p transcript.Prompt) error {
+// Count returns the number of prompts passed to emit.
+func (d *Dedup) Count() int { return d.n }
+
+// Add passes p to emit unless a prompt with its Key was passed before, and
+// returns emit's error.
+func (d *Dedup) Add(p transcript.Prompt) error {
 	if p.Key != "" {
 		if _, dup := d.seen[p.Key]; dup {
 			return nil
@@ -191,10 +203,10 @@ func (d *dedup) add(p transcript.Prompt) error {
 	return nil
 }
 
-// scanFunc reads one transcript from lr (name is for errors) and passes its
+// ScanFunc reads one transcript from lr (name is for errors) and passes its
 // prompts to add, stopping at the first error add returns. Its stats do not
 // count prompts.
-type scanFunc func(lr *lineReader, name string, add func(transcript.Prompt) error) (transcript.Stats, error)
+type ScanFunc func(lr *LineReader, name string, add func(transcript.Prompt) error) (transcript.Stats, error)
 
 // maxWorkers bounds the files read at the same time; batchFiles files are
 // handed to a worker at a time.
@@ -203,18 +215,18 @@ const (
 	batchFiles = 16
 )
 
-// scanPaths reads the files in order and passes their prompts, deduplicated
+// ScanPaths reads the files in order and passes their prompts, deduplicated
 // by Key, to emit, in file order and on the calling goroutine. With more
 // than one CPU, the next files are read ahead by other goroutines (each
 // file's prompts are held until their turn). It stops at the first error
 // (an I/O error of a file, or one emit returns), and adds what it saw to
 // st.
-func scanPaths(paths []string, scan scanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
-	d := newDedup(emit)
+func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
+	d := NewDedup(emit)
 	defer func() { st.Prompts += d.n }()
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(paths)+batchFiles-1)/batchFiles)
 	if workers < 2 {
-		lr := newLineReader(nil, readBufSize)
+		lr := NewLineReader(nil, readBufSize)
 		for _, path := range paths {
 			f, size, skip, err := openTranscript(path)
 			if err != nil {
@@ -225,7 +237,7 @@ func scanPaths(paths []string, scan scanFunc, emit func(transcript.Prompt) error
 				continue
 			}
 			lr.resetFile(f, size)
-			fst, err := scan(lr, path, d.add)
+			fst, err := scan(lr, path, d.Add)
 			f.Close()
 			st.Add(fst)
 			if err != nil {
@@ -272,7 +284,7 @@ func scanPaths(paths []string, scan scanFunc, emit func(transcript.Prompt) error
 	for range workers {
 		go func() {
 			defer wg.Done()
-			lr := newLineReader(nil, readBufSize)
+			lr := NewLineReader(nil, readBufSize)
 			for j := range jobs {
 				rs := make([]result, 0, len(j.paths))
 				for _, path := range j.paths {
@@ -308,7 +320,7 @@ func scanPaths(paths []string, scan scanFunc, emit func(transcript.Prompt) error
 		for _, r := range <-j.res {
 			st.Add(r.st)
 			for _, p := range r.prompts {
-				if err := d.add(p); err != nil {
+				if err := d.Add(p); err != nil {
 					return err
 				}
 			}

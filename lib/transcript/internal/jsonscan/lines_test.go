@@ -1,0 +1,160 @@
+package jsonscan
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"hist/lib/transcript"
+)
+
+func readAll(t *testing.T, lr *LineReader) []string {
+	t.Helper()
+	var got []string
+	for {
+		l, err := lr.Next()
+		if err == io.EOF {
+			return got
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(l))
+	}
+}
+
+func TestLineReader(t *testing.T) {
+	const size = 16 // the smallest buffer bufio allows
+	long := strings.Repeat("x", 5*size+3)
+	in := "a\n\n" + long + "\r\nb\r\n\r\n" + long + "\nc\rd\nlast"
+	want := []string{"a", "", long, "b", "", long, "c\rd", "last"}
+	for name, r := range map[string]io.Reader{
+		"whole":    strings.NewReader(in),
+		"one byte": iotest.OneByteReader(strings.NewReader(in)),
+	} {
+		lr := NewLineReader(r, size)
+		got := readAll(t, lr)
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: got %q", name, got)
+		}
+		if lr.Bytes() != int64(len(in)) {
+			t.Errorf("%s: %d bytes, want %d", name, lr.Bytes(), len(in))
+		}
+		if _, err := lr.Next(); err != io.EOF {
+			t.Errorf("%s: after the end: %v", name, err)
+		}
+	}
+	for in, want := range map[string][]string{"": nil, "\n": {""}, "x": {"x"}, long: {long}, "x\r": {"x\r"}} {
+		if got := readAll(t, NewLineReader(strings.NewReader(in), size)); strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("%.20q: got %q", in, got)
+		}
+	}
+}
+
+func TestLineReaderError(t *testing.T) {
+	boom := errors.New("boom")
+	lr := NewLineReader(io.MultiReader(strings.NewReader("ok\n"+strings.Repeat("y", 40)), iotest.ErrReader(boom)), 16)
+	if l, err := lr.Next(); err != nil || string(l) != "ok" {
+		t.Fatalf("%q %v", l, err)
+	}
+	if _, err := lr.Next(); !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// A buffer grown by a huge line is not kept for the lines after it.
+func TestLineReaderReleasesHugeBuffer(t *testing.T) {
+	huge := strings.Repeat("z", keepLongCap+1)
+	lr := NewLineReader(strings.NewReader(huge+"\nshort\n"), 1<<10)
+	if l, err := lr.Next(); err != nil || len(l) != len(huge) {
+		t.Fatalf("%d %v", len(l), err)
+	}
+	if l, err := lr.Next(); err != nil || string(l) != "short" {
+		t.Fatalf("%q %v", l, err)
+	}
+	if cap(lr.long) > keepLongCap {
+		t.Errorf("kept a buffer of %d bytes", cap(lr.long))
+	}
+}
+
+// resetFile reads only what the file held when it was opened.
+func TestResetFileStopsAtSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(path, []byte("one\ntwo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, size, skip, err := openTranscript(path)
+	if err != nil || skip {
+		t.Fatal(skip, err)
+	}
+	defer f.Close()
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteString("three\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	lr := NewLineReader(nil, 16)
+	lr.resetFile(f, size)
+	if got := readAll(t, lr); strings.Join(got, "|") != "one|two" || lr.Bytes() != size {
+		t.Errorf("got %q, %d bytes", got, lr.Bytes())
+	}
+	if _, _, skip, err := openTranscript(filepath.Join(t.TempDir(), "gone")); !skip || err != nil {
+		t.Errorf("missing file: skip %v, err %v", skip, err)
+	}
+}
+
+func TestObjectShaped(t *testing.T) {
+	for in, want := range map[string][2]bool{
+		`{}`: {true, false}, " \t{\"a\":1}\r": {true, false}, "": {false, true}, " \r\t": {false, true},
+		`{"a":1`: {false, false}, `[]`: {false, false}, `x{}`: {false, false}, `}{`: {false, false},
+	} {
+		if ok, blank := ObjectShaped([]byte(in)); ok != want[0] || blank != want[1] {
+			t.Errorf("ObjectShaped(%q) = %v, %v", in, ok, blank)
+		}
+	}
+}
+
+func TestExpandHome(t *testing.T) {
+	for in, want := range map[string]string{
+		"~": "/h", " ~/a/b ": "/h/a/b", "~x": "~x", "/abs": "/abs", "": "", "rel/~": "rel/~",
+	} {
+		if got := ExpandHome(in, "/h"); got != want {
+			t.Errorf("ExpandHome(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if Getenv(nil, "X") != "" || Getenv(func(k string) string { return k + "!" }, "X") != "X!" {
+		t.Error("Getenv")
+	}
+}
+
+func TestDedup(t *testing.T) {
+	var got []string
+	boom := errors.New("boom")
+	d := NewDedup(func(p transcript.Prompt) error {
+		if p.Text == "fail" {
+			return boom
+		}
+		got = append(got, p.Text)
+		return nil
+	})
+	for _, p := range []transcript.Prompt{
+		{Text: "a", Key: "k1"}, {Text: "b", Key: "k1"}, {Text: "c"}, {Text: "c"}, {Text: "d", Key: "k2"},
+	} {
+		if err := d.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Add(transcript.Prompt{Text: "fail"}); !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+	if strings.Join(got, "") != "accd" || d.Count() != 4 {
+		t.Errorf("got %q, count %d", got, d.Count())
+	}
+}
