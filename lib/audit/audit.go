@@ -71,6 +71,7 @@ type Report struct {
 	Unredacted  int // stored records redaction would still change
 	Unreadable  []string
 	Permissions []string // one line a problem
+	Links       []string // symbolic links that are allowed and followed
 	MigLock     string   // the migration lock folder, when present
 	RewriterNow bool     // a rewriter holds the store's lock
 }
@@ -88,90 +89,27 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", st.Root, describe(err)))
 		return r
 	}
-	root := st.Root
+	root := filepath.Clean(st.Root)
 	if fi.Mode()&fs.ModeSymlink != 0 {
+		// Allowed (a store kept on another disk): followed.
 		target, _ := os.Readlink(st.Root)
-		r.Permissions = append(r.Permissions, fmt.Sprintf("%s is a symbolic link (to %s)", st.Root, target))
+		r.Links = append(r.Links, fmt.Sprintf("the store folder is a symbolic link to %s (followed)", target))
 	}
 	r.RewriterNow = lockHeld(st.Lock())
 
 	reg := st.LoadRegistry()
 	projects := map[string]*Project{}
-	walkErr := filepath.WalkDir(root+string(filepath.Separator), func(path string, d fs.DirEntry, err error) error {
-		path = filepath.Clean(path)
-		if err != nil {
-			r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+	// visit checks one path; rel is its path from the store root as
+	// readers see it (a linked project folder's files under the link).
+	var visit func(base, prefix string) fs.WalkDirFunc
+	visit = func(base, prefix string) fs.WalkDirFunc {
+		return func(path string, d fs.DirEntry, err error) error {
+			path = filepath.Clean(path)
+			sub, _ := filepath.Rel(base, path)
+			return r.visit(reg, projects, path, filepath.Join(prefix, sub), d, err, visit)
 		}
-		info, err := d.Info()
-		if err != nil {
-			r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
-			return nil
-		}
-		mode := info.Mode()
-		name := d.Name()
-		rel, _ := filepath.Rel(root, path)
-		switch {
-		case mode&fs.ModeSymlink != 0:
-			if path != filepath.Clean(root) {
-				target, _ := os.Readlink(path)
-				r.Permissions = append(r.Permissions, fmt.Sprintf("%s is a symbolic link (to %s)", path, target))
-			}
-			return nil
-		case mode.IsDir():
-			if mode.Perm() != atomicfile.DirPerm {
-				r.Permissions = append(r.Permissions, fmt.Sprintf("folder %s is %04o, not 0700", path, mode.Perm()))
-			}
-			if rel == MigrationLockName {
-				r.MigLock = path
-			}
-			return nil
-		case !mode.IsRegular():
-			r.Permissions = append(r.Permissions, fmt.Sprintf("%s is not a regular file (%s)", path, kindOf(mode)))
-			return nil
-		}
-		if mode.Perm() != atomicfile.FilePerm {
-			r.Permissions = append(r.Permissions, fmt.Sprintf("file %s is %04o, not 0600", path, mode.Perm()))
-		}
-		if atomicfile.IsTemp(name) {
-			r.Temps = append(r.Temps, Leftover{Path: path, Gone: atomicfile.Stale(name)})
-			return nil
-		}
-		dir := filepath.Dir(rel)
-		inProject := filepath.Dir(dir) == store.ProjectsDir
-		global := dir == "." && store.Origin(name) == store.GlobalName
-		k := store.Classify(name)
-		if k == store.NotStore || (!inProject && !global) || (inProject && k == store.GlobalFile) {
-			return nil
-		}
-		switch k {
-		case store.Claim:
-			r.Claims = append(r.Claims, Leftover{Path: path, Gone: !r.RewriterNow})
-		case store.Carry:
-			r.Carries = append(r.Carries, Leftover{Path: path})
-		}
-		n, err := r.scan(path)
-		if err != nil {
-			r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
-		}
-		r.Files++
-		if global {
-			r.Global += n
-			return nil
-		}
-		h := filepath.Base(dir)
-		p := projects[h]
-		if p == nil {
-			p = &Project{Hash: h, Cwd: reg[h]}
-			projects[h] = p
-		}
-		p.Files++
-		p.Entries += n
-		return nil
-	})
+	}
+	walkErr := filepath.WalkDir(root+string(filepath.Separator), visit(root, ""))
 	if walkErr != nil {
 		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", root, describe(walkErr)))
 	}
@@ -196,6 +134,90 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 		r.HiddenEntries = len(set.Entries)
 	}
 	return r
+}
+
+// visit checks one entry of the walk.
+func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, rel string,
+	d fs.DirEntry, err error, walk func(base, prefix string) fs.WalkDirFunc) error {
+	if err != nil {
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+		if d != nil && d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	info, err := d.Info()
+	if err != nil {
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+		return nil
+	}
+	mode := info.Mode()
+	name := d.Name()
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		if filepath.Dir(rel) == store.ProjectsDir {
+			if ti, err := os.Stat(path); err == nil && ti.IsDir() {
+				// Allowed: a project folder kept elsewhere, followed.
+				r.Links = append(r.Links, fmt.Sprintf("project folder %s is a symbolic link to %s (followed)", path, target))
+				if err := filepath.WalkDir(path+string(filepath.Separator), walk(path, rel)); err != nil {
+					r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+				}
+				return nil
+			}
+		}
+		r.Permissions = append(r.Permissions, fmt.Sprintf("%s is a symbolic link (to %s)", path, target))
+		return nil
+	case mode.IsDir():
+		if mode.Perm() != atomicfile.DirPerm {
+			r.Permissions = append(r.Permissions, fmt.Sprintf("folder %s is %04o, not 0700", path, mode.Perm()))
+		}
+		if rel == MigrationLockName {
+			r.MigLock = path
+		}
+		return nil
+	case !mode.IsRegular():
+		r.Permissions = append(r.Permissions, fmt.Sprintf("%s is not a regular file (%s)", path, kindOf(mode)))
+		return nil
+	}
+	if mode.Perm() != atomicfile.FilePerm {
+		r.Permissions = append(r.Permissions, fmt.Sprintf("file %s is %04o, not 0600", path, mode.Perm()))
+	}
+	if atomicfile.IsTemp(name) {
+		r.Temps = append(r.Temps, Leftover{Path: path, Gone: atomicfile.Stale(name)})
+		return nil
+	}
+	dir := filepath.Dir(rel)
+	inProject := filepath.Dir(dir) == store.ProjectsDir
+	global := dir == "." && store.Origin(name) == store.GlobalName
+	k := store.Classify(name)
+	if k == store.NotStore || (!inProject && !global) || (inProject && k == store.GlobalFile) {
+		return nil
+	}
+	switch k {
+	case store.Claim:
+		r.Claims = append(r.Claims, Leftover{Path: path, Gone: !r.RewriterNow})
+	case store.Carry:
+		r.Carries = append(r.Carries, Leftover{Path: path})
+	}
+	n, err := r.scan(path)
+	if err != nil {
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+	}
+	r.Files++
+	if global {
+		r.Global += n
+		return nil
+	}
+	h := filepath.Base(dir)
+	p := projects[h]
+	if p == nil {
+		p = &Project{Hash: h, Cwd: reg[h]}
+		projects[h] = p
+	}
+	p.Files++
+	p.Entries += n
+	return nil
 }
 
 // scan counts a store file's records, malformed lines and records that
@@ -341,6 +363,9 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "migration:    no lock\n")
 	}
 	fmt.Fprintf(w, "permissions:  %d problem(s)\n", len(r.Permissions))
+	for _, l := range r.Links {
+		fmt.Fprintf(w, "note: %s\n", l)
+	}
 	probs := r.Problems()
 	if len(probs) == 0 {
 		fmt.Fprintf(w, "healthy: no problem found\n")
