@@ -38,7 +38,8 @@ func (r *RedactReport) Failed() bool { return len(r.Errors) > 0 }
 // redacted copy would no longer be hidden.
 //
 // Lines that are not records this version reads are kept as they are.
-// The caller holds the rewriters' lock (store.Lock), unless dry.
+// Temp files whose process is gone are removed. The caller holds the
+// rewriters' lock (store.Lock), unless dry.
 func Redact(st store.Store, sc store.Scope, hidden *tombstone.Set, dry bool) *RedactReport {
 	rep := &RedactReport{Rewritten: []string{}}
 	files, err := st.Files(sc)
@@ -84,5 +85,9 @@ func Redact(st store.Store, sc store.Scope, hidden *tombstone.Set, dry bool) *Re
 		}
 	}
 	sort.Strings(rep.Rewritten)
+	if !dry {
+		// A killed earlier run's temp files hold copies of prompts.
+		deletion.SweepTemps(st, sc)
+	}
 	return rep
 }

@@ -269,6 +269,10 @@ func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilte
 // sweepTemps removes the temp files that crashed rewrites left in the
 // scope's folders: they may hold copies of deleted prompts. Only temp
 // files whose process is gone are touched, and only under the lock.
+// SweepTemps removes the temp files of the scope's folders whose process
+// is gone (left by a killed rewrite). The caller holds the rewriters' lock.
+func SweepTemps(st store.Store, sc store.Scope) { sweepTemps(st, sc) }
+
 func sweepTemps(st store.Store, sc store.Scope) {
 	var dirs []string
 	if sc.All {
