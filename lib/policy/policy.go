@@ -205,5 +205,23 @@ func Save(configHome string, on bool) error {
 		pol = "on"
 	}
 	data := fmt.Appendf(nil, `{"schema":%q,"policy":%q}`+"\n", Schema, pol)
+	sweepTemps(path)
 	return atomicfile.WriteBytes(path, data)
+}
+
+// sweepTemps removes the temp files of path that killed saves left
+// behind (their process is gone); other files of the folder are not
+// touched.
+func sweepTemps(path string) {
+	dir, base := filepath.Split(path)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if e.Type().IsRegular() && strings.HasPrefix(name, "."+base+".tmp-") && atomicfile.IsTemp(name) && atomicfile.Stale(name) {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
 }

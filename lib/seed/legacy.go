@@ -276,6 +276,7 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 		return rep, fmt.Errorf("taking the store's lock: %w", err)
 	}
 	defer lk.Release()
+	sweepTemps(o.Store.Root)
 	hidden, err = tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		rep.Untrusted = err

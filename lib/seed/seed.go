@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"hist/lib/atomicfile"
 	"hist/lib/lock"
 	"hist/lib/store"
 	"hist/lib/tombstone"
@@ -367,6 +368,14 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		}
 		refilter = !sameEntries(hidden, now)
 		hidden = now
+		swept := map[string]bool{o.Store.Root: true}
+		sweepTemps(o.Store.Root) // registry.json's, history-global.jsonl's
+		for _, j := range jobs {
+			if dir := filepath.Dir(j.b.path); !swept[dir] {
+				swept[dir] = true
+				sweepTemps(dir)
+			}
+		}
 	}
 	// Each file is fsynced twice (its data, its folder): with one project
 	// a file, a few writes in flight let those waits overlap.
@@ -409,3 +418,19 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 
 // writers is how many seed files are written at once.
 const writers = 8
+
+// sweepTemps removes the temp files that killed runs left in dir: they
+// hold copies of prompts (some may have been deleted since). Only temp
+// files whose process is gone are touched, and only under the store's
+// lock.
+func sweepTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && atomicfile.Stale(e.Name()) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
