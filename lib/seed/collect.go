@@ -101,6 +101,7 @@ func (c *collector) project(raw string) canonical {
 }
 
 func (c *collector) add(p transcript.Prompt) error {
+	raw := p.Text
 	if !c.r.Opts.NoRedact {
 		p.Text = redact.Text(p.Text)
 	}
@@ -128,7 +129,9 @@ func (c *collector) add(p transcript.Prompt) error {
 		c.buckets[pr.hash] = b
 	}
 	c.norm = identity.AppendNormalized(c.norm[:0], p.Text)
-	if c.hidden.HiddenNormalized(c.norm) {
+	// A prompt deleted as it was typed (its tombstone names the text with
+	// the secret) stays hidden once redacted.
+	if c.hidden.HiddenNormalized(c.norm) || (raw != p.Text && c.hidden.Hidden(raw)) {
 		b.hidden++
 		return nil
 	}

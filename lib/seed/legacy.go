@@ -214,6 +214,7 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 			if o.Progress != nil {
 				o.Progress.Prompts.Add(1)
 			}
+			raw := p.Text
 			if !o.NoRedact {
 				p.Text = redact.Text(p.Text)
 			}
@@ -221,7 +222,9 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 				return nil
 			}
 			norm := identity.AppendNormalized(nil, p.Text)
-			if hidden.HiddenNormalized(norm) {
+			// Deleted as typed (the tombstone names the text with the
+			// secret): hidden once redacted too.
+			if hidden.HiddenNormalized(norm) || (raw != p.Text && hidden.Hidden(raw)) {
 				res.Hidden++
 				return nil
 			}
