@@ -83,7 +83,7 @@ func (p *picker) handle(req request) string {
 		if !ok {
 			return "ignore" // no selection (an empty list)
 		}
-		d := &decision{id: id, pos: req.Pos, total: req.Total, query: req.Query}
+		d := &decision{id: id, pos: req.Pos, match: req.Match, total: req.Total, query: req.Query}
 		switch verb {
 		case "pick":
 			d.kind = decPick
@@ -140,7 +140,7 @@ func (p *picker) handleArmed(r *run, req request, verb, arg string) string {
 			return "accept"
 		}
 	}
-	return p.reply(r, nil, p.armedHeader(r, p.cols, r.latest.Pos, r.latest.Match, r.latest.Total))
+	return p.reply(r, nil, p.armedHeader(r, p.cols))
 }
 
 // reply joins actions, a footer change when due, and the header (last: its

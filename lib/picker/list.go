@@ -37,21 +37,28 @@ type list struct {
 	stop atomic.Bool
 }
 
-// load starts streaming a scope of st into a new list.
+// load starts streaming a scope of st into a new list (listing the
+// scope's files too happens in the background).
 func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
 	l := &list{all: sc.All, gone: map[int32]bool{}}
 	l.cond = sync.NewCond(&l.mu)
-	files, err := st.Files(sc)
-	if err != nil {
-		l.err, l.done = err, true
-		return l
-	}
-	l.files = files
-	l.fileIx = make(map[string]int32, len(files))
-	for i, f := range files {
-		l.fileIx[f.Path] = int32(i)
-	}
-	go l.stream(hidden)
+	go func() {
+		files, err := st.Files(sc)
+		if err != nil {
+			l.mu.Lock()
+			l.err, l.done = err, true
+			l.mu.Unlock()
+			l.cond.Broadcast()
+			return
+		}
+		// Published to readers by the mutex with the first entries.
+		l.files = files
+		l.fileIx = make(map[string]int32, len(files))
+		for i, f := range files {
+			l.fileIx[f.Path] = int32(i)
+		}
+		l.stream(hidden)
+	}()
 	return l
 }
 

@@ -75,12 +75,15 @@ func (p *picker) normalArgs(r *run, query string) []string {
 
 func (p *picker) armedArgs(r *run) []string {
 	p.mu.Lock()
-	h := p.armedHeader(r, p.cols, r.armPos, 0, 0)
+	h := p.armedHeader(r, p.cols)
 	p.mu.Unlock()
 	args := p.commonArgs(r, h, ArmedQuestion)
 	args = append(args,
 		"--query="+r.query, // filters the list as it was; the box is hidden
 		"--no-input", "--no-mouse", "--highlight-line",
+		// Draw only once the items are in and pos(N) has run, so the red
+		// row is the armed one from the first frame.
+		"--sync",
 		"--color=current-bg:red,current-fg:bright-white,current-hl:bright-white",
 		"--bind=y:transform("+cb(r, "yes")+")",
 		"--bind=n:transform("+cb(r, "no")+")",
@@ -99,9 +102,10 @@ func (p *picker) armedArgs(r *run) []string {
 	return args
 }
 
-// armedHeader is the header of the armed pass: the normal header, then
-// the query where the hidden search box was, so the list does not move.
-func (p *picker) armedHeader(r *run, cols, pos, matches, total int) []string {
-	h := Header(HeaderState{Cols: cols, Pos: pos, Matches: matches, Loaded: total, All: r.list.all, Hint: p.hint()})
+// armedHeader is the header of the armed pass: the normal header as it was
+// when the delete was armed, then the query where the hidden search box
+// was, so the list does not move.
+func (p *picker) armedHeader(r *run, cols int) []string {
+	h := Header(HeaderState{Cols: cols, Pos: r.armPos, Matches: r.armMatch, Loaded: r.armTotal, All: r.list.all, Hint: p.hint()})
 	return append(h, "> "+Row(r.query))
 }

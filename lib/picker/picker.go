@@ -91,6 +91,7 @@ type decision struct {
 	kind  decisionKind
 	id    int32
 	pos   int
+	match int
 	total int
 	query string
 }
@@ -113,13 +114,13 @@ type run struct {
 	end    bool    // End was pressed before the load: select the oldest at the load
 	dec    *decision
 
-	restorePos, restoreTotal int // normal: select this position once loaded this far
-	armID                    int32
-	armPos                   int
-	query                    string // armed: the query shown
-	footer                   string
-	footerSent               string
-	latest                   request // the newest state fzf reported
+	restorePos, restoreTotal   int // normal: select this position once loaded this far
+	armID                      int32
+	armPos, armMatch, armTotal int
+	query                      string // armed: the query shown
+	footer                     string
+	footerSent                 string
+	latest                     request // the newest state fzf reported
 }
 
 func (r *run) lookup(arg string) (int32, bool) {
@@ -242,10 +243,15 @@ func scopeOf(all bool, project string) store.Scope {
 func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
 	prev.idsMu.Lock()
 	n := min(d.total, len(prev.ids))
+	if d.query == "" {
+		// The list is in input order: what follows the visible rows
+		// cannot change them.
+		n = min(n, d.pos+2*Height)
+	}
 	ids := append([]int32(nil), prev.ids[:n]...)
 	prev.idsMu.Unlock()
 	r := p.newRun(armedRun, l)
-	r.armID, r.armPos, r.query = d.id, d.pos, d.query
+	r.armID, r.armPos, r.armMatch, r.armTotal, r.query = d.id, d.pos, d.match, d.total, d.query
 	_, err := p.fzf(p.armedArgs(r), func(in chan<- string, quit *quitter) { feedIDs(r, l, ids, in, quit) }, l)
 	ad := p.finish(r)
 	switch {
