@@ -287,6 +287,14 @@ func crashDelete(t *testing.T, kills int) {
 		delete(c.maybe, text)
 		c.mu.Unlock()
 		c.check("after the clean run after " + when)
+		// No copy left in the project's files (temp files included).
+		ents, _ := os.ReadDir(c.dir)
+		for _, e := range ents {
+			data, err := os.ReadFile(filepath.Join(c.dir, e.Name()))
+			if err == nil && bytes.Contains(data, record.AppendString(nil, text)) {
+				t.Errorf("after the clean run after %s: %s still holds a copy of the deleted prompt", when, e.Name())
+			}
+		}
 		if n := temps(c.dir); n > 0 {
 			t.Errorf("after the clean run after %s: %d stale temp file(s) left", when, n)
 		}
