@@ -138,10 +138,11 @@ func (tm *term) screenColors() string {
 
 func (tm *term) rows() []string { return strings.Split(tm.screen(), "\n") }
 
-// waitFor polls the screen until ok holds (10 s at most).
+// waitFor polls the screen until ok holds (20 s at most: a loaded CI
+// machine can be slow to spawn the callbacks).
 func (tm *term) waitFor(what string, ok func(screen string) bool) string {
 	tm.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		s := tm.screen()
 		if ok(s) {
