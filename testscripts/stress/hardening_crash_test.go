@@ -1,4 +1,4 @@
-package testscripts
+package stress
 
 import (
 	"bytes"

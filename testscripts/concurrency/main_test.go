@@ -1,0 +1,15 @@
+// Package concurrency holds Go tests that drive the real hist binaries at once
+// (kept apart from the txtar scripts so that each package stays well within
+// go test's time limit).
+package concurrency
+
+import (
+	"testing"
+
+	"hist/testscripts/internal/binbuild"
+)
+
+// BinDir is where TestMain built the binaries.
+var BinDir string
+
+func TestMain(m *testing.M) { binbuild.Main(m, &BinDir) }
