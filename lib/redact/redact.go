@@ -202,44 +202,80 @@ var keywords = []string{"password", "passwd", "passphrase", "pwd", "secret", "to
 // name ends in a keyword and whose value looks like a secret. It scans
 // linearly, so a large prompt full of the word "key" stays cheap.
 func assignments(text string, spans []span) []span {
-	lower := asciiLower(text)
-	for _, kw := range keywords {
-		for off := 0; ; {
-			i := strings.Index(lower[off:], kw)
-			if i < 0 {
-				break
+	// Every assignment has a ":" or "=": start from those (found with
+	// IndexByte, a vector scan) and read the name backwards, so a prompt
+	// without one costs two scans and allocates nothing.
+	colon, eq := -2, -2
+	for q := 0; q < len(text); {
+		if colon < q && colon != -1 {
+			if colon = strings.IndexByte(text[q:], ':'); colon >= 0 {
+				colon += q
 			}
-			p := off + i
-			off = p + len(kw)
-			end := p + len(kw)
-			// The name must end at the keyword ...
-			if end < len(lower) && isIdent(lower[end]) {
-				continue
-			}
-			// ... and the keyword must start the name or follow "_" or "-".
-			if p > 0 && isIdent(lower[p-1]) && lower[p-1] != '_' && lower[p-1] != '-' {
-				continue
-			}
-			start := p
-			for start > 0 && (isIdent(lower[start-1]) || lower[start-1] == '-') {
-				start--
-			}
-			name := lower[start:end]
-			vs, ve, ok := assignedValue(text, end)
-			if !ok {
-				continue
-			}
-			v := text[vs:ve]
-			kind := "credential"
-			if strings.Contains(name, "aws") && (kw == "secret" || kw == "key") && len(v) == 40 {
-				kind = "aws-secret-key"
-			} else if !credentialValue(v) {
-				continue
-			}
-			spans = append(spans, span{vs, ve, kind})
 		}
+		if eq < q && eq != -1 {
+			if eq = strings.IndexByte(text[q:], '='); eq >= 0 {
+				eq += q
+			}
+		}
+		switch {
+		case colon < 0 && eq < 0:
+			return spans
+		case colon < 0 || (eq >= 0 && eq < colon):
+			q = eq
+		default:
+			q = colon
+		}
+		if sp, ok := assignmentAt(text, q); ok {
+			spans = append(spans, sp)
+		}
+		q++
 	}
 	return spans
+}
+
+// assignmentAt reads the name before the ":" or "=" at q and, when it ends
+// in a keyword and the value after it looks like a secret, returns the
+// value's span.
+func assignmentAt(text string, q int) (span, bool) {
+	end := q
+	for end > 0 && (text[end-1] == ' ' || text[end-1] == '\t') {
+		end--
+	}
+	if end > 0 && (text[end-1] == '"' || text[end-1] == '\'') {
+		end--
+	}
+	start := end
+	for start > 0 && (isIdent(text[start-1]) || text[start-1] == '-') {
+		start--
+	}
+	if start == end || end-start > 64 {
+		return span{}, false
+	}
+	name := asciiLower(text[start:end])
+	kw := ""
+	for _, k := range keywords {
+		if strings.HasSuffix(name, k) {
+			if n := len(name) - len(k); n == 0 || name[n-1] == '_' || name[n-1] == '-' {
+				kw = k
+				break
+			}
+		}
+	}
+	if kw == "" {
+		return span{}, false
+	}
+	vs, ve, ok := assignedValue(text, end)
+	if !ok {
+		return span{}, false
+	}
+	v := text[vs:ve]
+	if strings.Contains(name, "aws") && (kw == "secret" || kw == "key") && len(v) == 40 {
+		return span{vs, ve, "aws-secret-key"}, true
+	}
+	if !credentialValue(v) {
+		return span{}, false
+	}
+	return span{vs, ve, "credential"}, true
 }
 
 // assignedValue finds the value after a name ending at i: an optional
