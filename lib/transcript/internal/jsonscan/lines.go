@@ -27,6 +27,16 @@ const (
 // one (left by a line of many megabytes) is released.
 const keepLongCap = 8 << 20
 
+// MaxLine is the longest transcript line handed out whole. A longer line
+// (no typed prompt is that long; a line of many megabytes is a tool's
+// output or an attachment) is read through to its newline without being
+// held, and handed out as Oversize, which no parser takes for a record, so
+// it is counted as malformed: memory stays bounded whatever the input.
+const MaxLine = 32 << 20
+
+// Oversize is what Next returns in place of a line longer than MaxLine.
+var Oversize = []byte("\x00oversize line")
+
 // LineReader hands out the lines of a stream one at a time, of any length,
 // holding at most one line (plus the read buffer) in memory.
 type LineReader struct {
@@ -65,6 +75,9 @@ func (lr *LineReader) Next() ([]byte, error) {
 		switch err {
 		case nil:
 		case bufio.ErrBufferFull:
+			if len(lr.long)+len(frag) > MaxLine {
+				return lr.skipRest()
+			}
 			lr.long = append(lr.long, frag...)
 			continue
 		case io.EOF:
@@ -75,10 +88,31 @@ func (lr *LineReader) Next() ([]byte, error) {
 			return nil, err
 		}
 		if len(lr.long) > 0 {
+			if len(lr.long)+len(frag) > MaxLine+2 { // +2: the line ending
+				lr.long = nil
+				return Oversize, nil
+			}
 			lr.long = append(lr.long, frag...)
 			frag = lr.long
 		}
 		return trimEOL(frag), nil
+	}
+}
+
+// skipRest reads the rest of an oversize line and returns Oversize.
+func (lr *LineReader) skipRest() ([]byte, error) {
+	lr.long = nil
+	for {
+		frag, err := lr.br.ReadSlice('\n')
+		lr.n += int64(len(frag))
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil, io.EOF:
+			return Oversize, nil
+		default:
+			return nil, err
+		}
 	}
 }
 

@@ -158,3 +158,25 @@ func TestDedup(t *testing.T) {
 		t.Errorf("got %q, count %d", got, d.Count())
 	}
 }
+
+func TestOversizeLineSkipped(t *testing.T) {
+	big := strings.Repeat("x", MaxLine+5)
+	lr := NewLineReader(strings.NewReader("{\"a\":1}\n"+big+"\n{\"b\":2}\n"), 64<<10)
+	var got []string
+	for {
+		l, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(l))
+	}
+	if len(got) != 3 || got[0] != `{"a":1}` || got[1] != string(Oversize) || got[2] != `{"b":2}` {
+		t.Fatalf("got %d lines: %.40q", len(got), got)
+	}
+	if ok, _ := ObjectShaped(Oversize); ok {
+		t.Fatal("Oversize looks like a record")
+	}
+}
