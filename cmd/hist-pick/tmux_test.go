@@ -301,6 +301,22 @@ func parseLayout(t *testing.T, screen string) layout {
 	return l
 }
 
+// selectedIs reports a screen whose header shows pos and whose selected
+// row is want.
+func selectedIs(pos, want string) func(string) bool {
+	return func(s string) bool {
+		if !strings.Contains(s, pos) {
+			return false
+		}
+		for _, r := range strings.Split(s, "\n") {
+			if strings.HasPrefix(r, "▌") {
+				return strings.TrimSpace(strings.TrimRight(strings.TrimPrefix(r, "▌"), " │")) == want
+			}
+		}
+		return false
+	}
+}
+
 // selected is the selected list row's text.
 func (l layout) selected() string {
 	for _, r := range l.list {
@@ -418,13 +434,14 @@ func TestHomeEnd(t *testing.T) {
 	tm.waitText("32 loaded")
 
 	// Empty search box: End selects the oldest, Home the newest.
+	// The header's position and the list are drawn apart: wait for both.
 	tm.keys("End")
-	s := tm.waitText("32/32")
+	s := tm.waitFor("End: 32/32 with the oldest selected", selectedIs("32/32", "prompt 01"))
 	if sel := parseLayout(t, s).selected(); sel != "prompt 01" {
 		t.Errorf("End: selected %q, want the oldest, prompt 01", sel)
 	}
 	tm.keys("Home")
-	s = tm.waitText("1/32")
+	s = tm.waitFor("Home: 1/32 with the newest selected", selectedIs("1/32", "fix the flaky test"))
 	if sel := parseLayout(t, s).selected(); sel != "fix the flaky test" {
 		t.Errorf("Home: selected %q, want the newest", sel)
 	}
