@@ -11,6 +11,15 @@ import (
 // separate slice that is reused from line to line.
 const BufSize = 256 << 10
 
+// MaxLine is the longest line handed out whole. A longer one is read
+// through to its newline without being held and handed out as Oversize,
+// which is not JSON, so callers count it as malformed: memory stays
+// bounded whatever the input.
+const MaxLine = 32 << 20
+
+// Oversize stands in for a line longer than MaxLine.
+var Oversize = []byte("\x00oversize line")
+
 // Reader reads lines.
 type Reader struct {
 	br   *bufio.Reader
@@ -39,10 +48,17 @@ func (r *Reader) Line() ([]byte, error) {
 		}
 		return nil, err
 	}
+	if cap(r.long) > 8<<20 {
+		r.long = nil // a buffer grown by an earlier long line is released
+	}
 	r.long = append(r.long[:0], chunk...)
 	for {
 		chunk, err = r.br.ReadSlice('\n')
 		r.n += int64(len(chunk))
+		if len(r.long)+len(chunk) > MaxLine+1 {
+			r.long = nil
+			return r.skipRest(err)
+		}
 		r.long = append(r.long, chunk...)
 		switch err {
 		case bufio.ErrBufferFull:
@@ -55,6 +71,19 @@ func (r *Reader) Line() ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// skipRest reads the rest of an oversize line (err is the last read's).
+func (r *Reader) skipRest(err error) ([]byte, error) {
+	for err == bufio.ErrBufferFull {
+		var chunk []byte
+		chunk, err = r.br.ReadSlice('\n')
+		r.n += int64(len(chunk))
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return Oversize, nil
 }
 
 // Bytes returns the number of bytes read so far.
