@@ -18,6 +18,11 @@ import (
 // chunk by chunk, so only the lines that are decoded are ever held whole.
 const bufSize = 256 << 10
 
+// maxLine is the longest line held whole; a longer one (a prompt of more
+// than 32 MiB is not one a person typed) is read through and counted as
+// malformed.
+const maxLine = 32 << 20
+
 // Candidate kinds: the three places a typed prompt is stored.
 const (
 	kindEvent = iota + 1 // event_msg user_message (before 0.171)
@@ -113,13 +118,32 @@ func (p *parser) run(r io.Reader) error {
 				}
 				continue
 			}
+			if cap(p.long) > 8<<20 {
+				p.long = nil // release what an earlier long line grew
+			}
 			p.long = append(p.long[:0], chunk...)
 			for err == bufio.ErrBufferFull {
 				chunk, err = br.ReadSlice('\n')
+				if len(p.long)+len(chunk) > maxLine {
+					// Too long to be a typed prompt worth holding: read it
+					// through and count it, so memory stays bounded.
+					for err == bufio.ErrBufferFull {
+						_, err = br.ReadSlice('\n')
+					}
+					p.long = nil
+					p.malformed++
+					break
+				}
 				p.long = append(p.long, chunk...)
 			}
 			if err != nil && err != io.EOF {
 				return err
+			}
+			if p.long == nil {
+				if err == io.EOF {
+					return p.finish()
+				}
+				continue
 			}
 			line := p.long
 			if err == nil {
