@@ -3,10 +3,8 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,7 +17,6 @@ import (
 	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/lineenc"
-	"hist/lib/record"
 	"hist/lib/store"
 )
 
@@ -154,7 +151,7 @@ func run(e *cli.Env) int {
 			buf = append(buf, en.Text...)
 			return append(buf, 0)
 		case *asJSON:
-			return appendJSON(buf, en, reg[en.Project])
+			return lineenc.AppendJSON(buf, lineenc.Listed{Text: en.Text, TS: en.TS, Cwd: reg[en.Project], File: en.File, Src: en.Src, Session: en.Session})
 		}
 		buf = lineenc.Append(buf, en.Text)
 		return append(buf, '\n')
@@ -172,29 +169,6 @@ func run(e *cli.Env) int {
 		return cli.ExitFailure
 	}
 	return cli.ExitOK
-}
-
-func appendJSON(buf []byte, en history.Entry, cwd string) []byte {
-	buf = append(buf, `{"text":`...)
-	buf = record.AppendString(buf, en.Text)
-	buf = fmt.Appendf(buf, `,"ts":%d,"cwd":`, en.TS)
-	buf = jsonString(buf, cwd)
-	buf = append(buf, `,"file":`...)
-	buf = jsonString(buf, en.File)
-	if en.Src != "" {
-		buf = append(buf, `,"src":`...)
-		buf = record.AppendString(buf, en.Src)
-	}
-	if en.Session != "" {
-		buf = append(buf, `,"session":`...)
-		buf = record.AppendString(buf, en.Session)
-	}
-	return append(buf, "}\n"...)
-}
-
-func jsonString(buf []byte, s string) []byte {
-	b, _ := json.Marshal(s)
-	return append(buf, b...)
 }
 
 // settleWait bounds how long hist-list waits for rewrites that run while

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -12,8 +11,8 @@ import (
 	fzf "github.com/junegunn/fzf/src"
 
 	"hist/lib/cli"
+	"hist/lib/lineenc"
 	"hist/lib/picker"
-	"hist/lib/record"
 	"hist/scripts/shell"
 )
 
@@ -174,7 +173,7 @@ func run(e *cli.Env) int {
 	var out []byte
 	switch {
 	case *asJSON:
-		out = appendJSON(nil, c)
+		out = lineenc.AppendJSON(nil, lineenc.Listed{Text: c.Text, TS: c.TS, Cwd: c.Cwd, File: c.File, Src: c.Src, Session: c.Session, Resume: c.Resume})
 	case *nul:
 		out = append([]byte(pick(c)), 0)
 	default:
@@ -206,32 +205,4 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
-}
-
-// appendJSON writes c as hist-list --json does, plus resume.
-func appendJSON(buf []byte, c picker.Choice) []byte {
-	buf = append(buf, `{"text":`...)
-	buf = record.AppendString(buf, c.Text)
-	buf = fmt.Appendf(buf, `,"ts":%d,"cwd":`, c.TS)
-	buf = jsonString(buf, c.Cwd)
-	buf = append(buf, `,"file":`...)
-	buf = jsonString(buf, c.File)
-	if c.Src != "" {
-		buf = append(buf, `,"src":`...)
-		buf = record.AppendString(buf, c.Src)
-	}
-	if c.Session != "" {
-		buf = append(buf, `,"session":`...)
-		buf = record.AppendString(buf, c.Session)
-	}
-	if c.Resume != "" {
-		buf = append(buf, `,"resume":`...)
-		buf = jsonString(buf, c.Resume)
-	}
-	return append(buf, "}\n"...)
-}
-
-func jsonString(buf []byte, s string) []byte {
-	b, _ := json.Marshal(s)
-	return append(buf, b...)
 }
