@@ -204,7 +204,7 @@ func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, 
 	path := filepath.Join(st.ProjectDir(hash), inst+".jsonl")
 	line := record.Marshal(record.Record{Text: text, TS: ts, Src: src, Session: session})
 	if err := store.Append(path, line); err != nil {
-		e.Errorf("writing %s: %v: the prompt was not captured; check that the store folder is writable", path, describe(err))
+		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, describe(err))
 		return cli.ExitFailure
 	}
 	if err := st.Register(hash, canon); err != nil {
