@@ -197,18 +197,33 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		}
 		return infos[i].Name > infos[j].Name
 	})
-	keep := min(max(opt.Keep, 0), len(infos))
+	// A claim left by a killed run is not a file to keep: its name already
+	// serves a fresh file, so it is merged whatever its age.
+	var files, leftover []FileInfo
+	for _, f := range infos {
+		if isClaim(f.Name) && !store.IsSeed(f.Name) {
+			leftover = append(leftover, f)
+		} else {
+			files = append(files, f)
+		}
+	}
+	keep := min(max(opt.Keep, 0), len(files))
 	p.Kept = keep
-	for _, f := range infos[keep:] {
+	p.Merge = leftover
+	for _, f := range files[keep:] {
 		if store.IsSeed(f.Name) || (opt.Current != "" && f.Name == opt.Current) {
 			p.Kept++
 			continue
 		}
 		p.Merge = append(p.Merge, f)
 	}
-	for i, j := 0, len(p.Merge)-1; i < j; i, j = i+1, j-1 {
-		p.Merge[i], p.Merge[j] = p.Merge[j], p.Merge[i]
-	}
+	// Oldest first.
+	sort.SliceStable(p.Merge, func(i, j int) bool {
+		if p.Merge[i].Newest != p.Merge[j].Newest {
+			return p.Merge[i].Newest < p.Merge[j].Newest
+		}
+		return p.Merge[i].Name < p.Merge[j].Name
+	})
 	if len(p.Merge) < 2 {
 		p.Reason = fmt.Sprintf("%d files and %d entries, but only %d file(s) can be merged (the %d newest, seed files and the current capture file stay)",
 			p.Files, p.Entries, len(p.Merge), opt.Keep)

@@ -465,3 +465,33 @@ func TestDryRunChangesNothing(t *testing.T) {
 		t.Fatalf("dry run changed the folder: %v", after)
 	}
 }
+
+// A claim left by a killed run is merged even when its entries are the
+// newest: its original name already serves a fresh file.
+func TestLeftoverClaimAlwaysMerged(t *testing.T) {
+	st, dir := newStore(t)
+	for i := range 5 {
+		writeRecs(t, filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i)), 2, int64(i*100))
+	}
+	claim := "live.jsonl.gc-1700000000000-0a1b2c3d.jsonl"
+	writeRecs(t, filepath.Join(dir, claim), 2, 10_000)
+	p, err := PlanProject(st, hash, opts(5, 100, 2))
+	if err != nil || !p.Runs() {
+		t.Fatalf("plan does not run: %+v %v", p, err)
+	}
+	got := names(p.Merge)
+	want := []string{"f0.jsonl", "f1.jsonl", "f2.jsonl", claim}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("merge %v, want %v (oldest first; the two newest plain files kept)", got, want)
+	}
+	before := visible(t, st, nil)
+	if rep := Run(p, Options{}); len(rep.Errors) > 0 {
+		t.Fatalf("run: %v", rep.Errors)
+	}
+	if after := visible(t, st, nil); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Fatalf("visible changed:\n%v\n%v", before, after)
+	}
+	if _, err := os.Stat(filepath.Join(dir, claim)); !os.IsNotExist(err) {
+		t.Fatalf("the leftover claim is still there: %v", err)
+	}
+}
