@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
+	"syscall"
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
@@ -41,9 +44,19 @@ func makeKey(ts int64, norm []byte) eventKey {
 // hold.
 var spillAt int64 = 16 << 20
 
-// maxOpen bounds the temp files kept open between spills; the others are
-// reopened (O_APPEND) at the next one.
-const maxOpen = 64
+// maxPrepare bounds the goroutines that prepare prompts.
+const maxPrepare = 4
+
+// maxOpen bounds the temp files kept open between spills (a quarter of
+// the process's file limit, at most 1024); the others are reopened
+// (O_APPEND) at the next one.
+var maxOpen = func() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 64
+	}
+	return int(max(min(lim.Cur/4, 1024), 16))
+}()
 
 // bucket holds one project's records for one source: the ones spilled to
 // its temp file, then buf.
@@ -71,10 +84,15 @@ type collector struct {
 	hidden  *tombstone.Set
 	buckets map[string]*bucket   // by hash
 	canon   map[string]canonical // raw cwd -> its project
-	norm    []byte
 	noCwd   int
 	approx  int   // prompts kept whose time is not their own
 	err     error // a failed spill: a store failure
+
+	workers int         // goroutines preparing batches (1: prepared inline)
+	cur     *batch      // the batch being filled
+	jobs    chan *batch // to the workers
+	queue   []*batch    // handed to the workers, in order, not applied yet
+	free    []*batch    // applied, to reuse
 }
 
 type canonical struct {
@@ -83,7 +101,8 @@ type canonical struct {
 }
 
 func newCollector(r *Runner, src string, hidden *tombstone.Set) *collector {
-	return &collector{r: r, src: src, hidden: hidden, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
+	return &collector{r: r, src: src, hidden: hidden, buckets: map[string]*bucket{}, canon: map[string]canonical{},
+		workers: min(runtime.GOMAXPROCS(0), maxPrepare)}
 }
 
 func (c *collector) project(raw string) canonical {
@@ -100,59 +119,212 @@ func (c *collector) project(raw string) canonical {
 	return p
 }
 
+// add queues p. Prompts are prepared (redacted, normalized, hashed and
+// encoded: most of a seed's work per prompt) in batches by other
+// goroutines when there is more than one CPU, and applied to the buckets
+// in the order they came, on the caller's goroutine; flush applies the
+// rest. An error is a failed spill (a store failure).
 func (c *collector) add(p transcript.Prompt) error {
-	raw := p.Text
-	if !c.r.Opts.NoRedact {
-		p.Text = redact.Text(p.Text)
-	}
-	if !identity.Capturable(p.Text) {
-		return nil
-	}
-	pr := c.project(p.Cwd)
-	if !pr.ok {
-		c.noCwd++
-		return nil
-	}
-	o := &c.r.Opts
-	if o.Project != "" && pr.cwd != o.Project {
-		return nil
-	}
-	b := c.buckets[pr.hash]
+	b := c.cur
 	if b == nil {
-		b = &bucket{hash: pr.hash, cwd: pr.cwd, seen: map[eventKey]struct{}{},
-			path: filepath.Join(o.Store.ProjectDir(pr.hash), FileName(c.src))}
-		// A seed that exists is never rewritten: its prompts are only
-		// counted (the check under the lock has the last word).
-		if _, err := os.Lstat(b.path); err == nil {
-			b.exists = true
+		b = c.newBatch()
+		c.cur = b
+	}
+	b.in = append(b.in, p)
+	b.size += len(p.Text)
+	if len(b.in) < batchPrompts && b.size < batchBytes {
+		return nil
+	}
+	c.cur = nil
+	if c.workers < 2 {
+		c.prepare(b)
+		return c.apply(b)
+	}
+	if c.jobs == nil {
+		jobs := make(chan *batch)
+		c.jobs = jobs
+		for range c.workers {
+			go func() {
+				for b := range jobs {
+					c.prepare(b)
+					close(b.done)
+				}
+			}()
 		}
-		c.buckets[pr.hash] = b
 	}
-	c.norm = identity.AppendNormalized(c.norm[:0], p.Text)
-	// A prompt deleted as it was typed (its tombstone names the text with
-	// the secret) stays hidden once redacted.
-	if c.hidden.HiddenNormalized(c.norm) || (raw != p.Text && c.hidden.Hidden(raw)) {
-		b.hidden++
-		return nil
+	c.jobs <- b
+	c.queue = append(c.queue, b)
+	// Apply what is ready, and wait for the oldest batch when enough are
+	// in flight (which bounds the memory they hold).
+	for len(c.queue) > 0 {
+		select {
+		case <-c.queue[0].done:
+		default:
+			if len(c.queue) <= c.workers {
+				return nil
+			}
+			<-c.queue[0].done
+		}
+		front := c.queue[0]
+		c.queue = c.queue[1:]
+		err := c.apply(front)
+		c.free = append(c.free, front)
+		if err != nil {
+			return err
+		}
 	}
-	k := makeKey(p.TS, c.norm)
-	if _, dup := b.seen[k]; dup {
-		b.dupes++
-		return nil
+	return nil
+}
+
+// flush applies every prompt added and stops the workers; the collector
+// takes no more prompts afterwards.
+func (c *collector) flush() error {
+	var err error
+	if b := c.cur; b != nil {
+		c.cur = nil
+		c.prepare(b)
+		c.queue = append(c.queue, b)
+		close(b.done)
 	}
-	b.seen[k] = struct{}{}
-	b.n++
-	if p.Approx {
-		c.approx++
+	for _, b := range c.queue {
+		<-b.done
+		if err == nil {
+			err = c.apply(b)
+		}
 	}
-	if o.DryRun || b.exists {
-		return nil // counted, never written
+	c.queue = nil
+	if c.jobs != nil {
+		close(c.jobs)
+		c.jobs = nil
 	}
-	before := len(b.buf)
-	b.buf = record.Append(b.buf, record.Record{Text: p.Text, TS: p.TS, Src: p.Src, Session: p.Session})
-	c.r.held += int64(len(b.buf) - before)
-	if c.r.held > spillAt {
-		return c.r.spill()
+	return err
+}
+
+// A batch holds up to batchPrompts prompts, or batchBytes of their text.
+const (
+	batchPrompts = 256
+	batchBytes   = 256 << 10
+)
+
+// batch is a run of prompts and, once prepared, what apply needs of each.
+type batch struct {
+	in   []transcript.Prompt
+	size int
+	out  []prepared
+	recs []byte // the encoded records, one after the other
+	norm []byte // scratch
+	done chan struct{}
+}
+
+type prepared struct {
+	skip   bool // not capturable once redacted
+	hidden bool
+	key    eventKey
+	end    int // the record's end in recs (its start is the previous one's end)
+}
+
+// newBatch returns an empty batch, reusing one already applied.
+func (c *collector) newBatch() *batch {
+	if n := len(c.free); n > 0 {
+		b := c.free[n-1]
+		c.free = c.free[:n-1]
+		clear(b.in) // drop the texts
+		*b = batch{in: b.in[:0], out: b.out[:0], recs: b.recs[:0], done: make(chan struct{})}
+		return b
+	}
+	return &batch{in: make([]transcript.Prompt, 0, batchPrompts), done: make(chan struct{})}
+}
+
+// prepare redacts, normalizes, hashes and encodes b's prompts. It reads
+// only what does not change during a scan, so batches are prepared at
+// the same time.
+func (c *collector) prepare(b *batch) {
+	b.out = slices.Grow(b.out[:0], len(b.in))[:len(b.in)]
+	clear(b.out)
+	// Room for every record: the text, escapes aside, and the fields.
+	b.recs = slices.Grow(b.recs[:0], b.size+b.size/16+160*len(b.in))
+	norm := b.norm[:0]
+	defer func() { b.norm = norm }()
+	for i := range b.in {
+		p := &b.in[i]
+		raw := p.Text
+		if !c.r.Opts.NoRedact {
+			p.Text = redact.Text(p.Text)
+		}
+		out := &b.out[i]
+		out.end = len(b.recs)
+		if !identity.Capturable(p.Text) {
+			out.skip = true
+			continue
+		}
+		norm = identity.AppendNormalized(norm[:0], p.Text)
+		// A prompt deleted as it was typed (its tombstone names the text
+		// with the secret) stays hidden once redacted.
+		if c.hidden.HiddenNormalized(norm) || (raw != p.Text && c.hidden.Hidden(raw)) {
+			out.hidden = true
+			continue
+		}
+		out.key = makeKey(p.TS, norm)
+		if !c.r.Opts.DryRun {
+			b.recs = record.Append(b.recs, record.Record{Text: p.Text, TS: p.TS, Src: p.Src, Session: p.Session})
+			out.end = len(b.recs)
+		}
+	}
+}
+
+// apply files b's prepared prompts in their buckets, in order.
+func (c *collector) apply(b *batch) error {
+	o := &c.r.Opts
+	start := 0
+	for i := range b.in {
+		p, pp := &b.in[i], &b.out[i]
+		rec := b.recs[start:pp.end]
+		start = pp.end
+		if pp.skip {
+			continue
+		}
+		pr := c.project(p.Cwd)
+		if !pr.ok {
+			c.noCwd++
+			continue
+		}
+		if o.Project != "" && pr.cwd != o.Project {
+			continue
+		}
+		bk := c.buckets[pr.hash]
+		if bk == nil {
+			bk = &bucket{hash: pr.hash, cwd: pr.cwd, seen: map[eventKey]struct{}{},
+				path: filepath.Join(o.Store.ProjectDir(pr.hash), FileName(c.src))}
+			// A seed that exists is never rewritten: its prompts are only
+			// counted (the check under the lock has the last word).
+			if _, err := os.Lstat(bk.path); err == nil {
+				bk.exists = true
+			}
+			c.buckets[pr.hash] = bk
+		}
+		if pp.hidden {
+			bk.hidden++
+			continue
+		}
+		if _, dup := bk.seen[pp.key]; dup {
+			bk.dupes++
+			continue
+		}
+		bk.seen[pp.key] = struct{}{}
+		bk.n++
+		if p.Approx {
+			c.approx++
+		}
+		if o.DryRun || bk.exists {
+			continue // counted, never written
+		}
+		bk.buf = append(bk.buf, rec...)
+		c.r.held += int64(len(rec))
+		if c.r.held > spillAt {
+			if err := c.r.spill(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -222,6 +394,7 @@ func (r *Runner) appendTemp(b *bucket, keepOpen bool) error {
 	if _, err := b.f.Write(b.buf); err != nil {
 		return fmt.Errorf("writing %s: %w", b.tmp, err)
 	}
+	startWriteback(b.f)
 	if !keepOpen {
 		err := b.f.Close()
 		b.f = nil

@@ -268,6 +268,9 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			}
 			return nil
 		})
+		if ferr := c.flush(); ferr != nil && c.err == nil {
+			c.err = ferr
+		}
 		res.Elapsed = time.Since(start)
 		res.Stats = st
 		res.NoCwd = c.noCwd

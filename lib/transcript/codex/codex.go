@@ -39,14 +39,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/jsonscan"
 )
 
 // DefaultRoot is where Codex keeps its transcripts: $CODEX_HOME, else
@@ -71,15 +73,77 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	if err != nil {
 		return s.stats, err
 	}
-	for _, f := range files {
-		if err := s.file(f); err != nil {
-			return s.stats, err
+	// Rollouts are parsed by up to maxWorkers goroutines, a few files
+	// ahead; what each yields is applied in file order on this one.
+	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(files)+7)/8)
+	if workers < 2 {
+		var w reader
+		for _, f := range files {
+			if err := s.apply(w.parse(f)); err != nil {
+				return s.stats, err
+			}
 		}
+	} else if err := s.scanParallel(files, workers); err != nil {
+		return s.stats, err
 	}
 	if err := s.flushForks(); err != nil {
 		return s.stats, err
 	}
 	return s.stats, nil
+}
+
+// maxWorkers bounds the rollouts parsed at the same time.
+const maxWorkers = 4
+
+// scanParallel parses files on workers goroutines and applies them in
+// order; it stops at the first error apply returns.
+func (s *scanner) scanParallel(files []string, workers int) error {
+	type job struct {
+		path string
+		res  chan *parsed // buffered: a worker never waits to hand it over
+	}
+	jobs := make(chan job)
+	order := make(chan job, 4*workers)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(workers + 1)
+	go func() { // hands out the files, and queues them in order
+		defer wg.Done()
+		defer close(order)
+		defer close(jobs)
+		for _, f := range files {
+			j := job{f, make(chan *parsed, 1)}
+			select {
+			case order <- j:
+			case <-quit:
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			defer wg.Done()
+			var w reader
+			for j := range jobs {
+				j.res <- w.parse(j.path)
+			}
+		}()
+	}
+	defer func() {
+		close(quit)
+		wg.Wait()
+	}()
+	for j := range order {
+		if err := s.apply(<-j.res); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ScanReader reads one rollout (plain JSONL) from r; name is its path, used
@@ -116,7 +180,6 @@ type scanner struct {
 	// for the legacy-fork rule.
 	sums  map[string][][32]byte
 	forks []*fork
-	zdec  *zstd.Decoder
 	last  *parser
 }
 
@@ -231,57 +294,109 @@ func sessionFromName(name string) string {
 	return ""
 }
 
-// file reads one rollout.
-func (s *scanner) file(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return &transcript.ReadError{Path: path, Err: err}
+// reader parses rollouts one after the other, reusing its buffers and
+// its zstd decoder.
+type reader struct {
+	zdec *zstd.Decoder
+	last *parser
+}
+
+// parsed is what one rollout yielded: its candidates in file order, each
+// with whether the parser knew the file to be a legacy fork when it was
+// found, and how the parse ended.
+type parsed struct {
+	path       string
+	cands      []cand
+	fork       []bool
+	forkedFrom string
+	session    string
+	bytes      int64
+	malformed  int
+	err        error // errStop, or a *transcript.ReadError
+}
+
+// parse reads one rollout.
+func (w *reader) parse(path string) *parsed {
+	res := &parsed{path: path}
+	f, size, skip, err := jsonscan.Open(path)
+	switch {
+	case err != nil:
+		res.err = err
+		return res
+	case skip: // vanished, or not a regular file (a FIFO would block)
+		res.err = errStop
+		return res
 	}
 	defer f.Close()
-	cr := &countReader{r: f}
+	// What the file held when it was opened (Codex may be appending).
+	cr := &countReader{r: io.LimitReader(f, max(size, 1))}
 	var r io.Reader = cr
 	if strings.HasSuffix(path, ".zst") {
-		if s.zdec == nil {
-			s.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+		if w.zdec == nil {
+			w.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
 			if err != nil {
-				return &transcript.ReadError{Path: path, Err: err}
+				res.err = &transcript.ReadError{Path: path, Err: err}
+				return res
 			}
 		}
-		if err := s.zdec.Reset(cr); err != nil {
-			return &transcript.ReadError{Path: path, Err: fmt.Errorf("not a valid zstd stream: %w", err)}
+		if err := w.zdec.Reset(cr); err != nil {
+			res.err = &transcript.ReadError{Path: path, Err: fmt.Errorf("not a valid zstd stream: %w", err)}
+			return res
 		}
-		r = &zstdErr{r: s.zdec}
+		r = &zstdErr{r: w.zdec}
 	}
-
-	p := s.parser(path)
-	var sums [][32]byte
-	var fk *fork
+	p := &parser{name: path, session: sessionFromName(path)}
+	if w.last != nil {
+		p.br, p.long = w.last.br, w.last.long[:0]
+	}
+	w.last = p
 	p.out = func(c cand) error {
-		sums = append(sums, c.sum)
-		if p.legacyFork {
-			if fk == nil {
-				fk = &fork{parent: p.forkedFrom}
-			}
-			fk.cands = append(fk.cands, c)
-			return nil
-		}
-		return s.deliver(c)
+		res.cands = append(res.cands, c)
+		res.fork = append(res.fork, p.legacyFork)
+		return nil
 	}
 	err = p.run(r)
-	s.stats.Bytes += cr.n
-	s.stats.Malformed += p.malformed
+	res.bytes, res.malformed = cr.n, p.malformed
+	res.forkedFrom, res.session = p.forkedFrom, p.session
 	switch {
 	case err == errStop:
+		res.err = errStop
+	case err != nil:
+		res.err = &transcript.ReadError{Path: path, Err: err}
+	}
+	return res
+}
+
+// apply delivers what one rollout yielded (a legacy fork's prompts wait
+// for flushForks), as reading it in file order would.
+func (s *scanner) apply(res *parsed) error {
+	var sums [][32]byte
+	var fk *fork
+	for i, c := range res.cands {
+		sums = append(sums, c.sum)
+		if res.fork[i] {
+			if fk == nil {
+				fk = &fork{parent: res.forkedFrom}
+			}
+			fk.cands = append(fk.cands, c)
+			continue
+		}
+		if err := s.deliver(c); err != nil {
+			return err
+		}
+	}
+	s.stats.Bytes += res.bytes
+	s.stats.Malformed += res.malformed
+	switch {
+	case res.err == errStop:
 		s.stats.Skipped++
 		return nil
-	case err != nil && s.emitErr != nil:
-		return s.emitErr
-	case err != nil:
-		return &transcript.ReadError{Path: path, Err: err}
+	case res.err != nil:
+		return res.err
 	}
 	s.stats.Files++
-	if p.session != "" {
-		s.sums[p.session] = sums
+	if res.session != "" {
+		s.sums[res.session] = sums
 	}
 	if fk != nil {
 		fk.sums = sums

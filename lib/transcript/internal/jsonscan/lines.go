@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -150,36 +149,73 @@ func ObjectShaped(line []byte) (ok, blank bool) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-// openTranscript opens path for reading without blocking on a FIFO that
-// replaced the file after the walk, and returns its size when opened.
-// skip is true (and f nil) for a file that vanished or is not a regular
-// file or directory.
-func openTranscript(path string) (f *os.File, size int64, skip bool, err error) {
-	f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// File is a transcript opened by Open. It is read with plain system
+// calls: Open lets only regular files (and folders, whose read fails)
+// through, and their reads never block, so the runtime's poller, which an
+// os.File registers each file with, has nothing to do for them.
+type File struct {
+	fd   int
+	name string
+}
+
+// Open opens path for reading without blocking on a FIFO that replaced the
+// file after the walk, and returns its size when opened. skip is true (and
+// f nil) for a file that vanished or is not a regular file or folder. An
+// error is a *transcript.ReadError.
+func Open(path string) (f *File, size int64, skip bool, err error) {
+	var fd int
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, 0, true, nil
 		}
-		return nil, 0, false, &transcript.ReadError{Path: path, Err: err}
+		return nil, 0, false, &transcript.ReadError{Path: path, Err: &fs.PathError{Op: "open", Path: path, Err: err}}
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, false, &transcript.ReadError{Path: path, Err: err}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, 0, false, &transcript.ReadError{Path: path, Err: &fs.PathError{Op: "stat", Path: path, Err: err}}
 	}
-	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() {
-		f.Close()
+	if m := st.Mode & syscall.S_IFMT; m != syscall.S_IFREG && m != syscall.S_IFDIR {
+		syscall.Close(fd)
 		return nil, 0, true, nil
 	}
-	return f, fi.Size(), false, nil
+	return &File{fd: fd, name: path}, st.Size, false, nil
 }
+
+// Read reads into b; io.EOF at the end.
+func (f *File) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := syscall.Read(f.fd, b)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return 0, &fs.PathError{Op: "read", Path: f.name, Err: err}
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// Close closes the file.
+func (f *File) Close() error { return syscall.Close(f.fd) }
 
 // resetFile starts reading f's first size bytes: what the file held when it
 // was opened (an agent may be appending to it). Stopping there saves the
 // read that would only find the end.
-func (lr *LineReader) resetFile(f *os.File, size int64) {
+func (lr *LineReader) resetFile(f *File, size int64) {
 	if size <= 0 {
-		size = 1 // a directory or special file: let the read report it
+		size = 1 // a folder or an empty file: let the read report it
 	}
 	lr.lim = io.LimitedReader{R: f, N: size}
 	lr.reset(&lr.lim)
@@ -262,7 +298,7 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 	if workers < 2 {
 		lr := NewLineReader(nil, readBufSize)
 		for _, path := range paths {
-			f, size, skip, err := openTranscript(path)
+			f, size, skip, err := Open(path)
 			if err != nil {
 				return err
 			}
@@ -323,7 +359,7 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 				rs := make([]result, 0, len(j.paths))
 				for _, path := range j.paths {
 					var r result
-					f, size, skip, err := openTranscript(path)
+					f, size, skip, err := Open(path)
 					switch {
 					case err != nil:
 						r.err = err

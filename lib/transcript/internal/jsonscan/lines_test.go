@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/iotest"
 
@@ -87,7 +88,7 @@ func TestResetFileStopsAtSize(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\ntwo\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, size, skip, err := openTranscript(path)
+	f, size, skip, err := Open(path)
 	if err != nil || skip {
 		t.Fatal(skip, err)
 	}
@@ -105,8 +106,28 @@ func TestResetFileStopsAtSize(t *testing.T) {
 	if got := readAll(t, lr); strings.Join(got, "|") != "one|two" || lr.Bytes() != size {
 		t.Errorf("got %q, %d bytes", got, lr.Bytes())
 	}
-	if _, _, skip, err := openTranscript(filepath.Join(t.TempDir(), "gone")); !skip || err != nil {
+	if _, _, skip, err := Open(filepath.Join(t.TempDir(), "gone")); !skip || err != nil {
 		t.Errorf("missing file: skip %v, err %v", skip, err)
+	}
+	// A FIFO is passed over at once (a blocking open would wait for a
+	// writer forever).
+	fifo := filepath.Join(t.TempDir(), "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f, _, skip, err := Open(fifo); !skip || err != nil || f != nil {
+		t.Errorf("FIFO: skip %v, err %v", skip, err)
+	}
+	// A folder opens; reading it fails with a ReadError naming it.
+	dir := t.TempDir()
+	df, dsize, skip, err := Open(dir)
+	if err != nil || skip {
+		t.Fatalf("folder: skip %v, err %v", skip, err)
+	}
+	defer df.Close()
+	lr.resetFile(df, dsize)
+	if _, err := lr.Next(); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("reading a folder: %v", err)
 	}
 }
 
