@@ -118,6 +118,10 @@ type FileInfo struct {
 	Newest    int64      `json:"newest"`     // most recent entry ts, or the mtime (ms) when it has none
 	FromMtime bool       `json:"from_mtime"` // Newest is the mtime
 	Size      int64      `json:"size"`
+	// Link is set for a store file that is a symbolic link: it is read
+	// but never merged (merging would remove the link and leave the
+	// copies in its target, out of reach of later deletes).
+	Link bool `json:"link,omitempty"`
 }
 
 // FileError is a file that could not be read or changed.
@@ -145,9 +149,9 @@ func (p *Plan) Runs() bool { return p.Reason == "" }
 // PlanProject reads every store file of a project's folder and decides
 // what to merge: nothing unless the folder holds more than MaxFiles files
 // or more than MaxEntries entries; never the Keep newest files, seed files
-// (and their carries and claims) or the current capture file; nothing
-// unless at least two files can be merged. Files it cannot read are left
-// out (Plan.Unreadable) and never touched.
+// (and their carries and claims), symbolic links or the current capture
+// file; nothing unless at least two files can be merged. Files it cannot
+// read are left out (Plan.Unreadable) and never touched.
 func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	dir := st.ProjectDir(hash)
 	p := &Plan{Project: hash, Dir: dir}
@@ -181,6 +185,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 			continue
 		}
 		info.Name, info.Kind = name, k
+		info.Link = e.Type()&fs.ModeSymlink != 0
 		p.Entries += info.Entries
 		infos = append(infos, info)
 	}
@@ -211,7 +216,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	p.Kept = keep
 	p.Merge = leftover
 	for _, f := range files[keep:] {
-		if store.IsSeed(f.Name) || (opt.Current != "" && f.Name == opt.Current) {
+		if store.IsSeed(f.Name) || f.Link || (opt.Current != "" && f.Name == opt.Current) {
 			p.Kept++
 			continue
 		}
@@ -225,7 +230,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		return p.Merge[i].Name < p.Merge[j].Name
 	})
 	if len(p.Merge) < 2 {
-		p.Reason = fmt.Sprintf("%d files and %d entries, but only %d file(s) can be merged (the %d newest, seed files and the current capture file stay)",
+		p.Reason = fmt.Sprintf("%d files and %d entries, but only %d file(s) can be merged (the %d newest, seed files, linked files and the current capture file stay)",
 			p.Files, p.Entries, len(p.Merge), opt.Keep)
 		p.Kept += len(p.Merge)
 		p.Merge = nil

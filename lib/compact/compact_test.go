@@ -148,6 +148,12 @@ func TestNeverMerged(t *testing.T) {
 		writeRecs(t, filepath.Join(dir, n), 1, 10)
 	}
 	writeRecs(t, filepath.Join(dir, "new.jsonl"), 1, 99)
+	// A store file that is a symbolic link (to a file kept elsewhere).
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere.jsonl")
+	writeRecs(t, elsewhere, 1, 10)
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "linked.jsonl")); err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(filepath.Join(st.Root, store.GlobalName), record.Marshal(record.Record{Text: "g", TS: 1}), 0o600)
 	p, err := PlanProject(st, hash, Options{Keep: 1, Current: CurrentName("/some/where/cur.jsonl")})
 	if err != nil {
@@ -155,6 +161,9 @@ func TestNeverMerged(t *testing.T) {
 	}
 	if got := names(p.Merge); !slices.Equal(got, []string{"x.jsonl", "y.jsonl"}) {
 		t.Fatalf("merge %v, want only x and y", got)
+	}
+	if p.Files != 9 || p.Kept != 7 {
+		t.Fatalf("files %d, kept %d: want 9 and 7 (the link is counted and kept)", p.Files, p.Kept)
 	}
 	// Only one mergeable file: nothing runs.
 	os.Remove(filepath.Join(dir, "x.jsonl"))
