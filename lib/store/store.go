@@ -135,12 +135,15 @@ func Classify(name string) Kind {
 	if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") || atomicfile.IsTemp(name) {
 		return NotStore
 	}
+	// The last suffix says what the file is now: a compaction's claim of
+	// a carry file ("x.jsonl.carry-….jsonl.gc-….jsonl") is a claim.
 	stem := strings.TrimSuffix(name, ".jsonl")
-	if i := strings.LastIndex(stem, ".carry-"); i > 0 {
-		return Carry
-	}
-	if i := strings.LastIndex(stem, ".gc-"); i > 0 {
+	ci, gi := strings.LastIndex(stem, ".carry-"), strings.LastIndex(stem, ".gc-")
+	switch {
+	case gi > 0 && gi > ci:
 		return Claim
+	case ci > 0:
+		return Carry
 	}
 	switch {
 	case name == GlobalName:

@@ -87,6 +87,8 @@ func TestClassifyAndOrigin(t *testing.T) {
 		{"seed.jsonl.carry-1-2.jsonl", Carry, "seed.jsonl"},
 		{"x.jsonl.gc-1700000000000-ab12.jsonl", Claim, "x.jsonl"},
 		{"x.jsonl.gc-1-a.jsonl.carry-2-b.jsonl", Carry, "x.jsonl"},
+		{"x.jsonl.carry-1-a.jsonl.gc-2-b.jsonl", Claim, "x.jsonl"}, // a claim of a carry
+		{"seed.jsonl.carry-1-a.jsonl.gc-2-b.jsonl", Claim, "seed.jsonl"},
 		{"history-global.jsonl", GlobalFile, "history-global.jsonl"},
 		{"history-global.jsonl.carry-1-2.jsonl", Carry, "history-global.jsonl"},
 		{".x.jsonl.tmp-123-abcd", NotStore, ""},
