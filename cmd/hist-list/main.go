@@ -7,16 +7,14 @@ import (
 	"flag"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
-	"syscall"
 	"time"
 
 	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/lineenc"
+	"hist/lib/lock"
 	"hist/lib/store"
 )
 
@@ -120,7 +118,7 @@ func run(e *cli.Env) int {
 	var files []store.File
 	var res *history.Result
 	for try := 0; ; try++ {
-		waitRewrite(st.Lock(), deadline)
+		lock.WaitFree(st.Lock(), deadline)
 		var err error
 		if files, err = st.Files(sc); err != nil {
 			e.Errorf("listing the store %s: %v: nothing was printed", st.Root, err)
@@ -129,9 +127,9 @@ func run(e *cli.Env) int {
 		if try == 0 {
 			limitMemory(files)
 		}
-		ids := fileIDs(files)
+		ids := store.IDs(files)
 		res = history.Read(files, hidden)
-		if try == 20 || time.Now().After(deadline) || !rewriting(st.Lock()) && !moved(st, sc, files, ids, res) {
+		if try == 20 || time.Now().After(deadline) || !lock.Held(st.Lock()) && !st.Moved(sc, files, ids, vanished(res)) {
 			break
 		}
 	}
@@ -171,79 +169,19 @@ func run(e *cli.Env) int {
 	return cli.ExitOK
 }
 
-// settleWait bounds how long hist-list waits for rewrites that run while
-// it reads.
-const settleWait = 3 * time.Second
-
-// rewriting says whether a rewriter (delete, compact, seed) holds the
-// store's lock.
-func rewriting(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	if err == nil {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return false
-	}
-	return errors.Is(err, syscall.EWOULDBLOCK)
-}
-
-// waitRewrite waits until no rewriter holds the store's lock, or deadline.
-func waitRewrite(path string, deadline time.Time) {
-	for rewriting(path) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-type fileID struct{ dev, ino uint64 }
-
-// fileIDs are the files' device and inode numbers (zero when gone).
-func fileIDs(files []store.File) []fileID {
-	ids := make([]fileID, len(files))
-	for i, f := range files {
-		var st syscall.Stat_t
-		if syscall.Stat(f.Path, &st) == nil {
-			ids[i] = fileID{uint64(st.Dev), uint64(st.Ino)}
-		}
-	}
-	return ids
-}
-
-// moved says whether a rewrite ran while res was read from files (whose
-// ids were taken before the read): a file vanished or was replaced, or
-// the store now holds a claim, carry or compact file that files did not
-// list.
-func moved(st store.Store, sc store.Scope, files []store.File, ids []fileID, res *history.Result) bool {
+// vanished says whether a file of res vanished while it was read.
+func vanished(res *history.Result) bool {
 	for _, f := range res.Failed {
 		if errors.Is(f.Err, os.ErrNotExist) {
 			return true
 		}
 	}
-	if !slices.Equal(ids, fileIDs(files)) {
-		return true
-	}
-	now, err := st.Files(sc)
-	if err != nil {
-		return false
-	}
-	had := make(map[string]bool, len(files))
-	for _, f := range files {
-		had[f.Path] = true
-	}
-	for _, f := range now {
-		if had[f.Path] {
-			continue
-		}
-		switch store.Classify(filepath.Base(f.Path)) {
-		case store.Claim, store.Carry, store.Compact:
-			return true
-		}
-	}
 	return false
 }
+
+// settleWait bounds how long hist-list waits for rewrites that run while
+// it reads.
+const settleWait = 3 * time.Second
 
 // limitMemory bounds the heap to about 1.5 times the scope's size (at
 // least 256 MiB) unless GOMEMLIMIT says otherwise: the reader keeps about

@@ -59,3 +59,26 @@ func (l *Lock) Release() {
 	l.f.Close()
 	l.f = nil
 }
+
+// Held reports whether a rewriter holds the lock at path now (a reader
+// never takes it: it only asks).
+func Held(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if err == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return false
+	}
+	return errors.Is(err, syscall.EWOULDBLOCK)
+}
+
+// WaitFree waits until no rewriter holds the lock at path, or deadline.
+func WaitFree(path string, deadline time.Time) {
+	for Held(path) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}

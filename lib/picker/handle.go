@@ -185,7 +185,7 @@ func (p *picker) preview(n int, arg string) string {
 	if !ok {
 		return ""
 	}
-	f := r.list.files[e.file]
+	f := r.list.file(e)
 	return Preview(PreviewItem{
 		Text: e.text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: e.src, Session: e.session,
 	}, p.cfg.ResumeKey, p.cfg.Now())

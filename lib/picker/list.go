@@ -1,10 +1,15 @@
 package picker
 
 import (
+	"errors"
+	"io/fs"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"hist/lib/history"
+	"hist/lib/identity"
+	"hist/lib/lock"
 	"hist/lib/store"
 	"hist/lib/tombstone"
 )
@@ -51,18 +56,31 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
 			l.cond.Broadcast()
 			return
 		}
+		ids := store.IDs(files)
 		// Published to readers by the mutex with the first entries.
 		l.files = files
 		l.fileIx = make(map[string]int32, len(files))
 		for i, f := range files {
 			l.fileIx[f.Path] = int32(i)
 		}
-		l.stream(hidden)
+		if afterList != nil {
+			afterList()
+		}
+		res := l.stream(hidden)
+		l.settle(st, sc, files, ids, vanished(res.Failed))
+		l.mu.Lock()
+		l.done, l.res = true, res
+		l.mu.Unlock()
+		l.cond.Broadcast()
 	}()
 	return l
 }
 
-func (l *list) stream(hidden *tombstone.Set) {
+// afterList, when set (by tests), runs between the listing of the files
+// and their reading.
+var afterList func()
+
+func (l *list) stream(hidden *tombstone.Set) *history.StreamResult {
 	batch := make([]ent, 0, 16)
 	limit := 16
 	flush := func() {
@@ -85,11 +103,98 @@ func (l *list) stream(hidden *tombstone.Set) {
 		}
 		return true
 	})
+	flush()
+	return res
+}
+
+// settleWait bounds how long a list waits for rewrites that ran while it
+// was read.
+const settleWait = 3 * time.Second
+
+// settle reads the scope again, as hist-list does, when a rewrite (a
+// delete, a compaction) ran while it was streamed and may have moved
+// prompts out of the files before they were read: once the rewrite has
+// ended, a full read finds them, and the prompts the list lacks are added
+// at its end (waiting at most settleWait in all). hidden.json is read
+// again for it, so a prompt deleted meanwhile is not added; when it cannot
+// be trusted, nothing is.
+func (l *list) settle(st store.Store, sc store.Scope, files []store.File, ids store.FileIDs, gone bool) {
+	deadline := time.Now().Add(settleWait)
+	var have map[string]struct{}
+	var norm []byte
+	for try := 0; try < 20 && !l.stop.Load(); try++ {
+		if !lock.Held(st.Lock()) && !st.Moved(sc, files, ids, gone) || time.Now().After(deadline) {
+			return
+		}
+		lock.WaitFree(st.Lock(), deadline)
+		hidden, err := tombstone.Load(st.Hidden())
+		if err != nil {
+			return
+		}
+		if files, err = st.Files(sc); err != nil {
+			return
+		}
+		ids = store.IDs(files)
+		res := history.Read(files, hidden)
+		gone = vanished(res.Failed)
+		if have == nil {
+			l.mu.Lock()
+			have = make(map[string]struct{}, len(l.ents))
+			for _, e := range l.ents {
+				norm = identity.AppendNormalized(norm[:0], e.text)
+				have[string(norm)] = struct{}{}
+			}
+			l.mu.Unlock()
+		}
+		var add []ent
+		for i := range res.Len() {
+			e := res.At(i)
+			norm = identity.AppendNormalized(norm[:0], e.Text)
+			if _, ok := have[string(norm)]; ok {
+				continue
+			}
+			have[string(norm)] = struct{}{}
+			add = append(add, ent{text: e.Text, ts: e.TS, src: e.Src, session: e.Session, file: l.fileIndex(e.File, e.Project)})
+		}
+		if len(add) > 0 {
+			l.mu.Lock()
+			l.ents = append(l.ents, add...)
+			l.mu.Unlock()
+			l.cond.Broadcast()
+		}
+	}
+}
+
+// fileIndex returns the index of the store file at path in l.files,
+// adding it when it is new (a file a rewrite made).
+func (l *list) fileIndex(path, project string) int32 {
+	if i, ok := l.fileIx[path]; ok {
+		return i
+	}
 	l.mu.Lock()
-	l.ents = append(l.ents, batch...)
-	l.done, l.res = true, res
-	l.mu.Unlock()
-	l.cond.Broadcast()
+	defer l.mu.Unlock()
+	i := int32(len(l.files))
+	l.files = append(l.files, store.File{Path: path, Project: project})
+	l.fileIx[path] = i
+	return i
+}
+
+// file returns the store file entry e was read from.
+func (l *list) file(e ent) store.File {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.files[e.file]
+}
+
+// vanished says whether one of the failed files vanished while it was
+// read.
+func vanished(failed []history.FileError) bool {
+	for _, f := range failed {
+		if errors.Is(f.Err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
 
 // close stops the loading.

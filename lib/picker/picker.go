@@ -312,7 +312,7 @@ func (p *picker) finish(r *run) *decision {
 }
 
 func (p *picker) choice(l *list, e ent) Choice {
-	f := l.files[e.file]
+	f := l.file(e)
 	return Choice{Text: e.text, TS: e.ts, Src: e.src, Session: e.session, File: f.Path, Project: f.Project, Cwd: p.reg[f.Project]}
 }
 

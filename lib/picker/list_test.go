@@ -1,0 +1,120 @@
+package picker
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"hist/lib/record"
+	"hist/lib/store"
+	"hist/lib/tombstone"
+)
+
+// loadAll loads a scope and waits until the list is done.
+func loadAll(t *testing.T, st store.Store, sc store.Scope) []string {
+	t.Helper()
+	hidden, err := tombstone.Load(st.Hidden())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := load(st, sc, hidden)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		done := l.done
+		l.mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the list never finished loading")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var texts []string
+	for _, e := range l.ents {
+		texts = append(texts, e.text)
+		if f := l.file(e); f.Path == "" {
+			t.Errorf("%q has no file", e.text)
+		}
+	}
+	return texts
+}
+
+func writeFile(t *testing.T, path string, recs ...record.Record) {
+	t.Helper()
+	var b []byte
+	for _, r := range recs {
+		b = record.Append(b, r)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A compaction that moves prompts while the list is read (here, between
+// the listing of the files and their reading: the capture files are
+// merged into a compact file and removed) must not leave them out: the
+// list reads the scope again once it sees that files moved.
+func TestListSettlesAfterRewrite(t *testing.T) {
+	st := store.Store{Root: t.TempDir()}
+	dir := st.ProjectDir("0123456789abcdef")
+	var all []record.Record
+	for i := range 3 {
+		var recs []record.Record
+		for j := range 4 {
+			recs = append(recs, record.Record{Text: fmt.Sprintf("prompt %d.%d", i, j), TS: int64(1000 + 10*j + i)})
+		}
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("c%d.jsonl", i)), recs...)
+		all = append(all, recs...)
+	}
+	// A prompt deleted during the compaction: its tombstone is written
+	// then, so the second read must not bring it back.
+	deleted := "prompt 1.2"
+	defer func() { afterList = nil }()
+	afterList = func() {
+		var keep []record.Record
+		for _, r := range all {
+			if r.Text != deleted {
+				keep = append(keep, r)
+			}
+		}
+		writeFile(t, filepath.Join(dir, "compact-1-aa.jsonl"), keep...)
+		h, err := tombstone.Load(st.Hidden())
+		if err != nil {
+			t.Error(err)
+		}
+		h.Add(deleted)
+		if err := h.Save(); err != nil {
+			t.Error(err)
+		}
+		for i := range 3 {
+			os.Remove(filepath.Join(dir, fmt.Sprintf("c%d.jsonl", i)))
+		}
+	}
+	got := loadAll(t, st, store.Scope{All: true})
+	slices.Sort(got)
+	var want []string
+	for _, r := range all {
+		if r.Text != deleted {
+			want = append(want, r.Text)
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %q\nwant %q", got, want)
+	}
+
+	// Without a rewrite, one read.
+	afterList = nil
+	got = loadAll(t, st, store.Scope{All: true})
+	if len(got) != len(want) {
+		t.Fatalf("listed %d prompts, want %d", len(got), len(want))
+	}
+}
