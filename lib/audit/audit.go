@@ -15,11 +15,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"unsafe"
 
 	"hist/lib/atomicfile"
 	"hist/lib/history"
+	"hist/lib/lock"
 	"hist/lib/record"
 	"hist/lib/redact"
 	"hist/lib/store"
@@ -95,7 +95,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 		target, _ := os.Readlink(st.Root)
 		r.Links = append(r.Links, fmt.Sprintf("the store folder is a symbolic link to %s (followed)", target))
 	}
-	r.RewriterNow = lockHeld(st.Lock())
+	r.RewriterNow = lock.Held(st.Lock())
 
 	reg := st.LoadRegistry()
 	projects := map[string]*Project{}
@@ -240,22 +240,6 @@ func (r *Report) scan(path string) (int, error) {
 	r.Entries += n
 	r.Malformed += st.Malformed
 	return n, err
-}
-
-// lockHeld reports whether a rewriter holds the store's lock now. The
-// lock file is never created here.
-func lockHeld(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	if err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
-	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return false
 }
 
 func kindOf(m fs.FileMode) string {

@@ -42,13 +42,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
 	"hist/lib/transcript/internal/jsonscan"
+	"hist/lib/transcript/internal/ordered"
 )
 
 // DefaultRoot is where Codex keeps its transcripts: $CODEX_HOME, else
@@ -83,7 +83,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 				return s.stats, err
 			}
 		}
-	} else if err := s.scanParallel(files, workers); err != nil {
+	} else if err := ordered.Map(files, workers, func() *reader { return &reader{} }, (*reader).parse, s.apply); err != nil {
 		return s.stats, err
 	}
 	if err := s.flushForks(); err != nil {
@@ -94,57 +94,6 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 
 // maxWorkers bounds the rollouts parsed at the same time.
 const maxWorkers = 4
-
-// scanParallel parses files on workers goroutines and applies them in
-// order; it stops at the first error apply returns.
-func (s *scanner) scanParallel(files []string, workers int) error {
-	type job struct {
-		path string
-		res  chan *parsed // buffered: a worker never waits to hand it over
-	}
-	jobs := make(chan job)
-	order := make(chan job, 4*workers)
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(workers + 1)
-	go func() { // hands out the files, and queues them in order
-		defer wg.Done()
-		defer close(order)
-		defer close(jobs)
-		for _, f := range files {
-			j := job{f, make(chan *parsed, 1)}
-			select {
-			case order <- j:
-			case <-quit:
-				return
-			}
-			select {
-			case jobs <- j:
-			case <-quit:
-				return
-			}
-		}
-	}()
-	for range workers {
-		go func() {
-			defer wg.Done()
-			var w reader
-			for j := range jobs {
-				j.res <- w.parse(j.path)
-			}
-		}()
-	}
-	defer func() {
-		close(quit)
-		wg.Wait()
-	}()
-	for j := range order {
-		if err := s.apply(<-j.res); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // ScanReader reads one rollout (plain JSONL) from r; name is its path, used
 // for the session id when the rollout has no session_meta and in errors.

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/ordered"
 )
 
 // Read buffers: lines that fit are handled in place, without a copy.
@@ -322,72 +322,41 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 		st      transcript.Stats
 		err     error
 	}
-	type job struct {
-		paths []string      // a batch of files, to hand over work in bigger pieces
-		res   chan []result // buffered: a worker never waits to hand it over
+	// A batch of files at a time, to hand work over in bigger pieces.
+	var batches [][]string
+	for len(paths) > 0 {
+		n := min(len(paths), batchFiles)
+		batches = append(batches, paths[:n:n])
+		paths = paths[n:]
 	}
-	jobs := make(chan job)
-	order := make(chan job, 2*workers)
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(workers + 1)
-	go func() { // hands out the batches, and queues them in order
-		defer wg.Done()
-		defer close(order)
-		defer close(jobs)
-		for len(paths) > 0 {
-			n := min(len(paths), batchFiles)
-			j := job{paths[:n:n], make(chan []result, 1)}
-			paths = paths[n:]
-			select {
-			case order <- j:
-			case <-quit:
-				return
+	read := func(lr *LineReader, batch []string) []result {
+		rs := make([]result, 0, len(batch))
+		for _, path := range batch {
+			var r result
+			f, size, skip, err := Open(path)
+			switch {
+			case err != nil:
+				r.err = err
+			case skip:
+				r.st.Skipped = 1
+			default:
+				lr.resetFile(f, size)
+				r.st, r.err = scan(lr, path, func(p transcript.Prompt) error {
+					r.prompts = append(r.prompts, p)
+					return nil
+				})
+				f.Close()
 			}
-			select {
-			case jobs <- j:
-			case <-quit:
-				return
+			rs = append(rs, r)
+			if r.err != nil {
+				break // the scan stops there
 			}
 		}
-	}()
-	for range workers {
-		go func() {
-			defer wg.Done()
-			lr := NewLineReader(nil, readBufSize)
-			for j := range jobs {
-				rs := make([]result, 0, len(j.paths))
-				for _, path := range j.paths {
-					var r result
-					f, size, skip, err := Open(path)
-					switch {
-					case err != nil:
-						r.err = err
-					case skip:
-						r.st.Skipped = 1
-					default:
-						lr.resetFile(f, size)
-						r.st, r.err = scan(lr, path, func(p transcript.Prompt) error {
-							r.prompts = append(r.prompts, p)
-							return nil
-						})
-						f.Close()
-					}
-					rs = append(rs, r)
-					if r.err != nil {
-						break // the scan stops there
-					}
-				}
-				j.res <- rs
-			}
-		}()
+		return rs
 	}
-	defer func() {
-		close(quit)
-		wg.Wait()
-	}()
-	for j := range order {
-		for _, r := range <-j.res {
+	newReader := func() *LineReader { return NewLineReader(nil, readBufSize) }
+	return ordered.Map(batches, workers, newReader, read, func(rs []result) error {
+		for _, r := range rs {
 			st.Add(r.st)
 			for _, p := range r.prompts {
 				if err := d.Add(p); err != nil {
@@ -398,6 +367,6 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 				return r.err
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
