@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"io"
 	"io/fs"
@@ -229,9 +230,15 @@ func (s *streamer) store(b []byte) string {
 	return unsafe.String(&out[0], len(out))
 }
 
-// rev reads a file's lines backwards, from its end.
+// rev reads a file's lines backwards, from its end. Its file is open only
+// while a block is read: a stream over hundreds of files would otherwise
+// hold hundreds of descriptors, and a process that crosses 64 or 256 open
+// files while it has several threads waits for the kernel to grow its
+// file table (an RCU grace period: 10-20 ms here, before the first prompt).
 type rev struct {
-	f        *rawFile
+	f        *rawFile // open while a block is read, else nil
+	name     string
+	dev, ino uint64 // the file opened first: a reopen must find it again
 	idx      int32
 	size     int64  // the file's size when opened: nothing past it is read
 	pos      int64  // file offset of buf[0]
@@ -274,14 +281,14 @@ func openRev(path string, idx int32) (*rev, error) {
 	}
 	f := &rawFile{fd: fd, path: path}
 	size := st.Size
-	r := &rev{f: f, idx: idx, size: size, pos: size, block: firstBlock}
+	r := &rev{f: f, name: path, idx: idx, size: size, pos: size, block: firstBlock, dev: uint64(st.Dev), ino: uint64(st.Ino)}
+	defer r.closeFile() // fill reopens it when it needs more
 	if r.size == 0 {
 		r.done = true
 		return r, nil
 	}
 	// Drop a torn last line: read until the last newline.
 	if err := r.fill(); err != nil {
-		f.Close()
 		return nil, err
 	}
 	for {
@@ -299,7 +306,6 @@ func openRev(path string, idx int32) (*rev, error) {
 			return r, nil
 		}
 		if err := r.fill(); err != nil {
-			f.Close()
 			return nil, err
 		}
 	}
@@ -314,8 +320,15 @@ func (r *rev) fill() error {
 	if r.block < maxBlock {
 		r.block *= 4
 	}
+	if r.f == nil {
+		if err := r.reopen(); err != nil {
+			return err
+		}
+	}
 	nb := make([]byte, int(n)+r.end)
-	if _, err := r.f.ReadAt(nb[:n], r.pos-n); err != nil && err != io.EOF {
+	_, err := r.f.ReadAt(nb[:n], r.pos-n)
+	r.closeFile()
+	if err != nil && err != io.EOF {
 		return err
 	}
 	copy(nb[n:], r.buf[:r.end])
@@ -392,6 +405,40 @@ func (f *rawFile) ReadAt(b []byte, off int64) (int, error) {
 }
 
 func (f *rawFile) Close() error { return syscall.Close(f.fd) }
+
+// errReplaced is a file that was replaced (a rewrite renamed another file
+// over it) or truncated while it was streamed: what is left of it is not
+// read, and the caller reads the store again (it wraps fs.ErrNotExist, as a
+// file that vanished does).
+var errReplaced = fmt.Errorf("%w: replaced while it was read", fs.ErrNotExist)
+
+// reopen opens r's file again for the next block, if it is still the same
+// file with at least the bytes it had.
+func (r *rev) reopen() error {
+	path := r.name
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if uint64(st.Dev) != r.dev || uint64(st.Ino) != r.ino || st.Size < r.pos {
+		syscall.Close(fd)
+		return &fs.PathError{Op: "read", Path: path, Err: errReplaced}
+	}
+	r.f = &rawFile{fd: fd, path: path}
+	return nil
+}
+
+func (r *rev) closeFile() {
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+}
 
 func (r *rev) close() {
 	if r.f != nil {

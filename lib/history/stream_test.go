@@ -1,7 +1,9 @@
 package history
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -234,4 +236,80 @@ func TestStreamSkipsOverlongLine(t *testing.T) {
 	if strings.Join(texts, "|") != "after|before" || res.Stats.Malformed != 1 {
 		t.Errorf("got %q, malformed %d; want after|before and 1", texts, res.Stats.Malformed)
 	}
+}
+
+// Stream keeps no file open between blocks (hundreds of open files cost a
+// file-table resize before the first prompt); a file replaced meanwhile
+// (a rewrite renamed another over it) is not read further: its failure
+// wraps fs.ErrNotExist, so the caller reads the store again, and nothing
+// of the new file shows up at old offsets.
+func TestStreamFileReplacedBetweenBlocks(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 400 { // about 20 KB: several blocks
+		b.Write(record.Marshal(record.Record{Text: fmt.Sprintf("old prompt number %d", i), TS: int64(1000 + i)}))
+	}
+	f := writeFile(t, filepath.Join(dir, "a.jsonl"), b.String())
+	replaced := false
+	var got []Entry
+	res := Stream([]store.File{f}, nil, func(e Entry) bool {
+		got = append(got, e)
+		if !replaced {
+			replaced = true
+			var nb strings.Builder
+			for i := range 400 {
+				nb.Write(record.Marshal(record.Record{Text: fmt.Sprintf("NEW %d", i), TS: int64(5000 + i)}))
+			}
+			tmp := filepath.Join(dir, ".a.tmp")
+			if err := os.WriteFile(tmp, []byte(nb.String()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, f.Path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return true
+	})
+	if len(res.Failed) != 1 || !errors.Is(res.Failed[0].Err, fs.ErrNotExist) {
+		t.Fatalf("failed = %v, want the replaced file", res.Failed)
+	}
+	if len(got) == 0 || len(got) >= 400 {
+		t.Fatalf("%d prompts before the replaced file stopped", len(got))
+	}
+	for i, e := range got {
+		if want := fmt.Sprintf("old prompt number %d", 399-i); e.Text != want {
+			t.Fatalf("prompt %d = %q, want %q", i, e.Text, want)
+		}
+	}
+}
+
+// Stream never holds more than a few files open, whatever their number.
+func TestStreamOpenFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	var files []store.File
+	for i := range 300 {
+		files = append(files, writeFile(t, filepath.Join(dir, fmt.Sprintf("%03d.jsonl", i)),
+			string(record.Marshal(record.Record{Text: fmt.Sprintf("p%d", i), TS: int64(i)}))))
+	}
+	before := openFDs(t)
+	most := 0
+	n := 0
+	Stream(files, nil, func(Entry) bool {
+		if n%50 == 0 {
+			most = max(most, openFDs(t)-before)
+		}
+		n++
+		return true
+	})
+	if n != 300 || most > 8 {
+		t.Fatalf("%d prompts, up to %d more files open", n, most)
+	}
+}
+
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(ents)
 }
