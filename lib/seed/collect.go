@@ -229,7 +229,7 @@ func (c *collector) newBatch() *batch {
 		b := c.free[n-1]
 		c.free = c.free[:n-1]
 		clear(b.in) // drop the texts
-		*b = batch{in: b.in[:0], out: b.out[:0], recs: b.recs[:0], done: make(chan struct{})}
+		*b = batch{in: b.in[:0], out: b.out[:0], recs: b.recs[:0], norm: b.norm[:0], done: make(chan struct{})}
 		return b
 	}
 	return &batch{in: make([]transcript.Prompt, 0, batchPrompts), done: make(chan struct{})}
