@@ -344,6 +344,10 @@ func run(e *cli.Env) int {
 		case seed.SourceLayout:
 			e.Errorf("%s: layout not recognised (%s): skipped", s.Name, s.Err)
 			worse(exitLayout)
+		case seed.SourceSeeded:
+			if !o.quiet {
+				fmt.Fprintf(e.Stderr, "%s: %s: this project's %s exists: its transcripts were not read again\n", e.Name, s.Name, seed.FileName(s.Name))
+			}
 		case seed.SourceRead:
 			if !o.quiet {
 				fmt.Fprintf(e.Stderr, "%s: %s: read %d files (%s) in %s: %s%s\n", e.Name, s.Name, s.Stats.Files,

@@ -57,6 +57,7 @@ const (
 	SourceMissing = "missing" // its root does not exist
 	SourceRetry   = "retry"   // a transcript could not be read: nothing written, run again later
 	SourceLayout  = "layout"  // its layout was not recognised: skipped
+	SourceSeeded  = "seeded"  // one project asked for, and its seed file for the source exists: not read again
 )
 
 // Seed file statuses.
@@ -248,6 +249,19 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	var reads []read
 	for _, src := range sources {
 		res := SourceResult{Name: src.Name, Root: src.Root}
+		// With one project asked for (what the pi extension runs at every
+		// session start), a source whose seed file that project already
+		// has would only be read to find that nothing may be written.
+		if o.Project != "" {
+			hash := store.Hash(o.Project)
+			path := filepath.Join(o.Store.ProjectDir(hash), FileName(src.Name))
+			if _, err := os.Lstat(path); err == nil {
+				res.Status = SourceSeeded
+				rep.Sources = append(rep.Sources, res)
+				rep.Files = append(rep.Files, FileResult{Project: hash, Cwd: o.Project, Source: src.Name, Path: path, Status: FileExists})
+				continue
+			}
+		}
 		if _, err := os.Stat(src.Root); errors.Is(err, fs.ErrNotExist) {
 			res.Status = SourceMissing
 			rep.Sources = append(rep.Sources, res)
