@@ -361,6 +361,15 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		}
 	}
 	if len(jobs) == 0 {
+		if !o.DryRun {
+			// Nothing to write (every source missing, empty or already
+			// seeded): the temp files a killed run left still go.
+			dirs := []string{o.Store.Root}
+			if o.Project != "" {
+				dirs = append(dirs, o.Store.ProjectDir(store.Hash(o.Project)))
+			}
+			r.sweepStale(dirs)
+		}
 		return rep, nil
 	}
 
@@ -436,18 +445,50 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 // writers is how many seed files are written at once.
 const writers = 8
 
+// sweepStale removes the temp files that killed runs left in dirs, under
+// the rewriters' lock, which it takes only when there is one (best
+// effort: a busy lock leaves them to the next run).
+func (r *Runner) sweepStale(dirs []string) {
+	var stale []string
+	for _, dir := range dirs {
+		if len(staleTemps(dir)) > 0 {
+			stale = append(stale, dir)
+		}
+	}
+	if len(stale) == 0 {
+		return
+	}
+	lk, err := lock.Acquire(r.Opts.Store.Lock(), r.Opts.LockWait)
+	if err != nil {
+		return
+	}
+	defer lk.Release()
+	for _, dir := range stale {
+		sweepTemps(dir)
+	}
+}
+
 // sweepTemps removes the temp files that killed runs left in dir: they
 // hold copies of prompts (some may have been deleted since). Only temp
 // files whose process is gone are touched, and only under the store's
 // lock.
 func sweepTemps(dir string) {
+	for _, p := range staleTemps(dir) {
+		os.Remove(p)
+	}
+}
+
+// staleTemps lists the temp files in dir whose process is gone.
+func staleTemps(dir string) []string {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return
+		return nil
 	}
+	var out []string
 	for _, e := range ents {
 		if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && atomicfile.Stale(e.Name()) {
-			os.Remove(filepath.Join(dir, e.Name()))
+			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
+	return out
 }
