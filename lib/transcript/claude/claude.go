@@ -352,15 +352,8 @@ func textParts(v []byte) (parts []string, bad bool) {
 		if bad || jsonscan.IsNull(el) {
 			return
 		}
-		var typ, txt []byte
-		if !jsonscan.EachMember(el, func(k, v []byte) {
-			switch string(k) {
-			case "type":
-				typ = v
-			case "text":
-				txt = v
-			}
-		}) {
+		typ, txt, ok := jsonscan.TypeAndText(el)
+		if !ok {
 			bad = true
 			return
 		}

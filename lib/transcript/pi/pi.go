@@ -303,15 +303,8 @@ func contentText(v []byte) (text string, found, bad bool) {
 		if bad || jsonscan.IsNull(el) {
 			return
 		}
-		var typ, txt []byte
-		if !jsonscan.EachMember(el, func(k, v []byte) {
-			switch string(k) {
-			case "type":
-				typ = v
-			case "text":
-				txt = v
-			}
-		}) {
+		typ, txt, ok := jsonscan.TypeAndText(el)
+		if !ok {
 			bad = true
 			return
 		}

@@ -203,6 +203,21 @@ func EachMember(b []byte, fn func(key, val []byte)) bool {
 	}
 }
 
+// TypeAndText returns the raw "type" and "text" members of a content block
+// (an object such as {"type":"text","text":"…"}); ok is false when el is
+// not an object.
+func TypeAndText(el []byte) (typ, txt []byte, ok bool) {
+	ok = EachMember(el, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = v
+		case "text":
+			txt = v
+		}
+	})
+	return typ, txt, ok
+}
+
 // EachElement calls fn with every raw element of the array v (a value
 // located by EachMember). It returns false if v is not an array.
 func EachElement(v []byte, fn func(elem []byte)) bool {
