@@ -3,7 +3,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"io"
 	"os"
@@ -129,7 +128,7 @@ func run(e *cli.Env) int {
 		}
 		ids := store.IDs(files)
 		res = history.Read(files, hidden)
-		if try == 20 || time.Now().After(deadline) || !lock.Held(st.Lock()) && !st.Moved(sc, files, ids, vanished(res)) {
+		if try == 20 || time.Now().After(deadline) || !lock.Held(st.Lock()) && !st.Moved(sc, files, ids, history.Vanished(res.Failed)) {
 			break
 		}
 	}
@@ -167,16 +166,6 @@ func run(e *cli.Env) int {
 		return cli.ExitFailure
 	}
 	return cli.ExitOK
-}
-
-// vanished says whether a file of res vanished while it was read.
-func vanished(res *history.Result) bool {
-	for _, f := range res.Failed {
-		if errors.Is(f.Err, os.ErrNotExist) {
-			return true
-		}
-	}
-	return false
 }
 
 // settleWait bounds how long hist-list waits for rewrites that run while

@@ -45,6 +45,18 @@ type FileError struct {
 
 func (e FileError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
 
+// Vanished reports whether one of the failed files vanished (or was
+// replaced) while it was read: a rewrite moved its prompts, and a read of
+// the store once the rewrite is over finds them.
+func Vanished(failed []FileError) bool {
+	for _, f := range failed {
+		if errors.Is(f.Err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
+
 // Result is a scope's visible history.
 type Result struct {
 	Stats  record.Stats

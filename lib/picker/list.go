@@ -1,8 +1,6 @@
 package picker
 
 import (
-	"errors"
-	"io/fs"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +65,11 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
 			afterList()
 		}
 		res := l.stream(hidden)
-		l.settle(st, sc, files, ids, vanished(res.Failed))
+		if failed, reread := l.settle(st, sc, files, ids, history.Vanished(res.Failed)); reread {
+			// What the stream could not read was read again: only the
+			// last read's failures stand.
+			res.Failed = failed
+		}
 		l.mu.Lock()
 		l.done, l.res = true, res
 		l.mu.Unlock()
@@ -117,8 +119,9 @@ const settleWait = 3 * time.Second
 // ended, a full read finds them, and the prompts the list lacks are added
 // at its end (waiting at most settleWait in all). hidden.json is read
 // again for it, so a prompt deleted meanwhile is not added; when it cannot
-// be trusted, nothing is.
-func (l *list) settle(st store.Store, sc store.Scope, files []store.File, ids store.FileIDs, gone bool) {
+// be trusted, nothing is. It returns the failures of its last read, and
+// whether it read at all.
+func (l *list) settle(st store.Store, sc store.Scope, files []store.File, ids store.FileIDs, gone bool) (failed []history.FileError, reread bool) {
 	deadline := time.Now().Add(settleWait)
 	var have map[string]struct{}
 	var norm []byte
@@ -136,7 +139,8 @@ func (l *list) settle(st store.Store, sc store.Scope, files []store.File, ids st
 		}
 		ids = store.IDs(files)
 		res := history.Read(files, hidden)
-		gone = vanished(res.Failed)
+		gone = history.Vanished(res.Failed)
+		failed, reread = res.Failed, true
 		if have == nil {
 			l.mu.Lock()
 			have = make(map[string]struct{}, len(l.ents))
@@ -163,6 +167,7 @@ func (l *list) settle(st store.Store, sc store.Scope, files []store.File, ids st
 			l.cond.Broadcast()
 		}
 	}
+	return failed, reread
 }
 
 // fileIndex returns the index of the store file at path in l.files,
@@ -184,17 +189,6 @@ func (l *list) file(e ent) store.File {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.files[e.file]
-}
-
-// vanished says whether one of the failed files vanished while it was
-// read.
-func vanished(failed []history.FileError) bool {
-	for _, f := range failed {
-		if errors.Is(f.Err, fs.ErrNotExist) {
-			return true
-		}
-	}
-	return false
 }
 
 // close stops the loading.
