@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -272,8 +273,16 @@ func (w *reader) parse(path string) *parsed {
 	case err != nil:
 		res.err = err
 		return res
-	case skip: // vanished, or not a regular file (a FIFO would block)
-		res.err = errStop
+	case skip:
+		// Not a regular file (a FIFO would block): passed over. A rollout
+		// that vanished since the listing was most likely moved (Codex
+		// archives sessions into archived_sessions/), perhaps after that
+		// folder was listed: read again later rather than lose its prompts.
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			res.err = &transcript.ReadError{Path: path, Err: err}
+		} else {
+			res.err = errStop
+		}
 		return res
 	}
 	defer f.Close()

@@ -150,3 +150,16 @@ func TestParallelScanEqualsSerial(t *testing.T) {
 		}
 	}
 }
+
+// A rollout that vanished between the listing and its reading (Codex moves
+// a session to archived_sessions/ when it archives it, maybe after that
+// folder was listed) makes the scan a ReadError, so that the seed is
+// retried rather than written without its prompts.
+func TestVanishedRolloutIsRetried(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "sessions/2026/01/02/rollout-2026-01-02T03-04-05-"+sess+".jsonl")
+	res := (&reader{}).parse(gone)
+	var re *transcript.ReadError
+	if !errors.As(res.err, &re) || re.Path != gone {
+		t.Fatalf("err = %v, want a ReadError for %s", res.err, gone)
+	}
+}
