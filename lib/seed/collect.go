@@ -1,16 +1,20 @@
 package seed
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"syscall"
 
 	"hist/lib/atomicfile"
@@ -65,11 +69,21 @@ type bucket struct {
 	cwd    string
 	path   string // the seed file
 	exists bool   // the seed file was there when the bucket was made
-	buf    []byte
+	buf    []byte // records not handed to a spill yet
+	out    []byte // records a spill is writing, then a spare buffer
 	n      int
 	hidden int
 	dupes  int
-	seen   map[eventKey]struct{}
+	// The prompts kept so far, for the dedup (see seen): by time, the
+	// offset of the record of the one prompt kept at that time, or -1
+	// once two or more were, whose keys are then in keys.
+	byTS map[int64]int64
+	keys map[eventKey]struct{}
+	pos  int64 // bytes of records appended so far (temp file, out, buf)
+	// eager: every prompt's key is in keys (no records to read back:
+	// a dry run, a seed that exists; or the keys come free with the
+	// tombstone check).
+	eager bool
 
 	tmp     string   // temp file in the project folder ("" until the first spill)
 	f       *os.File // open temp file, or nil
@@ -87,6 +101,11 @@ type collector struct {
 	noCwd   int
 	approx  int   // prompts kept whose time is not their own
 	err     error // a failed spill: a store failure
+	// eagerKeys: prompts are normalized as they are prepared (for the
+	// tombstone check, or for a dry run, which keeps no records).
+	eagerKeys atomic.Bool
+	applied   int // prompts that reached the dedup
+	late      int // of them, the ones whose key was made there
 
 	workers int         // goroutines preparing batches (1: prepared inline)
 	cur     *batch      // the batch being filled
@@ -101,8 +120,10 @@ type canonical struct {
 }
 
 func newCollector(r *Runner, src string, hidden *tombstone.Set) *collector {
-	return &collector{r: r, src: src, hidden: hidden, buckets: map[string]*bucket{}, canon: map[string]canonical{},
+	c := &collector{r: r, src: src, hidden: hidden, buckets: map[string]*bucket{}, canon: map[string]canonical{},
 		workers: min(runtime.GOMAXPROCS(0), maxPrepare)}
+	c.eagerKeys.Store(r.Opts.DryRun || !hidden.Empty())
+	return c
 }
 
 func (c *collector) project(raw string) canonical {
@@ -219,6 +240,7 @@ type batch struct {
 type prepared struct {
 	skip   bool // not capturable once redacted
 	hidden bool
+	hasKey bool // key is set (the tombstone check normalized the text)
 	key    eventKey
 	end    int // the record's end in recs (its start is the previous one's end)
 }
@@ -257,14 +279,19 @@ func (c *collector) prepare(b *batch) {
 			out.skip = true
 			continue
 		}
-		norm = identity.AppendNormalized(norm[:0], p.Text)
-		// A prompt deleted as it was typed (its tombstone names the text
-		// with the secret) stays hidden once redacted.
-		if c.hidden.HiddenNormalized(norm) || (raw != p.Text && c.hidden.Hidden(raw)) {
-			out.hidden = true
-			continue
+		// Without tombstones (nor a dry run, which keeps no records to
+		// read back) the dedup key is made only for a prompt that shares
+		// its time with another: see seen.
+		if c.eagerKeys.Load() {
+			norm = identity.AppendNormalized(norm[:0], p.Text)
+			// A prompt deleted as it was typed (its tombstone names the
+			// text with the secret) stays hidden once redacted.
+			if c.hidden.HiddenNormalized(norm) || (raw != p.Text && c.hidden.Hidden(raw)) {
+				out.hidden = true
+				continue
+			}
+			out.key, out.hasKey = makeKey(p.TS, norm), true
 		}
-		out.key = makeKey(p.TS, norm)
 		if !c.r.Opts.DryRun {
 			b.recs = record.Append(b.recs, record.Record{Text: p.Text, TS: p.TS, Src: p.Src, Session: p.Session})
 			out.end = len(b.recs)
@@ -293,24 +320,29 @@ func (c *collector) apply(b *batch) error {
 		}
 		bk := c.buckets[pr.hash]
 		if bk == nil {
-			bk = &bucket{hash: pr.hash, cwd: pr.cwd, seen: map[eventKey]struct{}{},
+			bk = &bucket{hash: pr.hash, cwd: pr.cwd, byTS: map[int64]int64{}, keys: map[eventKey]struct{}{},
 				path: filepath.Join(o.Store.ProjectDir(pr.hash), FileName(c.src))}
 			// A seed that exists is never rewritten: its prompts are only
 			// counted (the check under the lock has the last word).
 			if _, err := os.Lstat(bk.path); err == nil {
 				bk.exists = true
 			}
+			bk.eager = o.DryRun || bk.exists || !c.hidden.Empty()
 			c.buckets[pr.hash] = bk
 		}
 		if pp.hidden {
 			bk.hidden++
 			continue
 		}
-		if _, dup := bk.seen[pp.key]; dup {
+		c.applied++
+		dup, err := c.seen(bk, p, pp)
+		if err != nil {
+			return err
+		}
+		if dup {
 			bk.dupes++
 			continue
 		}
-		bk.seen[pp.key] = struct{}{}
 		bk.n++
 		if p.Approx {
 			c.approx++
@@ -319,6 +351,7 @@ func (c *collector) apply(b *batch) error {
 			continue // counted, never written
 		}
 		bk.buf = append(bk.buf, rec...)
+		bk.pos += int64(len(rec))
 		c.r.held += int64(len(rec))
 		if c.r.held > spillAt {
 			if err := c.r.spill(); err != nil {
@@ -329,43 +362,141 @@ func (c *collector) apply(b *batch) error {
 	return nil
 }
 
-// spill appends every bucket's records to its temp file. A bucket keeps
-// its buffer for the next round when the buffer is no larger than its
-// share of four times the budget (at most 1 MB), so that busy projects do
-// not grow a new one each round while the buffers kept stay within that
-// bound.
+// seen reports whether b already has a prompt at p's time with p's
+// identity (a repeat of the same prompt event), and records p as kept
+// when it has not. Most prompts have a time of their own, so the key of
+// a prompt (which normalizes and hashes its text) is made only when a
+// second prompt comes at the same time: then for both, the first one's
+// text read back from its record (keys made on every CPU beforehand,
+// when the tombstone check needs them anyway, go straight to keys).
+func (c *collector) seen(b *bucket, p *transcript.Prompt, pp *prepared) (bool, error) {
+	if !b.eager {
+		off, ok := b.byTS[p.TS]
+		switch {
+		case !ok && !pp.hasKey:
+			b.byTS[p.TS] = b.pos // where p's record goes
+			return false, nil
+		case ok && off >= 0:
+			first, err := c.r.recordAt(b, off)
+			if err != nil {
+				return false, err
+			}
+			b.keys[makeKey(p.TS, identity.AppendNormalized(nil, first.Text))] = struct{}{}
+		}
+		b.byTS[p.TS] = -1
+	}
+	if !pp.hasKey {
+		pp.key, pp.hasKey = makeKey(p.TS, identity.AppendNormalized(nil, p.Text)), true
+		// When prompts often share their time, make the keys on every
+		// CPU from now on.
+		if c.late++; c.late > 64 && c.late*16 > c.applied {
+			c.eagerKeys.Store(true)
+		}
+	}
+	if _, dup := b.keys[pp.key]; dup {
+		return true, nil
+	}
+	b.keys[pp.key] = struct{}{}
+	return false, nil
+}
+
+// recordAt reads back the record that starts at off in b's records: in
+// its buffer, or in its temp file (once the spill in flight is done).
+func (r *Runner) recordAt(b *bucket, off int64) (record.Record, error) {
+	var line []byte
+	if inFile := b.pos - int64(len(b.buf)); off >= inFile {
+		line = b.buf[off-inFile:]
+	} else {
+		if err := r.waitSpill(); err != nil {
+			return record.Record{}, err
+		}
+		f, err := os.Open(b.tmp)
+		if err != nil {
+			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
+		}
+		line, err = bufio.NewReader(io.NewSectionReader(f, off, inFile-off)).ReadBytes('\n')
+		f.Close()
+		if err != nil {
+			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
+		}
+	}
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	rec, err := record.Parse(line)
+	if err != nil {
+		return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
+	}
+	return rec, nil
+}
+
+// spill hands every bucket's records to a goroutine that appends them to
+// the bucket's temp file, so that reading goes on meanwhile; it first
+// waits for the previous spill, and returns its error (a store failure).
+// A bucket gets back the buffer the previous spill wrote when it is no
+// larger than its share of four times the budget (at most 1 MB), so that
+// busy projects do not grow a new one each round while the buffers kept
+// stay within that bound.
 func (r *Runner) spill() error {
+	if err := r.waitSpill(); err != nil {
+		return err
+	}
 	n := 0
 	for _, c := range r.collectors {
 		n += len(c.buckets)
 	}
 	keep := min(4*spillAt/int64(max(n, 1)), 1<<20)
-	open := 0
+	var todo []*bucket
 	for _, c := range r.collectors {
 		for _, b := range c.buckets {
 			if len(b.buf) == 0 {
 				continue
 			}
-			if err := r.appendTemp(b, open < maxOpen); err != nil {
-				return err
+			spare := b.out[:0]
+			if int64(cap(spare)) > keep {
+				spare = nil
+			}
+			b.out, b.buf = b.buf, spare
+			todo = append(todo, b)
+		}
+	}
+	r.held = 0
+	if len(todo) == 0 {
+		return nil
+	}
+	done := make(chan error, 1)
+	r.spilling = done
+	go func() {
+		open := 0
+		for _, b := range todo {
+			if err := r.appendTemp(b, b.out, open < maxOpen); err != nil {
+				done <- err
+				return
 			}
 			if b.f != nil {
 				open++
 			}
-			if int64(cap(b.buf)) > keep {
-				b.buf = nil
-			} else {
-				b.buf = b.buf[:0]
-			}
+			b.out = b.out[:0]
 		}
-	}
-	r.held = 0
+		done <- nil
+	}()
 	return nil
 }
 
-// appendTemp appends b.buf to b's temp file, creating it (and the project
+// waitSpill waits for the spill in flight, if any, and returns its error.
+// The buckets' temp files are the caller's again afterwards.
+func (r *Runner) waitSpill() error {
+	if r.spilling == nil {
+		return nil
+	}
+	err := <-r.spilling
+	r.spilling = nil
+	return err
+}
+
+// appendTemp appends data to b's temp file, creating it (and the project
 // folder) the first time; keepOpen says whether the file may stay open.
-func (r *Runner) appendTemp(b *bucket, keepOpen bool) error {
+func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen bool) error {
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
 		made, err := mkdirs(dir)
@@ -391,7 +522,7 @@ func (r *Runner) appendTemp(b *bucket, keepOpen bool) error {
 		}
 		b.f = f
 	}
-	if _, err := b.f.Write(b.buf); err != nil {
+	if _, err := b.f.Write(data); err != nil {
 		return fmt.Errorf("writing %s: %w", b.tmp, err)
 	}
 	startWriteback(b.f)

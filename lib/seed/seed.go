@@ -167,7 +167,8 @@ type Runner struct {
 
 	// Records beyond spillAt bytes go to the buckets' temp files.
 	collectors []*collector
-	held       int64 // bytes of records in memory
+	held       int64      // bytes of records in memory
+	spilling   chan error // the spill in flight, if any
 }
 
 // New returns a Runner for opts.
@@ -233,6 +234,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	// made for them when they stay empty.
 	var all []*collector
 	defer func() {
+		r.waitSpill() // its error, if any, was returned (or the run failed before)
 		var made []string
 		for _, c := range all {
 			for _, b := range c.buckets {
@@ -284,6 +286,9 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		})
 		if ferr := c.flush(); ferr != nil && c.err == nil {
 			c.err = ferr
+		}
+		if werr := r.waitSpill(); werr != nil && c.err == nil {
+			c.err = werr
 		}
 		res.Elapsed = time.Since(start)
 		res.Stats = st

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"hist/lib/identity"
 	"hist/lib/lock"
 	"hist/lib/record"
 	"hist/lib/store"
@@ -334,5 +335,73 @@ func TestRetryAfterSpill(t *testing.T) {
 	ents, _ := os.ReadDir(st.ProjectDir(store.Hash("/p/ok")))
 	if len(ents) != 1 || ents[0].Name() != "seed.jsonl" {
 		t.Errorf("project folder: %v", ents)
+	}
+}
+
+// TestDedupByTime checks the dedup of prompt events (same time, same
+// identity) against a reference, whether the earlier prompt at a time is
+// still in memory, in a temp file or being spilled, and whether the keys
+// are made for every prompt (a tombstone to check against) or only for
+// prompts that share their time.
+func TestDedupByTime(t *testing.T) {
+	defer func(v int64) { spillAt = v }(spillAt)
+	var ps []transcript.Prompt
+	variants := []string{"fix the %d bug", "Fix  the %d BUG ", "\tfix the %d bug\n", "fix the %d bugs"}
+	for i := range 600 {
+		ts := int64(i / 3) // three prompts a millisecond
+		if i%10 == 0 {
+			ts = 1000 // and many at one time, as prompts with the session's time
+		}
+		text := fmt.Sprintf(variants[i*7%len(variants)], i%5) + strings.Repeat(" pad", i%40)
+		ps = append(ps, transcript.Prompt{Text: text, TS: ts, Cwd: fmt.Sprintf("/p/%d", i%4), Session: "s", Src: "pi"})
+	}
+	// The reference: the first prompt of each (project, time, identity).
+	want := map[string][]string{}
+	dupes := map[string]int{}
+	seen := map[string]bool{}
+	for _, p := range ps {
+		k := fmt.Sprint(p.Cwd, "\x00", p.TS, "\x00", identity.Normalize(p.Text))
+		if seen[k] {
+			dupes[p.Cwd]++
+			continue
+		}
+		seen[k] = true
+		want[p.Cwd] = append(want[p.Cwd], fmt.Sprint(p.TS, " ", p.Text))
+	}
+	if len(seen) == len(ps) || len(seen) < len(ps)/3 {
+		t.Fatalf("the input has %d distinct events of %d: not a test of the dedup", len(seen), len(ps))
+	}
+	for _, tomb := range []bool{false, true} {
+		for _, limit := range []int64{1 << 30, 2000, 10} {
+			spillAt = limit
+			st := store.Store{Root: t.TempDir()}
+			if tomb {
+				h, err := tombstone.Load(st.Hidden())
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.Add("a prompt none of these is")
+				if err := h.Save(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := New(Options{Store: st}).Bootstrap([]Source{emitting(t, "pi", ps)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range rep.Files {
+				var got []string
+				for _, r := range readRecords(t, f.Path) {
+					got = append(got, fmt.Sprint(r.TS, " ", r.Text))
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want[f.Cwd]) || f.Dupes != dupes[f.Cwd] || f.Prompts != len(want[f.Cwd]) {
+					t.Errorf("tombstones %v, spillAt %d, %s: %d prompts (%d repeats), want %d (%d)",
+						tomb, limit, f.Cwd, len(got), f.Dupes, len(want[f.Cwd]), dupes[f.Cwd])
+				}
+			}
+			if len(rep.Files) != 4 {
+				t.Errorf("%d files, want 4", len(rep.Files))
+			}
+		}
 	}
 }
