@@ -49,6 +49,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
+	"time"
 )
 
 func main() {
@@ -57,6 +59,7 @@ func main() {
 	out := flag.String("out", "", "output folder")
 	mb := flag.Int64("mb", 1024, "megabytes to write")
 	projects := flag.Int("projects", 200, "projects")
+	sameTimes := flag.Bool("same-times", false, "keep the fixtures' times in every copy")
 	flag.Parse()
 	type file struct {
 		rel  string
@@ -80,6 +83,35 @@ func main() {
 		os.Exit(1)
 	}
 	uuid := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	iso := regexp.MustCompile(`"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})"`)
+	epoch := regexp.MustCompile(`"(timestamp|completed_at|completed_at_ms|create_time|sentAtMs|startTime|started_at|started_at_ms)":([0-9]{10}|[0-9]{13})\b`)
+	// shift moves every time in b by secs seconds (ISO strings, epoch
+	// seconds and milliseconds), keeping each one's form.
+	shift := func(b []byte, secs int) []byte {
+		b = iso.ReplaceAllFunc(b, func(m []byte) []byte {
+			sub := iso.FindSubmatch(m)
+			layout := "2006-01-02T15:04:05"
+			if len(sub[2]) > 0 {
+				layout += "." + strings.Repeat("0", len(sub[2])-1)
+			}
+			layout += "Z07:00"
+			t, err := time.Parse(layout, string(m[1:len(m)-1]))
+			if err != nil {
+				return m
+			}
+			return []byte(`"` + t.Add(time.Duration(secs)*time.Second).Format(layout) + `"`)
+		})
+		return epoch.ReplaceAllFunc(b, func(m []byte) []byte {
+			sub := epoch.FindSubmatch(m)
+			n, _ := strconv.ParseInt(string(sub[2]), 10, 64)
+			if len(sub[2]) == 13 {
+				n += int64(secs) * 1000
+			} else {
+				n += int64(secs)
+			}
+			return []byte(fmt.Sprintf(`"%s":%d`, sub[1], n))
+		})
+	}
 	tag := map[string]string{"pi": "[pi", "claude": "[cc", "codex": "[cx"}[*src]
 	slots := max(*projects/2, 1) // each fixture set names two projects
 	target := *mb << 20
@@ -90,6 +122,9 @@ func main() {
 		fix := func(b []byte) []byte {
 			b = uuid.ReplaceAllFunc(b, func(u []byte) []byte { return append([]byte(prefix), u[8:]...) })
 			b = bytes.ReplaceAll(b, []byte("/tmp/lab/wd/"), []byte(fmt.Sprintf("/bench/p%03d/", i%slots)))
+			if !*sameTimes {
+				b = shift(b, i)
+			}
 			return bytes.ReplaceAll(b, []byte(tag), []byte(tag+strconv.Itoa(i)))
 		}
 		for _, f := range files {
