@@ -16,6 +16,7 @@ import (
 	"sort"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
@@ -87,6 +88,8 @@ type bucket struct {
 
 	tmp     string   // temp file in the project folder ("" until the first spill)
 	f       *os.File // open temp file, or nil
+	direct  bool     // spills write the temp file with direct I/O
+	tail    []byte   // records after the last whole block written directly
 	madeDir []string // folders created for the temp file (deepest first)
 	done    bool     // the temp file became the seed file (or was removed)
 }
@@ -401,22 +404,28 @@ func (c *collector) seen(b *bucket, p *transcript.Prompt, pp *prepared) (bool, e
 }
 
 // recordAt reads back the record that starts at off in b's records: in
-// its buffer, or in its temp file (once the spill in flight is done).
+// its buffer, or in its temp file and tail (once the spill in flight is
+// done).
 func (r *Runner) recordAt(b *bucket, off int64) (record.Record, error) {
 	var line []byte
-	if inFile := b.pos - int64(len(b.buf)); off >= inFile {
-		line = b.buf[off-inFile:]
+	if inBuf := b.pos - int64(len(b.buf)); off >= inBuf {
+		line = b.buf[off-inBuf:]
 	} else {
 		if err := r.waitSpill(); err != nil {
 			return record.Record{}, err
 		}
-		f, err := os.Open(b.tmp)
-		if err != nil {
-			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
+		inFile := inBuf - int64(len(b.tail))
+		rest := io.MultiReader(bytes.NewReader(b.tail[max(off-inFile, 0):]), bytes.NewReader(b.buf))
+		if off < inFile {
+			f, err := os.Open(b.tmp)
+			if err != nil {
+				return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
+			}
+			defer f.Close()
+			rest = io.MultiReader(io.NewSectionReader(f, off, inFile-off), rest)
 		}
-		line, err = bufio.NewReader(io.NewSectionReader(f, off, inFile-off)).ReadBytes('\n')
-		f.Close()
-		if err != nil {
+		var err error
+		if line, err = bufio.NewReader(rest).ReadBytes('\n'); err != nil {
 			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
 		}
 	}
@@ -469,7 +478,7 @@ func (r *Runner) spill() error {
 	go func() {
 		open := 0
 		for _, b := range todo {
-			if err := r.appendTemp(b, b.out, open < maxOpen); err != nil {
+			if err := r.appendTemp(b, b.out, open < maxOpen, false); err != nil {
 				done <- err
 				return
 			}
@@ -496,7 +505,14 @@ func (r *Runner) waitSpill() error {
 
 // appendTemp appends data to b's temp file, creating it (and the project
 // folder) the first time; keepOpen says whether the file may stay open.
-func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen bool) error {
+//
+// Spills write with direct I/O where the file system has it: whole blocks
+// from an aligned buffer, the rest kept in b.tail for the next write. The
+// seed files are written once and not read soon, and copying hundreds of
+// megabytes into the page cache (then writing it back) costs more than
+// reading the transcripts. The last write (final) goes through the page
+// cache with the tail, so the file ends where its records do.
+func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool) error {
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
 		made, err := mkdirs(dir)
@@ -515,17 +531,39 @@ func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen bool) error {
 			b.tmp, b.f = "", nil
 			return err
 		}
+		b.direct = !final && !noDirect && setDirect(b.f, true) == nil
 	} else if b.f == nil {
 		f, err := os.OpenFile(b.tmp, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", b.tmp, err)
 		}
 		b.f = f
+		if b.direct && setDirect(f, true) != nil {
+			b.direct = false
+		}
 	}
-	if _, err := b.f.Write(data); err != nil {
+	if b.direct && final {
+		if err := setDirect(b.f, false); err != nil {
+			return fmt.Errorf("writing %s: %w", b.tmp, err)
+		}
+		b.direct = false
+	}
+	var err error
+	if b.direct {
+		err = r.writeDirect(b, data)
+	} else {
+		if len(b.tail) > 0 {
+			_, err = b.f.Write(b.tail)
+			b.tail = nil
+		}
+		if err == nil {
+			_, err = b.f.Write(data)
+		}
+		startWriteback(b.f)
+	}
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", b.tmp, err)
 	}
-	startWriteback(b.f)
 	if !keepOpen {
 		err := b.f.Close()
 		b.f = nil
@@ -535,6 +573,78 @@ func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen bool) error {
 	}
 	return nil
 }
+
+// noDirect turns direct I/O off, and stageSkew misaligns the buffer of
+// direct writes (which the kernel then refuses): for tests.
+var (
+	noDirect  = false
+	stageSkew = 0
+)
+
+// dioAlign is the alignment of direct writes: of the memory, the file
+// offset and the length (4096 covers every common block size).
+const dioAlign = 4096
+
+// writeDirect writes b.tail then data, as many whole blocks of them as
+// there are, with direct I/O through r's aligned buffer, and keeps the
+// rest in b.tail. Where a direct write is refused (EINVAL: a block size
+// or a file system it does not suit), the file goes back to the page
+// cache and everything is written that way.
+func (r *Runner) writeDirect(b *bucket, data []byte) error {
+	total := len(b.tail) + len(data)
+	whole := total &^ (dioAlign - 1)
+	if r.stage == nil {
+		buf := make([]byte, stageSize+2*dioAlign)
+		off := int(uintptr(unsafe.Pointer(&buf[0])) & (dioAlign - 1))
+		if off != 0 {
+			off = dioAlign - off
+		}
+		off += stageSkew
+		r.stage = buf[off : off+stageSize]
+	}
+	for n := 0; n < whole; {
+		k := min(len(r.stage), whole-n)
+		// Fill the buffer from the tail, then data, from position n.
+		c := 0
+		if n < len(b.tail) {
+			c = copy(r.stage[:k], b.tail[n:])
+		}
+		if c < k {
+			copy(r.stage[c:k], data[n+c-len(b.tail):])
+		}
+		if _, err := b.f.Write(r.stage[:k]); err != nil {
+			if !errors.Is(err, syscall.EINVAL) {
+				return err
+			}
+			if err := setDirect(b.f, false); err != nil {
+				return err
+			}
+			b.direct = false
+			// What is not written yet, through the page cache.
+			if n < len(b.tail) {
+				if _, err := b.f.Write(b.tail[n:]); err != nil {
+					return err
+				}
+				n = len(b.tail)
+			}
+			b.tail = nil
+			_, err := b.f.Write(data[n-(total-len(data)):])
+			return err
+		}
+		n += k
+		r.directBytes += int64(k)
+	}
+	if whole == 0 {
+		b.tail = append(b.tail, data...)
+	} else {
+		// The rest is in data: the tail is shorter than a block.
+		b.tail = append(b.tail[:0], data[len(data)-(total-whole):]...)
+	}
+	return nil
+}
+
+// stageSize is the size of the aligned buffer direct writes go through.
+const stageSize = 1 << 20
 
 // discard removes b's temp file unless it became the seed file, and
 // returns the folders made for it (to remove when they end up empty).

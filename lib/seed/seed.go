@@ -166,9 +166,11 @@ type Runner struct {
 	stopped bool
 
 	// Records beyond spillAt bytes go to the buckets' temp files.
-	collectors []*collector
-	held       int64      // bytes of records in memory
-	spilling   chan error // the spill in flight, if any
+	collectors  []*collector
+	held        int64      // bytes of records in memory
+	spilling    chan error // the spill in flight, if any
+	stage       []byte     // the aligned buffer of direct writes (spills only)
+	directBytes int64      // bytes written with direct I/O
 }
 
 // New returns a Runner for opts.

@@ -405,3 +405,77 @@ func TestDedupByTime(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectSpill checks that seed files written by spills with direct I/O
+// (whole blocks, the rest carried to the next write), through the page
+// cache, and after a direct write was refused (a misaligned buffer: EINVAL,
+// then the page cache) are byte for byte the ones written at once, records
+// read back for the dedup included.
+func TestDirectSpill(t *testing.T) {
+	defer func(v int64, nd bool, sk int) { spillAt, noDirect, stageSkew = v, nd, sk }(spillAt, noDirect, stageSkew)
+	var ps []transcript.Prompt
+	for i := range 900 {
+		// Two prompts a millisecond in each project; one in four is a
+		// repeat of the one before it (the same identity).
+		n := i
+		if i%4 == 1 {
+			n = i - 1
+		}
+		size := []int{1, 40, 700, 4090, 4097, 9000, 70000}[n%7]
+		text := fmt.Sprintf("prompt %d é ", n) + strings.Repeat(string(rune('a'+n%26)), size)
+		if n != i {
+			text = " " + strings.ToUpper(text)
+		}
+		ps = append(ps, transcript.Prompt{Text: text, TS: int64(i / 2), Cwd: fmt.Sprintf("/p/%d", (i/2)%5), Session: "s", Src: "pi"})
+	}
+	write := func(limit int64, direct bool, skew int) (map[string]string, *Report, int64) {
+		spillAt, noDirect, stageSkew = limit, !direct, skew
+		st := store.Store{Root: t.TempDir()}
+		r := New(Options{Store: st})
+		rep, err := r.Bootstrap([]Source{emitting(t, "pi", ps)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, f := range rep.Files {
+			data, err := os.ReadFile(f.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[f.Cwd] = string(data)
+			if ents, _ := os.ReadDir(filepath.Dir(f.Path)); len(ents) != 1 {
+				t.Errorf("%s holds %d files, want only the seed", filepath.Dir(f.Path), len(ents))
+			}
+		}
+		return out, rep, r.directBytes
+	}
+	want, wantRep, _ := write(1<<30, true, 0)
+	if len(want) != 5 || wantRep.Files[0].Dupes == 0 {
+		t.Fatalf("%d seeds, %+v", len(want), wantRep.Files)
+	}
+	for i := range wantRep.Files {
+		wantRep.Files[i].Path = filepath.Base(wantRep.Files[i].Path)
+	}
+	for _, limit := range []int64{5000, 30000, 200000, 3 << 20} {
+		for _, mode := range []string{"direct", "page cache", "refused"} {
+			got, rep, direct := write(limit, mode != "page cache", map[string]int{"refused": 1}[mode])
+			if mode == "direct" && direct == 0 {
+				t.Errorf("spillAt %d: nothing was written with direct I/O", limit)
+			}
+			if mode != "direct" && direct != 0 {
+				t.Errorf("spillAt %d, %s: %d bytes written with direct I/O", limit, mode, direct)
+			}
+			for cwd, w := range want {
+				if got[cwd] != w {
+					t.Errorf("spillAt %d, %s: %s differs (%d bytes, want %d)", limit, mode, cwd, len(got[cwd]), len(w))
+				}
+			}
+			for i := range rep.Files {
+				rep.Files[i].Path = filepath.Base(rep.Files[i].Path)
+			}
+			if fmt.Sprint(rep.Files) != fmt.Sprint(wantRep.Files) {
+				t.Errorf("spillAt %d, %s: report %+v, want %+v", limit, mode, rep.Files, wantRep.Files)
+			}
+		}
+	}
+}

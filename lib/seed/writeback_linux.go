@@ -12,3 +12,20 @@ import (
 func startWriteback(f *os.File) {
 	unix.SyncFileRange(int(f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
 }
+
+// setDirect turns direct I/O on or off for f's writes. Turning it on fails
+// where the file system has none.
+func setDirect(f *os.File, on bool) error {
+	fd := int(f.Fd())
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return err
+	}
+	if on {
+		fl |= unix.O_DIRECT
+	} else {
+		fl &^= unix.O_DIRECT
+	}
+	_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl)
+	return err
+}

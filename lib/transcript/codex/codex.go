@@ -43,6 +43,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -79,13 +80,30 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(files)+7)/8)
 	if workers < 2 {
 		var w reader
+		defer w.op.Close()
 		for _, f := range files {
 			if err := s.apply(w.parse(f)); err != nil {
 				return s.stats, err
 			}
 		}
-	} else if err := ordered.Map(files, workers, func() *reader { return &reader{} }, (*reader).parse, s.apply); err != nil {
-		return s.stats, err
+	} else {
+		var mu sync.Mutex
+		var readers []*reader
+		defer func() {
+			for _, w := range readers { // the workers have ended
+				w.op.Close()
+			}
+		}()
+		newReader := func() *reader {
+			w := &reader{}
+			mu.Lock()
+			readers = append(readers, w)
+			mu.Unlock()
+			return w
+		}
+		if err := ordered.Map(files, workers, newReader, (*reader).parse, s.apply); err != nil {
+			return s.stats, err
+		}
 	}
 	if err := s.flushForks(); err != nil {
 		return s.stats, err
@@ -247,6 +265,7 @@ func sessionFromName(name string) string {
 // reader parses rollouts one after the other, reusing its buffers and
 // its zstd decoder.
 type reader struct {
+	op   jsonscan.Opener
 	zdec *zstd.Decoder
 	last *parser
 }
@@ -268,7 +287,7 @@ type parsed struct {
 // parse reads one rollout.
 func (w *reader) parse(path string) *parsed {
 	res := &parsed{path: path}
-	f, size, skip, err := jsonscan.Open(path)
+	f, size, skip, err := w.op.Open(path)
 	switch {
 	case err != nil:
 		res.err = err

@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"hist/lib/transcript"
 	"hist/lib/transcript/internal/ordered"
@@ -163,10 +166,15 @@ type File struct {
 // f nil) for a file that vanished or is not a regular file or folder. An
 // error is a *transcript.ReadError.
 func Open(path string) (f *File, size int64, skip bool, err error) {
+	return openAt(unix.AT_FDCWD, path, path)
+}
+
+// openAt is Open for name in the folder dirfd; path is for errors.
+func openAt(dirfd int, name, path string) (f *File, size int64, skip bool, err error) {
 	var fd int
 	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
 			break
 		}
 	}
@@ -186,6 +194,56 @@ func Open(path string) (f *File, size int64, skip bool, err error) {
 		return nil, 0, true, nil
 	}
 	return &File{fd: fd, name: path}, st.Size, false, nil
+}
+
+// Opener opens files as Open does, but by their name in their folder,
+// which it keeps open (up to maxDirs of them): the kernel then looks up
+// one name per file instead of every folder of its path. A folder renamed
+// or replaced after it was first opened is still read where it went (its
+// files were listed there). Not safe for concurrent use; Close releases
+// the folders.
+type Opener struct {
+	dirs map[string]int
+}
+
+// maxDirs bounds the folders an Opener keeps open.
+const maxDirs = 64
+
+// Open is Open(path).
+func (o *Opener) Open(path string) (f *File, size int64, skip bool, err error) {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 || i == len(path)-1 {
+		return Open(path)
+	}
+	dir := path[:i]
+	dirfd, ok := o.dirs[dir]
+	if !ok {
+		for {
+			dirfd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if err != nil {
+			return Open(path) // which says what is wrong with it
+		}
+		if len(o.dirs) >= maxDirs {
+			o.Close()
+		}
+		if o.dirs == nil {
+			o.dirs = make(map[string]int)
+		}
+		o.dirs[dir] = dirfd
+	}
+	return openAt(dirfd, path[i+1:], path)
+}
+
+// Close closes the folders o holds.
+func (o *Opener) Close() {
+	for d, fd := range o.dirs {
+		unix.Close(fd)
+		delete(o.dirs, d)
+	}
 }
 
 // Read reads into b; io.EOF at the end.
@@ -297,8 +355,10 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(paths)+batchFiles-1)/batchFiles)
 	if workers < 2 {
 		lr := NewLineReader(nil, readBufSize)
+		var op Opener
+		defer op.Close()
 		for _, path := range paths {
-			f, size, skip, err := Open(path)
+			f, size, skip, err := op.Open(path)
 			if err != nil {
 				return err
 			}
@@ -329,19 +389,23 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 		batches = append(batches, paths[:n:n])
 		paths = paths[n:]
 	}
-	read := func(lr *LineReader, batch []string) []result {
+	type state struct {
+		lr *LineReader
+		op Opener
+	}
+	read := func(w *state, batch []string) []result {
 		rs := make([]result, 0, len(batch))
 		for _, path := range batch {
 			var r result
-			f, size, skip, err := Open(path)
+			f, size, skip, err := w.op.Open(path)
 			switch {
 			case err != nil:
 				r.err = err
 			case skip:
 				r.st.Skipped = 1
 			default:
-				lr.resetFile(f, size)
-				r.st, r.err = scan(lr, path, func(p transcript.Prompt) error {
+				w.lr.resetFile(f, size)
+				r.st, r.err = scan(w.lr, path, func(p transcript.Prompt) error {
 					r.prompts = append(r.prompts, p)
 					return nil
 				})
@@ -354,8 +418,21 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 		}
 		return rs
 	}
-	newReader := func() *LineReader { return NewLineReader(nil, readBufSize) }
-	return ordered.Map(batches, workers, newReader, read, func(rs []result) error {
+	var mu sync.Mutex
+	var states []*state
+	defer func() {
+		for _, w := range states { // the workers have ended
+			w.op.Close()
+		}
+	}()
+	newState := func() *state {
+		w := &state{lr: NewLineReader(nil, readBufSize)}
+		mu.Lock()
+		states = append(states, w)
+		mu.Unlock()
+		return w
+	}
+	return ordered.Map(batches, workers, newState, read, func(rs []result) error {
 		for _, r := range rs {
 			st.Add(r.st)
 			for _, p := range r.prompts {

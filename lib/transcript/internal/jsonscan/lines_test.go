@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -200,4 +201,89 @@ func TestOversizeLineSkipped(t *testing.T) {
 	if ok, _ := ObjectShaped(Oversize); ok {
 		t.Fatal("Oversize looks like a record")
 	}
+}
+
+// TestOpener checks that an Opener opens what Open opens, and passes over
+// what Open passes over, across more folders than it keeps open, and that
+// Close releases the folders.
+func TestOpener(t *testing.T) {
+	root := t.TempDir()
+	var paths []string
+	for i := range maxDirs + 10 {
+		dir := filepath.Join(root, fmt.Sprint("d", i))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 2 {
+			p := filepath.Join(dir, fmt.Sprint(j, ".jsonl"))
+			if err := os.WriteFile(p, []byte(p+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, p)
+		}
+	}
+	fifo := filepath.Join(root, "d0", "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(root, "d1", "sub.jsonl")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(mustGetwd(t), paths[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var op Opener
+	// Twice over, so that folders are reopened after they were let go.
+	for round := range 2 {
+		for _, p := range paths {
+			f, size, skip, err := op.Open(p)
+			if err != nil || skip {
+				t.Fatalf("%s: skip %v, err %v", p, skip, err)
+			}
+			lr := NewLineReader(nil, 64)
+			lr.resetFile(f, size)
+			if got := readAll(t, lr); len(got) != 1 || got[0] != p {
+				t.Errorf("%s reads %q", p, got)
+			}
+			f.Close()
+		}
+		if len(op.dirs) > maxDirs {
+			t.Errorf("round %d: %d folders open, at most %d", round, len(op.dirs), maxDirs)
+		}
+	}
+	for _, p := range []string{fifo, filepath.Join(root, "d2", "gone.jsonl"), filepath.Join(root, "nofolder", "x.jsonl")} {
+		if f, _, skip, err := op.Open(p); !skip || err != nil || f != nil {
+			t.Errorf("%s: skip %v, err %v", p, skip, err)
+		}
+	}
+	for _, p := range []string{sub, rel, paths[0]} {
+		f, size, skip, err := op.Open(p)
+		if err != nil || skip {
+			t.Fatalf("%s: skip %v, err %v", p, skip, err)
+		}
+		f.Close()
+		if p == sub && size <= 0 {
+			t.Errorf("folder %s: size %d", p, size)
+		}
+	}
+	// A file in place of the folder: an error naming the path.
+	notDir := filepath.Join(root, "file")
+	os.WriteFile(notDir, nil, 0o600)
+	if _, _, _, err := op.Open(filepath.Join(notDir, "x.jsonl")); err == nil || !strings.Contains(err.Error(), notDir) {
+		t.Errorf("a file for a folder: %v", err)
+	}
+	op.Close()
+	if len(op.dirs) != 0 {
+		t.Errorf("%d folders still open", len(op.dirs))
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
 }
