@@ -11,7 +11,8 @@
 #
 # Usage: scripts/bench-seed.sh [SOURCE...]   (default: pi claude codex)
 # Environment: SIZE_MB (default 1024), RUNS (default 3; jq runs once),
-#              PROJECTS (default 200), KEEP=1 keeps the temp folder.
+#              PROJECTS (default 200), KEEP=1 keeps the temp folder,
+#              SAME_TIMES=1 keeps the fixtures' times in every copy.
 # Prints one markdown table row per source (see bench/seed.md).
 set -euo pipefail
 
@@ -171,9 +172,12 @@ timed() {
 
 echo "| source | data | files | prompts | hist-seed (median of $RUNS) | MB/s | grep -c | x grep | jq | jq / hist-seed | peak RSS | CPU s: hist-seed / grep / jq |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-for src in "${SOURCES[@]}"; do
-    data="$WORK/data/$src"
-    case $src in
+# Every source's transcripts are generated first, and nothing is deleted
+# until the end: ext4 takes much longer to create inodes in the minutes
+# after many were deleted, which would be measured as hist-seed's.
+setup() { # SOURCE: sets fixtures, pattern, filter, envs
+    data="$WORK/data/$1"
+    case $1 in
     pi)
         fixtures=$ROOT/testscripts/testdata/seed/pi
         pattern='"role":"user"'
@@ -193,27 +197,48 @@ for src in "${SOURCES[@]}"; do
         envs=(CODEX_HOME="$data")
         ;;
     *)
-        echo "bench-seed: unknown source $src (pi, claude, codex)" >&2
+        echo "bench-seed: unknown source $1 (pi, claude, codex)" >&2
         exit 2
         ;;
     esac
-    read -r bytes nfiles < <("$WORK/bin/gen" -src "$src" -in "$fixtures" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS")
+}
+same=()
+[ "${SAME_TIMES:-}" = 1 ] && same=(-same-times)
+declare -A gen_bytes gen_files
+for src in "${SOURCES[@]}"; do
+    setup "$src"
+    read -r bytes nfiles < <("$WORK/bin/gen" -src "$src" -in "$fixtures" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS" "${same[@]}")
+    gen_bytes[$src]=$bytes
+    gen_files[$src]=$nfiles
+done
+# Write the generated files back (so that the seed's fsyncs do not wait
+# for them).
+sync
+
+echo "| source | data | files | prompts | hist-seed (median of $RUNS) | MB/s | grep -c | x grep | jq | jq / hist-seed | peak RSS | CPU s: hist-seed / grep / jq |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+for src in "${SOURCES[@]}"; do
+    setup "$src"
+    bytes=${gen_bytes[$src]}
+    nfiles=${gen_files[$src]}
     mbytes=$(awk -v b="$bytes" 'BEGIN {printf "%.0f", b/1e6}')
-    # Write the generated files back (so that the seed's fsyncs do not
-    # wait for them) and warm the page cache: every run reads from memory.
-    sync
+    # Warm the page cache: every run reads from memory.
     find "$data" -type f -print0 | xargs -0 cat >/dev/null
 
     : >"$WORK/seed.times"
     : >"$WORK/grep.times"
     for i in $(seq "$RUNS"); do
-        rm -rf "$WORK/store"
+        # A fresh store each run, in a fresh folder; the writes of the
+        # previous run on disk first.
+        store="$WORK/stores/$src.$i"
+        mkdir -p "$WORK/stores"
+        sync
         timed "$WORK/seed.times" env -i HOME="$WORK/home" PATH="$PATH" GENTLE_PI_HISTORY_CAPTURE=1 "${envs[@]}" \
-            "$WORK/bin/hist-seed" --all-projects --from "$src" -q --store "$WORK/store"
+            "$WORK/bin/hist-seed" --all-projects --from "$src" -q --store "$store"
         timed "$WORK/grep.times" grep -r -c -F "$pattern" "$data"
     done
-    prompts=$(find "$WORK/store/projects" -type f -name 'seed*.jsonl' -print0 | xargs -0 cat | wc -l)
-    projects=$(find "$WORK/store/projects" -mindepth 1 -maxdepth 1 -type d | wc -l)
+    prompts=$(find "$store/projects" -type f -name 'seed*.jsonl' -print0 | xargs -0 cat | wc -l)
+    projects=$(find "$store/projects" -mindepth 1 -maxdepth 1 -type d | wc -l)
     : >"$WORK/jq.times"
     timed "$WORK/jq.times" sh -c 'find "$1" -type f -name "*.jsonl" -print0 | xargs -0 jq -c "$2"' sh "$data" "$filter"
 
@@ -230,5 +255,4 @@ for src in "${SOURCES[@]}"; do
         printf "| %s | %d MB | %d | %d in %d projects | %.2f s | %.0f | %.2f s | %.2f | %.2f s | %.1f | %.0f MB | %.2f / %.2f / %.2f |\n",
             src, mb, n, p, pr, s, mb / s, g, s / g, j, j / s, r / 1024, sc, gc, jc
     }'
-    rm -rf "$data" "$WORK/store"
 done
