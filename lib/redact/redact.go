@@ -92,16 +92,47 @@ func init() {
 	}
 }
 
+// startsAt[b<<8|c] is true when a token may start at a byte c that
+// follows b: c begins a rule's prefix and b is not a word byte ("task-runner"
+// holds no "sk-..."). One load per byte: most bytes of a prompt are in the
+// middle of a word or cannot begin a prefix.
+var startsAt [1 << 16]bool
+
+// pairs[c<<8|d] is true when some rule's prefix starts with c, d.
+var pairs [1 << 16]bool
+
+func init() {
+	for b := range 256 {
+		for c := range 256 {
+			startsAt[b<<8|c] = byFirst[c] != nil && !word(byte(b))
+		}
+	}
+	for i := range rules {
+		for _, p := range rules[i].prefixes {
+			if len(p) < 3 {
+				panic("redact: a prefix shorter than three bytes: " + p)
+			}
+			pairs[uint16(p[0])<<8|uint16(p[1])] = true
+		}
+	}
+}
+
 // tokens finds every rule's tokens in text in one pass.
 func tokens(text string, spans []span) []span {
+	prev := byte(' ') // the start of the text is not inside a word
 	for p := 0; p < len(text); p++ {
-		cands := byFirst[text[p]]
-		if cands == nil {
+		c := text[p]
+		if !startsAt[uint16(prev)<<8|uint16(c)] {
+			prev = c
 			continue
 		}
-		if p > 0 && word(text[p-1]) {
-			continue // inside a word: "task-runner" is not "sk-..."
+		prev = c
+		// Every prefix is at least three bytes long: its first two decide
+		// most positions at once.
+		if p+1 >= len(text) || !pairs[uint16(c)<<8|uint16(text[p+1])] {
+			continue
 		}
+		cands := byFirst[c]
 		for _, c := range cands {
 			if !strings.HasPrefix(text[p:], c.prefix) {
 				continue
@@ -109,6 +140,7 @@ func tokens(text string, spans []span) []span {
 			if e, ok := c.rule.match(text, p, len(c.prefix)); ok {
 				spans = append(spans, span{p, e, c.rule.kind})
 				p = e - 1
+				prev = text[p]
 				break
 			}
 		}

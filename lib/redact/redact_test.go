@@ -259,3 +259,50 @@ func BenchmarkRedact1MBHints(b *testing.B) {
 		Text(text)
 	}
 }
+
+// tokensRef is tokens as first written, a byte at a time: the reference
+// for the table-driven scan.
+func tokensRef(text string, spans []span) []span {
+	for p := 0; p < len(text); p++ {
+		cands := byFirst[text[p]]
+		if cands == nil {
+			continue
+		}
+		if p > 0 && word(text[p-1]) {
+			continue
+		}
+		for _, c := range cands {
+			if !strings.HasPrefix(text[p:], c.prefix) {
+				continue
+			}
+			if e, ok := c.rule.match(text, p, len(c.prefix)); ok {
+				spans = append(spans, span{p, e, c.rule.kind})
+				p = e - 1
+				break
+			}
+		}
+	}
+	return spans
+}
+
+// TestTokensAsReference checks tokens against tokensRef over random texts
+// made of prefixes, token bodies, word bytes and separators, back to back.
+func TestTokensAsReference(t *testing.T) {
+	var bits []string
+	for _, r := range rules {
+		bits = append(bits, r.prefixes...)
+	}
+	bits = append(bits, strings.Repeat("a1B2", 10), strings.Repeat("Z", 16), "_", "-", " ", "x", "é", ".", "eyJhbGciOi", "\n", "=", "s", "k")
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 20000 {
+		var sb strings.Builder
+		for range rng.IntN(12) {
+			sb.WriteString(bits[rng.IntN(len(bits))])
+		}
+		text := sb.String()
+		got, want := tokens(text, nil), tokensRef(text, nil)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("text %d %q: tokens %v, want %v", i, text, got, want)
+		}
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/jsonscan"
 )
 
 // file is one transcript to read, with its modification time for ordering.
@@ -39,7 +41,15 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 			return nil, &transcript.ReadError{Path: root, Err: err}
 		}
 	}
+	// The project folders are listed at once (each file's time is an
+	// lstat); the files are sorted afterwards.
+	var mu sync.Mutex
 	var files []file
+	skipped := func(n int) {
+		mu.Lock()
+		st.Skipped += n
+		mu.Unlock()
+	}
 	add := func(path string, d fs.DirEntry) error {
 		fi, err := d.Info()
 		if err != nil {
@@ -48,10 +58,12 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 			}
 			return &transcript.ReadError{Path: path, Err: err}
 		}
+		mu.Lock()
 		files = append(files, file{path, fi.ModTime().UnixNano()})
+		mu.Unlock()
 		return nil
 	}
-	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+	err = jsonscan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && path != walkRoot {
 				return nil // removed while we walked
@@ -60,7 +72,7 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 		}
 		name := d.Name()
 		if d.IsDir() && name == "subagents" && path != walkRoot {
-			st.Skipped += countTranscripts(path)
+			skipped(countTranscripts(path))
 			return fs.SkipDir
 		}
 		if !strings.HasSuffix(name, ".jsonl") {
@@ -76,17 +88,19 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 			}
 			return fs.SkipDir
 		case strings.HasPrefix(name, "agent-"):
-			st.Skipped++
+			skipped(1)
 		case t.IsRegular():
 			return add(path, d)
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+				mu.Lock()
 				files = append(files, file{path, fi.ModTime().UnixNano()})
+				mu.Unlock()
 			} else {
-				st.Skipped++
+				skipped(1)
 			}
 		default:
-			st.Skipped++ // a FIFO, socket or device: reading could block
+			skipped(1) // a FIFO, socket or device: reading could block
 		}
 		return nil
 	})

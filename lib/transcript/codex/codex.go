@@ -146,14 +146,14 @@ type scanner struct {
 	keys    map[string]struct{}
 	// sums holds every session's prompts (as text hashes, in file order),
 	// for the legacy-fork rule.
-	sums  map[string][][32]byte
+	sums  map[string][]textSum
 	forks []*fork
 	last  *parser
 }
 
 type fork struct {
 	parent string
-	sums   [][32]byte
+	sums   []textSum
 	cands  []cand
 }
 
@@ -161,7 +161,7 @@ func newScanner(emit func(transcript.Prompt) error) *scanner {
 	return &scanner{
 		emit: emit,
 		keys: map[string]struct{}{},
-		sums: map[string][][32]byte{},
+		sums: map[string][]textSum{},
 	}
 }
 
@@ -347,7 +347,7 @@ func (w *reader) parse(path string) *parsed {
 // apply delivers what one rollout yielded (a legacy fork's prompts wait
 // for flushForks), as reading it in file order would.
 func (s *scanner) apply(res *parsed) error {
-	var sums [][32]byte
+	var sums []textSum
 	var fk *fork
 	for i, c := range res.cands {
 		sums = append(sums, c.sum)

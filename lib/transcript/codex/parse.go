@@ -3,9 +3,10 @@ package codex
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"hash/maphash"
 	"io"
 	"strings"
 	"time"
@@ -30,10 +31,25 @@ const (
 	kindResp             // response_item user message (oldest rollouts only)
 )
 
+// textSum identifies a prompt's text within one scan: two 64-bit maphash
+// sums with independent random seeds (128 bits), so that two different
+// texts share one with a negligible chance and no input can aim at it.
+// It is compared, never stored.
+type textSum [16]byte
+
+var sumSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func sumText(text string) textSum {
+	var s textSum
+	binary.LittleEndian.PutUint64(s[:8], maphash.String(sumSeeds[0], text))
+	binary.LittleEndian.PutUint64(s[8:], maphash.String(sumSeeds[1], text))
+	return s
+}
+
 // cand is one prompt as stored in a rollout, before the capturable filter.
 type cand struct {
 	p    transcript.Prompt
-	sum  [sha256.Size]byte // of the text
+	sum  textSum // of the text
 	kind int
 }
 
@@ -560,7 +576,7 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 	} else {
 		ts = p.lastTS
 	}
-	sum := sha256.Sum256([]byte(text))
+	sum := sumText(text)
 	cwd := p.cwd
 	if cwd == "" {
 		cwd = p.metaCwd

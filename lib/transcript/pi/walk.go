@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/jsonscan"
 )
 
 // listFiles returns the transcript files under root (or root itself when it
@@ -31,8 +33,13 @@ func listFiles(root string, st *transcript.Stats) ([]string, error) {
 			return nil, &transcript.ReadError{Path: root, Err: err}
 		}
 	}
+	// The folders under root are listed at once; their files are sorted
+	// afterwards.
+	var mu sync.Mutex
 	var files []string
-	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+	err = jsonscan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+		mu.Lock()
+		defer mu.Unlock()
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && path != walkRoot {
 				return nil // removed while we walked
