@@ -148,6 +148,109 @@ func tokens(text string, spans []span) []span {
 	return spans
 }
 
+// anchorOrder lists the bytes a prefix is found by, rarest in prose first:
+// every prefix holds one of them at a fixed offset.
+const anchorOrder = "J_-:A"
+
+// anchored is a prefix and the offset in it of the byte it is found by.
+type anchored struct {
+	c   candidate
+	off int
+}
+
+// byAnchor lists, for each anchor byte, the prefixes found by it.
+var byAnchor [256][]anchored
+
+var isAnchor = func() (t [256]bool) {
+	for _, a := range []byte(anchorOrder) {
+		t[a] = true
+	}
+	return t
+}()
+
+func init() {
+	for i := range rules {
+		for _, p := range rules[i].prefixes {
+			off := -1
+			for _, a := range []byte(anchorOrder) {
+				if off = strings.IndexByte(p, a); off >= 0 {
+					break
+				}
+			}
+			if off < 0 {
+				panic("redact: no anchor byte in the prefix " + p)
+			}
+			byAnchor[p[off]] = append(byAnchor[p[off]], anchored{candidate{&rules[i], p}, off})
+		}
+	}
+}
+
+// anchoredTokens finds what tokens finds, by looking only where a prefix
+// is: at the occurrences of a few bytes that every prefix holds and prose
+// rarely does ('_', '-', 'J', ':', 'A'), each found with a vector search.
+// When they are frequent (code), it hands over to tokens, which reads
+// every byte.
+func anchoredTokens(text string, spans []span) []span {
+	// A long text whose start is dense with anchors is code: straight to
+	// tokens.
+	const sample = 2048
+	if len(text) > 4*sample {
+		n := 0
+		for i := range sample {
+			if isAnchor[text[i]] {
+				n++
+			}
+		}
+		if n > sample/64 {
+			return tokens(text, spans)
+		}
+	}
+	var buf [16]int
+	starts := buf[:0]
+	budget := len(text)/64 + 8 // anchors looked at before handing over
+	for _, a := range []byte(anchorOrder) {
+		refs := byAnchor[a]
+		for q := 0; q < len(text); q++ {
+			i := strings.IndexByte(text[q:], a)
+			if i < 0 {
+				break
+			}
+			q += i
+			if budget--; budget < 0 {
+				return tokens(text, spans)
+			}
+			for _, r := range refs {
+				s := q - r.off
+				if s >= 0 && (s == 0 || !word(text[s-1])) && strings.HasPrefix(text[s:], r.c.prefix) {
+					starts = append(starts, s)
+				}
+			}
+		}
+	}
+	if len(starts) == 0 {
+		return spans
+	}
+	slices.Sort(starts)
+	// From here, what tokens does at each position where a prefix starts.
+	next := 0
+	for _, p := range slices.Compact(starts) {
+		if p < next {
+			continue
+		}
+		for _, c := range byFirst[text[p]] {
+			if !strings.HasPrefix(text[p:], c.prefix) {
+				continue
+			}
+			if e, ok := c.rule.match(text, p, len(c.prefix)); ok {
+				spans = append(spans, span{p, e, c.rule.kind})
+				next = e
+				break
+			}
+		}
+	}
+	return spans
+}
+
 // match reports where the rule's token that starts at p (with a prefix of
 // n bytes) ends, if there is one.
 func (r *rule) match(text string, p, n int) (int, bool) {
@@ -202,7 +305,7 @@ func credentialValue(v string) bool {
 
 // Text returns text with every secret replaced by "[REDACTED:<kind>]".
 func Text(text string) string {
-	spans := assignments(text, tokens(text, nil))
+	spans := assignments(text, anchoredTokens(text, nil))
 	if len(spans) == 0 {
 		return text
 	}

@@ -300,9 +300,42 @@ func TestTokensAsReference(t *testing.T) {
 			sb.WriteString(bits[rng.IntN(len(bits))])
 		}
 		text := sb.String()
-		got, want := tokens(text, nil), tokensRef(text, nil)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		want := tokensRef(text, nil)
+		if got := tokens(text, nil); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("text %d %q: tokens %v, want %v", i, text, got, want)
 		}
+		// In prose: the anchors are few, and anchoredTokens looks only
+		// at them.
+		prose := strings.Repeat("the quick brown fox jumps over ", rng.IntN(40)) + text + strings.Repeat(" lazy dogs", rng.IntN(40))
+		if got, want := anchoredTokens(prose, nil), tokensRef(prose, nil); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("text %d %q: anchoredTokens %v, want %v", i, prose, got, want)
+		}
+		if got := anchoredTokens(text, nil); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("text %d %q: anchoredTokens %v, want %v", i, text, got, want)
+		}
+		// Long texts, which anchoredTokens first samples: prose, and code
+		// dense with anchors (handed to tokens at once).
+		if i%50 == 0 {
+			for _, filler := range []string{"the quick brown fox jumps over ", "x_y = run(['--flag', 'a:b'])\n"} {
+				long := strings.Repeat(filler, 300) + text + strings.Repeat(filler, 300)
+				if got, want := anchoredTokens(long, nil), tokensRef(long, nil); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("text %d in %q filler: anchoredTokens %v, want %v", i, filler, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkRedact1MBCode is a 1 MB prompt of code: snake_case names,
+// flags and colons everywhere, the anchors the fast path skips to.
+func BenchmarkRedact1MBCode(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 1<<20 {
+		sb.WriteString("def read_config(path: str) -> dict:\n    run(['git', '--no-pager', 'log', '-n', '1'])\n    return {'max_items': 10, 'user_name': name}\n")
+	}
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Text(text)
 	}
 }
