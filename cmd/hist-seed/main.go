@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -318,6 +319,11 @@ func run(e *cli.Env) int {
 	if berr != nil {
 		out.Errors = append(out.Errors, berr.Error())
 		worse(cli.ExitFailure)
+		// A seed file that could not be written is reported below; a
+		// failure before any was (a temp file, the lock) is said here.
+		if !slices.ContainsFunc(brep.Files, func(f seed.FileResult) bool { return f.Status == seed.FileFailed }) {
+			e.Errorf("%v: no seed file was written; fix it and run hist-seed again", berr)
+		}
 	}
 	if brep.Untrusted != nil {
 		e.Errorf("%v: no seed file was written; the import waits until hidden.json can be read", brep.Untrusted)

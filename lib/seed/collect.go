@@ -535,7 +535,7 @@ func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool) error 
 	} else if b.f == nil {
 		f, err := os.OpenFile(b.tmp, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", b.tmp, err)
+			return writeError(b.tmp, err)
 		}
 		b.f = f
 		if b.direct && setDirect(f, true) != nil {
@@ -544,7 +544,7 @@ func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool) error 
 	}
 	if b.direct && final {
 		if err := setDirect(b.f, false); err != nil {
-			return fmt.Errorf("writing %s: %w", b.tmp, err)
+			return writeError(b.tmp, err)
 		}
 		b.direct = false
 	}
@@ -562,13 +562,13 @@ func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool) error 
 		startWriteback(b.f)
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", b.tmp, err)
+		return writeError(b.tmp, err)
 	}
 	if !keepOpen {
 		err := b.f.Close()
 		b.f = nil
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", b.tmp, err)
+			return writeError(b.tmp, err)
 		}
 	}
 	return nil
@@ -690,4 +690,14 @@ func mkdirs(dir string) ([]string, error) {
 		return missing, err
 	}
 	return missing, nil
+}
+
+// writeError says that writing path failed: with the cause only when err
+// is the *fs.PathError of that operation (which names the file again).
+func writeError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	return fmt.Errorf("writing %s: %w", path, err)
 }

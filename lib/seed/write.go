@@ -56,12 +56,12 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 		}
 	}
 	if err := b.f.Sync(); err != nil {
-		return fail(fmt.Errorf("writing %s: %w", b.tmp, err))
+		return fail(writeError(b.tmp, err))
 	}
 	err := b.f.Close()
 	b.f = nil
 	if err != nil {
-		return fail(fmt.Errorf("writing %s: %w", b.tmp, err))
+		return fail(writeError(b.tmp, err))
 	}
 	lerr := os.Link(b.tmp, b.path)
 	switch {
