@@ -130,9 +130,27 @@ func candidate(line []byte) bool {
 		}
 		rest := s[len(typeKey):]
 		if bytes.HasPrefix(rest, []byte(`user"`)) {
-			return !bytes.Contains(line, toolResultBlock)
+			return !hasToolResult(line)
 		}
 		if bytes.HasPrefix(rest, []byte(`queued_command"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasToolResult reports whether line holds toolResultBlock. It looks at
+// the block's '_' (a byte much rarer than its quotes, which would make a
+// substring search slow) and checks what is before and after it.
+func hasToolResult(line []byte) bool {
+	const at = len(`"type":"tool`) // the index of '_' in toolResultBlock
+	for i := at; i < len(line); i++ {
+		j := bytes.IndexByte(line[i:], '_')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if bytes.HasPrefix(line[i-at:], toolResultBlock) {
 			return true
 		}
 	}
