@@ -5,7 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxWalkers bounds the goroutines that walk the folders under a root.
@@ -108,10 +113,113 @@ func walkRoot(root string, d fs.DirEntry, fn fs.WalkDirFunc) error {
 
 // walkSub walks the folder sub, whose own entry fn has seen already.
 func walkSub(sub string, fn fs.WalkDirFunc) error {
-	return filepath.WalkDir(sub, func(path string, d fs.DirEntry, err error) error {
+	err := walkDir(sub, nil, func(path string, d fs.DirEntry, err error) error {
 		if path == sub && err == nil {
 			return nil // seen in root's listing
 		}
 		return fn(path, d, err)
 	})
+	if err == filepath.SkipDir || err == filepath.SkipAll {
+		return nil
+	}
+	return err
+}
+
+// walkDir is filepath.WalkDir's walk, except that the entries it hands to
+// fn take their Info from the folder they were listed in (fstatat), not
+// by looking their whole path up again. d is nil for the folder a walk
+// starts at, which is then lstat'ed.
+func walkDir(path string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+	if d == nil {
+		info, err := os.Lstat(path)
+		if err != nil {
+			return fn(path, nil, err)
+		}
+		d = fs.FileInfoToDirEntry(info)
+	}
+	if err := fn(path, d, nil); err != nil || !d.IsDir() {
+		if err == filepath.SkipDir && d.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	f, err := os.Open(path)
+	var ents []fs.DirEntry
+	if err == nil {
+		ents, err = f.ReadDir(-1)
+		defer f.Close()
+	}
+	if err != nil {
+		if err = fn(path, d, err); err != nil {
+			if err == filepath.SkipDir && d.IsDir() {
+				err = nil
+			}
+			return err
+		}
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range ents {
+		if err := walkDir(filepath.Join(path, e.Name()), atEntry{e, f}, fn); err != nil {
+			if err == filepath.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// atEntry is a folder entry whose Info is an fstatat in its open folder.
+type atEntry struct {
+	fs.DirEntry
+	dir *os.File
+}
+
+func (e atEntry) Info() (fs.FileInfo, error) {
+	var st unix.Stat_t
+	name := e.Name()
+	err := unix.Fstatat(int(e.dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: filepath.Join(e.dir.Name(), name), Err: err}
+	}
+	return statInfo{name, st}, nil
+}
+
+// statInfo is the fs.FileInfo of a unix.Stat_t.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (i statInfo) Name() string       { return i.name }
+func (i statInfo) Size() int64        { return i.st.Size }
+func (i statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
+func (i statInfo) IsDir() bool        { return i.Mode().IsDir() }
+func (i statInfo) Sys() any           { return &i.st }
+func (i statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(i.st.Mode & 0o777)
+	switch i.st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	if i.st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if i.st.Mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if i.st.Mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
 }

@@ -54,7 +54,17 @@ func TestWalkDirAsFilepath(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				rel, _ := filepath.Rel(root, path)
-				got = append(got, fmt.Sprintf("%s %v %v", rel, d.Type(), err))
+				line := fmt.Sprintf("%s %v %v", rel, d.Type(), err)
+				if d != nil {
+					// Info as lstat gives it (WalkDir's comes from fstatat).
+					fi, ierr := d.Info()
+					if ierr == nil {
+						line += fmt.Sprintf(" %v %d %d %s", fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), fi.Name())
+					} else {
+						line += " " + ierr.Error()
+					}
+				}
+				got = append(got, line)
 				if d.IsDir() && filepath.Base(path)[:2] == "sk" {
 					return filepath.SkipDir
 				}
