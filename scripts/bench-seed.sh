@@ -170,8 +170,6 @@ timed() {
     awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}' "$WORK/t" >>"$out"
 }
 
-echo "| source | data | files | prompts | hist-seed (median of $RUNS) | MB/s | grep -c | x grep | jq | jq / hist-seed | peak RSS | CPU s: hist-seed / grep / jq |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 # Every source's transcripts are generated first, and nothing is deleted
 # until the end: ext4 takes much longer to create inodes in the minutes
 # after many were deleted, which would be measured as hist-seed's.

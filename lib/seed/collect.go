@@ -612,7 +612,10 @@ func (r *Runner) writeDirect(b *bucket, data []byte) error {
 		if c < k {
 			copy(r.stage[c:k], data[n+c-len(b.tail):])
 		}
-		if _, err := b.f.Write(r.stage[:k]); err != nil {
+		m, err := b.f.Write(r.stage[:k])
+		n += m // a refused write may follow a short one
+		r.directBytes += int64(m)
+		if err != nil {
 			if !errors.Is(err, syscall.EINVAL) {
 				return err
 			}
@@ -631,8 +634,6 @@ func (r *Runner) writeDirect(b *bucket, data []byte) error {
 			_, err := b.f.Write(data[n-(total-len(data)):])
 			return err
 		}
-		n += k
-		r.directBytes += int64(k)
 	}
 	if whole == 0 {
 		b.tail = append(b.tail, data...)
