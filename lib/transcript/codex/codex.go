@@ -143,7 +143,7 @@ type scanner struct {
 	emit    func(transcript.Prompt) error
 	emitErr error
 	stats   transcript.Stats
-	keys    map[string]struct{}
+	keys    jsonscan.KeySet
 	// sums holds every session's prompts (as text hashes, in file order),
 	// for the legacy-fork rule.
 	sums  map[string][]textSum
@@ -160,7 +160,6 @@ type fork struct {
 func newScanner(emit func(transcript.Prompt) error) *scanner {
 	return &scanner{
 		emit: emit,
-		keys: map[string]struct{}{},
 		sums: map[string][]textSum{},
 	}
 }
@@ -182,13 +181,8 @@ func (s *scanner) deliver(c cand) error {
 	if !identity.Capturable(c.p.Text) {
 		return nil
 	}
-	if c.p.Key != "" {
-		if _, dup := s.keys[c.p.Key]; dup {
-			return nil
-		}
-	}
-	if c.p.Key != "" {
-		s.keys[c.p.Key] = struct{}{}
+	if c.p.Key != "" && !s.keys.Add(c.p.Key) {
+		return nil
 	}
 	if err := s.emit(c.p); err != nil {
 		s.emitErr = err

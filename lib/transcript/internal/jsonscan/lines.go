@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bufio"
 	"errors"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -299,17 +300,41 @@ func Getenv(env transcript.Env, key string) string {
 	return env(key)
 }
 
+// KeySet is a set of prompt keys, held as 128-bit hashes (two 64-bit
+// maphash sums with independent random seeds): a map of them holds no
+// pointer for the garbage collector to follow at every cycle, however many
+// keys a scan sees (one a prompt); two keys share a hash with a negligible
+// chance, and no input can aim at one. The zero KeySet is empty.
+type KeySet struct {
+	m map[[2]uint64]struct{}
+}
+
+var keySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// Add adds key and reports whether it was not in the set.
+func (s *KeySet) Add(key string) bool {
+	h := [2]uint64{maphash.String(keySeeds[0], key), maphash.String(keySeeds[1], key)}
+	if _, ok := s.m[h]; ok {
+		return false
+	}
+	if s.m == nil {
+		s.m = make(map[[2]uint64]struct{})
+	}
+	s.m[h] = struct{}{}
+	return true
+}
+
 // Dedup passes each prompt to emit once per Key; prompts without a key
 // always pass.
 type Dedup struct {
-	seen map[string]struct{}
+	seen KeySet
 	emit func(transcript.Prompt) error
 	n    int
 }
 
 // NewDedup returns a Dedup passing prompts to emit.
 func NewDedup(emit func(transcript.Prompt) error) *Dedup {
-	return &Dedup{seen: make(map[string]struct{}), emit: emit}
+	return &Dedup{emit: emit}
 }
 
 // Count returns the number of prompts passed to emit.
@@ -318,11 +343,8 @@ func (d *Dedup) Count() int { return d.n }
 // Add passes p to emit unless a prompt with its Key was passed before, and
 // returns emit's error.
 func (d *Dedup) Add(p transcript.Prompt) error {
-	if p.Key != "" {
-		if _, dup := d.seen[p.Key]; dup {
-			return nil
-		}
-		d.seen[p.Key] = struct{}{}
+	if p.Key != "" && !d.seen.Add(p.Key) {
+		return nil
 	}
 	if err := d.emit(p); err != nil {
 		return err

@@ -287,3 +287,20 @@ func mustGetwd(t *testing.T) string {
 	}
 	return wd
 }
+
+func TestKeySet(t *testing.T) {
+	var s KeySet
+	for i := range 1000 {
+		if !s.Add(fmt.Sprint("key ", i)) {
+			t.Fatalf("key %d: already in an empty set", i)
+		}
+	}
+	for i := range 1000 {
+		if s.Add(fmt.Sprint("key ", i)) {
+			t.Fatalf("key %d: added twice", i)
+		}
+	}
+	if !s.Add("") || s.Add("") {
+		t.Error("the empty key")
+	}
+}
