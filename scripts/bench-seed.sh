@@ -20,6 +20,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIZE_MB=${SIZE_MB:-1024}
 RUNS=${RUNS:-3}
 PROJECTS=${PROJECTS:-200}
+# scripts/bench.sh passes the report's path: this driver only prints its
+# table (bench/seed.md, which explains it, is written from it by hand).
+if [ $# -gt 0 ] && [[ $1 == *.md ]]; then
+    echo "bench-seed: the table goes to standard output; $1 is written from it by hand" >&2
+    shift
+fi
 SOURCES=("$@")
 [ ${#SOURCES[@]} -gt 0 ] || SOURCES=(pi claude codex)
 export LC_ALL=C
@@ -240,6 +246,8 @@ for src in "${SOURCES[@]}"; do
     : >"$WORK/jq.times"
     timed "$WORK/jq.times" sh -c 'find "$1" -type f -name "*.jsonl" -print0 | xargs -0 jq -c "$2"' sh "$data" "$filter"
 
+    # Every run, on stderr: the spread the medians hide.
+    echo "bench-seed: $src: hist-seed runs (s): $(cut -d' ' -f1 "$WORK/seed.times" | tr '\n' ' ')grep runs (s): $(cut -d' ' -f1 "$WORK/grep.times" | tr '\n' ' ')" >&2
     seed=$(cut -d' ' -f1 "$WORK/seed.times" | median)
     rss=$(cut -d' ' -f2 "$WORK/seed.times" | sort -g | tail -1)
     grep_t=$(cut -d' ' -f1 "$WORK/grep.times" | median)
