@@ -587,9 +587,9 @@ const dioAlign = 4096
 
 // writeDirect writes b.tail then data, as many whole blocks of them as
 // there are, with direct I/O through r's aligned buffer, and keeps the
-// rest in b.tail. Where a direct write is refused (EINVAL: a block size
-// or a file system it does not suit), the file goes back to the page
-// cache and everything is written that way.
+// rest in b.tail. Where a direct write is refused (EINVAL or EOPNOTSUPP:
+// a block size or a file system it does not suit), the file goes back to
+// the page cache and everything is written that way.
 func (r *Runner) writeDirect(b *bucket, data []byte) error {
 	total := len(b.tail) + len(data)
 	whole := total &^ (dioAlign - 1)
@@ -616,7 +616,7 @@ func (r *Runner) writeDirect(b *bucket, data []byte) error {
 		n += m // a refused write may follow a short one
 		r.directBytes += int64(m)
 		if err != nil {
-			if !errors.Is(err, syscall.EINVAL) {
+			if !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EOPNOTSUPP) {
 				return err
 			}
 			if err := setDirect(b.f, false); err != nil {
