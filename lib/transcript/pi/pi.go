@@ -37,7 +37,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"math"
 	"path/filepath"
@@ -45,7 +45,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
@@ -212,8 +211,12 @@ func parseHeader(line []byte, h *header) (isSession, ok bool) {
 // when the line is a typed prompt to emit; bad is true when it does not
 // decode (or a field it needs has the wrong type).
 func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
+	// The message's members are read with the line (the last "message"
+	// member wins, with its own members).
 	var typ, id, ts, msg []byte
-	if !jsonscan.EachMember(line, func(k, v []byte) {
+	var role, content, msgTS []byte
+	var mRole, mContent, mTS []byte // of the "message" member being read
+	if !jsonscan.EachMemberNested(line, "message", func(k, v []byte) {
 		switch string(k) {
 		case "type":
 			typ = v
@@ -223,6 +226,17 @@ func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 			ts = v
 		case "message":
 			msg = v
+			role, content, msgTS = mRole, mContent, mTS
+			mRole, mContent, mTS = nil, nil, nil
+		}
+	}, func(k, v []byte) {
+		switch string(k) {
+		case "role":
+			mRole = v
+		case "content":
+			mContent = v
+		case "timestamp":
+			mTS = v
 		}
 	}) {
 		return p, false, true
@@ -234,17 +248,6 @@ func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 	if !isMessage || jsonscan.IsNull(msg) {
 		return p, false, false
 	}
-	var role, content, msgTS []byte
-	jsonscan.EachMember(msg, func(k, v []byte) {
-		switch string(k) {
-		case "role":
-			role = v
-		case "content":
-			content = v
-		case "timestamp":
-			msgTS = v
-		}
-	})
 	isUser, ok := jsonscan.StrIs(role, "user")
 	if !ok {
 		return p, false, true
@@ -419,11 +422,12 @@ func parseTime(raw []byte) (ms int64, ok bool) {
 	return int64(f), true
 }
 
-// promptKey identifies a prompt event: its own timestamp and the length
-// and checksums of its text (what a fork copy shares with its original; two
-// different prompts would need the same millisecond, length and both
-// 32-bit checksums to collide). Without a timestamp of its own, the entry
-// id stands in; with neither there is no key.
+// promptKey identifies a prompt event within one scan: its own timestamp
+// and the length and a hash of its text (what a fork copy shares with its
+// original; two different prompts would need the same millisecond, length
+// and 64-bit maphash, whose seed is random, to collide). Without a
+// timestamp of its own, the entry id stands in; with neither there is no
+// key.
 func promptKey(ts int64, approx bool, id, text string) string {
 	var b []byte
 	switch {
@@ -437,12 +441,9 @@ func promptKey(ts int64, approx bool, id, text string) string {
 	b = append(b, ':')
 	b = strconv.AppendInt(b, int64(len(text)), 10)
 	b = append(b, ':')
-	// The checksums only read text: view it as bytes without a copy.
-	tb := unsafe.Slice(unsafe.StringData(text), len(text))
 	var sum [8]byte
-	binary.BigEndian.PutUint32(sum[:4], crc32.Checksum(tb, castagnoli))
-	binary.BigEndian.PutUint32(sum[4:], crc32.ChecksumIEEE(tb))
+	binary.BigEndian.PutUint64(sum[:], maphash.String(keySeed, text))
 	return string(hex.AppendEncode(b, sum[:]))
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var keySeed = maphash.MakeSeed()

@@ -154,51 +154,88 @@ func skipLiteral(b []byte, i int, lit string) (int, bool) {
 // object that is the whole of b (white space around it allowed), in order.
 // It returns false if b is not a well-formed object.
 func EachMember(b []byte, fn func(key, val []byte)) bool {
+	return EachMemberNested(b, "", fn, nil)
+}
+
+// EachMemberNested is EachMember, except that the members of the value of
+// the member named nest, when it is an object, are handed to inner as that
+// value is read (before fn gets the value itself): a caller that wants
+// both reads the bytes once, not twice. With duplicate nest members, inner
+// sees each one's members, each before fn sees that member.
+func EachMemberNested(b []byte, nest string, fn, inner func(key, val []byte)) bool {
+	var buf []byte
 	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
+	end, ok := walkObject(b, i, 1, &buf, func(key []byte, at int) (int, bool) {
+		if inner != nil && at < len(b) && b[at] == '{' && string(key) == nest {
+			keep := string(key) // inner may reuse buf, which key may be
+			vEnd, ok := walkObject(b, at, 2, new([]byte), func(k []byte, j int) (int, bool) {
+				e, ok := skipValue(b, j, 2)
+				if ok {
+					inner(k, b[j:e])
+				}
+				return e, ok
+			})
+			if ok {
+				fn([]byte(keep), b[at:vEnd])
+			}
+			return vEnd, ok
+		}
+		vEnd, ok := skipValue(b, at, 1)
+		if ok {
+			fn(key, b[at:vEnd])
+		}
+		return vEnd, ok
+	})
+	return ok && skipWS(b, end) == len(b)
+}
+
+// walkObject reads the object at b[i] (depth deep), calling member with
+// each key and the index of its value, which member reads and returns the
+// end of; it returns the index after the object. A key with escapes is
+// decoded into *buf.
+func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at int) (int, bool)) (int, bool) {
+	if i >= len(b) || b[i] != '{' || depth > maxDepth {
+		return 0, false
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipWS(b, i+1) == len(b)
+		return i + 1, true
 	}
-	var buf []byte
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return false
+			return 0, false
 		}
 		kEnd, kEsc, ok := skipString(b, i)
 		if !ok {
-			return false
+			return 0, false
 		}
 		key := b[i+1 : kEnd-1]
 		if kEsc || !utf8.Valid(key) {
-			if buf, ok = appendUnquoted(buf[:0], key); !ok {
-				return false
+			if *buf, ok = appendUnquoted((*buf)[:0], key); !ok {
+				return 0, false
 			}
-			key = buf
+			key = *buf
 		}
 		i = skipWS(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
-			return false
+			return 0, false
 		}
 		i = skipWS(b, i+1)
-		vEnd, ok := skipValue(b, i, 1)
+		vEnd, ok := member(key, i)
 		if !ok {
-			return false
+			return 0, false
 		}
-		fn(key, b[i:vEnd])
 		i = skipWS(b, vEnd)
 		if i >= len(b) {
-			return false
+			return 0, false
 		}
 		switch b[i] {
 		case ',':
 			i = skipWS(b, i+1)
 		case '}':
-			return skipWS(b, i+1) == len(b)
+			return i + 1, true
 		default:
-			return false
+			return 0, false
 		}
 	}
 }

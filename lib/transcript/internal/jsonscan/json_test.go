@@ -6,13 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // fixtureLines returns the lines of the real transcripts the pi and claude
 // readers test with (the fuzz seeds).
-func fixtureLines(f *testing.F) [][]byte {
+func fixtureLines(f testing.TB) [][]byte {
 	var files []string
 	for _, pattern := range []string{
 		"../../pi/testdata/sessions/*/*.jsonl",
@@ -158,5 +159,51 @@ func FuzzJSONScan(f *testing.F) {
 	f.Add([]byte(`{"a":"\ud83d\ude80","b":[{"c":1e5}],"c":"\u00"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkWalk(t, b)
+		checkNested(t, b)
 	})
+}
+
+// checkNested checks EachMemberNested against EachMember called on the
+// object, then on each value of the nested member that is an object. A
+// nested object EachMember cannot walk (a key with a bad escape, which
+// skipping the value does not decode) makes the whole object rejected.
+func checkNested(t *testing.T, b []byte) {
+	t.Helper()
+	for _, nest := range []string{"message", "a", "k"} {
+		var want []string
+		innerBad := false
+		wantOK := EachMember(b, func(k, v []byte) {
+			if string(k) == nest && len(v) > 0 && v[0] == '{' {
+				if !EachMember(v, func(k2, v2 []byte) { want = append(want, "inner "+string(k2)+"="+string(v2)) }) {
+					innerBad = true
+				}
+			}
+			want = append(want, string(k)+"="+string(v))
+		})
+		wantOK = wantOK && !innerBad
+		var got []string
+		gotOK := EachMemberNested(b, nest, func(k, v []byte) {
+			got = append(got, string(k)+"="+string(v))
+		}, func(k, v []byte) {
+			got = append(got, "inner "+string(k)+"="+string(v))
+		})
+		if gotOK != wantOK || (wantOK && !slices.Equal(got, want)) {
+			t.Fatalf("%q nested in %q: %v %q, want %v %q", b, nest, gotOK, got, wantOK, want)
+		}
+	}
+}
+
+func TestEachMemberNested(t *testing.T) {
+	for _, s := range []string{
+		`{}`, `{"message":{"role":"user","content":"hi"},"id":"x"}`,
+		`{"message":{"a":1},"message":null}`, `{"message":null,"message":{"a":{"b":[1]}}}`,
+		`{"message":{"a":1,}}`, `{"message":{"a":1}`, `{"message":{"a":1}} x`, ` {"message" : { "k\u0065y" : "v" } } `,
+		`{"m\u0065ssage":{"a":"b"}}`, `{"message":{}}`, `{"message":[{"a":1}]}`, `{"a":{"a":{"a":1}}}`,
+		`{"message":{"\0":0}}`, `{"message":{"\0":0}`,
+	} {
+		checkNested(t, []byte(s))
+	}
+	for _, l := range fixtureLines(t) {
+		checkNested(t, l)
+	}
 }
