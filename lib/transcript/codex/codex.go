@@ -43,7 +43,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -87,21 +86,9 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 			}
 		}
 	} else {
-		var mu sync.Mutex
-		var readers []*reader
-		defer func() {
-			for _, w := range readers { // the workers have ended
-				w.op.Close()
-			}
-		}()
-		newReader := func() *reader {
-			w := &reader{}
-			mu.Lock()
-			readers = append(readers, w)
-			mu.Unlock()
-			return w
-		}
-		if err := ordered.Map(files, workers, newReader, (*reader).parse, s.apply); err != nil {
+		newReader := func() *reader { return &reader{} }
+		release := func(w *reader) { w.op.Close() }
+		if err := ordered.Map(files, workers, newReader, release, (*reader).parse, s.apply); err != nil {
 			return s.stats, err
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -440,21 +439,9 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 		}
 		return rs
 	}
-	var mu sync.Mutex
-	var states []*state
-	defer func() {
-		for _, w := range states { // the workers have ended
-			w.op.Close()
-		}
-	}()
-	newState := func() *state {
-		w := &state{lr: NewLineReader(nil, readBufSize)}
-		mu.Lock()
-		states = append(states, w)
-		mu.Unlock()
-		return w
-	}
-	return ordered.Map(batches, workers, newState, read, func(rs []result) error {
+	newState := func() *state { return &state{lr: NewLineReader(nil, readBufSize)} }
+	release := func(w *state) { w.op.Close() }
+	return ordered.Map(batches, workers, newState, release, read, func(rs []result) error {
 		for _, r := range rs {
 			st.Add(r.st)
 			for _, p := range r.prompts {
