@@ -456,10 +456,16 @@ func TestDirectSpill(t *testing.T) {
 	for i := range wantRep.Files {
 		wantRep.Files[i].Path = filepath.Base(wantRep.Files[i].Path)
 	}
+	// Where the temp folder's file system has no direct I/O, every mode
+	// goes through the page cache: the files must still be the same.
+	directWorks := canWriteDirect(t)
+	if !directWorks {
+		t.Logf("no direct I/O in %s: only the fallback is tested", os.TempDir())
+	}
 	for _, limit := range []int64{5000, 30000, 200000, 3 << 20} {
 		for _, mode := range []string{"direct", "page cache", "refused"} {
 			got, rep, direct := write(limit, mode != "page cache", map[string]int{"refused": 1}[mode])
-			if mode == "direct" && direct == 0 {
+			if mode == "direct" && direct == 0 && directWorks {
 				t.Errorf("spillAt %d: nothing was written with direct I/O", limit)
 			}
 			if mode != "direct" && direct != 0 {
@@ -478,4 +484,20 @@ func TestDirectSpill(t *testing.T) {
 			}
 		}
 	}
+}
+
+// canWriteDirect reports whether a block can be written with direct I/O in
+// a temp folder, as the spills write it.
+func canWriteDirect(t *testing.T) bool {
+	f, err := os.Create(filepath.Join(t.TempDir(), "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if setDirect(f, true) != nil {
+		return false
+	}
+	var r Runner
+	b := &bucket{f: f, direct: true}
+	return r.writeDirect(b, make([]byte, dioAlign)) == nil && b.direct && r.directBytes == dioAlign
 }
