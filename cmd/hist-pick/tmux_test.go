@@ -160,6 +160,28 @@ func (tm *term) waitText(text string) string {
 	return tm.waitFor(fmt.Sprintf("%q", text), func(s string) bool { return strings.Contains(s, text) })
 }
 
+// waitCount waits for the selector's match count: a field "M/N" that
+// starts with prefix ("1/", "3/30"), on a row that is not the shell's
+// command line (which holds paths such as ".../001/out").
+func (tm *term) waitCount(prefix string) string {
+	tm.t.Helper()
+	return tm.waitFor(fmt.Sprintf("the count %q", prefix), func(s string) bool {
+		for _, row := range strings.Split(s, "\n") {
+			if strings.HasPrefix(row, "$") {
+				continue
+			}
+			for _, f := range strings.Fields(row) {
+				if countField.MatchString(f) && strings.HasPrefix(f, prefix) {
+					return true
+				}
+			}
+		}
+		return false
+	})
+}
+
+var countField = regexp.MustCompile(`^\d+/\d+$`)
+
 // settle waits until the screen stops changing (the callbacks are done).
 func (tm *term) settle() string {
 	tm.t.Helper()
@@ -449,16 +471,16 @@ func TestHomeEnd(t *testing.T) {
 	// Text in the search box: Home/End move the caret, never to the newest
 	// or oldest; like every editing key, they select the first match.
 	tm.text("promp")
-	tm.waitText("1/30")
+	tm.waitCount("1/30")
 	tm.keys("Down", "Down")
-	tm.waitText("3/30")
+	tm.waitCount("3/30")
 	tm.keys("Home")
 	tm.text("z")
 	s = tm.waitFor("the query zpromp", func(s string) bool { return parseLayout(t, s).query == " zpromp" })
 	tm.keys("BSpace") // the caret is after the z
 	tm.waitFor("the query promp", func(s string) bool { return parseLayout(t, s).query == " promp" })
 	tm.keys("Down", "Down")
-	tm.waitText("3/30")
+	tm.waitCount("3/30")
 	tm.keys("End")
 	tm.text("t")
 	s = tm.waitFor("the query prompt", func(s string) bool { return parseLayout(t, s).query == " prompt" })
@@ -470,9 +492,9 @@ func TestHomeEnd(t *testing.T) {
 		t.Errorf("End with text selected the oldest:\n%s", s)
 	}
 	tm.keys("Down", "Down")
-	tm.waitText("3/30")
+	tm.waitCount("3/30")
 	tm.keys("End")
-	s = tm.waitText("1/30")
+	s = tm.waitCount("1/30")
 	if l := parseLayout(t, tm.settle()); l.selected() != "prompt 30" {
 		t.Errorf("End with text: selection %q, want the first match (never the oldest):\n%s", l.selected(), s)
 	}
@@ -486,7 +508,7 @@ func TestHomeEnd(t *testing.T) {
 
 	// Whitespace is text too.
 	tm.keys("End", "C-u")
-	tm.waitText("1/32")
+	tm.waitCount("1/32")
 	tm.text(" ")
 	tm.keys("End")
 	s = tm.settle()
@@ -522,7 +544,7 @@ func TestDelete(t *testing.T) {
 	tm.pick("")
 	tm.waitText("32 loaded")
 	tm.keys("Down", "Down", "Down") // fix the flaky test, first line, prompt 30, prompt 29
-	s := tm.waitText("4/32")
+	s := tm.waitCount("4/32")
 	if sel := parseLayout(t, s).selected(); sel != "prompt 29" {
 		t.Fatalf("selected %q, want prompt 29", sel)
 	}
@@ -555,7 +577,7 @@ func TestDelete(t *testing.T) {
 	for _, k := range []string{"n", "Escape"} {
 		tm.keys(k)
 		tm.waitFor("the footer to clear", func(s string) bool { return !strings.Contains(s, "(y/n)?") })
-		s = tm.waitText("4/32")
+		s = tm.waitCount("4/32")
 		l := parseLayout(t, tm.settle())
 		if l.selected() != "prompt 29" || !strings.Contains(s, "4/32") {
 			t.Errorf("after %s: selection %q, want prompt 29 at 4/32:\n%s", k, l.selected(), s)
@@ -569,7 +591,7 @@ func TestDelete(t *testing.T) {
 	// y deletes every copy in the scope (the project: two files; the other
 	// project's copy stays) and tombstones it.
 	tm.keys("y")
-	s = tm.waitText("4/31")
+	s = tm.waitCount("4/31")
 	l := parseLayout(t, tm.settle())
 	if strings.Contains(s, "prompt 29") || l.selected() != "prompt 28" {
 		t.Errorf("after y: want prompt 29 gone and prompt 28 selected at the same position:\n%s", s)
@@ -593,7 +615,7 @@ func TestDeleteUnsorted(t *testing.T) {
 	tm.pick("--query 'pt 1'")
 	tm.waitText("32 loaded")
 	tm.keys("C-r", "Down", "Down")
-	s := tm.waitText("3/")
+	s := tm.waitCount("3/")
 	want := parseLayout(t, tm.settle()).selected()
 	tm.keys("C-DC")
 	s = tm.waitText("(y/n)?")
@@ -633,7 +655,7 @@ func TestDeleteFailureNotice(t *testing.T) {
 	tm.waitText("(y/n)?")
 	tm.keys("y")
 	tm.waitText("Deleted from the store, but hiding failed")
-	s := tm.waitText("1/31")
+	s := tm.waitCount("1/31")
 	if strings.Contains(s, "(y/n)?") || strings.Contains(s, "fix the flaky test") || !strings.Contains(s, "1/31") {
 		t.Errorf("after the failed hiding: want the prompt gone from the list and the notice:\n%s", s)
 	}
@@ -657,7 +679,7 @@ func TestScopeSwitch(t *testing.T) {
 		t.Errorf("All projects should list the other project's prompt:\n%s", s)
 	}
 	tm.text("legacy")
-	s = tm.waitText("1/1")
+	s = tm.waitCount("1/1")
 	if parseLayout(t, s).selected() != "legacy editor prompt" {
 		t.Errorf("history-global.jsonl's prompt is not in All projects:\n%s", s)
 	}
@@ -675,7 +697,7 @@ func TestPickAndResume(t *testing.T) {
 	tm := newTerm(t, f.dir, 120, 40)
 
 	tm.pick("--query 'first line'")
-	tm.waitText("1/1")
+	tm.waitCount("1/1")
 	tm.waitText("Project  " + f.canon)
 	tm.keys("Enter")
 	code, out, _ := tm.result()
@@ -684,7 +706,7 @@ func TestPickAndResume(t *testing.T) {
 	}
 
 	tm.pick("--json --query flaky")
-	tm.waitText("1/1")
+	tm.waitCount("1/1")
 	for _, w := range []string{"Agent    Claude Code", "Session  sess-123", "claude --resume sess-123"} {
 		tm.waitText(w)
 	}
@@ -695,7 +717,7 @@ func TestPickAndResume(t *testing.T) {
 	}
 
 	tm.pick("-0 --query 'prompt 07'")
-	tm.waitText("1/")
+	tm.waitCount("1/")
 	tm.keys("C-o") // a captured prompt has no session: a notice, still open
 	tm.waitText("no session to resume")
 	tm.keys("Enter")
@@ -706,7 +728,7 @@ func TestPickAndResume(t *testing.T) {
 
 	// ctrl-c: nothing printed, 130.
 	tm.pick("--query flaky")
-	tm.waitText("1/1")
+	tm.waitCount("1/1")
 	tm.keys("C-c")
 	code, out, _ = tm.result()
 	if code != "130" || out != "" {
@@ -716,7 +738,7 @@ func TestPickAndResume(t *testing.T) {
 	// Works inside $(...).
 	tm.clear()
 	tm.run("clear; x=$(hist-pick --query 'prompt 12'); echo \"got[$x]\"")
-	tm.waitText("1/")
+	tm.waitCount("1/")
 	tm.keys("Enter")
 	tm.waitText("got[prompt 12]")
 }
@@ -803,7 +825,7 @@ func TestShellWidgets(t *testing.T) {
 			tm.keys("C-r")
 			tm.waitText("32 loaded")
 			tm.text("prompt 17")
-			tm.waitText("1/1")
+			tm.waitCount("1/1")
 			tm.keys("Enter")
 			s := tm.waitFor("the prompt at the cursor", func(s string) bool { return strings.Contains(s, `$ echo "é<prompt 17>"`) })
 			if strings.Contains(s, "Prompt history") {
