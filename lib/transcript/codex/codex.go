@@ -77,18 +77,18 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	// Rollouts are parsed by up to maxWorkers goroutines, a few files
 	// ahead; what each yields is applied in file order on this one.
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(files)+7)/8)
+	op := new(jsonscan.Opener) // shared: each folder is opened once
+	defer op.Close()
 	if workers < 2 {
-		var w reader
-		defer w.op.Close()
+		w := reader{op: op}
 		for _, f := range files {
 			if err := s.apply(w.parse(f)); err != nil {
 				return s.stats, err
 			}
 		}
 	} else {
-		newReader := func() *reader { return &reader{} }
-		release := func(w *reader) { w.op.Close() }
-		if err := ordered.Map(files, workers, newReader, release, (*reader).parse, s.apply); err != nil {
+		newReader := func() *reader { return &reader{op: op} }
+		if err := ordered.Map(files, workers, newReader, (*reader).parse, s.apply); err != nil {
 			return s.stats, err
 		}
 	}
@@ -246,7 +246,7 @@ func sessionFromName(name string) string {
 // reader parses rollouts one after the other, reusing its buffers and
 // its zstd decoder.
 type reader struct {
-	op   jsonscan.Opener
+	op   *jsonscan.Opener
 	zdec *zstd.Decoder
 	last *parser
 }

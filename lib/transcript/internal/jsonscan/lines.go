@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -197,17 +198,28 @@ func openAt(dirfd int, name, path string) (f *File, size int64, skip bool, err e
 }
 
 // Opener opens files as Open does, but by their name in their folder,
-// which it keeps open (up to maxDirs of them): the kernel then looks up
-// one name per file instead of every folder of its path. A folder renamed
-// or replaced after it was first opened is still read where it went (its
-// files were listed there). Not safe for concurrent use; Close releases
-// the folders.
+// which it keeps open: the kernel then looks up one name per file instead
+// of every folder of its path, and a folder is opened once per scan
+// however its files are ordered. It keeps up to maxDirs folders open;
+// past that, a file's folder is opened and closed around it. A folder
+// renamed or replaced after it was first opened is still read where it
+// went (its files were listed there). Safe for concurrent use; Close
+// releases the folders, once no Open is running.
 type Opener struct {
+	mu   sync.Mutex
 	dirs map[string]int
 }
 
-// maxDirs bounds the folders an Opener keeps open.
-const maxDirs = 64
+// maxDirs bounds the folders an Opener keeps open: a quarter of the
+// process's file limit, at most 1024 (the seed's temp files take another
+// quarter).
+var maxDirs = func() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 64
+	}
+	return int(max(min(lim.Cur/4, 1024), 16))
+}()
 
 // Open is Open(path).
 func (o *Opener) Open(path string) (f *File, size int64, skip bool, err error) {
@@ -216,30 +228,46 @@ func (o *Opener) Open(path string) (f *File, size int64, skip bool, err error) {
 		return Open(path)
 	}
 	dir := path[:i]
+	o.mu.Lock()
 	dirfd, ok := o.dirs[dir]
-	if !ok {
-		for {
-			dirfd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-			if err != unix.EINTR {
-				break
-			}
+	o.mu.Unlock()
+	if ok {
+		return openAt(dirfd, path[i+1:], path)
+	}
+	for {
+		dirfd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
 		}
-		if err != nil {
-			return Open(path) // which says what is wrong with it
-		}
-		if len(o.dirs) >= maxDirs {
-			o.Close()
-		}
+	}
+	if err != nil {
+		return Open(path) // which says what is wrong with it
+	}
+	o.mu.Lock()
+	kept := false
+	if fd, ok := o.dirs[dir]; ok {
+		// Another goroutine opened it meanwhile: use that one.
+		unix.Close(dirfd)
+		dirfd, kept = fd, true
+	} else if len(o.dirs) < maxDirs {
 		if o.dirs == nil {
 			o.dirs = make(map[string]int)
 		}
 		o.dirs[dir] = dirfd
+		kept = true
 	}
-	return openAt(dirfd, path[i+1:], path)
+	o.mu.Unlock()
+	f, size, skip, err = openAt(dirfd, path[i+1:], path)
+	if !kept {
+		unix.Close(dirfd)
+	}
+	return f, size, skip, err
 }
 
 // Close closes the folders o holds.
 func (o *Opener) Close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	for d, fd := range o.dirs {
 		unix.Close(fd)
 		delete(o.dirs, d)
@@ -412,13 +440,14 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 	}
 	type state struct {
 		lr *LineReader
-		op Opener
 	}
+	var op Opener // shared: each folder is opened once
+	defer op.Close()
 	read := func(w *state, batch []string) []result {
 		rs := make([]result, 0, len(batch))
 		for _, path := range batch {
 			var r result
-			f, size, skip, err := w.op.Open(path)
+			f, size, skip, err := op.Open(path)
 			switch {
 			case err != nil:
 				r.err = err
@@ -440,8 +469,7 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 		return rs
 	}
 	newState := func() *state { return &state{lr: NewLineReader(nil, readBufSize)} }
-	release := func(w *state) { w.op.Close() }
-	return ordered.Map(batches, workers, newState, release, read, func(rs []result) error {
+	return ordered.Map(batches, workers, newState, read, func(rs []result) error {
 		for _, r := range rs {
 			st.Add(r.st)
 			for _, p := range r.prompts {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"testing/iotest"
@@ -207,6 +208,8 @@ func TestOversizeLineSkipped(t *testing.T) {
 // what Open passes over, across more folders than it keeps open, and that
 // Close releases the folders.
 func TestOpener(t *testing.T) {
+	defer func(n int) { maxDirs = n }(maxDirs)
+	maxDirs = 8
 	root := t.TempDir()
 	var paths []string
 	for i := range maxDirs + 10 {
@@ -235,7 +238,7 @@ func TestOpener(t *testing.T) {
 		t.Fatal(err)
 	}
 	var op Opener
-	// Twice over, so that folders are reopened after they were let go.
+	// Twice over: the folders kept are used again, the others reopened.
 	for round := range 2 {
 		for _, p := range paths {
 			f, size, skip, err := op.Open(p)
@@ -249,8 +252,8 @@ func TestOpener(t *testing.T) {
 			}
 			f.Close()
 		}
-		if len(op.dirs) > maxDirs {
-			t.Errorf("round %d: %d folders open, at most %d", round, len(op.dirs), maxDirs)
+		if len(op.dirs) != maxDirs {
+			t.Errorf("round %d: %d folders open, want %d", round, len(op.dirs), maxDirs)
 		}
 	}
 	for _, p := range []string{fifo, filepath.Join(root, "d2", "gone.jsonl"), filepath.Join(root, "nofolder", "x.jsonl")} {
@@ -278,6 +281,54 @@ func TestOpener(t *testing.T) {
 	if len(op.dirs) != 0 {
 		t.Errorf("%d folders still open", len(op.dirs))
 	}
+}
+
+// TestOpenerShared opens files of the same folders from several goroutines
+// at once (go test -race): each file reads as itself, and each folder is
+// kept open once.
+func TestOpenerShared(t *testing.T) {
+	root := t.TempDir()
+	var paths []string
+	for i := range 20 {
+		dir := filepath.Join(root, fmt.Sprint("d", i))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 10 {
+			p := filepath.Join(dir, fmt.Sprint(j, ".jsonl"))
+			if err := os.WriteFile(p, []byte(p+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, p)
+		}
+	}
+	var op Opener
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lr := NewLineReader(nil, 64)
+			for k := range paths {
+				p := paths[(k*7+g*13)%len(paths)]
+				f, size, skip, err := op.Open(p)
+				if err != nil || skip {
+					t.Errorf("%s: skip %v, err %v", p, skip, err)
+					return
+				}
+				lr.resetFile(f, size)
+				if got := readAll(t, lr); len(got) != 1 || got[0] != p {
+					t.Errorf("%s reads %q", p, got)
+				}
+				f.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(op.dirs) != 20 {
+		t.Errorf("%d folders kept open, want 20", len(op.dirs))
+	}
+	op.Close()
 }
 
 func mustGetwd(t *testing.T) string {

@@ -9,8 +9,7 @@ import (
 )
 
 // Map calls fn on each item on up to workers goroutines, each with a state
-// of its own made by newState (read buffers, decoders, open folders) and
-// handed to release, if not nil, when the goroutine ends; a few items ahead
+// of its own made by newState (read buffers, decoders), a few items ahead
 // of apply, which gets the results in item order on the calling goroutine.
 // It stops at the first error apply returns and returns it, once the
 // goroutines have ended.
@@ -19,7 +18,7 @@ import (
 // free and fewer than 4 per worker are taken but not applied yet: no
 // goroutine hands them out (one that had to be scheduled for each item
 // left the workers waiting, and CPUs idle, whenever the CPUs were busy).
-func Map[S, In, Out any](items []In, workers int, newState func() S, release func(S), fn func(S, In) Out, apply func(Out) error) error {
+func Map[S, In, Out any](items []In, workers int, newState func() S, fn func(S, In) Out, apply func(Out) error) error {
 	// A token for each item taken and not yet applied: the head item (the
 	// next to apply) is always taken first, so the workers always progress.
 	// Item i's result goes to slot i mod ahead, free by then: item i-ahead
@@ -38,9 +37,6 @@ func Map[S, In, Out any](items []In, workers int, newState func() S, release fun
 		go func() {
 			defer wg.Done()
 			st := newState()
-			if release != nil {
-				defer release(st)
-			}
 			for {
 				select {
 				case tokens <- struct{}{}:
