@@ -477,6 +477,7 @@ func (r *Runner) spill() error {
 	r.spilling = done
 	go func() {
 		open := 0
+		var last *bucket // the last one written that is still open
 		for _, b := range todo {
 			if err := r.appendTemp(b, b.out, open < maxOpen, false); err != nil {
 				done <- err
@@ -484,8 +485,20 @@ func (r *Runner) spill() error {
 			}
 			if b.f != nil {
 				open++
+				last = b
 			}
 			b.out = b.out[:0]
+		}
+		// One fdatasync has the disk store what it holds in its cache,
+		// the blocks this spill wrote directly included: the fsyncs at
+		// the end then have the last spill's blocks to wait for, not all
+		// of them. Its error is the spill's: reported once, a later fsync
+		// of the file would not see it.
+		if last != nil {
+			if err := last.f.Sync(); err != nil {
+				done <- writeError(last.tmp, err)
+				return
+			}
 		}
 		done <- nil
 	}()
@@ -542,15 +555,26 @@ func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool) error 
 			b.direct = false
 		}
 	}
-	if b.direct && final {
-		if err := setDirect(b.f, false); err != nil {
-			return writeError(b.tmp, err)
-		}
-		b.direct = false
-	}
 	var err error
+	if b.direct && final {
+		// Whole blocks directly, through a buffer of this call's own (the
+		// seed files are written on several goroutines at once): the
+		// fsync then has only the last block to write back.
+		err = r.writeDirect(b, data, alignedBuf(finalStageSize))
+		data = nil
+		if err == nil && b.direct {
+			err = setDirect(b.f, false)
+			b.direct = false
+		}
+	}
+	if err != nil {
+		return writeError(b.tmp, err)
+	}
 	if b.direct {
-		err = r.writeDirect(b, data)
+		if r.stage == nil {
+			r.stage = alignedBuf(stageSize)
+		}
+		err = r.writeDirect(b, data, r.stage)
 	} else {
 		if len(b.tail) > 0 {
 			_, err = b.f.Write(b.tail)
@@ -586,35 +610,26 @@ var (
 const dioAlign = 4096
 
 // writeDirect writes b.tail then data, as many whole blocks of them as
-// there are, with direct I/O through r's aligned buffer, and keeps the
-// rest in b.tail. Where a direct write is refused (EINVAL or EOPNOTSUPP:
-// a block size or a file system it does not suit), the file goes back to
-// the page cache and everything is written that way.
-func (r *Runner) writeDirect(b *bucket, data []byte) error {
+// there are, with direct I/O through the aligned buffer stage, and keeps
+// the rest in b.tail. Where a direct write is refused (EINVAL or
+// EOPNOTSUPP: a block size or a file system it does not suit), the file
+// goes back to the page cache and everything is written that way.
+func (r *Runner) writeDirect(b *bucket, data, stage []byte) error {
 	total := len(b.tail) + len(data)
 	whole := total &^ (dioAlign - 1)
-	if r.stage == nil {
-		buf := make([]byte, stageSize+2*dioAlign)
-		off := int(uintptr(unsafe.Pointer(&buf[0])) & (dioAlign - 1))
-		if off != 0 {
-			off = dioAlign - off
-		}
-		off += stageSkew
-		r.stage = buf[off : off+stageSize]
-	}
 	for n := 0; n < whole; {
-		k := min(len(r.stage), whole-n)
+		k := min(len(stage), whole-n)
 		// Fill the buffer from the tail, then data, from position n.
 		c := 0
 		if n < len(b.tail) {
-			c = copy(r.stage[:k], b.tail[n:])
+			c = copy(stage[:k], b.tail[n:])
 		}
 		if c < k {
-			copy(r.stage[c:k], data[n+c-len(b.tail):])
+			copy(stage[c:k], data[n+c-len(b.tail):])
 		}
-		m, err := b.f.Write(r.stage[:k])
+		m, err := b.f.Write(stage[:k])
 		n += m // a refused write may follow a short one
-		r.directBytes += int64(m)
+		r.directBytes.Add(int64(m))
 		if err != nil {
 			if !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EOPNOTSUPP) {
 				return err
@@ -644,8 +659,24 @@ func (r *Runner) writeDirect(b *bucket, data []byte) error {
 	return nil
 }
 
-// stageSize is the size of the aligned buffer direct writes go through.
-const stageSize = 1 << 20
+// stageSize is the size of the aligned buffer spills write through;
+// finalStageSize, of the one each seed file's last write has.
+const (
+	stageSize      = 1 << 20
+	finalStageSize = 64 << 10
+)
+
+// alignedBuf returns a buffer of n bytes at a dioAlign boundary (moved by
+// stageSkew, for tests).
+func alignedBuf(n int) []byte {
+	buf := make([]byte, n+2*dioAlign)
+	off := int(uintptr(unsafe.Pointer(&buf[0])) & (dioAlign - 1))
+	if off != 0 {
+		off = dioAlign - off
+	}
+	off += stageSkew
+	return buf[off : off+n]
+}
 
 // discard removes b's temp file unless it became the seed file, and
 // returns the folders made for it (to remove when they end up empty).

@@ -167,10 +167,10 @@ type Runner struct {
 
 	// Records beyond spillAt bytes go to the buckets' temp files.
 	collectors  []*collector
-	held        int64      // bytes of records in memory
-	spilling    chan error // the spill in flight, if any
-	stage       []byte     // the aligned buffer of direct writes (spills only)
-	directBytes int64      // bytes written with direct I/O
+	held        int64        // bytes of records in memory
+	spilling    chan error   // the spill in flight, if any
+	stage       []byte       // the aligned buffer of direct writes (spills only)
+	directBytes atomic.Int64 // bytes written with direct I/O
 }
 
 // New returns a Runner for opts.
@@ -410,25 +410,14 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			}
 		}
 	}
-	// Each file is fsynced twice (its data, its folder): with one project
-	// a file, a few writes in flight let those waits overlap.
+	// Each file is fsynced, then its folder: many in flight at once, so
+	// that they share the file system's journal commits (on ext4, each
+	// commit costs a cache flush of the disk).
 	results := make([]FileResult, len(jobs))
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	for range min(writers, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
-					return
-				}
-				results[i] = r.writeSeed(jobs[i].src, jobs[i].b, hidden, refilter)
-			}
-		}()
-	}
-	wg.Wait()
+	eachParallel(len(jobs), writers, func(i int) {
+		results[i] = r.writeSeed(jobs[i].src, jobs[i].b, hidden, refilter)
+	})
+	syncFolders(results, writers)
 	var firstErr error
 	reg := map[string]string{}
 	for _, fr := range results {
@@ -449,8 +438,8 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	return rep, firstErr
 }
 
-// writers is how many seed files are written at once.
-const writers = 8
+// writers is how many seed files are written (and fsynced) at once.
+var writers = 64
 
 // sweepStale removes the temp files that killed runs left in dirs, under
 // the rewriters' lock, which it takes only when there is one (best

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -447,7 +448,7 @@ func TestDirectSpill(t *testing.T) {
 				t.Errorf("%s holds %d files, want only the seed", filepath.Dir(f.Path), len(ents))
 			}
 		}
-		return out, rep, r.directBytes
+		return out, rep, r.directBytes.Load()
 	}
 	want, wantRep, _ := write(1<<30, true, 0)
 	if len(want) != 5 || wantRep.Files[0].Dupes == 0 {
@@ -486,6 +487,47 @@ func TestDirectSpill(t *testing.T) {
 	}
 }
 
+// TestFolderSyncFails: a seed whose folder cannot be fsynced is in place,
+// and reported failed in those words; the other projects' are written.
+func TestFolderSyncFails(t *testing.T) {
+	defer func(f func(string) error) { syncDir = f }(syncDir)
+	var ps []transcript.Prompt
+	for i := range 6 {
+		ps = append(ps, transcript.Prompt{Text: fmt.Sprint("prompt ", i), TS: int64(i), Cwd: fmt.Sprintf("/p/%d", i%3), Session: "s", Src: "pi"})
+	}
+	bad := store.Hash("/p/1")
+	var synced sync.Map
+	syncDir = func(dir string) error {
+		if _, again := synced.LoadOrStore(dir, true); again {
+			t.Errorf("%s synced twice", dir)
+		}
+		if filepath.Base(dir) == bad {
+			return errors.New("input/output error")
+		}
+		return nil
+	}
+	st := store.Store{Root: t.TempDir()}
+	rep, err := New(Options{Store: st}).Bootstrap([]Source{emitting(t, "pi", ps)})
+	want := "is written but its folder could not be synced: input/output error"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Bootstrap: %v; want an error saying %q", err, want)
+	}
+	if len(rep.Files) != 3 {
+		t.Fatalf("%d files reported, want 3: %+v", len(rep.Files), rep.Files)
+	}
+	for _, f := range rep.Files {
+		if _, err := os.Stat(f.Path); err != nil {
+			t.Errorf("%s: %v", f.Cwd, err)
+		}
+		switch {
+		case f.Project == bad && (f.Status != FileFailed || !strings.Contains(f.Err, want)):
+			t.Errorf("%s: %v %q, want failed with %q", f.Cwd, f.Status, f.Err, want)
+		case f.Project != bad && f.Status != FileWritten:
+			t.Errorf("%s: %v %q, want written", f.Cwd, f.Status, f.Err)
+		}
+	}
+}
+
 // canWriteDirect reports whether a block can be written with direct I/O in
 // a temp folder, as the spills write it.
 func canWriteDirect(t *testing.T) bool {
@@ -499,5 +541,5 @@ func canWriteDirect(t *testing.T) bool {
 	}
 	var r Runner
 	b := &bucket{f: f, direct: true}
-	return r.writeDirect(b, make([]byte, dioAlign)) == nil && b.direct && r.directBytes == dioAlign
+	return r.writeDirect(b, make([]byte, dioAlign), alignedBuf(dioAlign)) == nil && b.direct && r.directBytes.Load() == dioAlign
 }

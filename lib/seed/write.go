@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
@@ -82,11 +84,62 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 	r.untrack(b.tmp)
 	b.done = true
 	b.madeDir = nil
-	if err := atomicfile.SyncDir(filepath.Dir(b.path)); err != nil {
-		return fail(fmt.Errorf("the seed %s is written but its folder could not be synced: %w", b.path, err))
-	}
-	fr.Status = FileWritten
+	fr.Status = FileWritten // once its folder is synced (syncFolders)
 	return fr
+}
+
+// syncFolders fsyncs, once each, the folders the seed files in results
+// were linked into, on up to workers goroutines; a file whose folder
+// could not be synced is marked failed. The folders are synced after
+// every file is in place, so that the syncs of all of them can share the
+// file system's journal commits instead of each waiting for its own.
+func syncFolders(results []FileResult, workers int) {
+	byDir := map[string][]int{}
+	var dirs []string
+	for i, fr := range results {
+		if fr.Status != FileWritten {
+			continue
+		}
+		d := filepath.Dir(fr.Path)
+		if byDir[d] == nil {
+			dirs = append(dirs, d)
+		}
+		byDir[d] = append(byDir[d], i)
+	}
+	eachParallel(len(dirs), workers, func(k int) {
+		err := syncDir(dirs[k])
+		if err == nil {
+			return
+		}
+		for _, i := range byDir[dirs[k]] {
+			fr := &results[i]
+			fr.Status = FileFailed
+			fr.Err = fmt.Errorf("the seed %s is written but its folder could not be synced: %w", fr.Path, err).Error()
+		}
+	})
+}
+
+// syncDir is atomicfile.SyncDir; tests make it fail.
+var syncDir = atomicfile.SyncDir
+
+// eachParallel calls fn(0) ... fn(n-1) on up to workers goroutines.
+func eachParallel(n, workers int, fn func(int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // refilter copies b's temp file to a new one without the records hidden
