@@ -2,10 +2,13 @@ package codex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A small JSON object walker for the two line types the reader decodes for
@@ -143,30 +146,50 @@ func str(raw []byte) (string, bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	plain := true
-	for _, c := range body {
-		if c < 0x20 || c == '"' {
-			return "", false
+	n := plainPrefix(body)
+	if n == len(body) {
+		return string(body), true
+	}
+	return unquote(body, n)
+}
+
+// plainPrefix returns the length of the longest prefix of s made of bytes
+// that stand for themselves in a JSON string: printable ASCII other than
+// the quote and the backslash. It looks at 8 bytes at a time.
+func plainPrefix(s []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		q := x ^ ('"' * ones)
+		bs := x ^ ('\\' * ones)
+		// A byte below 0x20, a zero byte of q or bs (the quote, the
+		// backslash), or a high bit: the lowest flagged byte is exact.
+		m := ((x - 0x20*ones) &^ x) | ((q - ones) &^ q) | ((bs - ones) &^ bs) | x
+		if m &= highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
-		if c == '\\' || c >= utf8.RuneSelf {
-			plain = false
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
 			break
 		}
 	}
-	if plain {
-		return string(body), true
-	}
-	return unquote(body)
+	return i
 }
 
-// unquote decodes the body of a JSON string.
-func unquote(s []byte) (string, bool) {
+// unquote decodes the body of a JSON string whose first n bytes are plain.
+func unquote(s []byte, n int) (string, bool) {
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
-		j := i
-		for j < len(s) && s[j] >= 0x20 && s[j] < utf8.RuneSelf && s[j] != '\\' && s[j] != '"' {
-			j++
+		j := i + n
+		if i > 0 {
+			j = i + plainPrefix(s[i:])
 		}
+		n = 0
 		b = append(b, s[i:j]...)
 		if i = j; i >= len(s) {
 			break
@@ -225,7 +248,8 @@ func unquote(s []byte) (string, bool) {
 			i += size
 		}
 	}
-	return string(b), true
+	// b is new and never written again: make it the string, without a copy.
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
 }
 
 // hex4 reads the four hex digits of a \u escape.
