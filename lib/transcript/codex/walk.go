@@ -2,13 +2,13 @@ package codex
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"hist/lib/transcript/internal/jsonscan"
 )
 
 // A small JSON object walker for the two line types the reader decodes for
@@ -146,39 +146,11 @@ func str(raw []byte) (string, bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	n := plainPrefix(body)
+	n := jsonscan.PlainPrefix(body)
 	if n == len(body) {
 		return string(body), true
 	}
 	return unquote(body, n)
-}
-
-// plainPrefix returns the length of the longest prefix of s made of bytes
-// that stand for themselves in a JSON string: printable ASCII other than
-// the quote and the backslash. It looks at 8 bytes at a time.
-func plainPrefix(s []byte) int {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		q := x ^ ('"' * ones)
-		bs := x ^ ('\\' * ones)
-		// A byte below 0x20, a zero byte of q or bs (the quote, the
-		// backslash), or a high bit: the lowest flagged byte is exact.
-		m := ((x - 0x20*ones) &^ x) | ((q - ones) &^ q) | ((bs - ones) &^ bs) | x
-		if m &= highs; m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
-			break
-		}
-	}
-	return i
 }
 
 // unquote decodes the body of a JSON string whose first n bytes are plain.
@@ -187,7 +159,7 @@ func unquote(s []byte, n int) (string, bool) {
 	for i := 0; i < len(s); {
 		j := i + n
 		if i > 0 {
-			j = i + plainPrefix(s[i:])
+			j = i + jsonscan.PlainPrefix(s[i:])
 		}
 		n = 0
 		b = append(b, s[i:j]...)

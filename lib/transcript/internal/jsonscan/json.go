@@ -11,6 +11,8 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -295,7 +297,7 @@ func StringValue(v []byte) (s string, ok bool) {
 		return "", false
 	}
 	in := v[1 : len(v)-1]
-	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+	if PlainPrefix(in) == len(in) || bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
 		return string(in), true
 	}
 	out, ok := appendUnquoted(make([]byte, 0, len(in)), in)
@@ -338,6 +340,13 @@ func OptString(v []byte) (string, bool) {
 // unpaired surrogates become U+FFFD.
 func appendUnquoted(dst, s []byte) ([]byte, bool) {
 	for r := 0; r < len(s); {
+		// Plain bytes (most of a prompt), 8 at a time.
+		if k := PlainPrefix(s[r:]); k > 0 {
+			dst = append(dst, s[r:r+k]...)
+			if r += k; r >= len(s) {
+				break
+			}
+		}
 		// Copy the run up to the next escape in one go when it is valid UTF-8.
 		if k := bytes.IndexByte(s[r:], '\\'); k != 0 {
 			if k < 0 {
@@ -409,6 +418,34 @@ func appendUnquoted(dst, s []byte) ([]byte, bool) {
 		}
 	}
 	return dst, true
+}
+
+// PlainPrefix returns the length of the longest prefix of s made of bytes
+// that stand for themselves in a JSON string: printable ASCII other than
+// the quote and the backslash. It looks at 8 bytes at a time.
+func PlainPrefix(s []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		q := x ^ ('"' * ones)
+		bs := x ^ ('\\' * ones)
+		// A byte below 0x20, a zero byte of q or bs (the quote, the
+		// backslash), or a high bit: the lowest flagged byte is exact.
+		m := ((x - 0x20*ones) &^ x) | ((q - ones) &^ q) | ((bs - ones) &^ bs) | x
+		if m &= highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			break
+		}
+	}
+	return i
 }
 
 // hex4 reads four hex digits, or returns -1.

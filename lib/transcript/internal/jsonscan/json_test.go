@@ -207,3 +207,33 @@ func TestEachMemberNested(t *testing.T) {
 		checkNested(t, l)
 	}
 }
+
+// TestPlainPrefix checks the word-at-a-time scan against a byte loop: every
+// byte value at every position of strings of 0 to 24 bytes, past a run of
+// plain bytes or after other flagged bytes.
+func TestPlainPrefix(t *testing.T) {
+	ref := func(s []byte) int {
+		for i, c := range s {
+			if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				return i
+			}
+		}
+		return len(s)
+	}
+	for n := 0; n <= 24; n++ {
+		for pos := 0; pos < max(n, 1); pos++ {
+			for c := 0; c < 256; c++ {
+				s := []byte(strings.Repeat("a", n))
+				if pos < n {
+					s[pos] = byte(c)
+					if pos+1 < n {
+						s[pos+1] = '"' // a second flagged byte after the first
+					}
+				}
+				if got, want := PlainPrefix(s), ref(s); got != want {
+					t.Fatalf("%q: PlainPrefix %d, want %d", s, got, want)
+				}
+			}
+		}
+	}
+}
