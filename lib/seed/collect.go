@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -475,35 +476,64 @@ func (r *Runner) spill() error {
 	}
 	done := make(chan error, 1)
 	r.spilling = done
+	if r.stages == nil {
+		r.stages = make([][]byte, spillWriters)
+	}
 	go func() {
-		open := 0
-		var last *bucket // the last one written that is still open
-		for _, b := range todo {
-			if err := r.appendTemp(b, b.out, open < maxOpen, false); err != nil {
-				done <- err
-				return
-			}
-			if b.f != nil {
-				open++
-				last = b
-			}
-			b.out = b.out[:0]
+		// The buckets are shared among a few goroutines, each with its
+		// own aligned buffer: a direct write waits for the disk, and
+		// several in flight overlap those waits.
+		errs := make([]error, spillWriters)
+		lasts := make([]*bucket, spillWriters)
+		var wg sync.WaitGroup
+		for w := range min(spillWriters, len(todo)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if r.stages[w] == nil {
+					r.stages[w] = alignedBuf(stageSize)
+				}
+				open := 0
+				for i := w; i < len(todo); i += spillWriters {
+					b := todo[i]
+					if err := r.appendTemp(b, b.out, open < maxOpen/spillWriters, false, r.stages[w]); err != nil {
+						errs[w] = err
+						return
+					}
+					if b.f != nil {
+						open++
+						lasts[w] = b
+					}
+					b.out = b.out[:0]
+				}
+			}()
 		}
-		// One fdatasync has the disk store what it holds in its cache,
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			done <- err
+			return
+		}
+		// One fsync has the disk store what it holds in its cache,
 		// the blocks this spill wrote directly included: the fsyncs at
 		// the end then have the last spill's blocks to wait for, not all
 		// of them. Its error is the spill's: reported once, a later fsync
 		// of the file would not see it.
-		if last != nil {
-			if err := last.f.Sync(); err != nil {
-				done <- writeError(last.tmp, err)
-				return
+		for _, last := range slices.Backward(lasts) {
+			if last != nil {
+				if err := last.f.Sync(); err != nil {
+					done <- writeError(last.tmp, err)
+					return
+				}
+				break
 			}
 		}
 		done <- nil
 	}()
 	return nil
 }
+
+// spillWriters is how many goroutines write a spill.
+const spillWriters = 4
 
 // waitSpill waits for the spill in flight, if any, and returns its error.
 // The buckets' temp files are the caller's again afterwards.
@@ -525,7 +555,7 @@ func (r *Runner) waitSpill() error {
 // megabytes into the page cache (then writing it back) costs more than
 // reading the transcripts. The last write (final) goes through the page
 // cache with the tail, so the file ends where its records do.
-func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool) error {
+func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool, stage []byte) error {
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
 		made, err := mkdirs(dir)
@@ -571,10 +601,7 @@ func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool) error 
 		return writeError(b.tmp, err)
 	}
 	if b.direct {
-		if r.stage == nil {
-			r.stage = alignedBuf(stageSize)
-		}
-		err = r.writeDirect(b, data, r.stage)
+		err = r.writeDirect(b, data, stage)
 	} else {
 		if len(b.tail) > 0 {
 			_, err = b.f.Write(b.tail)
@@ -659,10 +686,11 @@ func (r *Runner) writeDirect(b *bucket, data, stage []byte) error {
 	return nil
 }
 
-// stageSize is the size of the aligned buffer spills write through;
+// stageSize is the size of the aligned buffer each spill writer writes
+// through;
 // finalStageSize, of the one each seed file's last write has.
 const (
-	stageSize      = 1 << 20
+	stageSize      = 256 << 10
 	finalStageSize = 64 << 10
 )
 

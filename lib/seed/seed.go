@@ -169,7 +169,7 @@ type Runner struct {
 	collectors  []*collector
 	held        int64        // bytes of records in memory
 	spilling    chan error   // the spill in flight, if any
-	stage       []byte       // the aligned buffer of direct writes (spills only)
+	stages      [][]byte     // the aligned buffers of the spill writers
 	directBytes atomic.Int64 // bytes written with direct I/O
 }
 

@@ -48,7 +48,7 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 		// Its records were not kept: writing now would lose them.
 		return fail(errors.New("the seed file was removed while hist-seed ran: run it again"))
 	}
-	if err := r.appendTemp(b, b.buf, true, true); err != nil {
+	if err := r.appendTemp(b, b.buf, true, true, nil); err != nil {
 		return fail(err)
 	}
 	b.buf = nil
