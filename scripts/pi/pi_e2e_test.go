@@ -330,6 +330,10 @@ func newPiHome(t *testing.T, mockURL, bin, piPath string) *piHome {
 		"LANG=C.UTF-8",
 		"TERM=dumb",
 		"PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0",
+		// Node writes its compile cache under TMPDIR as it exits: a pi
+		// still exiting when the test ends would leave files in the temp
+		// folder while it is removed.
+		"NODE_DISABLE_COMPILE_CACHE=1",
 		"HIST_BIN_DIR=" + bin,
 		"HIST_PI_LOG=" + logPath,
 	}
@@ -602,7 +606,18 @@ func TestPiExtensionPickKey(t *testing.T) {
 		return string(out)
 	}
 	tm("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", "sh "+shQuote(run))
-	defer exec.Command(tmux, "-S", sock, "kill-server").Run()
+	// At the end: the server killed, and pi (the pane's process: the
+	// script execs it) gone before the temp folder is removed.
+	pid, _ := strconv.Atoi(strings.TrimSpace(tm("display-message", "-p", "-t", "pi", "#{pane_pid}")))
+	defer func() {
+		exec.Command(tmux, "-S", sock, "kill-server").Run()
+		for deadline := time.Now().Add(10 * time.Second); pid > 0 && time.Now().Before(deadline); {
+			if syscall.Kill(pid, 0) == syscall.ESRCH {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 
 	screen := func() string { return tm("capture-pane", "-p", "-t", "pi") }
 	hasLine := func(s, line string) bool {
