@@ -509,9 +509,12 @@ func (r *Runner) spill() error {
 			}()
 		}
 		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			done <- err
-			return
+		// The first failure is the spill's (one line: hist-seed says it).
+		for _, err := range errs {
+			if err != nil {
+				done <- err
+				return
+			}
 		}
 		// One fsync has the disk store what it holds in its cache,
 		// the blocks this spill wrote directly included: the fsyncs at
@@ -553,8 +556,10 @@ func (r *Runner) waitSpill() error {
 // from an aligned buffer, the rest kept in b.tail for the next write. The
 // seed files are written once and not read soon, and copying hundreds of
 // megabytes into the page cache (then writing it back) costs more than
-// reading the transcripts. The last write (final) goes through the page
-// cache with the tail, so the file ends where its records do.
+// reading the transcripts. The last write (final) sends its whole blocks
+// directly too, through a buffer of its own, and the rest through the page
+// cache, so the file ends where its records do; stage is the caller's
+// aligned buffer for the other writes.
 func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool, stage []byte) error {
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
@@ -687,8 +692,7 @@ func (r *Runner) writeDirect(b *bucket, data, stage []byte) error {
 }
 
 // stageSize is the size of the aligned buffer each spill writer writes
-// through;
-// finalStageSize, of the one each seed file's last write has.
+// through; finalStageSize, of the one each seed file's last write has.
 const (
 	stageSize      = 256 << 10
 	finalStageSize = 64 << 10
