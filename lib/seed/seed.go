@@ -439,7 +439,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 }
 
 // writers is how many seed files are written (and fsynced) at once.
-var writers = 64
+const writers = 64
 
 // sweepStale removes the temp files that killed runs left in dirs, under
 // the rewriters' lock, which it takes only when there is one (best
