@@ -204,20 +204,18 @@ func TestOversizeLineSkipped(t *testing.T) {
 	}
 }
 
-// TestOpener checks that an Opener opens what Open opens, and passes over
-// what Open passes over, across more folders than it keeps open, and that
-// Close releases the folders.
-func TestOpener(t *testing.T) {
-	defer func(n int) { maxDirs = n }(maxDirs)
-	maxDirs = 8
-	root := t.TempDir()
+// makeFolders makes folders d0 ... under root with files 0.jsonl ... in
+// each, every one holding its own path as its one line, and returns the
+// files' paths.
+func makeFolders(t *testing.T, root string, folders, files int) []string {
+	t.Helper()
 	var paths []string
-	for i := range maxDirs + 10 {
+	for i := range folders {
 		dir := filepath.Join(root, fmt.Sprint("d", i))
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		for j := range 2 {
+		for j := range files {
 			p := filepath.Join(dir, fmt.Sprint(j, ".jsonl"))
 			if err := os.WriteFile(p, []byte(p+"\n"), 0o600); err != nil {
 				t.Fatal(err)
@@ -225,6 +223,17 @@ func TestOpener(t *testing.T) {
 			paths = append(paths, p)
 		}
 	}
+	return paths
+}
+
+// TestOpener checks that an Opener opens what Open opens, and passes over
+// what Open passes over, across more folders than it keeps open, and that
+// Close releases the folders.
+func TestOpener(t *testing.T) {
+	defer func(n int) { maxDirs = n }(maxDirs)
+	maxDirs = 8
+	root := t.TempDir()
+	paths := makeFolders(t, root, maxDirs+10, 2)
 	fifo := filepath.Join(root, "d0", "fifo.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -287,21 +296,7 @@ func TestOpener(t *testing.T) {
 // at once (go test -race): each file reads as itself, and each folder is
 // kept open once.
 func TestOpenerShared(t *testing.T) {
-	root := t.TempDir()
-	var paths []string
-	for i := range 20 {
-		dir := filepath.Join(root, fmt.Sprint("d", i))
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		for j := range 10 {
-			p := filepath.Join(dir, fmt.Sprint(j, ".jsonl"))
-			if err := os.WriteFile(p, []byte(p+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			paths = append(paths, p)
-		}
-	}
+	paths := makeFolders(t, t.TempDir(), 20, 10)
 	var op Opener
 	var wg sync.WaitGroup
 	for g := range 4 {
