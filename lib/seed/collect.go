@@ -17,7 +17,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
@@ -71,8 +70,12 @@ type bucket struct {
 	cwd    string
 	path   string // the seed file
 	exists bool   // the seed file was there when the bucket was made
-	buf    []byte // records not handed to a spill yet
-	out    []byte // records a spill is writing, then a spare buffer
+	// The records not handed to a spill yet: tail (what a spill left
+	// after its last whole block, while data is empty), then data.
+	tail   []byte
+	data   chunked
+	out    chunked // the records handed to the spill in flight
+	outN   int     // of them, the bytes it writes (whole blocks)
 	n      int
 	hidden int
 	dupes  int
@@ -81,7 +84,7 @@ type bucket struct {
 	// once two or more were, whose keys are then in keys.
 	byTS map[int64]int64
 	keys map[eventKey]struct{}
-	pos  int64 // bytes of records appended so far (temp file, out, buf)
+	pos  int64 // bytes of records appended so far (temp file, out, tail, data)
 	// eager: every prompt's key is in keys (no records to read back:
 	// a dry run, a seed that exists; or the keys come free with the
 	// tombstone check).
@@ -90,7 +93,6 @@ type bucket struct {
 	tmp     string   // temp file in the project folder ("" until the first spill)
 	f       *os.File // open temp file, or nil
 	direct  bool     // spills write the temp file with direct I/O
-	tail    []byte   // records after the last whole block written directly
 	madeDir []string // folders created for the temp file (deepest first)
 	done    bool     // the temp file became the seed file (or was removed)
 }
@@ -354,9 +356,7 @@ func (c *collector) apply(b *batch) error {
 		if o.DryRun || bk.exists {
 			continue // counted, never written
 		}
-		bk.buf = append(bk.buf, rec...)
-		bk.pos += int64(len(rec))
-		c.r.held += int64(len(rec))
+		c.r.hold(bk, rec)
 		if c.r.held > spillAt {
 			if err := c.r.spill(); err != nil {
 				return err
@@ -405,68 +405,78 @@ func (c *collector) seen(b *bucket, p *transcript.Prompt, pp *prepared) (bool, e
 }
 
 // recordAt reads back the record that starts at off in b's records: in
-// its buffer, or in its temp file and tail (once the spill in flight is
-// done).
+// memory, or in its temp file (once the spill in flight is done).
 func (r *Runner) recordAt(b *bucket, off int64) (record.Record, error) {
-	var line []byte
-	if inBuf := b.pos - int64(len(b.buf)); off >= inBuf {
-		line = b.buf[off-inBuf:]
+	inMem := b.pos - int64(len(b.tail)+b.data.n)
+	rest := io.MultiReader(bytes.NewReader(b.tail), b.data.reader(0))
+	if off >= inMem {
+		io.CopyN(io.Discard, rest, off-inMem)
 	} else {
 		if err := r.waitSpill(); err != nil {
 			return record.Record{}, err
 		}
-		inFile := inBuf - int64(len(b.tail))
-		rest := io.MultiReader(bytes.NewReader(b.tail[max(off-inFile, 0):]), bytes.NewReader(b.buf))
-		if off < inFile {
-			f, err := os.Open(b.tmp)
-			if err != nil {
-				return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
-			}
-			defer f.Close()
-			rest = io.MultiReader(io.NewSectionReader(f, off, inFile-off), rest)
-		}
-		var err error
-		if line, err = bufio.NewReader(rest).ReadBytes('\n'); err != nil {
+		f, err := os.Open(b.tmp)
+		if err != nil {
 			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
 		}
+		defer f.Close()
+		rest = io.MultiReader(io.NewSectionReader(f, off, inMem-off), rest)
 	}
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
+	line, err := bufio.NewReader(rest).ReadBytes('\n')
+	if err != nil {
+		return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
 	}
-	rec, err := record.Parse(line)
+	rec, err := record.Parse(line[:len(line)-1])
 	if err != nil {
 		return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
 	}
 	return rec, nil
 }
 
-// spill hands every bucket's records to a goroutine that appends them to
-// the bucket's temp file, so that reading goes on meanwhile; it first
-// waits for the previous spill, and returns its error (a store failure).
-// A bucket gets back the buffer the previous spill wrote when it is no
-// larger than its share of four times the budget (at most 1 MB), so that
-// busy projects do not grow a new one each round while the buffers kept
-// stay within that bound.
+// hold appends a record to b's records in memory. The tail a spill left
+// goes first into the chunk that takes it, so that the next spill writes
+// whole blocks from the chunks as they are.
+func (r *Runner) hold(b *bucket, rec []byte) {
+	if len(b.tail) > 0 {
+		r.held += int64(b.data.append(&r.pool, b.tail)) * chunkSize
+		b.tail = b.tail[:0]
+	}
+	r.held += int64(b.data.append(&r.pool, rec)) * chunkSize
+	b.pos += int64(len(rec))
+}
+
+// drop forgets b's records in memory (its source is not written).
+func (r *Runner) drop(b *bucket) {
+	r.held -= int64(len(b.data.cs)) * chunkSize
+	b.data.release(&r.pool)
+	b.tail = nil
+}
+
+// spill hands every bucket's records, as many whole blocks of them as
+// there are, to goroutines that append them to the buckets' temp files,
+// so that reading goes on meanwhile; the rest (less than a block) stays
+// as the bucket's tail. It first waits for the previous spill, and
+// returns its error (a store failure). Chunks written go back to the pool.
 func (r *Runner) spill() error {
 	if err := r.waitSpill(); err != nil {
 		return err
 	}
-	n := 0
-	for _, c := range r.collectors {
-		n += len(c.buckets)
-	}
-	keep := min(4*spillAt/int64(max(n, 1)), 1<<20)
 	var todo []*bucket
 	for _, c := range r.collectors {
 		for _, b := range c.buckets {
-			if len(b.buf) == 0 {
+			if b.data.n == 0 {
 				continue
 			}
-			spare := b.out[:0]
-			if int64(cap(spare)) > keep {
-				spare = nil
+			whole := b.data.n &^ (dioAlign - 1)
+			for _, p := range b.data.pieces(whole, b.data.n) {
+				b.tail = append(b.tail, p...)
 			}
-			b.out, b.buf = b.buf, spare
+			if whole == 0 {
+				b.data.release(&r.pool)
+				continue
+			}
+			b.out, b.outN = b.data, whole
+			b.data = chunked{}
 			todo = append(todo, b)
 		}
 	}
@@ -476,13 +486,9 @@ func (r *Runner) spill() error {
 	}
 	done := make(chan error, 1)
 	r.spilling = done
-	if r.stages == nil {
-		r.stages = make([][]byte, spillWriters)
-	}
 	go func() {
-		// The buckets are shared among a few goroutines, each with its
-		// own aligned buffer: a direct write waits for the disk, and
-		// several in flight overlap those waits.
+		// The buckets are shared among a few goroutines: a direct write
+		// waits for the disk, and several in flight overlap those waits.
 		errs := make([]error, spillWriters)
 		lasts := make([]*bucket, spillWriters)
 		var wg sync.WaitGroup
@@ -490,13 +496,12 @@ func (r *Runner) spill() error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if r.stages[w] == nil {
-					r.stages[w] = alignedBuf(stageSize)
-				}
 				open := 0
 				for i := w; i < len(todo); i += spillWriters {
 					b := todo[i]
-					if err := r.appendTemp(b, b.out, open < maxOpen/spillWriters, false, r.stages[w]); err != nil {
+					err := r.appendTemp(b, b.out.pieces(0, b.outN), open < maxOpen/spillWriters, false)
+					b.out.release(&r.pool)
+					if err != nil {
 						errs[w] = err
 						return
 					}
@@ -504,7 +509,6 @@ func (r *Runner) spill() error {
 						open++
 						lasts[w] = b
 					}
-					b.out = b.out[:0]
 				}
 			}()
 		}
@@ -549,18 +553,17 @@ func (r *Runner) waitSpill() error {
 	return err
 }
 
-// appendTemp appends data to b's temp file, creating it (and the project
+// appendTemp appends pieces to b's temp file, creating it (and the project
 // folder) the first time; keepOpen says whether the file may stay open.
 //
-// Spills write with direct I/O where the file system has it: whole blocks
-// from an aligned buffer, the rest kept in b.tail for the next write. The
+// Spills write with direct I/O where the file system has it: whole blocks,
+// straight from the chunks (spill keeps the rest for the next write). The
 // seed files are written once and not read soon, and copying hundreds of
 // megabytes into the page cache (then writing it back) costs more than
 // reading the transcripts. The last write (final) sends its whole blocks
-// directly too, through a buffer of its own, and the rest through the page
-// cache, so the file ends where its records do; stage is the caller's
-// aligned buffer for the other writes.
-func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool, stage []byte) error {
+// directly too, and the rest through the page cache, so the file ends
+// where its records do.
+func (r *Runner) appendTemp(b *bucket, pieces [][]byte, keepOpen, final bool) error {
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
 		made, err := mkdirs(dir)
@@ -591,30 +594,17 @@ func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool, stage 
 		}
 	}
 	var err error
-	if b.direct && final {
-		// Whole blocks directly, through a buffer of this call's own (the
-		// seed files are written on several goroutines at once): the
-		// fsync then has only the last block to write back.
-		err = r.writeDirect(b, data, alignedBuf(finalStageSize))
-		data = nil
-		if err == nil && b.direct {
+	if b.direct {
+		// Whole blocks directly; when this is the last write, the rest
+		// through the page cache, which the fsync then writes back.
+		pieces, err = r.writeDirect(b, pieces)
+		if err == nil && final && b.direct {
 			err = setDirect(b.f, false)
 			b.direct = false
 		}
 	}
-	if err != nil {
-		return writeError(b.tmp, err)
-	}
-	if b.direct {
-		err = r.writeDirect(b, data, stage)
-	} else {
-		if len(b.tail) > 0 {
-			_, err = b.f.Write(b.tail)
-			b.tail = nil
-		}
-		if err == nil {
-			_, err = b.f.Write(data)
-		}
+	if err == nil && !b.direct {
+		_, err = writeAll(b.f, pieces)
 		startWriteback(b.f)
 	}
 	if err != nil {
@@ -630,8 +620,8 @@ func (r *Runner) appendTemp(b *bucket, data []byte, keepOpen, final bool, stage 
 	return nil
 }
 
-// noDirect turns direct I/O off, and stageSkew misaligns the buffer of
-// direct writes (which the kernel then refuses): for tests.
+// noDirect turns direct I/O off, and stageSkew misaligns the chunks
+// (direct writes from them are then refused): for tests.
 var (
 	noDirect  = false
 	stageSkew = 0
@@ -641,73 +631,76 @@ var (
 // offset and the length (4096 covers every common block size).
 const dioAlign = 4096
 
-// writeDirect writes b.tail then data, as many whole blocks of them as
-// there are, with direct I/O through the aligned buffer stage, and keeps
-// the rest in b.tail. Where a direct write is refused (EINVAL or
-// EOPNOTSUPP: a block size or a file system it does not suit), the file
-// goes back to the page cache and everything is written that way.
-func (r *Runner) writeDirect(b *bucket, data, stage []byte) error {
-	total := len(b.tail) + len(data)
-	whole := total &^ (dioAlign - 1)
-	for n := 0; n < whole; {
-		k := min(len(stage), whole-n)
-		// Fill the buffer from the tail, then data, from position n.
-		c := 0
-		if n < len(b.tail) {
-			c = copy(stage[:k], b.tail[n:])
+// writeDirect writes the whole blocks at the start of pieces with direct
+// I/O, and returns the pieces of the rest (less than a block, but for a
+// write the kernel refused). Every piece but the last must be whole blocks
+// at a dioAlign boundary, as chunks are. Where a direct write is refused
+// (EINVAL or EOPNOTSUPP: a block size or a file system it does not suit),
+// the file goes back to the page cache: b.direct is false, and the caller
+// writes the rest that way.
+func (r *Runner) writeDirect(b *bucket, pieces [][]byte) ([][]byte, error) {
+	total := 0
+	for _, p := range pieces {
+		total += len(p)
+	}
+	blocks, rest := split(pieces, total&^(dioAlign-1))
+	for len(blocks) > 0 {
+		m, err := writev(b.f, blocks[:min(len(blocks), maxIov)])
+		m = max(m, 0)
+		if m == 0 && err == nil {
+			err = io.ErrShortWrite
 		}
-		if c < k {
-			copy(stage[c:k], data[n+c-len(b.tail):])
-		}
-		m, err := b.f.Write(stage[:k])
-		n += m // a refused write may follow a short one
 		r.directBytes.Add(int64(m))
+		_, blocks = split(blocks, m) // a refused write may follow a short one
 		if err != nil {
 			if !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EOPNOTSUPP) {
-				return err
+				return nil, err
 			}
 			if err := setDirect(b.f, false); err != nil {
-				return err
+				return nil, err
 			}
 			b.direct = false
-			// What is not written yet, through the page cache.
-			if n < len(b.tail) {
-				if _, err := b.f.Write(b.tail[n:]); err != nil {
-					return err
-				}
-				n = len(b.tail)
-			}
-			b.tail = nil
-			_, err := b.f.Write(data[n-(total-len(data)):])
-			return err
+			return append(blocks, rest...), nil
 		}
 	}
-	if whole == 0 {
-		b.tail = append(b.tail, data...)
-	} else {
-		// The rest is in data: the tail is shorter than a block.
-		b.tail = append(b.tail[:0], data[len(data)-(total-whole):]...)
-	}
-	return nil
+	return rest, nil
 }
 
-// stageSize is the size of the aligned buffer each spill writer writes
-// through; finalStageSize, of the one each seed file's last write has.
-const (
-	stageSize      = 256 << 10
-	finalStageSize = 64 << 10
-)
+// maxIov bounds the pieces of one writev (IOV_MAX is 1024 on Linux).
+const maxIov = 512
 
-// alignedBuf returns a buffer of n bytes at a dioAlign boundary (moved by
-// stageSkew, for tests).
-func alignedBuf(n int) []byte {
-	buf := make([]byte, n+2*dioAlign)
-	off := int(uintptr(unsafe.Pointer(&buf[0])) & (dioAlign - 1))
-	if off != 0 {
-		off = dioAlign - off
+// split cuts pieces at byte n: the pieces before it and after it (new
+// slices; the bytes are shared).
+func split(pieces [][]byte, n int) (before, after [][]byte) {
+	for i, p := range pieces {
+		if n < len(p) {
+			before = append([][]byte(nil), pieces[:i]...)
+			if n > 0 {
+				before = append(before, p[:n])
+			}
+			return before, append([][]byte{p[n:]}, pieces[i+1:]...)
+		}
+		n -= len(p)
 	}
-	off += stageSkew
-	return buf[off : off+n]
+	return pieces, nil
+}
+
+// writeAll writes pieces, going on after short writes.
+func writeAll(f *os.File, pieces [][]byte) (int, error) {
+	n := 0
+	for len(pieces) > 0 {
+		m, err := writev(f, pieces[:min(len(pieces), maxIov)])
+		m = max(m, 0)
+		if m == 0 && err == nil {
+			err = io.ErrShortWrite
+		}
+		n += m
+		_, pieces = split(pieces, m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // discard removes b's temp file unless it became the seed file, and
@@ -722,6 +715,7 @@ func (r *Runner) discard(b *bucket) []string {
 		r.untrack(b.tmp)
 		b.done = true
 	}
+	b.data, b.out, b.tail = chunked{}, chunked{}, nil // the pool is released next
 	made := b.madeDir
 	b.madeDir = nil
 	return made

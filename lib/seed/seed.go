@@ -169,7 +169,7 @@ type Runner struct {
 	collectors  []*collector
 	held        int64        // bytes of records in memory
 	spilling    chan error   // the spill in flight, if any
-	stages      [][]byte     // the aligned buffers of the spill writers
+	pool        pool         // the chunks records wait in
 	directBytes atomic.Int64 // bytes written with direct I/O
 }
 
@@ -245,6 +245,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		}
 		removeEmpty(made)
 		r.collectors = nil
+		r.pool.release()
 	}()
 	type read struct {
 		src     Source
@@ -321,8 +322,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			// go at the end).
 			r.collectors = r.collectors[:len(r.collectors)-1]
 			for _, b := range c.buckets {
-				r.held -= int64(len(b.buf))
-				b.buf = nil
+				r.drop(b)
 			}
 		}
 		rep.Sources = append(rep.Sources, res)

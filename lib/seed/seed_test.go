@@ -540,6 +540,8 @@ func canWriteDirect(t *testing.T) bool {
 		return false
 	}
 	var r Runner
+	defer r.pool.release()
 	b := &bucket{f: f, direct: true}
-	return r.writeDirect(b, make([]byte, dioAlign), alignedBuf(dioAlign)) == nil && b.direct && r.directBytes.Load() == dioAlign
+	rest, err := r.writeDirect(b, [][]byte{r.pool.get()[:dioAlign]})
+	return err == nil && len(rest) == 0 && b.direct && r.directBytes.Load() == dioAlign
 }

@@ -18,3 +18,22 @@ func setDirect(_ *os.File, on bool) error {
 	}
 	return nil
 }
+
+// newArena allocates n bytes on the heap (nothing to unmap).
+func newArena(n int) (a, unmap []byte) { return make([]byte, n), nil }
+
+// freeArena is never called here.
+func freeArena([]byte) {}
+
+// writev writes pieces one after the other.
+func writev(f *os.File, pieces [][]byte) (int, error) {
+	n := 0
+	for _, p := range pieces {
+		m, err := f.Write(p)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
