@@ -200,7 +200,9 @@ func scanTranscript(lr *jsonscan.LineReader, name string, add func(transcript.Pr
 // has the wrong type).
 func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 	var r rawRecord
-	if !jsonscan.EachMember(line, r.set) {
+	// The message's members are read with the line's (its content is
+	// most of a prompt's line: read once, not twice).
+	if !jsonscan.EachMemberNested(line, "message", r.set, r.setMessage) {
 		return p, false, true
 	}
 	isUser, ok1 := jsonscan.StrIs(r.typ, "user")
@@ -219,11 +221,7 @@ func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 			isTrue(r.isVisibleInTranscriptOnly) || present(r.toolUseResult) || isSystem {
 			return p, false, false
 		}
-		jsonscan.EachMember(r.message, func(k, v []byte) {
-			if string(k) == "content" {
-				content = v
-			}
-		})
+		content = r.content
 	case isAttachment:
 		if jsonscan.IsNull(r.attachment) {
 			return p, false, false
@@ -288,6 +286,17 @@ type rawRecord struct {
 	typ, uuid, timestamp, sessionID, cwd, promptSource, origin       []byte
 	isSidechain, isMeta, isCompactSummary, isVisibleInTranscriptOnly []byte
 	agentID, toolUseResult, message, attachment                      []byte
+	// The content of the last message member that is an object, and of
+	// the one being read.
+	content, nextContent []byte
+}
+
+// setMessage takes a member of a message object, before set takes the
+// message.
+func (r *rawRecord) setMessage(k, v []byte) {
+	if string(k) == "content" {
+		r.nextContent = v
+	}
 }
 
 func (r *rawRecord) set(k, v []byte) {
@@ -320,6 +329,7 @@ func (r *rawRecord) set(k, v []byte) {
 		r.toolUseResult = v
 	case "message":
 		r.message = v
+		r.content, r.nextContent = r.nextContent, nil
 	case "attachment":
 		r.attachment = v
 	}

@@ -49,6 +49,27 @@ func skipWS(b []byte, i int) int {
 // linear time.
 func skipString(b []byte, i int) (end int, esc, ok bool) {
 	i++
+	// Most strings (keys, ids, times) are short: look at their first
+	// bytes 8 at a time before calling IndexByte, twice, for them.
+	for k := 0; k < 4 && i+8 <= len(b); k++ {
+		const (
+			ones  = 0x0101010101010101
+			highs = 0x8080808080808080
+		)
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ ('"' * ones)
+		bs := x ^ ('\\' * ones)
+		// The lowest flagged byte is exact (a zero byte of q or bs).
+		m := ((q - ones) &^ q) | ((bs - ones) &^ bs)
+		if m &= highs; m != 0 {
+			i += bits.TrailingZeros64(m) / 8
+			if b[i] == '"' {
+				return i + 1, false, true
+			}
+			break // a backslash: the loop below takes it from there
+		}
+		i += 8
+	}
 	q := -1
 	for {
 		if q < i {
@@ -297,12 +318,85 @@ func StringValue(v []byte) (s string, ok bool) {
 		return "", false
 	}
 	in := v[1 : len(v)-1]
-	if PlainPrefix(in) == len(in) || bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+	esc := bytes.IndexByte(in, '\\')
+	valid := utf8.Valid(in)
+	if esc < 0 && valid {
 		return string(in), true
 	}
-	out, ok := appendUnquoted(make([]byte, 0, len(in)), in)
+	var out []byte
+	if valid && bytes.IndexByte(in, '"') < 0 {
+		out, ok = appendValid(make([]byte, 0, len(in)), in, esc)
+	} else {
+		out, ok = appendUnquoted(make([]byte, 0, len(in)), in)
+	}
 	// out is new and never written again: make it the string, without a copy.
 	return unsafe.String(unsafe.SliceData(out), len(out)), ok
+}
+
+// appendValid is appendUnquoted for s that is valid UTF-8 and holds no
+// quote, with its first backslash at esc: only the escapes need decoding,
+// and the runs between them are found with bytes.IndexByte (a vector
+// scan) and copied whole.
+func appendValid(dst, s []byte, esc int) ([]byte, bool) {
+	if esc < 0 {
+		esc = len(s)
+	}
+	for r := 0; ; {
+		dst = append(dst, s[r:r+esc]...)
+		r += esc
+		if r >= len(s) {
+			return dst, true
+		}
+		// s[r] is a backslash.
+		if r+1 >= len(s) {
+			return dst, false
+		}
+		switch c := s[r+1]; c {
+		case '"', '\\', '/':
+			dst = append(dst, c)
+			r += 2
+		case 'n':
+			dst = append(dst, '\n')
+			r += 2
+		case 't':
+			dst = append(dst, '\t')
+			r += 2
+		case 'r':
+			dst = append(dst, '\r')
+			r += 2
+		case 'b':
+			dst = append(dst, '\b')
+			r += 2
+		case 'f':
+			dst = append(dst, '\f')
+			r += 2
+		case 'u':
+			rr := hex4(s[r+2:])
+			if rr < 0 {
+				return dst, false
+			}
+			r += 6
+			if utf16.IsSurrogate(rr) {
+				if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
+					if rr1 := hex4(s[r+2:]); rr1 >= 0 {
+						if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+							dst = utf8.AppendRune(dst, dec)
+							r += 6
+							goto next
+						}
+					}
+				}
+				rr = unicode.ReplacementChar
+			}
+			dst = utf8.AppendRune(dst, rr)
+		default:
+			return dst, false
+		}
+	next:
+		if esc = bytes.IndexByte(s[r:], '\\'); esc < 0 {
+			esc = len(s) - r
+		}
+	}
 }
 
 // StrIs reports whether the optional string member v is s (absent and

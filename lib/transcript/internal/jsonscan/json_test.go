@@ -237,3 +237,29 @@ func TestPlainPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestStringValueEscapes checks the decoding of strings with escapes (the
+// vector-scan path for valid UTF-8, the byte path for the rest) against
+// encoding/json, and that broken escapes are refused.
+func TestStringValueEscapes(t *testing.T) {
+	for _, in := range []string{
+		`"plain"`, `"a\nb"`, `"\n"`, `"a\\"`, `"\\\\\\\""`, `"\/x\/"`, `"\b\f\r\t"`,
+		`"\u00e9t\u00C9"`, `"\ud83d\ude00!"`, `"\ud83d"`, `"\ud83dx"`, `"\ude00\ud83d"`,
+		`"\ud83d\u0041"`, `"é\n€"`, "\"\xff\\n\"", "\"a\xc3\\n\"", `"x\u0000y"`,
+		`"` + strings.Repeat(`line of text\n`, 300) + `"`,
+	} {
+		got, ok := StringValue([]byte(in))
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("%q: encoding/json: %v", in, err)
+		}
+		if !ok || got != want {
+			t.Errorf("StringValue(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{`"abc\"`, `"\x"`, `"\u12"`, `"\u12g4"`, `"a\`, `"\`} {
+		if s, ok := StringValue([]byte(in + `"`)); ok && !json.Valid([]byte(in+`"`)) {
+			t.Errorf("StringValue(%q) = %q, accepted", in+`"`, s)
+		}
+	}
+}
