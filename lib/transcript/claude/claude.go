@@ -37,7 +37,7 @@
 // candidate lines that do not decode, not broken lines of other kinds. When
 // there is more than one CPU, Scan reads the next files ahead on other
 // goroutines; emit is still called in file order, on the caller's goroutine.
-// Each file is read up to the size it had when it was opened.
+// Each file is read up to the size it had when it was listed.
 package claude
 
 import (
@@ -85,10 +85,11 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 		return files[i].path < files[j].path
 	})
 	paths := make([]string, len(files))
+	sizes := make([]int64, len(files))
 	for i, f := range files {
-		paths[i] = f.path
+		paths[i], sizes[i] = f.path, f.size
 	}
-	err = jsonscan.ScanPaths(paths, scanTranscript, emit, &st)
+	err = jsonscan.ScanPaths(paths, sizes, scanTranscript, emit, &st)
 	return st, err
 }
 

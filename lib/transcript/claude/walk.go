@@ -12,10 +12,12 @@ import (
 	"hist/lib/transcript/internal/jsonscan"
 )
 
-// file is one transcript to read, with its modification time for ordering.
+// file is one transcript to read, with its modification time for ordering
+// and its size (-1 for a folder named like a transcript, whose read fails).
 type file struct {
 	path  string
 	mtime int64
+	size  int64
 }
 
 // listFiles returns the transcript files under root (or root itself when it
@@ -33,7 +35,7 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 		return nil, &transcript.ReadError{Path: root, Err: err}
 	}
 	if !info.IsDir() {
-		return []file{{root, info.ModTime().UnixNano()}}, nil
+		return []file{{root, info.ModTime().UnixNano(), regularSize(info)}}, nil
 	}
 	walkRoot := root
 	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
@@ -59,7 +61,7 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 			return &transcript.ReadError{Path: path, Err: err}
 		}
 		mu.Lock()
-		files = append(files, file{path, fi.ModTime().UnixNano()})
+		files = append(files, file{path, fi.ModTime().UnixNano(), regularSize(fi)})
 		mu.Unlock()
 		return nil
 	}
@@ -94,7 +96,7 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 				mu.Lock()
-				files = append(files, file{path, fi.ModTime().UnixNano()})
+				files = append(files, file{path, fi.ModTime().UnixNano(), fi.Size()})
 				mu.Unlock()
 			} else {
 				skipped(1)
@@ -118,4 +120,13 @@ func countTranscripts(dir string) int {
 		return nil
 	})
 	return n
+}
+
+// regularSize is a regular file's size, or -1 (the reader then checks
+// what it opened).
+func regularSize(fi fs.FileInfo) int64 {
+	if fi.Mode().IsRegular() {
+		return fi.Size()
+	}
+	return -1
 }

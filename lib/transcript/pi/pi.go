@@ -95,7 +95,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	for i, n := range byName {
 		files[i] = n.path
 	}
-	err = jsonscan.ScanPaths(files, scanSession, emit, &st)
+	err = jsonscan.ScanPaths(files, nil, scanSession, emit, &st)
 	return st, err
 }
 

@@ -167,11 +167,15 @@ type File struct {
 // f nil) for a file that vanished or is not a regular file or folder. An
 // error is a *transcript.ReadError.
 func Open(path string) (f *File, size int64, skip bool, err error) {
-	return openAt(unix.AT_FDCWD, path, path)
+	return openAt(unix.AT_FDCWD, path, path, -1)
 }
 
-// openAt is Open for name in the folder dirfd; path is for errors.
-func openAt(dirfd int, name, path string) (f *File, size int64, skip bool, err error) {
+// openAt is Open for name in the folder dirfd; path is for errors. A
+// known size (not negative: what a listing found) is taken as the file's,
+// which saves a system call: the file is then not checked to be a regular
+// one, as the listing did (one that became a FIFO since reads nothing, as
+// its reads never block, and a device is read only up to that size).
+func openAt(dirfd int, name, path string, known int64) (f *File, size int64, skip bool, err error) {
 	var fd int
 	for {
 		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -184,6 +188,9 @@ func openAt(dirfd int, name, path string) (f *File, size int64, skip bool, err e
 			return nil, 0, true, nil
 		}
 		return nil, 0, false, &transcript.ReadError{Path: path, Err: &fs.PathError{Op: "open", Path: path, Err: err}}
+	}
+	if known >= 0 {
+		return &File{fd: fd, name: path}, known, false, nil
 	}
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
@@ -223,16 +230,22 @@ var maxDirs = func() int {
 
 // Open is Open(path).
 func (o *Opener) Open(path string) (f *File, size int64, skip bool, err error) {
+	return o.OpenKnown(path, -1)
+}
+
+// OpenKnown is Open for a regular file whose size a listing found (see
+// openAt); a negative size is unknown.
+func (o *Opener) OpenKnown(path string, known int64) (f *File, size int64, skip bool, err error) {
 	i := strings.LastIndexByte(path, '/')
 	if i <= 0 || i == len(path)-1 {
-		return Open(path)
+		return openAt(unix.AT_FDCWD, path, path, known)
 	}
 	dir := path[:i]
 	o.mu.Lock()
 	dirfd, ok := o.dirs[dir]
 	o.mu.Unlock()
 	if ok {
-		return openAt(dirfd, path[i+1:], path)
+		return openAt(dirfd, path[i+1:], path, known)
 	}
 	for {
 		dirfd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -257,7 +270,7 @@ func (o *Opener) Open(path string) (f *File, size int64, skip bool, err error) {
 		kept = true
 	}
 	o.mu.Unlock()
-	f, size, skip, err = openAt(dirfd, path[i+1:], path)
+	f, size, skip, err = openAt(dirfd, path[i+1:], path, known)
 	if !kept {
 		unix.Close(dirfd)
 	}
@@ -393,12 +406,20 @@ const (
 )
 
 // ScanPaths reads the files in order and passes their prompts, deduplicated
-// by Key, to emit, in file order and on the calling goroutine. With more
+// by Key, to emit, in file order and on the calling goroutine. sizes, when
+// not nil, holds each file's size as a listing found it (see OpenKnown):
+// a file is read up to that size. With more
 // than one CPU, the next files are read ahead by other goroutines (each
 // file's prompts are held until their turn). It stops at the first error
 // (an I/O error of a file, or one emit returns), and adds what it saw to
 // st.
-func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
+func ScanPaths(paths []string, sizes []int64, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
+	sizeOf := func(i int) int64 {
+		if sizes == nil {
+			return -1
+		}
+		return sizes[i]
+	}
 	d := NewDedup(emit)
 	defer func() { st.Prompts += d.n }()
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(paths)+batchFiles-1)/batchFiles)
@@ -406,8 +427,8 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 		lr := NewLineReader(nil, readBufSize)
 		var op Opener
 		defer op.Close()
-		for _, path := range paths {
-			f, size, skip, err := op.Open(path)
+		for i, path := range paths {
+			f, size, skip, err := op.OpenKnown(path, sizeOf(i))
 			if err != nil {
 				return err
 			}
@@ -432,22 +453,29 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 		err     error
 	}
 	// A batch of files at a time, to hand work over in bigger pieces.
-	var batches [][]string
-	for len(paths) > 0 {
-		n := min(len(paths), batchFiles)
-		batches = append(batches, paths[:n:n])
-		paths = paths[n:]
+	type file struct {
+		path string
+		size int64
+	}
+	var batches [][]file
+	for i := 0; i < len(paths); i += batchFiles {
+		batch := make([]file, 0, min(batchFiles, len(paths)-i))
+		for j := i; j < i+cap(batch); j++ {
+			batch = append(batch, file{paths[j], sizeOf(j)})
+		}
+		batches = append(batches, batch)
 	}
 	type state struct {
 		lr *LineReader
 	}
 	var op Opener // shared: each folder is opened once
 	defer op.Close()
-	read := func(w *state, batch []string) []result {
+	read := func(w *state, batch []file) []result {
 		rs := make([]result, 0, len(batch))
-		for _, path := range batch {
+		for _, file := range batch {
+			path := file.path
 			var r result
-			f, size, skip, err := op.Open(path)
+			f, size, skip, err := op.OpenKnown(path, file.size)
 			switch {
 			case err != nil:
 				r.err = err

@@ -67,7 +67,7 @@ func TestScanPathsParallelEqualsSerial(t *testing.T) {
 	scan := func(procs int, paths []string, stopAt int) out {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		var o out
-		o.err = ScanPaths(paths, lineScan, func(p transcript.Prompt) error {
+		o.err = ScanPaths(paths, nil, lineScan, func(p transcript.Prompt) error {
 			if len(o.prompts) == stopAt {
 				return errStopHere
 			}
@@ -111,3 +111,45 @@ func TestScanPathsParallelEqualsSerial(t *testing.T) {
 }
 
 var errStopHere = errors.New("stop here")
+
+// TestScanPathsKnownSizes: with the sizes a listing found, a file is read
+// up to its listed size (not what was appended since), and one that
+// became a FIFO since reads as empty without blocking, on one CPU and on
+// several.
+func TestScanPathsKnownSizes(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	var sizes []int64
+	for i := range 40 {
+		p := filepath.Join(dir, fmt.Sprintf("%02d.jsonl", i))
+		listed := fmt.Sprintf("a%d\nb%d\n", i, i)
+		if err := os.WriteFile(p, []byte(listed+"appended later\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths, sizes = append(paths, p), append(sizes, int64(len(listed)))
+	}
+	// A transcript replaced by a FIFO after the listing.
+	fifo := filepath.Join(dir, "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	paths, sizes = append(paths[:20:20], append([]string{fifo}, paths[20:]...)...), append(sizes[:20:20], append([]int64{100}, sizes[20:]...)...)
+	for _, procs := range []int{1, 2} {
+		prev := runtime.GOMAXPROCS(procs)
+		var got []string
+		var st transcript.Stats
+		err := ScanPaths(paths, sizes, lineScan, func(p transcript.Prompt) error {
+			got = append(got, p.Text)
+			return nil
+		}, &st)
+		runtime.GOMAXPROCS(prev)
+		if err != nil || len(got) != 80 || st.Files != 41 {
+			t.Fatalf("%d CPUs: %d prompts, %+v, %v", procs, len(got), st, err)
+		}
+		for _, text := range got {
+			if text == "appended later" {
+				t.Fatalf("%d CPUs: read past the listed size", procs)
+			}
+		}
+	}
+}
