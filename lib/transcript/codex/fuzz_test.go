@@ -221,3 +221,37 @@ func FuzzFastLines(f *testing.F) {
 		}
 	})
 }
+
+// TestFastLinesRepeatedMembers: a line with a member twice is read as
+// encoding/json reads it (a repeated payload's fields merged, the last of
+// each), or left to it (a value of the wrong type anywhere, even one a
+// later member repeats).
+func TestFastLinesRepeatedMembers(t *testing.T) {
+	meta := []byte(`{"timestamp":"t1","payload":{"cwd":"/a","id":"x"},"type":"session_meta","payload":{"id":"y","base_instructions":{"text":"long \"quoted\" text"}}}`)
+	m, ts, ok := fastMeta(meta)
+	var l typedLine[metaPayload]
+	if err := json.Unmarshal(meta, &l); err != nil {
+		t.Fatal(err)
+	}
+	if !ok || m.Cwd != l.Payload.Cwd || m.ID != l.Payload.ID || ts != l.Timestamp || m.Cwd != "/a" || m.ID != "y" {
+		t.Errorf("fastMeta = %+v %q %v; json %+v %q", m, ts, ok, l.Payload, l.Timestamp)
+	}
+	for _, line := range []string{
+		`{"timestamp":5,"timestamp":"t","type":"turn_context","payload":{"cwd":"/a"}}`,
+		`{"timestamp":"t","type":"turn_context","payload":{"cwd":5},"payload":{"cwd":"/b"}}`,
+		`{"timestamp":"t","type":"turn_context","payload":1,"payload":{"cwd":"/b"}}`,
+	} {
+		if cwd, _, ok := fastTurn([]byte(line)); ok {
+			t.Errorf("fastTurn(%s) = %q, want it left to encoding/json", line, cwd)
+		}
+		var l typedLine[turnPayload]
+		if json.Unmarshal([]byte(line), &l) == nil {
+			t.Errorf("encoding/json reads %s", line)
+		}
+	}
+	ev := []byte(`{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"a"},"payload":{"message":"b"}}`)
+	e, _, ok := fastEvent(ev)
+	if !ok || e.Type != "user_message" || string(e.Message) != `"b"` {
+		t.Errorf("fastEvent = %+v %v", e, ok)
+	}
+}

@@ -94,48 +94,81 @@ func skipValue(b []byte, i int) (int, bool) {
 // each member of the object that starts at or after b[i]. It reports false
 // for a shape it does not handle (then nothing can be concluded).
 func walkObject(b []byte, i int, f func(key, val []byte)) bool {
+	_, ok := walkObjectAt(b, i, func(key []byte, at int) (int, bool) {
+		end, ok := skipValue(b, at)
+		if ok {
+			f(key, b[at:end])
+		}
+		return end, ok
+	})
+	return ok
+}
+
+// walkObjectAt is walkObject, except that member reads each value itself,
+// from its index in b, and returns the index after it: a member can walk a
+// nested object there instead of having it skipped, then walked again. It
+// returns the index after the object.
+func walkObjectAt(b []byte, i int, member func(key []byte, at int) (int, bool)) (int, bool) {
 	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != '{' {
-		return false
+		return 0, false
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return true
+		return i + 1, true
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return false
+			return 0, false
 		}
 		k, ok := skipString(b, i)
 		if !ok {
-			return false
+			return 0, false
 		}
 		key := b[i+1 : k-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, k)
 		if i >= len(b) || b[i] != ':' {
-			return false
+			return 0, false
 		}
-		start := skipSpace(b, i+1)
-		end, ok := skipValue(b, start)
+		end, ok := member(key, skipSpace(b, i+1))
 		if !ok {
-			return false
+			return 0, false
 		}
-		f(key, b[start:end])
 		i = skipSpace(b, end)
 		if i >= len(b) {
-			return false
+			return 0, false
 		}
 		if b[i] == '}' {
-			return true
+			return i + 1, true
 		}
 		if b[i] != ',' {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, i+1)
 	}
+}
+
+// strTo decodes the raw string val into dst; a value that is not a string
+// clears good for good (encoding/json would fail the line, whatever else
+// it holds).
+func strTo(dst *string, val []byte, good *bool) {
+	s, ok := str(val)
+	if !ok {
+		*good = false
+	}
+	*dst = s
+}
+
+// value reads the value at b[at] for a walkObjectAt member: f gets it raw.
+func value(b []byte, at int, f func(val []byte)) (int, bool) {
+	end, ok := skipValue(b, at)
+	if ok {
+		f(b[at:end])
+	}
+	return end, ok
 }
 
 // str decodes a raw JSON string value; ok is false for anything else. It
@@ -247,48 +280,47 @@ func hex4(s []byte) (rune, bool) {
 }
 
 // fastMeta reads a session_meta line's timestamp and the payload fields the
-// reader uses. ok is false when the walker cannot vouch for the line.
+// reader uses. ok is false when the walker cannot vouch for the line. The
+// payload (which carries the whole base instructions) is read as the line
+// is walked, not skipped then walked again; repeated members are taken as
+// encoding/json takes them (the payloads' fields merged, the last of each).
 func fastMeta(b []byte) (m metaPayload, rawTS string, ok bool) {
-	good := true
-	var payload []byte
-	if !walkObject(b, 0, func(key, val []byte) {
-		switch canon(key) {
-		case "timestamp":
-			rawTS, good = str(val)
-		case "payload":
-			payload = val
-		}
-	}) || !good || payload == nil {
-		return m, "", false
-	}
+	good, sawPayload := true, false
 	set := func(dst *string, val []byte) {
-		if string(val) == "null" {
-			return
+		if string(val) != "null" {
+			strTo(dst, val, &good)
 		}
-		s, ok := str(val)
-		if !ok {
-			good = false
-		}
-		*dst = s
 	}
-	if !walkObject(payload, 0, func(key, val []byte) {
+	payload := func(key []byte, at int) (int, bool) {
+		return value(b, at, func(val []byte) {
+			switch canon(key) {
+			case "id":
+				set(&m.ID, val)
+			case "session_id":
+				set(&m.SessionID, val)
+			case "timestamp":
+				set(&m.Timestamp, val)
+			case "cwd":
+				set(&m.Cwd, val)
+			case "forked_from_id":
+				set(&m.ForkedFromID, val)
+			case "history_mode":
+				set(&m.HistoryMode, val)
+			case "source":
+				m.Source = json.RawMessage(val)
+			}
+		})
+	}
+	if _, ok := walkObjectAt(b, 0, func(key []byte, at int) (int, bool) {
 		switch canon(key) {
-		case "id":
-			set(&m.ID, val)
-		case "session_id":
-			set(&m.SessionID, val)
 		case "timestamp":
-			set(&m.Timestamp, val)
-		case "cwd":
-			set(&m.Cwd, val)
-		case "forked_from_id":
-			set(&m.ForkedFromID, val)
-		case "history_mode":
-			set(&m.HistoryMode, val)
-		case "source":
-			m.Source = json.RawMessage(val)
+			return value(b, at, func(val []byte) { strTo(&rawTS, val, &good) })
+		case "payload":
+			sawPayload = true
+			return walkObjectAt(b, at, payload)
 		}
-	}) || !good {
+		return skipValue(b, at)
+	}); !ok || !good || !sawPayload {
 		return m, "", false
 	}
 	if len(m.Source) > 0 && !json.Valid(m.Source) {
@@ -297,25 +329,27 @@ func fastMeta(b []byte) (m metaPayload, rawTS string, ok bool) {
 	return m, rawTS, true
 }
 
-// fastTurn reads a turn_context line's timestamp and cwd.
+// fastTurn reads a turn_context line's timestamp and cwd (the payload
+// read as the line is walked, as in fastMeta).
 func fastTurn(b []byte) (cwd, rawTS string, ok bool) {
-	good := true
-	var payload []byte
-	if !walkObject(b, 0, func(key, val []byte) {
+	good, sawPayload := true, false
+	payload := func(key []byte, at int) (int, bool) {
+		return value(b, at, func(val []byte) {
+			if canon(key) == "cwd" && string(val) != "null" {
+				strTo(&cwd, val, &good)
+			}
+		})
+	}
+	if _, ok := walkObjectAt(b, 0, func(key []byte, at int) (int, bool) {
 		switch canon(key) {
 		case "timestamp":
-			rawTS, good = str(val)
+			return value(b, at, func(val []byte) { strTo(&rawTS, val, &good) })
 		case "payload":
-			payload = val
+			sawPayload = true
+			return walkObjectAt(b, at, payload)
 		}
-	}) || !good || payload == nil {
-		return "", "", false
-	}
-	if !walkObject(payload, 0, func(key, val []byte) {
-		if canon(key) == "cwd" && string(val) != "null" {
-			cwd, good = str(val)
-		}
-	}) || !good {
+		return skipValue(b, at)
+	}); !ok || !good || !sawPayload {
 		return "", "", false
 	}
 	return cwd, rawTS, true
@@ -355,30 +389,33 @@ func walkArray(b []byte, i int, f func(val []byte) bool) bool {
 // fastEvent reads an event_msg line. ok is false when the walker cannot
 // vouch for the line.
 func fastEvent(b []byte) (e eventPayload, rawTS string, ok bool) {
-	good := true
-	var payload, item []byte
-	if !walkObject(b, 0, func(key, val []byte) {
+	good, sawPayload := true, false
+	var item []byte
+	// The payload is read as the line is walked (see fastMeta).
+	payload := func(key []byte, at int) (int, bool) {
+		return value(b, at, func(val []byte) {
+			switch canon(key) {
+			case "type":
+				strTo(&e.Type, val, &good)
+			case "message":
+				e.Message = json.RawMessage(val)
+			case "kind":
+				e.Kind = json.RawMessage(val)
+			case "item":
+				item = val
+			}
+		})
+	}
+	if _, ok := walkObjectAt(b, 0, func(key []byte, at int) (int, bool) {
 		switch canon(key) {
 		case "timestamp":
-			rawTS, good = str(val)
+			return value(b, at, func(val []byte) { strTo(&rawTS, val, &good) })
 		case "payload":
-			payload = val
+			sawPayload = true
+			return walkObjectAt(b, at, payload)
 		}
-	}) || !good || payload == nil {
-		return e, "", false
-	}
-	if !walkObject(payload, 0, func(key, val []byte) {
-		switch canon(key) {
-		case "type":
-			e.Type, good = str(val)
-		case "message":
-			e.Message = json.RawMessage(val)
-		case "kind":
-			e.Kind = json.RawMessage(val)
-		case "item":
-			item = val
-		}
-	}) || !good {
+		return skipValue(b, at)
+	}); !ok || !good || !sawPayload {
 		return e, "", false
 	}
 	if len(e.Kind) > 0 && !json.Valid(e.Kind) {
