@@ -489,6 +489,7 @@ func (r *Runner) spill() error {
 	}
 	done := make(chan error, 1)
 	r.spilling = done
+	r.spills++
 	go func() {
 		// The buckets are shared among a few goroutines: a direct write
 		// waits for the disk, and several in flight overlap those waits.

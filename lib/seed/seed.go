@@ -169,6 +169,7 @@ type Runner struct {
 	collectors  []*collector
 	held        int64        // bytes of records in memory
 	spilling    chan error   // the spill in flight, if any
+	spills      int          // spills started (for tests)
 	pool        pool         // the chunks records wait in
 	directBytes atomic.Int64 // bytes written with direct I/O
 }

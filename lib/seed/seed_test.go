@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -544,4 +545,42 @@ func canWriteDirect(t *testing.T) bool {
 	b := &bucket{f: f, direct: true}
 	rest, err := r.writeDirect(b, [][]byte{r.pool.get()[:dioAlign]})
 	return err == nil && len(rest) == 0 && b.direct && r.directBytes.Load() == dioAlign
+}
+
+// TestManyProjectsSmallBudget: with more projects than the budget has
+// chunks for (each project's records take a chunk of their own), spills
+// come at almost every record, most of them leaving only a tail: the seed
+// files are still byte for byte those written at once.
+func TestManyProjectsSmallBudget(t *testing.T) {
+	defer func(v int64) { spillAt = v }(spillAt)
+	var ps []transcript.Prompt
+	for i := range 2000 {
+		text := fmt.Sprintf("prompt %d ", i) + strings.Repeat("x", i%3*2500)
+		ps = append(ps, transcript.Prompt{Text: text, TS: int64(i), Cwd: fmt.Sprintf("/p/%d", i%500), Session: "s", Src: "pi"})
+	}
+	write := func(limit int64) (map[string]string, int) {
+		spillAt = limit
+		r := New(Options{Store: store.Store{Root: t.TempDir()}})
+		rep, err := r.Bootstrap([]Source{emitting(t, "pi", ps)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, f := range rep.Files {
+			data, err := os.ReadFile(f.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[f.Cwd] = string(data)
+		}
+		return out, r.spills
+	}
+	want, _ := write(1 << 30)
+	got, spills := write(200 * chunkSize)
+	if len(want) != 500 || !reflect.DeepEqual(got, want) {
+		t.Errorf("%d seeds differ from the %d written at once", len(got), len(want))
+	}
+	if spills < 5 {
+		t.Errorf("%d spills, want many", spills)
+	}
 }
