@@ -133,6 +133,13 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 	}
+	// The live heap is small (about 10 MB over Claude Code transcripts)
+	// and the garbage is the prompts' texts on their way to the chunks:
+	// half as many collections cost less than the 8-30 MB more heap they
+	// let grow (see BENCHMARKS.md). GOGC overrides it.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	// The heap is touched through once: in 2 MB pages, not 4 KB ones
 	// (a fifth of the time over 1 GB of Claude Code transcripts, on a
 	// virtual machine where page faults are dear; see BENCHMARKS.md).
@@ -145,6 +152,9 @@ func main() {
 // the collector run almost without pause on a large pi seed; peak RSS
 // stays under 150 MB.
 const memoryLimit = 144 << 20
+
+// gcPercent is hist-seed's GOGC.
+const gcPercent = 200
 
 // heapSpace is the heap address space marked for huge pages: room for the
 // heap to move about in between collections (256 MB left part of a pi
