@@ -343,60 +343,59 @@ func appendValid(dst, s []byte, esc int) ([]byte, bool) {
 	}
 	for r := 0; ; {
 		dst = append(dst, s[r:r+esc]...)
-		r += esc
-		if r >= len(s) {
+		if r += esc; r >= len(s) {
 			return dst, true
 		}
-		// s[r] is a backslash.
-		if r+1 >= len(s) {
+		var ok bool
+		if dst, r, ok = appendEscape(dst, s, r); !ok {
 			return dst, false
 		}
-		switch c := s[r+1]; c {
-		case '"', '\\', '/':
-			dst = append(dst, c)
-			r += 2
-		case 'n':
-			dst = append(dst, '\n')
-			r += 2
-		case 't':
-			dst = append(dst, '\t')
-			r += 2
-		case 'r':
-			dst = append(dst, '\r')
-			r += 2
-		case 'b':
-			dst = append(dst, '\b')
-			r += 2
-		case 'f':
-			dst = append(dst, '\f')
-			r += 2
-		case 'u':
-			rr := hex4(s[r+2:])
-			if rr < 0 {
-				return dst, false
-			}
-			r += 6
-			if utf16.IsSurrogate(rr) {
-				if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
-					if rr1 := hex4(s[r+2:]); rr1 >= 0 {
-						if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
-							dst = utf8.AppendRune(dst, dec)
-							r += 6
-							goto next
-						}
-					}
-				}
-				rr = unicode.ReplacementChar
-			}
-			dst = utf8.AppendRune(dst, rr)
-		default:
-			return dst, false
-		}
-	next:
 		if esc = bytes.IndexByte(s[r:], '\\'); esc < 0 {
 			esc = len(s) - r
 		}
 	}
+}
+
+// appendEscape decodes the escape at s[r] (a backslash) onto dst and
+// returns the index after it; ok is false for a bad escape. A \u escape
+// of a surrogate takes the next one with it when the two make a pair, and
+// is U+FFFD otherwise.
+func appendEscape(dst, s []byte, r int) (_ []byte, next int, ok bool) {
+	if r+1 >= len(s) {
+		return dst, r, false
+	}
+	switch c := s[r+1]; c {
+	case '"', '\\', '/':
+		return append(dst, c), r + 2, true
+	case 'b':
+		return append(dst, '\b'), r + 2, true
+	case 'f':
+		return append(dst, '\f'), r + 2, true
+	case 'n':
+		return append(dst, '\n'), r + 2, true
+	case 'r':
+		return append(dst, '\r'), r + 2, true
+	case 't':
+		return append(dst, '\t'), r + 2, true
+	case 'u':
+		rr := hex4(s[r+2:])
+		if rr < 0 {
+			return dst, r, false
+		}
+		r += 6
+		if utf16.IsSurrogate(rr) {
+			if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
+				if rr1 := hex4(s[r+2:]); rr1 >= 0 {
+					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+						return utf8.AppendRune(dst, dec), r + 6, true
+					}
+				}
+			}
+			rr = unicode.ReplacementChar
+		}
+		return utf8.AppendRune(dst, rr), r, true
+	}
+	return dst, r, false
 }
 
 // StrIs reports whether the optional string member v is s (absent and
@@ -452,52 +451,10 @@ func appendUnquoted(dst, s []byte) ([]byte, bool) {
 				continue
 			}
 		}
-		c := s[r]
-		switch {
+		switch c := s[r]; {
 		case c == '\\':
-			r++
-			if r >= len(s) {
-				return dst, false
-			}
-			switch s[r] {
-			case '"', '\\', '/':
-				dst = append(dst, s[r])
-				r++
-			case 'b':
-				dst = append(dst, '\b')
-				r++
-			case 'f':
-				dst = append(dst, '\f')
-				r++
-			case 'n':
-				dst = append(dst, '\n')
-				r++
-			case 'r':
-				dst = append(dst, '\r')
-				r++
-			case 't':
-				dst = append(dst, '\t')
-				r++
-			case 'u':
-				rr := hex4(s[r+1:])
-				if rr < 0 {
-					return dst, false
-				}
-				r += 5
-				if utf16.IsSurrogate(rr) {
-					if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
-						if rr1 := hex4(s[r+2:]); rr1 >= 0 {
-							if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
-								dst = utf8.AppendRune(dst, dec)
-								r += 6
-								continue
-							}
-						}
-					}
-					rr = unicode.ReplacementChar
-				}
-				dst = utf8.AppendRune(dst, rr)
-			default:
+			var ok bool
+			if dst, r, ok = appendEscape(dst, s, r); !ok {
 				return dst, false
 			}
 		case c == '"':
