@@ -162,6 +162,27 @@ func strTo(dst *string, val []byte, good *bool) {
 	*dst = s
 }
 
+// walkLine walks a rollout line: its timestamp into rawTS, and its
+// payload, which must be an object, member by member with payload, where
+// it stands (not skipped, then walked again). It reports false when the
+// walker cannot vouch for the line: a shape it does not handle, no
+// payload, or good cleared (by a timestamp that is not a string, or by
+// payload).
+func walkLine(b []byte, rawTS *string, good *bool, payload func(key []byte, at int) (int, bool)) bool {
+	saw := false
+	_, ok := walkObjectAt(b, 0, func(key []byte, at int) (int, bool) {
+		switch canon(key) {
+		case "timestamp":
+			return value(b, at, func(val []byte) { strTo(rawTS, val, good) })
+		case "payload":
+			saw = true
+			return walkObjectAt(b, at, payload)
+		}
+		return skipValue(b, at)
+	})
+	return ok && *good && saw
+}
+
 // value reads the value at b[at] for a walkObjectAt member: f gets it raw.
 func value(b []byte, at int, f func(val []byte)) (int, bool) {
 	end, ok := skipValue(b, at)
@@ -285,7 +306,7 @@ func hex4(s []byte) (rune, bool) {
 // is walked, not skipped then walked again; repeated members are taken as
 // encoding/json takes them (the payloads' fields merged, the last of each).
 func fastMeta(b []byte) (m metaPayload, rawTS string, ok bool) {
-	good, sawPayload := true, false
+	good := true
 	set := func(dst *string, val []byte) {
 		if string(val) != "null" {
 			strTo(dst, val, &good)
@@ -311,16 +332,7 @@ func fastMeta(b []byte) (m metaPayload, rawTS string, ok bool) {
 			}
 		})
 	}
-	if _, ok := walkObjectAt(b, 0, func(key []byte, at int) (int, bool) {
-		switch canon(key) {
-		case "timestamp":
-			return value(b, at, func(val []byte) { strTo(&rawTS, val, &good) })
-		case "payload":
-			sawPayload = true
-			return walkObjectAt(b, at, payload)
-		}
-		return skipValue(b, at)
-	}); !ok || !good || !sawPayload {
+	if !walkLine(b, &rawTS, &good, payload) {
 		return m, "", false
 	}
 	if len(m.Source) > 0 && !json.Valid(m.Source) {
@@ -332,7 +344,7 @@ func fastMeta(b []byte) (m metaPayload, rawTS string, ok bool) {
 // fastTurn reads a turn_context line's timestamp and cwd (the payload
 // read as the line is walked, as in fastMeta).
 func fastTurn(b []byte) (cwd, rawTS string, ok bool) {
-	good, sawPayload := true, false
+	good := true
 	payload := func(key []byte, at int) (int, bool) {
 		return value(b, at, func(val []byte) {
 			if canon(key) == "cwd" && string(val) != "null" {
@@ -340,16 +352,7 @@ func fastTurn(b []byte) (cwd, rawTS string, ok bool) {
 			}
 		})
 	}
-	if _, ok := walkObjectAt(b, 0, func(key []byte, at int) (int, bool) {
-		switch canon(key) {
-		case "timestamp":
-			return value(b, at, func(val []byte) { strTo(&rawTS, val, &good) })
-		case "payload":
-			sawPayload = true
-			return walkObjectAt(b, at, payload)
-		}
-		return skipValue(b, at)
-	}); !ok || !good || !sawPayload {
+	if !walkLine(b, &rawTS, &good, payload) {
 		return "", "", false
 	}
 	return cwd, rawTS, true
@@ -389,7 +392,7 @@ func walkArray(b []byte, i int, f func(val []byte) bool) bool {
 // fastEvent reads an event_msg line. ok is false when the walker cannot
 // vouch for the line.
 func fastEvent(b []byte) (e eventPayload, rawTS string, ok bool) {
-	good, sawPayload := true, false
+	good := true
 	var item []byte
 	// The payload is read as the line is walked (see fastMeta).
 	payload := func(key []byte, at int) (int, bool) {
@@ -406,16 +409,7 @@ func fastEvent(b []byte) (e eventPayload, rawTS string, ok bool) {
 			}
 		})
 	}
-	if _, ok := walkObjectAt(b, 0, func(key []byte, at int) (int, bool) {
-		switch canon(key) {
-		case "timestamp":
-			return value(b, at, func(val []byte) { strTo(&rawTS, val, &good) })
-		case "payload":
-			sawPayload = true
-			return walkObjectAt(b, at, payload)
-		}
-		return skipValue(b, at)
-	}); !ok || !good || !sawPayload {
+	if !walkLine(b, &rawTS, &good, payload) {
 		return e, "", false
 	}
 	if len(e.Kind) > 0 && !json.Valid(e.Kind) {
