@@ -438,18 +438,7 @@ func TestDirectSpill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]string{}
-		for _, f := range rep.Files {
-			data, err := os.ReadFile(f.Path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[f.Cwd] = string(data)
-			if ents, _ := os.ReadDir(filepath.Dir(f.Path)); len(ents) != 1 {
-				t.Errorf("%s holds %d files, want only the seed", filepath.Dir(f.Path), len(ents))
-			}
-		}
-		return out, rep, r.directBytes.Load()
+		return seedFiles(t, rep), rep, r.directBytes.Load()
 	}
 	want, wantRep, _ := write(1<<30, true, 0)
 	if len(want) != 5 || wantRep.Files[0].Dupes == 0 {
@@ -529,6 +518,24 @@ func TestFolderSyncFails(t *testing.T) {
 	}
 }
 
+// seedFiles returns what the seed files rep names hold, by project, and
+// checks that each project folder holds only its seed (no temp file left).
+func seedFiles(t *testing.T, rep *Report) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, f := range rep.Files {
+		data, err := os.ReadFile(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f.Cwd] = string(data)
+		if ents, _ := os.ReadDir(filepath.Dir(f.Path)); len(ents) != 1 {
+			t.Errorf("%s holds %d files, want only the seed", filepath.Dir(f.Path), len(ents))
+		}
+	}
+	return out
+}
+
 // canWriteDirect reports whether a block can be written with direct I/O in
 // a temp folder, as the spills write it.
 func canWriteDirect(t *testing.T) bool {
@@ -565,15 +572,7 @@ func TestManyProjectsSmallBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]string{}
-		for _, f := range rep.Files {
-			data, err := os.ReadFile(f.Path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[f.Cwd] = string(data)
-		}
-		return out, r.spills
+		return seedFiles(t, rep), r.spills
 	}
 	want, _ := write(1 << 30)
 	got, spills := write(200 * chunkSize)
