@@ -140,9 +140,10 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	// The heap is touched through once: in 2 MB pages, not 4 KB ones
-	// (a fifth of the time over 1 GB of Claude Code transcripts, on a
-	// virtual machine where page faults are dear; see BENCHMARKS.md).
+	// The heap is touched through once: in 2 MB pages, not 4 KB ones, on
+	// a virtual machine where page faults are dear (a fifth of the time
+	// over 1 GB of Claude Code transcripts when the records were in the
+	// heap; 3-4 % since they are not; see BENCHMARKS.md).
 	hugepages.ForHeap(heapSpace)
 	os.Exit(run(cli.OSEnv("hist-seed")))
 }
