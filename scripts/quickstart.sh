@@ -4,6 +4,7 @@
 # selector over all projects. The chosen prompt is printed on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "hist: building the binaries (the first build takes a few minutes: it compiles SQLite and fzf)..." >&2
 go install ./cmd/...
 bin="$(go env GOPATH)/bin"
 export PATH="$bin:$PATH"

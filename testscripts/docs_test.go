@@ -1,0 +1,107 @@
+package testscripts
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// repoRoot is the module's root folder.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// TestReadmeInstallLines runs the first command of every row of README's
+// integration table in a fresh HOME, as a newcomer pastes it, and checks
+// that each one succeeds and leaves its file in place.
+func TestReadmeInstallLines(t *testing.T) {
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| [^|]+ \\| `([^`]*cp scripts/[^`]*)`")
+	rows := row.FindAllSubmatch(readme, -1)
+	if len(rows) < 3 {
+		t.Fatalf("README's integration table has %d install commands; expected the table with one per agent", len(rows))
+	}
+	for _, r := range rows {
+		line := string(r[1])
+		t.Run(line, func(t *testing.T) {
+			home := t.TempDir()
+			cmd := exec.Command("sh", "-c", line)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "HOME="+home)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", line, err, out)
+			}
+			// The file copied is the last word that names a file under scripts/.
+			var src string
+			for _, w := range strings.Fields(line) {
+				if strings.HasPrefix(w, "scripts/") {
+					src = w
+				}
+			}
+			found := false
+			filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && d.Name() == filepath.Base(src) {
+					found = true
+				}
+				return nil
+			})
+			if !found {
+				t.Errorf("%s: no %s under the fresh HOME", line, filepath.Base(src))
+			}
+		})
+	}
+}
+
+// TestDocsOwnWords: README and docs/ state behaviour in the project's own
+// words; they do not refer to a document that is not in the repository.
+func TestDocsOwnWords(t *testing.T) {
+	root := repoRoot(t)
+	files, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	files = append(files, filepath.Join(root, "README.md"))
+	bad := regexp.MustCompile(`(?i)\bthe spec\b|\bspec's\b|\bPoint [0-9]+\b`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if m := bad.FindString(l); m != "" {
+				rel, _ := filepath.Rel(root, f)
+				t.Errorf("%s:%d says %q: say it in the project's words or link docs/", rel, i+1, m)
+			}
+		}
+	}
+}
+
+// TestQuickstartSaysFirstBuildIsSlow: the first `go install` compiles for
+// minutes; the script says so before it starts.
+func TestQuickstartSaysFirstBuildIsSlow(t *testing.T) {
+	root := repoRoot(t)
+	bin := t.TempDir()
+	// A go that fails at once: the notice must come before it is run.
+	stub := "#!/bin/sh\necho go-called >&2\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "quickstart.sh"))
+	cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin", "HOME="+t.TempDir())
+	out, _ := cmd.CombinedOutput()
+	s := string(out)
+	i := strings.Index(s, "go-called")
+	if i < 0 {
+		t.Fatalf("quickstart did not run go:\n%s", s)
+	}
+	if !regexp.MustCompile(`(?i)first build.*minutes`).MatchString(s[:i]) {
+		t.Errorf("quickstart runs go without saying the first build takes a few minutes:\n%s", s)
+	}
+}
