@@ -19,7 +19,10 @@ const KeyPrefix = "sha256:"
 
 // Normalize returns the identity form of text: every run of Unicode white
 // space becomes one space, leading and trailing white space is dropped, and
-// every letter is case-folded (simple Unicode folding: ToLower(ToUpper(r))).
+// every letter is case-folded to ToLower(ToUpper(r)) (docs/hist-delete.md,
+// "Which prompt"). That is wider than Unicode's simple case folding for the
+// Turkish ı and İ, which both fold to i; tombstones are keyed by this form,
+// so it must never change.
 func Normalize(text string) string {
 	return string(AppendNormalized(nil, text))
 }
