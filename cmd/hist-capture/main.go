@@ -4,7 +4,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -83,7 +82,7 @@ const exitPreference = 3
 func main() { os.Exit(run(cli.OSEnv("hist-capture"))) }
 
 func run(e *cli.Env) int {
-	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	cwd := fs.String("cwd", "", "")
 	inst := fs.String("instance", "", "")
@@ -92,12 +91,9 @@ func run(e *cli.Env) int {
 	enable := fs.Bool("enable", false, "")
 	disable := fs.Bool("disable", false, "")
 	status := fs.Bool("status", false, "")
-	args, ok, help := e.Parse(fs, usage, e.Args)
-	if help {
-		return cli.ExitOK
-	}
-	if !ok {
-		return cli.ExitUsage
+	args, code, stop := e.ParseArgs(fs, usage, e.Args)
+	if stop {
+		return code
 	}
 	modes := 0
 	for _, b := range []bool{*hook, *enable, *disable, *status} {

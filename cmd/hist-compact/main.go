@@ -135,7 +135,7 @@ type projectReport struct {
 }
 
 func run(e *cli.Env) int {
-	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	var scope cli.ScopeFlags
 	scope.Register(fs)
@@ -149,12 +149,9 @@ func run(e *cli.Env) int {
 	verbose := fs.Bool("v", false, "")
 	redactFlag := fs.Bool("redact", false, "")
 	check := fs.Bool("check", false, "")
-	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", 0))
-	if help {
-		return cli.ExitOK
-	}
-	if !ok {
-		return cli.ExitUsage
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if stop {
+		return code
 	}
 	if len(args) > 0 {
 		e.Errorf("unexpected argument %q: hist-compact takes only flags (a project folder goes after --project)", args[0])
@@ -256,7 +253,7 @@ func run(e *cli.Env) int {
 	}
 	opt.Hidden = hidden
 
-	code := cli.ExitOK
+	code = cli.ExitOK
 	for _, h := range hashes {
 		pr := &projectReport{Cwd: reg[h]}
 		plan, err := compact.PlanProject(st, h, opt)

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -133,7 +132,7 @@ func (f *format) Set(v string) error {
 func main() { os.Exit(run(cli.OSEnv("hist-delete"))) }
 
 func run(e *cli.Env) int {
-	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	var scope cli.ScopeFlags
 	scope.Register(fs)
@@ -146,12 +145,9 @@ func run(e *cli.Env) int {
 	if readsStdin(e.Args) {
 		minRest = 0
 	}
-	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", minRest))
-	if help {
-		return cli.ExitOK
-	}
-	if !ok {
-		return cli.ExitUsage
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", minRest))
+	if stop {
+		return code
 	}
 	if *nul {
 		if in.name != "" && in.name != "nul" {
