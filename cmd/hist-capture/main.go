@@ -200,7 +200,7 @@ func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, 
 	path := filepath.Join(st.ProjectDir(hash), inst+".jsonl")
 	line := record.Marshal(record.Record{Text: text, TS: ts, Src: src, Session: session})
 	if err := store.Append(path, line); err != nil {
-		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, describe(err))
+		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, cli.Describe(err))
 		return cli.ExitFailure
 	}
 	if err := st.Register(hash, canon); err != nil {
@@ -208,14 +208,6 @@ func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, 
 		e.Warnf("updating %s: %v (the prompt is stored; labels may show the project hash)", st.Registry(), err)
 	}
 	return cli.ExitOK
-}
-
-func describe(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func setPreference(e *cli.Env, on bool) int {

@@ -222,7 +222,7 @@ func run(e *cli.Env) int {
 	if sc.All {
 		hashes, err = st.ProjectHashes()
 		if err != nil {
-			e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), describe(err))
+			e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), cli.Describe(err))
 			return finish(e, out, *asJSON, cli.ExitFailure)
 		}
 		if len(hashes) == 0 {
@@ -260,7 +260,7 @@ func run(e *cli.Env) int {
 		switch {
 		case err != nil:
 			pr.Report = &compact.Report{Plan: plan}
-			pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + describe(err) + ": nothing was changed"})
+			pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + cli.Describe(err) + ": nothing was changed"})
 		case *dry:
 			pr.Report = compact.DryRun(plan, opt)
 		default:
@@ -379,12 +379,4 @@ func anyDir(st store.Store, hashes []string) bool {
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
-}
-
-func describe(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

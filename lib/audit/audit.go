@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"hist/lib/atomicfile"
+	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/lock"
 	"hist/lib/record"
@@ -86,7 +87,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 		return r
 	}
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", st.Root, describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", st.Root, cli.Describe(err)))
 		return r
 	}
 	root := filepath.Clean(st.Root)
@@ -111,7 +112,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 	}
 	walkErr := filepath.WalkDir(root+string(filepath.Separator), visit(root, ""))
 	if walkErr != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", root, describe(walkErr)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", root, cli.Describe(walkErr)))
 	}
 	for _, p := range projects {
 		r.Projects = append(r.Projects, *p)
@@ -140,7 +141,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, rel string,
 	d fs.DirEntry, err error, walk func(base, prefix string) fs.WalkDirFunc) error {
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
 		if d != nil && d.IsDir() {
 			return fs.SkipDir
 		}
@@ -148,7 +149,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	info, err := d.Info()
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
 		return nil
 	}
 	mode := info.Mode()
@@ -161,7 +162,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 				// Allowed: a project folder kept elsewhere, followed.
 				r.Links = append(r.Links, fmt.Sprintf("project folder %s is a symbolic link to %s (followed)", path, target))
 				if err := filepath.WalkDir(path+string(filepath.Separator), walk(path, rel)); err != nil {
-					r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+					r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
 				}
 				return nil
 			}
@@ -202,7 +203,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	n, err := r.scan(path)
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
 	}
 	r.Files++
 	if global {
@@ -252,14 +253,6 @@ func kindOf(m fs.FileMode) string {
 		return "a device"
 	}
 	return m.Type().String()
-}
-
-func describe(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Problems lists what needs the user's attention, one line each; none
