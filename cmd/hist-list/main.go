@@ -153,7 +153,7 @@ func run(e *cli.Env) int {
 		return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
 	}
 	if res.Stats.Malformed > 0 {
-		e.Warnf("skipped %d malformed store line(s)", res.Stats.Malformed)
+		e.Warnf("skipped %s", cli.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
 	}
 	for _, f := range res.Failed {
 		e.Errorf("could not read %v: its prompts are not listed", f)

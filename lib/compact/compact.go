@@ -191,8 +191,8 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	}
 	if p.Files <= opt.MaxFiles && p.Entries <= opt.MaxEntries {
 		p.Kept = len(infos)
-		p.Reason = fmt.Sprintf("%d files and %d entries (compaction runs above %d files or %d entries)",
-			p.Files, p.Entries, opt.MaxFiles, opt.MaxEntries)
+		p.Reason = fmt.Sprintf("%s and %s (compaction runs above %s or %s)",
+			cli.Plural(p.Files, "file", "files"), cli.Plural(p.Entries, "entry", "entries"), cli.Plural(opt.MaxFiles, "file", "files"), cli.Plural(opt.MaxEntries, "entry", "entries"))
 		return p, nil
 	}
 	// Newest first; the name breaks ties so that a plan is deterministic.
@@ -230,8 +230,8 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		return p.Merge[i].Name < p.Merge[j].Name
 	})
 	if len(p.Merge) < 2 {
-		p.Reason = fmt.Sprintf("%d files and %d entries, but only %d file(s) can be merged (the %d newest, seed files, linked files and the current capture file stay)",
-			p.Files, p.Entries, len(p.Merge), opt.Keep)
+		p.Reason = fmt.Sprintf("%s and %s, but only %s can be merged (the %d newest, seed files, linked files and the current capture file stay)",
+			cli.Plural(p.Files, "file", "files"), cli.Plural(p.Entries, "entry", "entries"), cli.Plural(len(p.Merge), "file", "files"), opt.Keep)
 		p.Kept += len(p.Merge)
 		p.Merge = nil
 	}
@@ -551,7 +551,7 @@ func Run(p *Plan, opt Options) *Report {
 			if err := out.append(buf); err != nil {
 				carry, cerr := writeCarry(p.Dir, c.orig, buf, now)
 				if cerr != nil {
-					rep.fail(c.path, "%d byte(s) written to the claim while it was removed could not be kept (%s; carry file: %s)", len(buf), cli.Describe(err), cli.Describe(cerr))
+					rep.fail(c.path, "%s written to the claim while it was removed could not be kept (%s; carry file: %s)", cli.Plural(len(buf), "byte", "bytes"), cli.Describe(err), cli.Describe(cerr))
 					continue
 				}
 				rep.Carries = append(rep.Carries, carry)

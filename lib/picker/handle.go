@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"hist/lib/cli"
 )
 
 // handle answers one callback from fzf (see relay.go). For the preview it
@@ -57,7 +59,7 @@ func (p *picker) handle(req request) string {
 		case err != nil:
 			r.footer = "Could not list the store: " + err.Error()
 		case res != nil && len(res.Failed) > 0 && r.footer == "":
-			r.footer = fmt.Sprintf("%d store file(s) could not be read, their prompts are not listed: %v", len(res.Failed), res.Failed[0])
+			r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", cli.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
 		case req.Total == 0 && r.footer == "":
 			r.footer = EmptyHint
 		}
