@@ -4,7 +4,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -83,7 +82,7 @@ const exitPreference = 3
 func main() { os.Exit(run(cli.OSEnv("hist-capture"))) }
 
 func run(e *cli.Env) int {
-	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	cwd := fs.String("cwd", "", "")
 	inst := fs.String("instance", "", "")
@@ -92,12 +91,9 @@ func run(e *cli.Env) int {
 	enable := fs.Bool("enable", false, "")
 	disable := fs.Bool("disable", false, "")
 	status := fs.Bool("status", false, "")
-	args, ok, help := e.Parse(fs, usage, e.Args)
-	if help {
-		return cli.ExitOK
-	}
-	if !ok {
-		return cli.ExitUsage
+	args, code, stop := e.ParseArgs(fs, usage, e.Args)
+	if stop {
+		return code
 	}
 	modes := 0
 	for _, b := range []bool{*hook, *enable, *disable, *status} {
@@ -204,7 +200,7 @@ func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, 
 	path := filepath.Join(st.ProjectDir(hash), inst+".jsonl")
 	line := record.Marshal(record.Record{Text: text, TS: ts, Src: src, Session: session})
 	if err := store.Append(path, line); err != nil {
-		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, describe(err))
+		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, cli.Describe(err))
 		return cli.ExitFailure
 	}
 	if err := st.Register(hash, canon); err != nil {
@@ -212,14 +208,6 @@ func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, 
 		e.Warnf("updating %s: %v (the prompt is stored; labels may show the project hash)", st.Registry(), err)
 	}
 	return cli.ExitOK
-}
-
-func describe(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func setPreference(e *cli.Env, on bool) int {

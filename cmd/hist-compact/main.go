@@ -135,7 +135,7 @@ type projectReport struct {
 }
 
 func run(e *cli.Env) int {
-	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	var scope cli.ScopeFlags
 	scope.Register(fs)
@@ -149,12 +149,9 @@ func run(e *cli.Env) int {
 	verbose := fs.Bool("v", false, "")
 	redactFlag := fs.Bool("redact", false, "")
 	check := fs.Bool("check", false, "")
-	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", 0))
-	if help {
-		return cli.ExitOK
-	}
-	if !ok {
-		return cli.ExitUsage
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if stop {
+		return code
 	}
 	if len(args) > 0 {
 		e.Errorf("unexpected argument %q: hist-compact takes only flags (a project folder goes after --project)", args[0])
@@ -225,7 +222,7 @@ func run(e *cli.Env) int {
 	if sc.All {
 		hashes, err = st.ProjectHashes()
 		if err != nil {
-			e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), describe(err))
+			e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), cli.Describe(err))
 			return finish(e, out, *asJSON, cli.ExitFailure)
 		}
 		if len(hashes) == 0 {
@@ -256,14 +253,14 @@ func run(e *cli.Env) int {
 	}
 	opt.Hidden = hidden
 
-	code := cli.ExitOK
+	code = cli.ExitOK
 	for _, h := range hashes {
 		pr := &projectReport{Cwd: reg[h]}
 		plan, err := compact.PlanProject(st, h, opt)
 		switch {
 		case err != nil:
 			pr.Report = &compact.Report{Plan: plan}
-			pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + describe(err) + ": nothing was changed"})
+			pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + cli.Describe(err) + ": nothing was changed"})
 		case *dry:
 			pr.Report = compact.DryRun(plan, opt)
 		default:
@@ -276,7 +273,7 @@ func run(e *cli.Env) int {
 		fmt.Fprintf(e.Stderr, "%s: %s: %s\n", e.Name, label(h, pr.Cwd), summary(pr.Report, *dry))
 		if *verbose {
 			for _, f := range pr.Report.Merge {
-				fmt.Fprintf(e.Stderr, "%s:   %s %s (%d entries)\n", e.Name, map[bool]string{true: "would merge", false: "merged"}[*dry], f.Name, f.Entries)
+				fmt.Fprintf(e.Stderr, "%s:   %s %s (%s)\n", e.Name, map[bool]string{true: "would merge", false: "merged"}[*dry], f.Name, cli.Plural(f.Entries, "entry", "entries"))
 			}
 		}
 		out.Projects = append(out.Projects, pr)
@@ -325,28 +322,28 @@ func summary(r *compact.Report, dry bool) string {
 	case !p.Runs():
 		fmt.Fprintf(&b, "nothing to do: %s", p.Reason)
 		if r.Stale > 0 {
-			fmt.Fprintf(&b, "; removed %d stale temp file(s)", r.Stale)
+			fmt.Fprintf(&b, "; removed %s", cli.Plural(r.Stale, "stale temp file", "stale temp files"))
 		}
 	case dry:
-		fmt.Fprintf(&b, "dry run: would merge %d of %d files into one compact file: %d entries, %d dropped as hidden",
-			r.Merged, p.Files, r.Written, r.Hidden)
+		fmt.Fprintf(&b, "dry run: would merge %d of %s into one compact file: %s, %d dropped as hidden",
+			r.Merged, cli.Plural(p.Files, "file", "files"), cli.Plural(r.Written, "entry", "entries"), r.Hidden)
 	case r.Compact == "" && len(r.ClaimsLeft) == 0:
 		fmt.Fprintf(&b, "could not claim any of the %d files to merge: nothing was changed", len(p.Merge))
 	case r.Compact == "":
-		fmt.Fprintf(&b, "could not compact %d of %d files", len(p.Merge), p.Files)
+		fmt.Fprintf(&b, "could not compact %d of %s", len(p.Merge), cli.Plural(p.Files, "file", "files"))
 	default:
-		fmt.Fprintf(&b, "merged %d of %d files into %s: %d entries written, %d dropped as hidden",
-			r.Merged, p.Files, filepath.Base(r.Compact), r.Written, r.Hidden)
+		fmt.Fprintf(&b, "merged %d of %s into %s: %s written, %d dropped as hidden",
+			r.Merged, cli.Plural(p.Files, "file", "files"), filepath.Base(r.Compact), cli.Plural(r.Written, "entry", "entries"), r.Hidden)
 	}
 	if p.Runs() {
 		if r.Duplicates > 0 {
-			fmt.Fprintf(&b, ", %d repeated line(s) written once", r.Duplicates)
+			fmt.Fprintf(&b, ", %s written once", cli.Plural(r.Duplicates, "repeated line", "repeated lines"))
 		}
 		if r.Malformed > 0 {
-			fmt.Fprintf(&b, ", %d malformed line(s) kept as they are", r.Malformed)
+			fmt.Fprintf(&b, ", %s kept unchanged", cli.Plural(r.Malformed, "malformed line", "malformed lines"))
 		}
 		if r.Stale > 0 {
-			fmt.Fprintf(&b, ", %d stale temp file(s) removed", r.Stale)
+			fmt.Fprintf(&b, ", %s removed", cli.Plural(r.Stale, "stale temp file", "stale temp files"))
 		}
 	}
 	var problems []string
@@ -359,7 +356,7 @@ func summary(r *compact.Report, dry bool) string {
 	const shown = 3
 	for i, pr := range problems {
 		if i == shown {
-			fmt.Fprintf(&b, "; and %d more problem(s) like these (--json lists them)", len(problems)-shown)
+			fmt.Fprintf(&b, "; and %s like these (--json lists them)", cli.Plural(len(problems)-shown, "more problem", "more problems"))
 			break
 		}
 		b.WriteString("; " + pr)
@@ -382,12 +379,4 @@ func anyDir(st store.Store, hashes []string) bool {
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
-}
-
-func describe(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

@@ -69,14 +69,14 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 	}
 	r := compact.Redact(st, sc, hidden, dry)
 	out.RedactReport = r
-	verb, files := "redacted", "rewrote"
+	verb, rewrote := "redacted", "rewrote"
 	if dry {
-		verb, files = "would redact", "would rewrite"
+		verb, rewrote = "would redact", "would rewrite"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %d prompt(s); %s %d of %d file(s)", verb, r.Redacted, files, len(r.Rewritten), r.Files)
+	fmt.Fprintf(&b, "%s %s; %s %d of %s", verb, cli.Plural(r.Redacted, "prompt", "prompts"), rewrote, len(r.Rewritten), cli.Plural(r.Files, "file", "files"))
 	if r.Hidden > 0 {
-		fmt.Fprintf(&b, "; %d hidden prompt(s) holding a secret removed", r.Hidden)
+		fmt.Fprintf(&b, "; %s holding a secret removed", cli.Plural(r.Hidden, "hidden prompt", "hidden prompts"))
 		if dry {
 			b.WriteString(" (would be)")
 		}

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -133,7 +132,7 @@ func (f *format) Set(v string) error {
 func main() { os.Exit(run(cli.OSEnv("hist-delete"))) }
 
 func run(e *cli.Env) int {
-	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	var scope cli.ScopeFlags
 	scope.Register(fs)
@@ -146,12 +145,9 @@ func run(e *cli.Env) int {
 	if readsStdin(e.Args) {
 		minRest = 0
 	}
-	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", minRest))
-	if help {
-		return cli.ExitOK
-	}
-	if !ok {
-		return cli.ExitUsage
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", minRest))
+	if stop {
+		return code
 	}
 	if *nul {
 		if in.name != "" && in.name != "nul" {
@@ -296,28 +292,21 @@ func looksListedJSON(line []byte) bool {
 	return t && f
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // summary says what was done (or would be).
 func summary(r deletion.Result) string {
 	var b strings.Builder
 	if r.DryRun {
 		fmt.Fprintf(&b, "dry run: would remove %s of %s from %s",
-			plural(r.Copies, "copy", "copies"), plural(r.Prompts, "prompt", "prompts"), plural(len(r.Rewritten), "file", "files"))
+			cli.Plural(r.Copies, "copy", "copies"), cli.Plural(r.Prompts, "prompt", "prompts"), cli.Plural(len(r.Rewritten), "file", "files"))
 		fmt.Fprintf(&b, " (%s scanned) and write %s; nothing was changed",
-			plural(r.Scanned, "file", "files"), plural(r.Tombstones, "tombstone", "tombstones"))
+			cli.Plural(r.Scanned, "file", "files"), cli.Plural(r.Tombstones, "tombstone", "tombstones"))
 		return b.String()
 	}
 	fmt.Fprintf(&b, "removed %s of %s, %s rewritten (%s scanned)",
-		plural(r.Copies, "copy", "copies"), plural(r.Prompts, "prompt", "prompts"),
-		plural(len(r.Rewritten), "file", "files"), plural(r.Scanned, "file", "files"))
+		cli.Plural(r.Copies, "copy", "copies"), cli.Plural(r.Prompts, "prompt", "prompts"),
+		cli.Plural(len(r.Rewritten), "file", "files"), cli.Plural(r.Scanned, "file", "files"))
 	if r.Tombstones > 0 {
-		fmt.Fprintf(&b, ", %s written", plural(r.Tombstones, "tombstone", "tombstones"))
+		fmt.Fprintf(&b, ", %s written", cli.Plural(r.Tombstones, "tombstone", "tombstones"))
 	} else {
 		b.WriteString(", no tombstone written")
 	}

@@ -3,7 +3,6 @@ package main
 
 import (
 	"bufio"
-	"flag"
 	"io"
 	"os"
 	"runtime"
@@ -65,19 +64,16 @@ Examples:
 func main() { os.Exit(run(cli.OSEnv("hist-list"))) }
 
 func run(e *cli.Env) int {
-	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	var scope cli.ScopeFlags
 	scope.Register(fs)
 	nul := fs.Bool("0", false, "")
 	asJSON := fs.Bool("json", false, "")
 	limit := fs.Int("limit", 0, "")
-	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", 0))
-	if help {
-		return cli.ExitOK
-	}
-	if !ok {
-		return cli.ExitUsage
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if stop {
+		return code
 	}
 	if len(args) > 0 {
 		e.Errorf("unexpected argument %q: hist-list takes only flags (to filter, pipe it to grep)", args[0])
@@ -157,7 +153,7 @@ func run(e *cli.Env) int {
 		return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
 	}
 	if res.Stats.Malformed > 0 {
-		e.Warnf("skipped %d malformed store line(s)", res.Stats.Malformed)
+		e.Warnf("skipped %s", cli.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
 	}
 	for _, f := range res.Failed {
 		e.Errorf("could not read %v: its prompts are not listed", f)

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -85,7 +84,7 @@ func main() {
 }
 
 func run(e *cli.Env) int {
-	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
+	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	var scope cli.ScopeFlags
 	scope.Register(fs)
@@ -95,12 +94,9 @@ func run(e *cli.Env) int {
 	resumeKey := fs.String("resume-key", "", "")
 	deleteKey := fs.String("delete-key", "", "")
 	shellName := fs.String("shell", "", "")
-	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", 0))
-	if help {
-		return cli.ExitOK
-	}
-	if !ok {
-		return cli.ExitUsage
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if stop {
+		return code
 	}
 	if len(args) > 0 {
 		e.Errorf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])

@@ -901,7 +901,7 @@ func TestUnreadableFile(t *testing.T) {
 	tm := newTerm(t, f.dir, 120, 40)
 	tm.pick("")
 	tm.waitText("32 loaded")
-	tm.waitText("1 store file(s) could not be read")
+	tm.waitText("1 store file could not be read")
 	tm.keys("Escape")
 	tm.result()
 }

@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"hist/lib/atomicfile"
+	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/lock"
 	"hist/lib/record"
@@ -86,7 +87,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 		return r
 	}
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", st.Root, describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", st.Root, cli.Describe(err)))
 		return r
 	}
 	root := filepath.Clean(st.Root)
@@ -111,7 +112,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 	}
 	walkErr := filepath.WalkDir(root+string(filepath.Separator), visit(root, ""))
 	if walkErr != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", root, describe(walkErr)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", root, cli.Describe(walkErr)))
 	}
 	for _, p := range projects {
 		r.Projects = append(r.Projects, *p)
@@ -140,7 +141,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, rel string,
 	d fs.DirEntry, err error, walk func(base, prefix string) fs.WalkDirFunc) error {
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
 		if d != nil && d.IsDir() {
 			return fs.SkipDir
 		}
@@ -148,7 +149,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	info, err := d.Info()
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
 		return nil
 	}
 	mode := info.Mode()
@@ -161,7 +162,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 				// Allowed: a project folder kept elsewhere, followed.
 				r.Links = append(r.Links, fmt.Sprintf("project folder %s is a symbolic link to %s (followed)", path, target))
 				if err := filepath.WalkDir(path+string(filepath.Separator), walk(path, rel)); err != nil {
-					r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+					r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
 				}
 				return nil
 			}
@@ -202,7 +203,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	n, err := r.scan(path)
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
 	}
 	r.Files++
 	if global {
@@ -254,14 +255,6 @@ func kindOf(m fs.FileMode) string {
 	return m.Type().String()
 }
 
-func describe(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // Problems lists what needs the user's attention, one line each; none
 // means the store is healthy.
 func (r *Report) Problems() []string {
@@ -284,7 +277,7 @@ func (r *Report) Problems() []string {
 		}
 	}
 	if r.RedactOn && r.Unredacted > 0 {
-		out = append(out, fmt.Sprintf("%d stored prompt(s) hold text that redaction replaces: run hist-compact --redact --all", r.Unredacted))
+		out = append(out, cli.Plural(r.Unredacted, "stored prompt holds", "stored prompts hold")+" text that redaction replaces: run hist-compact --redact --all")
 	}
 	if r.MigLock != "" {
 		out = append(out, fmt.Sprintf("the migration lock %s is present: if no hist-seed is running, a migration was interrupted; remove the folder and run hist-seed again", r.MigLock))
@@ -308,7 +301,7 @@ func (r *Report) Print(w io.Writer) {
 	if r.Missing {
 		fmt.Fprintf(w, "nothing stored yet: the folder does not exist\n")
 	}
-	fmt.Fprintf(w, "files:        %d store file(s), %d entries, %d malformed line(s)\n", r.Files, r.Entries, r.Malformed)
+	fmt.Fprintf(w, "files:        %s, %s, %s\n", cli.Plural(r.Files, "store file", "store files"), cli.Plural(r.Entries, "entry", "entries"), cli.Plural(r.Malformed, "malformed line", "malformed lines"))
 	fmt.Fprintf(w, "projects:     %d\n", len(r.Projects))
 	for i, p := range r.Projects {
 		if i == shownProjects {
@@ -319,16 +312,16 @@ func (r *Report) Print(w io.Writer) {
 		if label == "" {
 			label = "(not in registry.json)"
 		}
-		fmt.Fprintf(w, "  %s  %s: %d file(s), %d entries\n", p.Hash, label, p.Files, p.Entries)
+		fmt.Fprintf(w, "  %s  %s: %s, %s\n", p.Hash, label, cli.Plural(p.Files, "file", "files"), cli.Plural(p.Entries, "entry", "entries"))
 	}
-	fmt.Fprintf(w, "global:       %d entries\n", r.Global)
+	fmt.Fprintf(w, "global:       %s\n", cli.Plural(r.Global, "entry", "entries"))
 	switch {
 	case r.HiddenErr != nil:
 		fmt.Fprintf(w, "hidden.json:  NOT trusted (%s)\n", firstLine(r.HiddenErr.Error()))
 	case !r.HiddenExists:
 		fmt.Fprintf(w, "hidden.json:  none (nothing hidden)\n")
 	default:
-		fmt.Fprintf(w, "hidden.json:  %d entries, trusted\n", r.HiddenEntries)
+		fmt.Fprintf(w, "hidden.json:  %s, trusted\n", cli.Plural(r.HiddenEntries, "entry", "entries"))
 	}
 	fmt.Fprintf(w, "claims:       %s\n", leftovers(r.Claims, "no rewriter running", "a rewriter is running"))
 	fmt.Fprintf(w, "carries:      %d (merged by the next compaction)\n", len(r.Carries))
@@ -340,13 +333,13 @@ func (r *Report) Print(w io.Writer) {
 	if r.RedactSet {
 		env = fmt.Sprintf("%q", r.RedactEnv)
 	}
-	fmt.Fprintf(w, "redaction:    %s (%s=%s); %d stored prompt(s) it would still change\n", state, redact.EnvVar, env, r.Unredacted)
+	fmt.Fprintf(w, "redaction:    %s (%s=%s); %s it would still change\n", state, redact.EnvVar, env, cli.Plural(r.Unredacted, "stored prompt", "stored prompts"))
 	if r.MigLock != "" {
 		fmt.Fprintf(w, "migration:    lock folder present (%s)\n", r.MigLock)
 	} else {
 		fmt.Fprintf(w, "migration:    no lock\n")
 	}
-	fmt.Fprintf(w, "permissions:  %d problem(s)\n", len(r.Permissions))
+	fmt.Fprintf(w, "permissions:  %s\n", cli.Plural(len(r.Permissions), "problem", "problems"))
 	for _, l := range r.Links {
 		fmt.Fprintf(w, "note: %s\n", l)
 	}

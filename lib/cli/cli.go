@@ -8,8 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"hist/lib/policy"
 	"hist/lib/store"
@@ -183,30 +187,134 @@ func positionalsAfter(args []string) int {
 	return n
 }
 
-// Parse parses args with fs, flags and arguments in any order (everything
-// after "--" is an argument), and returns the arguments. It prints the
-// error in house style and returns ok=false on an error (the usage exit
-// code is due); -h/--help prints usage on stdout and returns help=true.
-func (e *Env) Parse(fs *flag.FlagSet, usage string, args []string) (pos []string, ok, help bool) {
+// Flags is a new flag set for the command's own flags, for ParseArgs.
+func (e *Env) Flags() *flag.FlagSet { return flag.NewFlagSet(e.Name, flag.ContinueOnError) }
+
+// ParseArgs parses args with fs, flags and arguments in any order (everything
+// after "--" is an argument), and returns the arguments, with stop=false.
+// When the command must stop here it returns stop=true and the exit code:
+// ExitOK after -h/--help (the usage printed on stdout), ExitUsage after a
+// bad flag (one line on stderr naming the flag as typed). Usage:
+//
+//	args, code, stop := e.ParseArgs(fs, usage, e.Args)
+//	if stop {
+//		return code
+//	}
+func (e *Env) ParseArgs(fs *flag.FlagSet, usage string, args []string) (pos []string, code int, stop bool) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprint(e.Stdout, usage)
-				return nil, false, true
+				return nil, ExitOK, true
 			}
-			e.Errorf("%v: see '%s --help'", err, e.Name)
-			return nil, false, false
+			e.Errorf("%s", flagError(fs, args[:len(args)-len(fs.Args())], err, e.Name))
+			return nil, ExitUsage, true
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
-			return pos, true, false
+			return pos, ExitOK, false
 		}
 		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), true, false
+			return append(pos, rest...), ExitOK, false
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagError words err, which fs.Parse returned after reading used: the
+// flag as the user typed it and what it expects, instead of the flag
+// package's wording ("flag provided but not defined: -x").
+func flagError(fs *flag.FlagSet, used []string, err error, name string) string {
+	if bad, ok := strings.CutPrefix(err.Error(), "bad flag syntax: "); ok {
+		// "---x" or "-=x", which fs.Parse leaves unread.
+		return fmt.Sprintf("unknown flag %s: see '%s --help'", bad, name)
+	}
+	// The failing flag is the last one fs.Parse started on: walk used as
+	// it does (a flag that is not a bool and has no "=" takes the next
+	// argument).
+	typed, value, hasValue := "", "", false
+	for i := 0; i < len(used); i++ {
+		typed, value, hasValue = used[i], "", false
+		if t, v, ok := strings.Cut(typed, "="); ok && strings.TrimLeft(t, "-") != "" {
+			typed, value, hasValue = t, v, true
+		}
+		if f := fs.Lookup(strings.TrimLeft(typed, "-")); f != nil && !hasValue && !isBool(f) && i+1 < len(used) {
+			i++
+			value, hasValue = used[i], true
+		}
+	}
+	f := fs.Lookup(strings.TrimLeft(typed, "-"))
+	if f == nil {
+		return fmt.Sprintf("unknown flag %s: see '%s --help'", typed, name)
+	}
+	want := expects(f)
+	if !hasValue {
+		return fmt.Sprintf("%s needs %s: see '%s --help'", typed, want, name)
+	}
+	if want == "a value" {
+		// A value of the command's own type says what it expects.
+		if err := f.Value.Set(value); err != nil {
+			return fmt.Sprintf("%s: %v", typed, err)
+		}
+	}
+	return fmt.Sprintf("%s takes %s, got %q", typed, want, value)
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// expects says what kind of value f takes.
+func expects(f *flag.Flag) string {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return "a value"
+	}
+	switch g.Get().(type) {
+	case bool:
+		return "true or false"
+	case int, int64, uint, uint64:
+		return "a whole number"
+	case float64:
+		return "a number"
+	case time.Duration:
+		return "a duration such as 10s or 2m"
+	}
+	return "a value"
+}
+
+// Plural is n and the word for it: "1 file", "2 files", "0 entries".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return strconv.Itoa(n) + " " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// Describe is err without the path that an *fs.PathError or
+// *os.LinkError carries, for messages that name the file themselves.
+func Describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err.Error()
+	}
+	if errors.Is(err, syscall.EISDIR) {
+		return "is a directory"
+	}
+	return err.Error()
+}
+
+// Parse is ParseArgs with its outcome as ok (parsed) and help (--help
+// printed), for hist-seed until it calls ParseArgs.
+func (e *Env) Parse(fs *flag.FlagSet, usage string, args []string) (pos []string, ok, help bool) {
+	pos, code, stop := e.ParseArgs(fs, usage, args)
+	return pos, !stop, stop && code == ExitOK
 }

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"hist/lib/store"
@@ -46,26 +49,102 @@ func TestSplitOptional(t *testing.T) {
 	}
 }
 
-func TestParse(t *testing.T) {
+func TestParseArgs(t *testing.T) {
 	e, out, errb := testEnv(nil)
-	fs := flag.NewFlagSet("hist-x", flag.ContinueOnError)
+	fs := e.Flags()
 	n := fs.Int("n", 0, "")
 	v := fs.Bool("v", false, "")
-	pos, ok, help := e.Parse(fs, "usage\n", []string{"a", "-n", "3", "b", "-v", "--", "-c", "--d"})
-	if !ok || help || *n != 3 || !*v || !slices.Equal(pos, []string{"a", "b", "-c", "--d"}) {
-		t.Errorf("Parse = %q %v %v n=%d v=%v", pos, ok, help, *n, *v)
+	pos, code, stop := e.ParseArgs(fs, "usage\n", []string{"a", "-n", "3", "b", "-v", "--", "-c", "--d"})
+	if stop || code != ExitOK || *n != 3 || !*v || !slices.Equal(pos, []string{"a", "b", "-c", "--d"}) {
+		t.Errorf("ParseArgs = %q %d %v n=%d v=%v", pos, code, stop, *n, *v)
 	}
-	fs = flag.NewFlagSet("hist-x", flag.ContinueOnError)
-	fs.Int("n", 0, "")
-	if _, ok, help := e.Parse(fs, "usage\n", []string{"-bogus"}); ok || help {
-		t.Error("a bad flag parsed")
+	fs = e.Flags()
+	if _, code, stop := e.ParseArgs(fs, "the usage\n", []string{"x", "--help"}); !stop || code != ExitOK || out.String() != "the usage\n" {
+		t.Errorf("--help: code=%d stop=%v out=%q", code, stop, out.String())
 	}
-	if msg := errb.String(); strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "hist-x: flag provided but not defined: -bogus") {
-		t.Errorf("error %q is not one line in house style", msg)
+	if errb.Len() != 0 {
+		t.Errorf("--help wrote %q on stderr", errb.String())
 	}
-	fs = flag.NewFlagSet("hist-x", flag.ContinueOnError)
-	if _, ok, help := e.Parse(fs, "the usage\n", []string{"x", "--help"}); ok || !help || out.String() != "the usage\n" {
-		t.Errorf("--help: ok=%v help=%v out=%q", ok, help, out.String())
+}
+
+// A bad flag is named as typed, with what it expects, in one line.
+func TestParseArgsErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus"}, "unknown flag --bogus: see 'hist-x --help'"},
+		{[]string{"a", "-bogus=3", "b"}, "unknown flag -bogus: see 'hist-x --help'"},
+		{[]string{"-v", "--bogus", "---x"}, "unknown flag --bogus: see 'hist-x --help'"},
+		{[]string{"---x"}, "unknown flag ---x: see 'hist-x --help'"},
+		{[]string{"-=x"}, "unknown flag -=x: see 'hist-x --help'"},
+		{[]string{"--limit", "abc"}, `--limit takes a whole number, got "abc"`},
+		{[]string{"-v", "x", "--limit=-"}, `--limit takes a whole number, got "-"`},
+		{[]string{"--limit"}, "--limit needs a whole number: see 'hist-x --help'"},
+		{[]string{"--wait", "soon"}, `--wait takes a duration such as 10s or 2m, got "soon"`},
+		{[]string{"--v=maybe"}, `--v takes true or false, got "maybe"`},
+		{[]string{"--name"}, "--name needs a value: see 'hist-x --help'"},
+		{[]string{"--kind", "x"}, `--kind: not a kind: use a or b`},
+	}
+	for _, c := range cases {
+		e, out, errb := testEnv(nil)
+		fs := e.Flags()
+		fs.Int("limit", 0, "")
+		fs.Duration("wait", 0, "")
+		fs.Bool("v", false, "")
+		fs.String("name", "", "")
+		fs.Func("kind", "", func(s string) error {
+			if s != "a" && s != "b" {
+				return errors.New("not a kind: use a or b")
+			}
+			return nil
+		})
+		pos, code, stop := e.ParseArgs(fs, "usage\n", c.args)
+		if !stop || code != ExitUsage || pos != nil || out.Len() != 0 {
+			t.Errorf("%q: pos=%q code=%d stop=%v out=%q", c.args, pos, code, stop, out.String())
+		}
+		if got := errb.String(); got != "hist-x: "+c.want+"\n" {
+			t.Errorf("%q: error %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// Parse keeps its ok/help form on top of ParseArgs.
+func TestParse(t *testing.T) {
+	e, _, _ := testEnv(nil)
+	if pos, ok, help := e.Parse(e.Flags(), "u\n", []string{"a"}); !ok || help || !slices.Equal(pos, []string{"a"}) {
+		t.Errorf("args: %q %v %v", pos, ok, help)
+	}
+	if _, ok, help := e.Parse(e.Flags(), "u\n", []string{"-h"}); ok || !help {
+		t.Errorf("-h: %v %v", ok, help)
+	}
+	if _, ok, help := e.Parse(e.Flags(), "u\n", []string{"-x"}); ok || help {
+		t.Errorf("-x: %v %v", ok, help)
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 entries", 1: "1 entry", 2: "2 entries"} {
+		if got := Plural(n, "entry", "entries"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	_, err := os.Open("/nonexistent/x")
+	if got := Describe(err); got != "no such file or directory" {
+		t.Errorf("PathError: %q", got)
+	}
+	err = os.Rename("/nonexistent/a", "/nonexistent/b")
+	if got := Describe(err); got != "no such file or directory" {
+		t.Errorf("LinkError: %q", got)
+	}
+	if got := Describe(fmt.Errorf("reading: %w", syscall.EISDIR)); got != "is a directory" {
+		t.Errorf("EISDIR: %q", got)
+	}
+	if got := Describe(errors.New("plain")); got != "plain" {
+		t.Errorf("plain: %q", got)
 	}
 }
 

@@ -60,11 +60,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unsafe"
 
 	"hist/lib/atomicfile"
+	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/record"
@@ -181,7 +181,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		path := filepath.Join(dir, name)
 		info, err := sc.info(path)
 		if err != nil {
-			p.Unreadable = append(p.Unreadable, FileError{Path: path, Err: describe(err)})
+			p.Unreadable = append(p.Unreadable, FileError{Path: path, Err: cli.Describe(err)})
 			continue
 		}
 		info.Name, info.Kind = name, k
@@ -191,8 +191,8 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	}
 	if p.Files <= opt.MaxFiles && p.Entries <= opt.MaxEntries {
 		p.Kept = len(infos)
-		p.Reason = fmt.Sprintf("%d files and %d entries (compaction runs above %d files or %d entries)",
-			p.Files, p.Entries, opt.MaxFiles, opt.MaxEntries)
+		p.Reason = fmt.Sprintf("%s and %s (compaction runs above %s or %s)",
+			cli.Plural(p.Files, "file", "files"), cli.Plural(p.Entries, "entry", "entries"), cli.Plural(opt.MaxFiles, "file", "files"), cli.Plural(opt.MaxEntries, "entry", "entries"))
 		return p, nil
 	}
 	// Newest first; the name breaks ties so that a plan is deterministic.
@@ -230,8 +230,8 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		return p.Merge[i].Name < p.Merge[j].Name
 	})
 	if len(p.Merge) < 2 {
-		p.Reason = fmt.Sprintf("%d files and %d entries, but only %d file(s) can be merged (the %d newest, seed files, linked files and the current capture file stay)",
-			p.Files, p.Entries, len(p.Merge), opt.Keep)
+		p.Reason = fmt.Sprintf("%s and %s, but only %s can be merged (the %d newest, seed files, linked files and the current capture file stay)",
+			cli.Plural(p.Files, "file", "files"), cli.Plural(p.Entries, "entry", "entries"), cli.Plural(len(p.Merge), "file", "files"), opt.Keep)
 		p.Kept += len(p.Merge)
 		p.Merge = nil
 	}
@@ -422,7 +422,7 @@ func DryRun(p *Plan, opt Options) *Report {
 	for _, fi := range p.Merge {
 		f, err := history.Open(fi.Path)
 		if err != nil {
-			rep.fail(fi.Path, "%s: it would stay as it is", describe(err))
+			rep.fail(fi.Path, "%s: it would stay as it is", cli.Describe(err))
 			continue
 		}
 		br.Reset(f)
@@ -432,7 +432,7 @@ func DryRun(p *Plan, opt Options) *Report {
 		})
 		f.Close()
 		if err != nil {
-			rep.fail(fi.Path, "%s: it would stay as it is", describe(err))
+			rep.fail(fi.Path, "%s: it would stay as it is", cli.Describe(err))
 			continue
 		}
 		rep.Merged++
@@ -471,14 +471,14 @@ func Run(p *Plan, opt Options) *Report {
 			c.path = filepath.Join(p.Dir, fi.Name+".gc-"+strconv.FormatInt(now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl")
 			if err := os.Rename(fi.Path, c.path); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) { // removed by hand since the plan: nothing to merge
-					rep.fail(fi.Path, "claiming it: %s: it stays as it is", describe(err))
+					rep.fail(fi.Path, "claiming it: %s: it stays as it is", cli.Describe(err))
 				}
 				continue
 			}
 		}
 		f, err := history.Open(c.path)
 		if err != nil {
-			rep.fail(c.path, "opening the claim: %s: it stays on disk and is still read", describe(err))
+			rep.fail(c.path, "opening the claim: %s: it stays on disk and is still read", cli.Describe(err))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 			continue
 		}
@@ -494,7 +494,7 @@ func Run(p *Plan, opt Options) *Report {
 	compact := filepath.Join(p.Dir, "compact-"+strconv.FormatInt(now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl")
 	if err := writeCompact(compact, claims, m); err != nil {
 		rep.Written, rep.Hidden, rep.Duplicates, rep.Malformed = 0, 0, 0, 0
-		rep.fail(compact, "writing the compact file: %s: the claimed files stay on disk and are still read", describe(err))
+		rep.fail(compact, "writing the compact file: %s: the claimed files stay on disk and are still read", cli.Describe(err))
 		for _, c := range claims {
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 		}
@@ -516,7 +516,7 @@ func Run(p *Plan, opt Options) *Report {
 	var buf []byte
 	for _, c := range claims {
 		if c.bad != nil {
-			rep.fail(c.path, "reading the claim: %s: it stays on disk and is still read", describe(c.bad))
+			rep.fail(c.path, "reading the claim: %s: it stays on disk and is still read", cli.Describe(c.bad))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 			continue
 		}
@@ -527,13 +527,13 @@ func Run(p *Plan, opt Options) *Report {
 			err = out.append(buf)
 		}
 		if err != nil {
-			rep.fail(c.path, "adding the lines written to it after it was read: %s: the claim stays on disk with every byte", describe(err))
+			rep.fail(c.path, "adding the lines written to it after it was read: %s: the claim stays on disk with every byte", cli.Describe(err))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 			continue
 		}
 		c.done += n
 		if err := os.Remove(c.path); err != nil {
-			rep.fail(c.path, "removing the claim: %s: it stays on disk; its prompts are listed once", describe(err))
+			rep.fail(c.path, "removing the claim: %s: it stays on disk; its prompts are listed once", cli.Describe(err))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 			continue
 		}
@@ -543,7 +543,7 @@ func Run(p *Plan, opt Options) *Report {
 		}
 		buf, n, err = readLate(br, c, m, buf[:0])
 		if err != nil {
-			rep.fail(c.path, "reading the removed claim once more: %s", describe(err))
+			rep.fail(c.path, "reading the removed claim once more: %s", cli.Describe(err))
 			continue
 		}
 		c.done += n
@@ -551,7 +551,7 @@ func Run(p *Plan, opt Options) *Report {
 			if err := out.append(buf); err != nil {
 				carry, cerr := writeCarry(p.Dir, c.orig, buf, now)
 				if cerr != nil {
-					rep.fail(c.path, "%d byte(s) written to the claim while it was removed could not be kept (%s; carry file: %s)", len(buf), describe(err), describe(cerr))
+					rep.fail(c.path, "%s written to the claim while it was removed could not be kept (%s; carry file: %s)", cli.Plural(len(buf), "byte", "bytes"), cli.Describe(err), cli.Describe(cerr))
 					continue
 				}
 				rep.Carries = append(rep.Carries, carry)
@@ -562,10 +562,10 @@ func Run(p *Plan, opt Options) *Report {
 		}
 	}
 	if err := out.close(); err != nil {
-		rep.fail(compact, "closing the compact file: %s", describe(err))
+		rep.fail(compact, "closing the compact file: %s", cli.Describe(err))
 	}
 	if err := atomicfile.SyncDir(p.Dir); err != nil {
-		rep.fail(p.Dir, "syncing the folder: %s", describe(err))
+		rep.fail(p.Dir, "syncing the folder: %s", cli.Describe(err))
 	}
 	return rep
 }
@@ -682,21 +682,4 @@ func (a *appender) close() error {
 func writeCarry(dir, orig string, b []byte, now func() time.Time) (string, error) {
 	path := filepath.Join(dir, orig+".carry-"+strconv.FormatInt(now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl")
 	return path, atomicfile.WriteBytes(path, b)
-}
-
-// describe strips the path from an *os.PathError (messages name the file
-// themselves).
-func describe(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err.Error()
-	}
-	if errors.Is(err, syscall.EISDIR) {
-		return "is a directory"
-	}
-	return err.Error()
 }

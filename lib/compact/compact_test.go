@@ -171,7 +171,7 @@ func TestNeverMerged(t *testing.T) {
 	if p.Runs() || len(p.Merge) != 0 {
 		t.Fatalf("ran with one mergeable file: %+v", p)
 	}
-	if !strings.Contains(p.Reason, "only 1 file(s) can be merged") {
+	if !strings.Contains(p.Reason, "only 1 file can be merged") {
 		t.Fatalf("reason %q", p.Reason)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"hist/lib/atomicfile"
+	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/record"
@@ -403,9 +404,9 @@ func putBack(path string, late []byte, prev error) (carry string, err error) {
 		if err == nil {
 			return name, prev
 		}
-		return "", errors.Join(prev, fmt.Errorf("%d byte(s) appended during the rewrite could not be put back (%v) nor kept in a carry file (%v)", len(late), appendErr, err))
+		return "", errors.Join(prev, fmt.Errorf("%s appended during the rewrite could not be put back (%v) nor kept in a carry file (%v)", cli.Plural(len(late), "byte", "bytes"), appendErr, err))
 	}
-	return "", errors.Join(prev, fmt.Errorf("%d byte(s) appended during the rewrite could not be put back (%v) nor kept in a carry file", len(late), appendErr))
+	return "", errors.Join(prev, fmt.Errorf("%s appended during the rewrite could not be put back (%v) nor kept in a carry file", cli.Plural(len(late), "byte", "bytes"), appendErr))
 }
 
 // writeNew creates name (0600, exclusively) holding data, durably.

@@ -5,14 +5,14 @@ import (
 	"unicode/utf8"
 )
 
-// Newline is how a newline shows in a list row.
-const Newline = "↵"
+// newline is how a newline shows in a list row.
+const newline = "↵"
 
-// Row is a prompt as one list row: each newline (and "\r\n") shows as ↵,
+// row is a prompt as one list row: each newline (and "\r\n") shows as ↵,
 // other control characters as their control pictures (␛ for ESC), and
 // bytes that are not UTF-8 as U+FFFD, so a row is one line and can never
 // drive the terminal. Tabs stay (fzf expands them).
-func Row(text string) string {
+func row(text string) string {
 	clean := true
 	for i := 0; i < len(text); i++ {
 		c := text[i]
@@ -30,11 +30,11 @@ func Row(text string) string {
 		c := text[i]
 		switch {
 		case c == '\r' && i+1 < len(text) && text[i+1] == '\n':
-			b.WriteString(Newline)
+			b.WriteString(newline)
 			i += 2
 			continue
 		case c == '\n':
-			b.WriteString(Newline)
+			b.WriteString(newline)
 		case c == '\t':
 			b.WriteByte(c)
 		case c < 0x20:
@@ -58,14 +58,14 @@ func Row(text string) string {
 	return b.String()
 }
 
-// Safe makes text safe to print in the preview pane: newlines and tabs
+// safe makes text safe to print in the preview pane: newlines and tabs
 // stay, other control characters show as control pictures.
-func Safe(text string) string {
+func safe(text string) string {
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(text, "\n") {
 		body := strings.TrimSuffix(line, "\n")
 		body = strings.TrimSuffix(body, "\r")
-		b.WriteString(Row(body))
+		b.WriteString(row(body))
 		if strings.HasSuffix(line, "\n") {
 			b.WriteByte('\n')
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"hist/lib/cli"
 )
 
 // handle answers one callback from fzf (see relay.go). For the preview it
@@ -57,9 +59,9 @@ func (p *picker) handle(req request) string {
 		case err != nil:
 			r.footer = "Could not list the store: " + err.Error()
 		case res != nil && len(res.Failed) > 0 && r.footer == "":
-			r.footer = fmt.Sprintf("%d store file(s) could not be read, their prompts are not listed: %v", len(res.Failed), res.Failed[0])
+			r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", cli.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
 		case req.Total == 0 && r.footer == "":
-			r.footer = EmptyHint
+			r.footer = emptyHint
 		}
 	case "home":
 		r.end = false
@@ -120,7 +122,7 @@ func (p *picker) handle(req request) string {
 func (p *picker) normalHeader(r *run) []string {
 	req := r.latest
 	_, done, _, _ := r.list.status()
-	return Header(HeaderState{
+	return header(headerState{
 		Cols: p.cols, Pos: req.Pos, Matches: req.Match, Loaded: req.Total,
 		Loading: !(done && r.loaded), All: r.list.all, Hint: p.hint(),
 	})
@@ -151,7 +153,7 @@ func (p *picker) reply(r *run, acts []string, header []string) string {
 		if f == "" {
 			f = " "
 		}
-		acts = append(acts, "change-footer"+wrapArg(Row(f)))
+		acts = append(acts, "change-footer"+wrapArg(row(f)))
 		r.footerSent = r.footer
 	}
 	acts = append(acts, "change-header:"+strings.Join(header, "\n"))
@@ -186,7 +188,7 @@ func (p *picker) preview(n int, arg string) string {
 		return ""
 	}
 	f := r.list.file(e)
-	return Preview(PreviewItem{
+	return preview(previewItem{
 		Text: e.text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: e.src, Session: e.session,
 	}, p.cfg.ResumeKey, p.cfg.Now())
 }

@@ -7,54 +7,54 @@ import (
 	"github.com/mattn/go-runewidth"
 )
 
-// Title is the header's first word.
-const Title = "Prompt history"
+// title is the header's first word.
+const title = "Prompt history"
 
 // The width classes and their breakpoints, in terminal columns. The
 // header is indented by fzf's two-column gutter.
 const (
-	// WideMin: title, position, loaded count and radio share the first
+	// wideMin: title, position, loaded count and radio share the first
 	// row (they need at most 93 columns with seven-digit counts); the
 	// filter hint is below.
-	WideMin = 100
-	// MediumMin: the radio moves under the counts, taking the hint's row.
-	MediumMin = 60
-	// Below MediumMin the header is narrow: title and position, the loaded
+	wideMin = 100
+	// mediumMin: the radio moves under the counts, taking the hint's row.
+	mediumMin = 60
+	// Below mediumMin the header is narrow: title and position, the loaded
 	// count, and the radio each take a row, so the list shows 9 prompts.
 )
 
 // Width classes.
-type Class int
+type class int
 
 const (
-	Narrow Class = iota
-	Medium
-	Wide
+	narrow class = iota
+	medium
+	wide
 )
 
-func (c Class) String() string { return [...]string{"narrow", "medium", "wide"}[c] }
+func (c class) String() string { return [...]string{"narrow", "medium", "wide"}[c] }
 
-// ClassOf is the class of a terminal width.
-func ClassOf(cols int) Class {
+// classOf is the class of a terminal width.
+func classOf(cols int) class {
 	switch {
-	case cols >= WideMin:
-		return Wide
-	case cols >= MediumMin:
-		return Medium
+	case cols >= wideMin:
+		return wide
+	case cols >= mediumMin:
+		return medium
 	}
-	return Narrow
+	return narrow
 }
 
-// ListRows is how many prompts the list shows in a class.
-func ListRows(c Class) int {
-	if c == Narrow {
+// listRows is how many prompts the list shows in a class.
+func listRows(c class) int {
+	if c == narrow {
 		return 9
 	}
 	return 10
 }
 
-// HeaderState is what the header shows.
-type HeaderState struct {
+// headerState is what the header shows.
+type headerState struct {
 	Cols    int  // terminal columns
 	Pos     int  // 1-based position of the selection in the matches (0: none)
 	Matches int  // prompts matching the query
@@ -66,9 +66,9 @@ type HeaderState struct {
 
 const gutter = 2
 
-// Radio is the scope radio, shortened when it does not fit in width
+// radio is the scope radio, shortened when it does not fit in width
 // columns: the inactive scope loses its last word.
-func Radio(all bool, width int) string {
+func radio(all bool, width int) string {
 	cur, every := "◉ Current project", "○ All projects"
 	if all {
 		cur, every = "○ Current project", "◉ All projects"
@@ -83,8 +83,8 @@ func Radio(all bool, width int) string {
 	return cur + " | ○ All"
 }
 
-// Count formats n with thousands separators.
-func Count(n int) string {
+// count formats n with thousands separators.
+func count(n int) string {
 	s := strconv.Itoa(n)
 	if n < 0 {
 		return s
@@ -99,39 +99,39 @@ func Count(n int) string {
 	return b.String()
 }
 
-// Position is "pos/matches".
-func Position(h HeaderState) string { return Count(h.Pos) + "/" + Count(h.Matches) }
+// position is "pos/matches".
+func position(h headerState) string { return count(h.Pos) + "/" + count(h.Matches) }
 
-// Loaded is the loaded count, with an ellipsis while more are coming.
-func Loaded(h HeaderState) string {
-	s := Count(h.Loaded) + " loaded"
+// loadedCount is the loaded count, with an ellipsis while more are coming.
+func loadedCount(h headerState) string {
+	s := count(h.Loaded) + " loaded"
 	if h.Loading {
 		s += "…"
 	}
 	return s
 }
 
-// Header returns the header's rows for h (without fzf's gutter).
-func Header(h HeaderState) []string {
+// header returns the header's rows for h (without fzf's gutter).
+func header(h headerState) []string {
 	width := h.Cols - gutter - 1
 	if width < 1 {
 		width = 1
 	}
-	pos, loaded := Position(h), Loaded(h)
+	pos, loaded := position(h), loadedCount(h)
 	var rows []string
-	switch ClassOf(h.Cols) {
-	case Wide:
-		left := Title + "  " + pos + "  " + loaded
-		radio := Radio(h.All, width)
-		pad := width - runewidth.StringWidth(left) - runewidth.StringWidth(radio)
+	switch classOf(h.Cols) {
+	case wide:
+		left := title + "  " + pos + "  " + loaded
+		scope := radio(h.All, width)
+		pad := width - runewidth.StringWidth(left) - runewidth.StringWidth(scope)
 		if pad < 2 {
 			pad = 2
 		}
-		rows = []string{left + strings.Repeat(" ", pad) + radio, h.Hint}
-	case Medium:
-		rows = []string{Title + "  " + pos + "  " + loaded, Radio(h.All, width)}
+		rows = []string{left + strings.Repeat(" ", pad) + scope, h.Hint}
+	case medium:
+		rows = []string{title + "  " + pos + "  " + loaded, radio(h.All, width)}
 	default:
-		rows = []string{Title + "  " + pos, loaded, Radio(h.All, width)}
+		rows = []string{title + "  " + pos, loaded, radio(h.All, width)}
 	}
 	for i, r := range rows {
 		rows[i] = runewidth.Truncate(r, width, "…")
@@ -139,7 +139,7 @@ func Header(h HeaderState) []string {
 	return rows
 }
 
-// Hint is the filter hint of the wide header, for the keys in use.
-func Hint(deleteKey, resumeKey string) string {
+// hint is the filter hint of the wide header, for the keys in use.
+func hint(deleteKey, resumeKey string) string {
 	return "type to filter · enter pick · " + resumeKey + " resume cmd · tab scope · " + deleteKey + " delete · esc quit"
 }

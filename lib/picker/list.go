@@ -196,11 +196,15 @@ func (l *list) close() {
 	l.stop.Store(true)
 }
 
-// wake wakes the feeders waiting for more entries.
-func (l *list) wake() {
+// endPass tells the feeders waiting in snapshot that q's pass is over.
+// The flag is set under the list's mutex, which snapshot holds from its
+// check of the flag to its Wait, so no feeder misses the broadcast.
+func (l *list) endPass(q *quitter) {
 	l.mu.Lock()
+	q.flag.Store(true)
 	l.mu.Unlock()
 	l.cond.Broadcast()
+	close(q.ch)
 }
 
 // snapshot waits until the list holds more than have entries or is done,

@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// ArmedIgnore is every key the armed pass ignores: fzf's default bindings
+// armedIgnore is every key the armed pass ignores: fzf's default bindings
 // and the selector's own keys (y, n and Esc decide; typed characters are
 // dropped because the armed pass has no search box).
-var ArmedIgnore = []string{
+var armedIgnore = []string{
 	"ctrl-a", "ctrl-b", "ctrl-c", "ctrl-d", "ctrl-e", "ctrl-f", "ctrl-g", "ctrl-h", "ctrl-j", "ctrl-k",
 	"ctrl-l", "ctrl-n", "ctrl-o", "ctrl-p", "ctrl-q", "ctrl-r", "ctrl-s", "ctrl-t", "ctrl-u", "ctrl-v",
 	"ctrl-w", "ctrl-x", "ctrl-y", "ctrl-z", "ctrl-/", "ctrl-space", "ctrl-delete",
@@ -32,22 +32,22 @@ func (p *picker) commonArgs(r *run, header []string, footer string) []string {
 		sort = "--no-sort" // ctrl-r turned sorting off: every pass follows
 	}
 	return []string{
-		sort, "--height=" + strconv.Itoa(Height), "--layout=reverse", "--header-first", "--no-separator",
+		sort, "--height=" + strconv.Itoa(height), "--layout=reverse", "--header-first", "--no-separator",
 		"--info=hidden", "--no-tmux", "--with-shell=" + p.exe + " " + CallbackFlag,
 		"--scheme=history", "--no-multi", "--ellipsis=…", "--prompt=> ",
 		"--preview=" + cb(r, "preview {n}"),
-		"--preview-window=down," + strconv.Itoa(PreviewRows-1) + ",wrap,border-top",
+		"--preview-window=down," + strconv.Itoa(previewRows-1) + ",wrap,border-top",
 		"--header=" + strings.Join(header, "\n"),
 		"--footer=" + footer, "--footer-border=none",
 		"--bind=resize:transform(" + cb(r, "resize") + ")",
 	}
 }
 
-func (p *picker) hint() string { return Hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey) }
+func (p *picker) hint() string { return hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey) }
 
 func (p *picker) normalArgs(r *run, query string) []string {
 	p.mu.Lock()
-	h := Header(HeaderState{Cols: p.cols, Loading: true, All: r.list.all, Hint: p.hint()})
+	h := header(headerState{Cols: p.cols, Loading: true, All: r.list.all, Hint: p.hint()})
 	footer := r.footer
 	p.mu.Unlock()
 	args := p.commonArgs(r, h, footer)
@@ -77,7 +77,7 @@ func (p *picker) armedArgs(r *run) []string {
 	p.mu.Lock()
 	h := p.armedHeader(r, p.cols)
 	p.mu.Unlock()
-	args := p.commonArgs(r, h, ArmedQuestion)
+	args := p.commonArgs(r, h, armedQuestion)
 	args = append(args,
 		"--query="+r.query, // filters the list as it was; the box is hidden
 		"--no-input", "--no-mouse", "--highlight-line",
@@ -90,7 +90,7 @@ func (p *picker) armedArgs(r *run) []string {
 		"--bind=esc:transform("+cb(r, "no")+")",
 		"--bind=load:pos("+strconv.Itoa(r.armPos)+")+transform("+cb(r, "armcheck {n}")+")",
 	)
-	keys := append(append([]string(nil), ArmedIgnore...), p.cfg.ResumeKey)
+	keys := append(append([]string(nil), armedIgnore...), p.cfg.ResumeKey)
 	keys = append(keys, p.cfg.DeleteKeys...)
 	seen := map[string]bool{"y": true, "n": true, "esc": true}
 	for _, k := range keys {
@@ -106,6 +106,6 @@ func (p *picker) armedArgs(r *run) []string {
 // when the delete was armed, then the query where the hidden search box
 // was, so the list does not move.
 func (p *picker) armedHeader(r *run, cols int) []string {
-	h := Header(HeaderState{Cols: cols, Pos: r.armPos, Matches: r.armMatch, Loaded: r.armTotal, All: r.list.all, Hint: p.hint()})
-	return append(h, "> "+Row(r.query))
+	h := header(headerState{Cols: cols, Pos: r.armPos, Matches: r.armMatch, Loaded: r.armTotal, All: r.list.all, Hint: p.hint()})
+	return append(h, "> "+row(r.query))
 }

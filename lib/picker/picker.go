@@ -31,23 +31,23 @@ import (
 	"hist/lib/tombstone"
 )
 
-// Height is the selector's height in rows.
-const Height = 30
+// height is the selector's height in rows.
+const height = 30
 
-// PreviewRows is the preview pane's height, its top border included.
-const PreviewRows = 16
+// previewRows is the preview pane's height, its top border included.
+const previewRows = 16
 
-// ArmedQuestion is the footer of an armed delete.
-const ArmedQuestion = "Delete this prompt from history (y/n)? Prompt stays in session log"
+// armedQuestion is the footer of an armed delete.
+const armedQuestion = "Delete this prompt from history (y/n)? Prompt stays in session log"
 
-// EmptyHint is the footer of an empty scope.
-const EmptyHint = "No prompts yet: pi captures them while capture is on; hist-seed imports past ones from your agents' sessions."
+// emptyHint is the footer of an empty scope.
+const emptyHint = "No prompts yet: pi captures them while capture is on; hist-seed imports past ones from your agents' sessions."
 
 // Exit codes of Run.
 const (
 	ExitChosen    = 0
 	ExitCancelled = 130 // Esc or ctrl-c, like fzf
-	ExitError     = 2
+	exitError     = 2
 )
 
 // Config is one selector session.
@@ -151,7 +151,7 @@ type picker struct {
 }
 
 // Run opens the selector on the terminal and returns the choice with
-// ExitChosen, or ExitCancelled, or ExitError with the error.
+// ExitChosen, or ExitCancelled, or exitError with the error.
 func Run(cfg Config) (Choice, int, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -164,7 +164,7 @@ func Run(cfg Config) (Choice, int, error) {
 	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return Choice{}, ExitError, fmt.Errorf("no terminal to draw the selector on (%v): run hist-pick from a terminal", err)
+		return Choice{}, exitError, fmt.Errorf("no terminal to draw the selector on (%v): run hist-pick from a terminal", err)
 	}
 	cols := 80
 	if w, _, err := term.GetSize(int(tty.Fd())); err == nil && w > 0 {
@@ -178,15 +178,15 @@ func Run(cfg Config) (Choice, int, error) {
 	p := &picker{cfg: cfg, cols: cols}
 	rl, err := newRelay(p.handle)
 	if err != nil {
-		return Choice{}, ExitError, fmt.Errorf("starting the selector's callback socket: %v", err)
+		return Choice{}, exitError, fmt.Errorf("starting the selector's callback socket: %v", err)
 	}
 	defer rl.close()
 	p.relay = rl
 	if p.exe, err = callbackExe(cfg.Exe, rl.dir); err != nil {
-		return Choice{}, ExitError, err
+		return Choice{}, exitError, err
 	}
-	os.Setenv(RelayEnv, rl.sock)
-	defer os.Unsetenv(RelayEnv)
+	os.Setenv(relayEnv, rl.sock)
+	defer os.Unsetenv(relayEnv)
 	p.reg = cfg.Store.LoadRegistry()
 
 	query := cfg.Query
@@ -204,14 +204,14 @@ func Run(cfg Config) (Choice, int, error) {
 			if err == nil {
 				err = fmt.Errorf("fzf exit %d", code)
 			}
-			return Choice{}, ExitError, fmt.Errorf("the selector stopped: %v", err)
+			return Choice{}, exitError, fmt.Errorf("the selector stopped: %v", err)
 		}
 		query = d.query
 		switch d.kind {
 		case decPick, decResume:
 			e, ok := l.at(d.id)
 			if !ok {
-				return Choice{}, ExitError, errors.New("the chosen prompt is gone")
+				return Choice{}, exitError, errors.New("the chosen prompt is gone")
 			}
 			c := p.choice(l, e)
 			if d.kind == decResume {
@@ -246,7 +246,7 @@ func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
 	if d.query == "" {
 		// The list is in input order: what follows the visible rows
 		// cannot change them.
-		n = min(n, d.pos+2*Height)
+		n = min(n, d.pos+2*height)
 	}
 	ids := append([]int32(nil), prev.ids[:n]...)
 	prev.idsMu.Unlock()
@@ -297,7 +297,7 @@ func (p *picker) newRun(kind runKind, l *list) *run {
 	p.runs++
 	r := &run{n: p.runs, kind: kind, list: l, footer: p.notice}
 	if kind == armedRun {
-		r.footer = ArmedQuestion
+		r.footer = armedQuestion
 	}
 	r.footerSent = r.footer
 	p.cur = r
@@ -333,9 +333,7 @@ func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list)
 		close(drained)
 	}()
 	code, err := fzf.Run(opts)
-	quit.flag.Store(true)
-	close(quit.ch)
-	l.wake()
+	l.endPass(quit)
 	close(out)
 	<-drained
 	// fzf v0.65 leaves its SIGINT/SIGTERM handler installed.
@@ -356,7 +354,7 @@ func feedList(r *run, l *list, in chan<- string, quit *quitter) {
 			r.idsMu.Lock()
 			r.ids = append(r.ids, int32(i))
 			r.idsMu.Unlock()
-			if !send(in, Row(ents[i].text), quit) {
+			if !send(in, row(ents[i].text), quit) {
 				return
 			}
 		}
@@ -377,7 +375,7 @@ func feedIDs(r *run, l *list, ids []int32, in chan<- string, quit *quitter) {
 		r.idsMu.Lock()
 		r.ids = append(r.ids, id)
 		r.idsMu.Unlock()
-		if !send(in, Row(e.text), quit) {
+		if !send(in, row(e.text), quit) {
 			return
 		}
 	}

@@ -11,34 +11,34 @@ import (
 
 func TestClassAndRows(t *testing.T) {
 	for _, tc := range []struct {
-		cols  int
-		class Class
-		rows  int
-	}{{200, Wide, 10}, {100, Wide, 10}, {99, Medium, 10}, {60, Medium, 10}, {59, Narrow, 9}, {20, Narrow, 9}} {
-		if c := ClassOf(tc.cols); c != tc.class || ListRows(c) != tc.rows {
-			t.Errorf("%d columns: %v with %d rows, want %v with %d", tc.cols, c, ListRows(c), tc.class, tc.rows)
+		cols int
+		cls  class
+		rows int
+	}{{200, wide, 10}, {100, wide, 10}, {99, medium, 10}, {60, medium, 10}, {59, narrow, 9}, {20, narrow, 9}} {
+		if c := classOf(tc.cols); c != tc.cls || listRows(c) != tc.rows {
+			t.Errorf("%d columns: %v with %d rows, want %v with %d", tc.cols, c, listRows(c), tc.cls, tc.rows)
 		}
 	}
 }
 
 func TestHeader(t *testing.T) {
-	hint := Hint("ctrl-delete", "ctrl-o")
+	keys := hint("ctrl-delete", "ctrl-o")
 	for _, tc := range []struct {
-		h    HeaderState
+		h    headerState
 		want []string
 	}{
-		{HeaderState{Cols: 100, Pos: 3, Matches: 1234567, Loaded: 1234567, Loading: true, Hint: hint},
-			[]string{"Prompt history  3/1,234,567  1,234,567 loaded…" + strings.Repeat(" ", 17) + "◉ Current project | ○ All projects", hint}},
-		{HeaderState{Cols: 80, Pos: 1, Matches: 2, Loaded: 2, All: true, Hint: hint},
+		{headerState{Cols: 100, Pos: 3, Matches: 1234567, Loaded: 1234567, Loading: true, Hint: keys},
+			[]string{"Prompt history  3/1,234,567  1,234,567 loaded…" + strings.Repeat(" ", 17) + "◉ Current project | ○ All projects", keys}},
+		{headerState{Cols: 80, Pos: 1, Matches: 2, Loaded: 2, All: true, Hint: keys},
 			[]string{"Prompt history  1/2  2 loaded", "○ Current project | ◉ All projects"}},
-		{HeaderState{Cols: 50, Pos: 0, Matches: 0, Loaded: 10},
+		{headerState{Cols: 50, Pos: 0, Matches: 0, Loaded: 10},
 			[]string{"Prompt history  0/0", "10 loaded", "◉ Current project | ○ All projects"}},
-		{HeaderState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1},
+		{headerState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1},
 			[]string{"Prompt history  1/1", "1 loaded", "◉ Current project | ○ All"}},
-		{HeaderState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1, All: true},
+		{headerState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1, All: true},
 			[]string{"Prompt history  1/1", "1 loaded", "○ Current | ◉ All projects"}},
 	} {
-		got := Header(tc.h)
+		got := header(tc.h)
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%d columns:\ngot  %q\nwant %q", tc.h.Cols, got, tc.want)
 		}
@@ -49,9 +49,9 @@ func TestHeader(t *testing.T) {
 		}
 	}
 	// The wide header fits 7-digit counts at the breakpoint.
-	h := Header(HeaderState{Cols: WideMin, Pos: 9999999, Matches: 9999999, Loaded: 9999999, Loading: true})
+	h := header(headerState{Cols: wideMin, Pos: 9999999, Matches: 9999999, Loaded: 9999999, Loading: true})
 	if !strings.HasSuffix(h[0], "◉ Current project | ○ All projects") || !strings.Contains(h[0], "9,999,999 loaded…  ") {
-		t.Errorf("wide header at %d columns: %q", WideMin, h[0])
+		t.Errorf("wide header at %d columns: %q", wideMin, h[0])
 	}
 }
 
@@ -69,11 +69,11 @@ func TestRow(t *testing.T) {
 		"trailing newline\n":     "trailing newline↵",
 		"\n  indented\n\tlines ": "↵  indented↵\tlines ",
 	} {
-		if got := Row(in); got != want {
+		if got := row(in); got != want {
 			t.Errorf("Row(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := Safe("a\x1b]0;x\x07\nb\r\n"); got != "a␛]0;x␇\nb\n" {
+	if got := safe("a\x1b]0;x\x07\nb\r\n"); got != "a␛]0;x␇\nb\n" {
 		t.Errorf("Safe = %q", got)
 	}
 }
@@ -99,7 +99,7 @@ func TestResumeCommand(t *testing.T) {
 func TestPreview(t *testing.T) {
 	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
 	ts := time.Date(2025, 6, 2, 9, 30, 0, 0, time.Local).UnixMilli()
-	got := Preview(PreviewItem{Text: "fix it\nplease\x1b[2J", TS: ts, Project: "abcd", Cwd: "/home/me/p", Src: "claude", Session: "s-1"}, "ctrl-o", now)
+	got := preview(previewItem{Text: "fix it\nplease\x1b[2J", TS: ts, Project: "abcd", Cwd: "/home/me/p", Src: "claude", Session: "s-1"}, "ctrl-o", now)
 	for _, w := range []string{
 		"Time     2025-06-02 09:30:00 (2h ago)\n", "Project  /home/me/p\n", "Agent    Claude Code (imported)\n",
 		"Session  s-1\n", "Resume   cd /home/me/p && claude --resume s-1   (ctrl-o prints it)\n", "fix it\nplease␛[2J\n",
@@ -108,7 +108,7 @@ func TestPreview(t *testing.T) {
 			t.Errorf("preview lacks %q:\n%s", w, got)
 		}
 	}
-	got = Preview(PreviewItem{Text: "typed", TS: ts}, "ctrl-o", now)
+	got = preview(previewItem{Text: "typed", TS: ts}, "ctrl-o", now)
 	if strings.Contains(got, "Agent") || strings.Contains(got, "Resume") || !strings.Contains(got, "history-global.jsonl") {
 		t.Errorf("a global captured prompt's preview:\n%s", got)
 	}
@@ -150,7 +150,7 @@ func TestPassArgsParse(t *testing.T) {
 			t.Errorf("%s pass: fzf rejects its arguments: %v", name, err)
 		}
 	}
-	for _, k := range ArmedIgnore {
+	for _, k := range armedIgnore {
 		if _, err := fzf.ParseOptions(false, []string{"--bind=" + k + ":ignore"}); err != nil {
 			t.Errorf("armed pass ignores %q, which fzf cannot bind: %v", k, err)
 		}

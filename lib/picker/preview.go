@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// PreviewItem is what the preview pane shows about one prompt.
-type PreviewItem struct {
+// previewItem is what the preview pane shows about one prompt.
+type previewItem struct {
 	Text    string
 	TS      int64  // unix ms
 	Project string // project hash ("" for history-global.jsonl)
@@ -16,8 +16,8 @@ type PreviewItem struct {
 	Session string
 }
 
-// Ago says how long ago t was, coarsely.
-func Ago(t, now time.Time) string {
+// ago says how long ago t was, coarsely.
+func ago(t, now time.Time) string {
 	d := now.Sub(t)
 	switch {
 	case d < 0:
@@ -34,32 +34,32 @@ func Ago(t, now time.Time) string {
 	return fmt.Sprintf("%dmo ago", int(d/(30*24*time.Hour)))
 }
 
-// Preview renders the preview pane: the prompt's time, project, and for an
+// preview renders the preview pane: the prompt's time, project, and for an
 // imported prompt its agent, session and resume command, then the whole
 // prompt.
-func Preview(it PreviewItem, resumeKey string, now time.Time) string {
+func preview(it previewItem, resumeKey string, now time.Time) string {
 	var b strings.Builder
 	t := time.UnixMilli(it.TS)
-	fmt.Fprintf(&b, "Time     %s (%s)\n", t.Format("2006-01-02 15:04:05"), Ago(t, now))
+	fmt.Fprintf(&b, "Time     %s (%s)\n", t.Format("2006-01-02 15:04:05"), ago(t, now))
 	switch {
 	case it.Project == "":
 		b.WriteString("Project  (none: imported editor history, history-global.jsonl)\n")
 	case it.Cwd != "":
-		fmt.Fprintf(&b, "Project  %s\n", Safe(it.Cwd))
+		fmt.Fprintf(&b, "Project  %s\n", safe(it.Cwd))
 	default:
 		fmt.Fprintf(&b, "Project  %s (folder unknown: not in registry.json)\n", it.Project)
 	}
 	if it.Src != "" {
-		fmt.Fprintf(&b, "Agent    %s (imported)\n", Safe(Agent(it.Src)))
+		fmt.Fprintf(&b, "Agent    %s (imported)\n", safe(Agent(it.Src)))
 		if it.Session != "" {
-			fmt.Fprintf(&b, "Session  %s\n", Safe(it.Session))
+			fmt.Fprintf(&b, "Session  %s\n", safe(it.Session))
 		}
 		if cmd := ResumeCommand(it.Src, it.Session, it.Cwd); cmd != "" {
-			fmt.Fprintf(&b, "Resume   %s   (%s prints it)\n", Safe(cmd), resumeKey)
+			fmt.Fprintf(&b, "Resume   %s   (%s prints it)\n", safe(cmd), resumeKey)
 		}
 	}
 	b.WriteString("────────\n")
-	b.WriteString(Safe(it.Text))
+	b.WriteString(safe(it.Text))
 	b.WriteByte('\n')
 	return b.String()
 }

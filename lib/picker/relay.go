@@ -22,8 +22,8 @@ import (
 // CallbackFlag is the first argument of a callback child.
 const CallbackFlag = "--fzf-callback"
 
-// RelayEnv names the callback socket in the children's environment.
-const RelayEnv = "HIST_PICK_RELAY"
+// relayEnv names the callback socket in the children's environment.
+const relayEnv = "HIST_PICK_RELAY"
 
 // request is one callback: the command fzf ran and fzf's state.
 type request struct {
@@ -97,7 +97,7 @@ func (r *relay) close() {
 // Callback is a callback child's whole job: send cmd and fzf's state to
 // the selector named by $HIST_PICK_RELAY and print its answer.
 func Callback(cmd string, stdout io.Writer) int {
-	sock := os.Getenv(RelayEnv)
+	sock := os.Getenv(relayEnv)
 	if sock == "" {
 		return 1
 	}
