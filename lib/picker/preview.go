@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"hist/lib/shellquote"
 )
 
 // PreviewItem is what the preview pane shows about one prompt.
@@ -36,8 +38,8 @@ func Ago(t, now time.Time) string {
 
 // Preview renders the preview pane: the prompt's time, project, and for an
 // imported prompt its agent, session and resume command, then the whole
-// prompt.
-func Preview(it PreviewItem, resumeKey string, now time.Time) string {
+// prompt. The resume command is quoted for sh.
+func Preview(it PreviewItem, resumeKey string, sh shellquote.Shell, now time.Time) string {
 	var b strings.Builder
 	t := time.UnixMilli(it.TS)
 	fmt.Fprintf(&b, "Time     %s (%s)\n", t.Format("2006-01-02 15:04:05"), Ago(t, now))
@@ -54,8 +56,11 @@ func Preview(it PreviewItem, resumeKey string, now time.Time) string {
 		if it.Session != "" {
 			fmt.Fprintf(&b, "Session  %s\n", Safe(it.Session))
 		}
-		if cmd := ResumeCommand(it.Src, it.Session, it.Cwd); cmd != "" {
+		switch cmd, err := ResumeCommand(it.Src, it.Session, it.Cwd, sh); {
+		case err == nil:
 			fmt.Fprintf(&b, "Resume   %s   (%s prints it)\n", Safe(cmd), resumeKey)
+		case err != errNoSession:
+			fmt.Fprintf(&b, "Resume   refused: %s\n", Safe(err.Error()))
 		}
 	}
 	b.WriteString("────────\n")
