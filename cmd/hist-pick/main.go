@@ -12,18 +12,24 @@ import (
 	"hist/lib/cli"
 	"hist/lib/lineenc"
 	"hist/lib/picker"
+	"hist/lib/shellquote"
 	"hist/scripts/shell"
 )
 
 const usage = `Usage:
-    hist-pick [--project [DIR] | --all] [--query Q] [-0 | --json]
-              [--resume-key KEY] [--delete-key KEY] [--store DIR]
+    hist-pick [--project [DIR] | --all] [--query Q] [-0 | --json | --word | --resume]
+              [--shell bash|zsh|fish|sh] [--resume-key KEY] [--delete-key KEY]
+              [--store DIR]
     hist-pick --shell bash|zsh|fish
 
 Opens the prompt history selector on the terminal (/dev/tty, so it works
 inside $(...) and pipes) and prints the chosen prompt on stdout. Prompts
 stream in newest first, each once; hidden (deleted) prompts never show.
 The selector reads the store; it never imports.
+
+A prompt is text, never a command: pass it as an argument ("$(hist-pick)"),
+never to eval. To resume a session from the shell, eval only --resume's
+output, which is a resume command or nothing.
 
 Scopes (the selector's radio starts here; tab switches it):
     --project [DIR]  The project at DIR (default: the working directory).
@@ -35,11 +41,23 @@ Output:
     --json           One JSON object: text, ts, cwd, file, and src and session
                      for imported prompts (as hist-list --json), plus resume
                      when the resume key chose.
+    --word           The prompt as one shell word, single-quoted for --shell
+                     (what the key bindings insert).
+    --resume         Only a resume command: enter prints the chosen prompt's
+                     resume command too; a prompt without a session prints
+                     nothing and exits 1.
+    --shell SH       With the selector: the shell (bash, zsh, fish or sh)
+                     that reads the output; folder names and --word's prompt
+                     are quoted for it. Without --shell they are quoted so
+                     that all four read them alike. Alone: print SH's key
+                     bindings (below).
 
 Keys:
-    enter            Print the prompt.
+    enter            Print the prompt (with --resume: its resume command).
     ctrl-o           Print the command that resumes the prompt's agent session
-                     instead (imported prompts only). --resume-key KEY (or
+                     instead (imported prompts only; a session id that is not
+                     a plain id, letters, digits and . _ : - not starting
+                     with -, is refused). --resume-key KEY (or
                      $HIST_PICK_RESUME_KEY) binds another key.
     tab, ctrl-s      Switch the scope: Current project | All projects.
     ctrl-delete, alt-d
@@ -54,7 +72,9 @@ Keys:
     ctrl-r           Toggle sorting matches by relevance / by time.
     esc, ctrl-c      Quit, printing nothing.
 
-Shell key bindings (ctrl-r inserts the chosen prompt at the cursor):
+Shell key bindings (ctrl-r inserts the chosen prompt at the cursor as one
+single-quoted word, so "pi <ctrl-r>" gives pi '<the prompt>'; ctrl-o in
+the selector inserts the resume command instead):
     eval "$(hist-pick --shell bash)"      # ~/.bashrc
     eval "$(hist-pick --shell zsh)"       # ~/.zshrc
     hist-pick --shell fish | source       # ~/.config/fish/config.fish
@@ -64,7 +84,8 @@ warning naming the control that decides and exits 1.
 
 Exit status:
     0    a prompt (or a resume command) was printed
-    1    capture is off, or the selector could not run
+    1    capture is off, or the selector could not run, or --resume chose a
+         prompt with no session to resume (or a refused session id)
     2    usage error
     3    hidden.json cannot be trusted: nothing is shown; restore the file or
          delete it yourself (hidden prompts may then reappear)
@@ -73,7 +94,8 @@ Exit status:
 Examples:
     $ pi "$(hist-pick)"
     $ claude "$(hist-pick --all --query refactor)"
-    $ eval "$(hist-pick --all --resume-key ctrl-o)"    # then press ctrl-o
+    $ eval "$(hist-pick --all --resume)"                  # bash, zsh
+    $ eval (hist-pick --all --resume --shell fish)        # fish
 `
 
 func main() {
@@ -94,6 +116,8 @@ func run(e *cli.Env) int {
 	resumeKey := fs.String("resume-key", "", "")
 	deleteKey := fs.String("delete-key", "", "")
 	shellName := fs.String("shell", "", "")
+	word := fs.Bool("word", false, "")
+	resumeOnly := fs.Bool("resume", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
 	if stop {
 		return code
@@ -102,7 +126,7 @@ func run(e *cli.Env) int {
 		e.Errorf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
 		return cli.ExitUsage
 	}
-	if *shellName != "" {
+	if *shellName != "" && !*word && !*resumeOnly {
 		s, ok := shell.Script(*shellName)
 		if !ok {
 			e.Errorf("--shell %s: no key bindings for that shell: choose one of %s", *shellName, strings.Join(shell.Names(), ", "))
@@ -114,6 +138,18 @@ func run(e *cli.Env) int {
 	if *nul && *asJSON {
 		e.Errorf("-0 and --json are two formats: choose one")
 		return cli.ExitUsage
+	}
+	if (*word || *resumeOnly) && (*nul || *asJSON || *word && *resumeOnly) {
+		e.Errorf("--word and --resume each choose what is printed: use one of them, without -0 or --json")
+		return cli.ExitUsage
+	}
+	sh := shellquote.Any
+	if *shellName != "" {
+		var err error
+		if sh, err = shellquote.Parse(*shellName); err != nil {
+			e.Errorf("--shell %s: %v", *shellName, err)
+			return cli.ExitUsage
+		}
 	}
 	rk := firstNonEmpty(*resumeKey, e.Getenv("HIST_PICK_RESUME_KEY"), "ctrl-o")
 	dk := firstNonEmpty(*deleteKey, e.Getenv("HIST_PICK_DELETE_KEY"), "ctrl-delete,alt-d")
@@ -156,7 +192,7 @@ func run(e *cli.Env) int {
 	}
 	c, code, err := picker.Run(picker.Config{
 		Store: st, Hidden: hidden, Project: project, All: sc.All, Query: *query,
-		ResumeKey: rk, DeleteKeys: deleteKeys,
+		ResumeKey: rk, DeleteKeys: deleteKeys, Shell: sh,
 	})
 	switch code {
 	case picker.ExitChosen:
@@ -166,12 +202,20 @@ func run(e *cli.Env) int {
 		e.Errorf("%v", err)
 		return cli.ExitFailure
 	}
+	if *resumeOnly && c.Resume == "" {
+		if c.Resume, err = picker.ResumeCommand(c.Src, c.Session, c.Cwd, sh); err != nil {
+			e.Errorf("--resume: %v", err)
+			return cli.ExitFailure
+		}
+	}
 	var out []byte
 	switch {
 	case *asJSON:
 		out = lineenc.AppendJSON(nil, lineenc.Listed{Text: c.Text, TS: c.TS, Cwd: c.Cwd, File: c.File, Src: c.Src, Session: c.Session, Resume: c.Resume})
 	case *nul:
 		out = append([]byte(pick(c)), 0)
+	case *word && c.Resume == "":
+		out = append([]byte(shellquote.Quote(c.Text, sh)), '\n')
 	default:
 		out = append([]byte(pick(c)), '\n')
 	}

@@ -827,12 +827,12 @@ func TestShellWidgets(t *testing.T) {
 			tm.text("prompt 17")
 			tm.waitCount("1/1")
 			tm.keys("Enter")
-			s := tm.waitFor("the prompt at the cursor", func(s string) bool { return strings.Contains(s, `$ echo "é<prompt 17>"`) })
+			s := tm.waitFor("the prompt at the cursor", func(s string) bool { return strings.Contains(s, `$ echo "é<'prompt 17'>"`) })
 			if strings.Contains(s, "Prompt history") {
 				t.Errorf("the selector is still on the screen:\n%s", s)
 			}
 			tm.keys("Enter")
-			tm.waitText("\né<prompt 17>")
+			tm.waitText("\né<'prompt 17'>")
 		})
 	}
 }

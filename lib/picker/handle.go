@@ -93,8 +93,8 @@ func (p *picker) handle(req request) string {
 			d.kind = decArm
 		case "resume":
 			e, _ := r.list.at(id)
-			if ResumeCommand(e.src, e.session, "") == "" {
-				r.footer = "This prompt was not imported from an agent's session: there is no session to resume."
+			if _, err := ResumeCommand(e.src, e.session, "", p.cfg.Shell); err != nil {
+				r.footer = sentence(err)
 				break
 			}
 			d.kind = decResume
@@ -190,5 +190,5 @@ func (p *picker) preview(n int, arg string) string {
 	f := r.list.file(e)
 	return preview(previewItem{
 		Text: e.text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: e.src, Session: e.session,
-	}, p.cfg.ResumeKey, p.cfg.Now())
+	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
 }

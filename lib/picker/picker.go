@@ -27,6 +27,7 @@ import (
 	"golang.org/x/term"
 
 	"hist/lib/deletion"
+	"hist/lib/shellquote"
 	"hist/lib/store"
 	"hist/lib/tombstone"
 )
@@ -57,9 +58,10 @@ type Config struct {
 	Project    string         // the current project's hash
 	All        bool           // start on "All projects"
 	Query      string
-	ResumeKey  string   // fzf key name, e.g. ctrl-o
-	DeleteKeys []string // fzf key names, e.g. ctrl-delete, alt-d
-	Exe        string   // this program, which fzf calls back (see Callback)
+	ResumeKey  string           // fzf key name, e.g. ctrl-o
+	Shell      shellquote.Shell // the shell the resume command is quoted for
+	DeleteKeys []string         // fzf key names, e.g. ctrl-delete, alt-d
+	Exe        string           // this program, which fzf calls back (see Callback)
 	Now        func() time.Time
 }
 
@@ -215,7 +217,9 @@ func Run(cfg Config) (Choice, int, error) {
 			}
 			c := p.choice(l, e)
 			if d.kind == decResume {
-				c.Resume = ResumeCommand(e.src, e.session, c.Cwd)
+				if c.Resume, err = ResumeCommand(e.src, e.session, c.Cwd, cfg.Shell); err != nil {
+					return Choice{}, exitError, err // the key's callback checked it
+				}
 			}
 			return c, ExitChosen, nil
 		case decScope:

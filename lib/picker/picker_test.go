@@ -7,6 +7,8 @@ import (
 
 	fzf "github.com/junegunn/fzf/src"
 	"github.com/mattn/go-runewidth"
+
+	"hist/lib/shellquote"
 )
 
 func TestClassAndRows(t *testing.T) {
@@ -79,19 +81,48 @@ func TestRow(t *testing.T) {
 }
 
 func TestResumeCommand(t *testing.T) {
-	for _, tc := range []struct{ src, session, cwd, want string }{
-		{"pi", "0199-abc", "", "pi --session 0199-abc"},
-		{"claude", "8c3c3ce8-03db", "/home/me/proj", "cd /home/me/proj && claude --resume 8c3c3ce8-03db"},
-		{"codex", "019a-x", "/w/client 01/app", "cd '/w/client 01/app' && codex resume 019a-x"},
-		{"cursor", "c1", "", "cursor-agent --resume c1"},
-		{"opencode", "ses_1", "", "opencode -s ses_1"},
-		{"claude", "x'; rm -rf ~", "", `claude --resume 'x'\''; rm -rf ~'`},
-		{"claude", "", "/p", ""},
-		{"", "s", "", ""},
-		{"unknown", "s", "", ""},
+	const refused = "refused"
+	for _, tc := range []struct {
+		src, session, cwd string
+		sh                shellquote.Shell
+		want              string
+	}{
+		{"pi", "0199-abc", "", shellquote.Any, "pi --session 0199-abc"},
+		{"claude", "8c3c3ce8-03db", "/home/me/proj", shellquote.POSIX, "cd /home/me/proj && claude --resume 8c3c3ce8-03db"},
+		{"codex", "019a-x", "/w/client 01/app", shellquote.POSIX, "cd '/w/client 01/app' && codex resume 019a-x"},
+		{"cursor", "c1", "", shellquote.Fish, "cursor-agent --resume c1"},
+		{"opencode", "ses_1", "", shellquote.Fish, "opencode -s ses_1"},
+		// The folder is quoted for the shell that runs the command.
+		{"pi", "s.1:2", `/w/x\'; touch P; echo \`, shellquote.POSIX, `cd '/w/x\'\''; touch P; echo \' && pi --session s.1:2`},
+		{"pi", "s.1:2", `/w/x\'; touch P; echo \`, shellquote.Fish, `cd '/w/x\\\'; touch P; echo \\' && pi --session s.1:2`},
+		{"pi", "s.1:2", `/w/x\'; touch P; echo \`, shellquote.Any, `cd '/w/x'\\\''; touch P; echo '\\ && pi --session s.1:2`},
+		// A folder that is not an absolute path is not gone to.
+		{"claude", "s", "-P", shellquote.POSIX, "claude --resume s"},
+		// Ids that are not plain ids are refused.
+		{"claude", "x'; rm -rf ~", "", shellquote.POSIX, refused},
+		{"pi", `x\'; touch /tmp/PWNED; echo \`, "/p", shellquote.Fish, refused},
+		{"claude", "--dangerously-skip-permissions", "/p", shellquote.POSIX, refused},
+		{"codex", "--", "", shellquote.POSIX, refused},
+		{"codex", "-", "", shellquote.POSIX, refused},
+		{"opencode", "a b", "", shellquote.POSIX, refused},
+		{"opencode", "a\nb", "", shellquote.POSIX, refused},
+		{"cursor", "a$b", "", shellquote.POSIX, refused},
+		{"claude", "", "/p", shellquote.POSIX, ""},
+		{"", "s", "", shellquote.POSIX, ""},
+		{"unknown", "s", "", shellquote.POSIX, ""},
 	} {
-		if got := ResumeCommand(tc.src, tc.session, tc.cwd); got != tc.want {
-			t.Errorf("ResumeCommand(%q, %q, %q) = %q, want %q", tc.src, tc.session, tc.cwd, got, tc.want)
+		got, err := ResumeCommand(tc.src, tc.session, tc.cwd, tc.sh)
+		switch {
+		case tc.want == refused:
+			if err == nil || err == errNoSession || got != "" || !strings.Contains(err.Error(), "is not a plain id") {
+				t.Errorf("ResumeCommand(%q, %q, %q) = %q, %v; want a refusal", tc.src, tc.session, tc.cwd, got, err)
+			}
+		case tc.want == "":
+			if err != errNoSession || got != "" {
+				t.Errorf("ResumeCommand(%q, %q, %q) = %q, %v; want errNoSession", tc.src, tc.session, tc.cwd, got, err)
+			}
+		case got != tc.want || err != nil:
+			t.Errorf("ResumeCommand(%q, %q, %q, %d) = %q, %v; want %q", tc.src, tc.session, tc.cwd, tc.sh, got, err, tc.want)
 		}
 	}
 }
@@ -99,7 +130,7 @@ func TestResumeCommand(t *testing.T) {
 func TestPreview(t *testing.T) {
 	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
 	ts := time.Date(2025, 6, 2, 9, 30, 0, 0, time.Local).UnixMilli()
-	got := preview(previewItem{Text: "fix it\nplease\x1b[2J", TS: ts, Project: "abcd", Cwd: "/home/me/p", Src: "claude", Session: "s-1"}, "ctrl-o", now)
+	got := preview(previewItem{Text: "fix it\nplease\x1b[2J", TS: ts, Project: "abcd", Cwd: "/home/me/p", Src: "claude", Session: "s-1"}, "ctrl-o", shellquote.POSIX, now)
 	for _, w := range []string{
 		"Time     2025-06-02 09:30:00 (2h ago)\n", "Project  /home/me/p\n", "Agent    Claude Code (imported)\n",
 		"Session  s-1\n", "Resume   cd /home/me/p && claude --resume s-1   (ctrl-o prints it)\n", "fix it\nplease␛[2J\n",
@@ -108,7 +139,15 @@ func TestPreview(t *testing.T) {
 			t.Errorf("preview lacks %q:\n%s", w, got)
 		}
 	}
-	got = preview(previewItem{Text: "typed", TS: ts}, "ctrl-o", now)
+	got = preview(previewItem{Text: "typed", TS: ts}, "ctrl-o", shellquote.POSIX, now)
+	if strings.Contains(got, "Agent") || strings.Contains(got, "Resume") || !strings.Contains(got, "history-global.jsonl") {
+		t.Errorf("a global captured prompt's preview:\n%s", got)
+	}
+	got = preview(previewItem{Text: "t", TS: ts, Project: "abcd", Src: "claude", Session: "--dangerously-skip-permissions"}, "ctrl-o", shellquote.POSIX, now)
+	if !strings.Contains(got, `Resume   refused: the session id "--dangerously-skip-permissions" is not a plain id`) || strings.Contains(got, "claude --resume") {
+		t.Errorf("a hostile id's preview:\n%s", got)
+	}
+	got = preview(previewItem{Text: "typed", TS: ts}, "ctrl-o", shellquote.POSIX, now)
 	if strings.Contains(got, "Agent") || strings.Contains(got, "Resume") || !strings.Contains(got, "history-global.jsonl") {
 		t.Errorf("a global captured prompt's preview:\n%s", got)
 	}

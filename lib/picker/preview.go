@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"hist/lib/shellquote"
 )
 
 // previewItem is what the preview pane shows about one prompt.
@@ -36,8 +38,8 @@ func ago(t, now time.Time) string {
 
 // preview renders the preview pane: the prompt's time, project, and for an
 // imported prompt its agent, session and resume command, then the whole
-// prompt.
-func preview(it previewItem, resumeKey string, now time.Time) string {
+// prompt. The resume command is quoted for sh.
+func preview(it previewItem, resumeKey string, sh shellquote.Shell, now time.Time) string {
 	var b strings.Builder
 	t := time.UnixMilli(it.TS)
 	fmt.Fprintf(&b, "Time     %s (%s)\n", t.Format("2006-01-02 15:04:05"), ago(t, now))
@@ -54,8 +56,11 @@ func preview(it previewItem, resumeKey string, now time.Time) string {
 		if it.Session != "" {
 			fmt.Fprintf(&b, "Session  %s\n", safe(it.Session))
 		}
-		if cmd := ResumeCommand(it.Src, it.Session, it.Cwd); cmd != "" {
+		switch cmd, err := ResumeCommand(it.Src, it.Session, it.Cwd, sh); {
+		case err == nil:
 			fmt.Fprintf(&b, "Resume   %s   (%s prints it)\n", safe(cmd), resumeKey)
+		case err != errNoSession:
+			fmt.Fprintf(&b, "Resume   refused: %s\n", safe(err.Error()))
 		}
 	}
 	b.WriteString("────────\n")

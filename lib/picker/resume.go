@@ -1,6 +1,12 @@
 package picker
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"hist/lib/shellquote"
+)
 
 // Agent is the name shown for an import source.
 func Agent(src string) string {
@@ -19,42 +25,54 @@ func Agent(src string) string {
 	return src
 }
 
-// ResumeCommand is the shell command that resumes session in the agent
-// that src names, run in cwd when it is known (Claude Code and pi keep
-// sessions per folder). "" when src is not an agent hist knows or there is
-// no session.
-func ResumeCommand(src, session, cwd string) string {
+// errNoSession says a prompt has no agent session to resume.
+var errNoSession = errors.New("this prompt was not imported from an agent's session: there is no session to resume")
+
+// ResumeCommand is the command, for shell sh, that resumes session in the
+// agent that src names, run in cwd when it is an absolute path (Claude
+// Code and pi keep sessions per folder). The session id comes from a
+// transcript, so only a plain id becomes an argument: letters, digits and
+// . _ : -, not starting with - (which the agent would take as an option).
+// The folder is quoted for sh. The error (errNoSession, or a refusal
+// naming the id) is a message for the user.
+func ResumeCommand(src, session, cwd string, sh shellquote.Shell) (string, error) {
 	if session == "" {
-		return ""
+		return "", errNoSession
 	}
 	var cmd string
-	q := Quote(session)
 	switch src {
 	case "pi":
-		cmd = "pi --session " + q
+		cmd = "pi --session "
 	case "claude":
-		cmd = "claude --resume " + q
+		cmd = "claude --resume "
 	case "codex":
-		cmd = "codex resume " + q
+		cmd = "codex resume "
 	case "cursor":
-		cmd = "cursor-agent --resume " + q
+		cmd = "cursor-agent --resume "
 	case "opencode":
-		cmd = "opencode -s " + q
+		cmd = "opencode -s "
 	default:
-		return ""
+		return "", errNoSession
 	}
-	if cwd != "" {
-		cmd = "cd " + Quote(cwd) + " && " + cmd
+	if !plainID(session) {
+		return "", fmt.Errorf("the session id %q is not a plain id (letters, digits, . _ : -, not starting with -): no resume command is printed for it", session)
 	}
-	return cmd
+	cmd += session
+	if strings.HasPrefix(cwd, "/") {
+		cmd = "cd " + shellquote.Quote(cwd, sh) + " && " + cmd
+	}
+	return cmd, nil
 }
 
-// Quote quotes s for a POSIX shell when it needs it.
-func Quote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+// plainID reports id non-empty, made of letters, digits and . _ : -, and
+// not starting with -.
+func plainID(id string) bool {
+	return shellquote.Plain(id) && id[0] != '-' && !strings.ContainsAny(id, "/@+,")
+}
+
+// sentence is err's message with a capital letter and a full stop, for the
+// footer.
+func sentence(err error) string {
+	s := err.Error()
+	return strings.ToUpper(s[:1]) + s[1:] + "."
 }

@@ -1,6 +1,9 @@
 # hist-pick key binding for zsh: ctrl-r opens the prompt history selector
-# and inserts the chosen prompt at the cursor (it replaces zsh's
-# history-incremental-search on ctrl-r, as fzf's CTRL-R widget does).
+# (it replaces zsh's history-incremental-search on ctrl-r, as fzf's
+# CTRL-R widget does) and inserts the chosen prompt at the cursor as one
+# single-quoted word: `pi <ctrl-r>` gives `pi '<the prompt>'`, and nothing
+# in the prompt runs. ctrl-o in the selector inserts the command that resumes the
+# prompt's session instead, quoted for zsh.
 #
 #   eval "$(hist-pick --shell zsh)"       # in ~/.zshrc
 #
@@ -9,7 +12,7 @@
 
 hist-pick-widget() {
   local selected
-  selected="$(command hist-pick ${=HIST_PICK_OPTS} </dev/tty)"
+  selected="$(command hist-pick --word --shell zsh ${=HIST_PICK_OPTS} </dev/tty)"
   local ret=$?
   if [[ $ret -eq 0 && -n $selected ]]; then
     LBUFFER+="$selected"
