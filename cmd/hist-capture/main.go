@@ -21,22 +21,25 @@ import (
 	"hist/lib/record"
 	"hist/lib/redact"
 	"hist/lib/store"
+	"hist/lib/termsafe"
 )
 
 const usage = `Usage:
-    hist-capture [--cwd DIR] [--instance ID] [--ts MS] [--store DIR] [TEXT]
+    hist-capture [--cwd DIR] [--instance ID] [--ts MS] [--store DIR] [--] [TEXT]
     hist-capture --hook < PAYLOAD.json
     hist-capture --enable | --disable | --status
 
 Appends one prompt to the prompt history, if capture is on. The prompt is
 TEXT, or all of standard input when TEXT is absent (multi-line kept, one
-trailing newline stripped). Empty prompts and command-like prompts
+trailing newline stripped). Put -- before a TEXT that may start with "-"
+(everything after -- is the prompt). Empty prompts and command-like prompts
 ("/name ...") are never captured.
 
 Capture is off by default. GENTLE_PI_HISTORY_CAPTURE=1|true|on forces it on,
 0|false|off forces it off; otherwise the preference saved by --enable or
 --disable decides ($GENTLE_PI_CONFIG_HOME/history-capture.json, default
-~/.pi/gentle-ai). With capture off nothing at all is written.
+~/.pi/gentle-ai). With capture off nothing at all is written; run by hand
+(stderr a terminal) it says so in one line, and --hook and pipes stay silent.
 
 Secrets (private keys, cloud and API tokens, password=... assignments) are
 replaced by [REDACTED:<kind>] before anything is checked or written; the
@@ -67,14 +70,15 @@ Options:
 Exit status:
     0  captured, or nothing to do (capture off, empty or command-like prompt)
     1  the store could not be written (the message says which file)
-    2  usage error
+    2  usage error, or HOME unset or not absolute while the store or the
+       preference needs it (nothing is written)
     3  --enable/--disable refused: the preference file is invalid or unreadable
 
 Examples:
     $ hist-capture --enable
     $ hist-capture "fix the flaky test in store_test.go"
     $ git diff | hist-capture --cwd ~/src/app
-    $ GENTLE_PI_HISTORY_CAPTURE=1 hist-capture --instance "$PI_SESSION" "$PROMPT"
+    $ GENTLE_PI_HISTORY_CAPTURE=1 hist-capture --instance "$PI_SESSION" -- "$PROMPT"
 `
 
 const exitPreference = 3
@@ -120,7 +124,7 @@ func run(e *cli.Env) int {
 		}
 		return printStatus(e, st)
 	case *hook:
-		runHook(e, st)
+		runHook(e, st, e.HomeProblem(fs) == "")
 		return cli.ExitOK
 	}
 
@@ -159,8 +163,13 @@ func run(e *cli.Env) int {
 
 	pol := e.Policy()
 	if !pol.On {
-		if pol.Source == policy.InvalidPreference {
+		switch {
+		case pol.Source == policy.InvalidPreference:
 			e.Warnf("%s", pol.OffHint())
+		case termsafe.IsTerminal(e.Stderr):
+			// Run by hand: say why nothing was stored. Integrations
+			// pipe stderr and stay silent.
+			e.Say("not captured: %s", pol.OffHint())
 		}
 		return cli.ExitOK
 	}
@@ -225,16 +234,16 @@ func setPreference(e *cli.Env, on bool) int {
 	}
 	pol := e.Policy()
 	if pol.Source == policy.FromEnv && pol.On != on {
-		fmt.Fprintf(e.Stderr, "%s: saved preference %q in %s, but %s=%s overrides it until the variable is unset\n",
-			e.Name, word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
+		e.Say("saved preference %q in %s, but %s=%s overrides it until the variable is unset",
+			word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
 		return cli.ExitOK
 	}
 	if pol.Source == policy.FromEnv {
-		fmt.Fprintf(e.Stderr, "%s: saved preference %q in %s (%s=%s forces the same for now)\n",
-			e.Name, word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
+		e.Say("saved preference %q in %s (%s=%s forces the same for now)",
+			word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
 		return cli.ExitOK
 	}
-	fmt.Fprintf(e.Stderr, "%s: capture is %s (saved in %s)\n", e.Name, word, pol.PrefPath)
+	e.Say("capture is %s (saved in %s)", word, pol.PrefPath)
 	return cli.ExitOK
 }
 
@@ -258,9 +267,10 @@ func printStatus(e *cli.Env, st store.Store) int {
 			env += " (does not force a value)"
 		}
 	}
-	fmt.Fprintf(e.Stdout, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\n",
+	out := termsafe.Writer(e.Stdout) // paths escaped on a terminal
+	fmt.Fprintf(out, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\n",
 		state, pol.Describe(), pref, pol.PrefPath, policy.EnvVar, env, st.Root)
-	fmt.Fprintf(e.Stdout, "redaction:   %s\n", redactionStatus(e))
+	fmt.Fprintf(out, "redaction:   %s\n", redactionStatus(e))
 	return cli.ExitOK
 }
 
@@ -298,7 +308,9 @@ func (p *hookPayload) isCodex() bool {
 
 // runHook captures the prompt of one hook payload. It never fails the
 // hook: errors go to stderr, the exit code is always 0, stdout stays empty.
-func runHook(e *cli.Env, st store.Store) {
+// Without a usable HOME (homeOK false: ParseArgs left that to it) it reads
+// the payload and stops, silently, writing nothing.
+func runHook(e *cli.Env, st store.Store, homeOK bool) {
 	data, err := io.ReadAll(io.LimitReader(e.Stdin, 64<<20))
 	if err != nil {
 		e.Errorf("--hook: reading the payload: %v: the prompt was not captured", err)
@@ -306,6 +318,9 @@ func runHook(e *cli.Env, st store.Store) {
 	}
 	// The payload is read whole even when capture is off, so the agent's
 	// write never fails; with capture off it is not even looked at.
+	if !homeOK {
+		return
+	}
 	pol := e.Policy()
 	if !pol.On {
 		if pol.Source == policy.InvalidPreference {

@@ -13,12 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mattn/go-isatty"
-
 	"hist/lib/cli"
 	"hist/lib/compact"
 	"hist/lib/lock"
 	"hist/lib/store"
+	"hist/lib/termsafe"
 )
 
 const usage = `Usage:
@@ -97,7 +96,8 @@ Exit status:
        compact file cannot be written the claimed files stay (as .gc- files,
        still listed); a claim that cannot be removed stays (its prompts are
        listed once)
-    2  usage error
+    2  usage error, a --project DIR that does not exist (and is not in the
+       store), or HOME unset or not absolute while the store needs it
     3  hidden.json cannot be trusted: nothing was changed; restore the file or
        delete it yourself (hidden prompts may then reappear)
     4  another delete or compaction held the store for the whole --wait:
@@ -198,9 +198,8 @@ func run(e *cli.Env) int {
 		return cli.ExitUsage
 	}
 	st := e.Store(*storeDir)
-	sc, _, err := scope.Resolve(st)
-	if err != nil {
-		e.Errorf("%v", err)
+	sc, dir, ok := e.Scope(&scope, st)
+	if !ok {
 		return cli.ExitUsage
 	}
 	if *redactFlag {
@@ -212,13 +211,14 @@ func run(e *cli.Env) int {
 	pol := e.Policy()
 	if !pol.On {
 		out.Capture, out.Reason = "off", pol.OffHint()
-		if *verbose || isTerminal(e.Stderr) {
-			fmt.Fprintf(e.Stderr, "%s: nothing to do: %s\n", e.Name, pol.OffHint())
+		if *verbose || termsafe.IsTerminal(e.Stderr) {
+			e.Say("nothing to do: %s", pol.OffHint())
 		}
 		return finish(e, out, *asJSON, cli.ExitOK)
 	}
 
 	var hashes []string
+	var err error
 	if sc.All {
 		hashes, err = st.ProjectHashes()
 		if err != nil {
@@ -226,13 +226,16 @@ func run(e *cli.Env) int {
 			return finish(e, out, *asJSON, cli.ExitFailure)
 		}
 		if len(hashes) == 0 {
-			fmt.Fprintf(e.Stderr, "%s: nothing to do: no project in %s\n", e.Name, st.Projects())
+			e.Say("nothing to do: no project in %s", st.Projects())
 			return finish(e, out, *asJSON, cli.ExitOK)
 		}
 	} else {
 		hashes = []string{sc.Project}
 	}
 	reg := st.LoadRegistry()
+	if !sc.All && reg[sc.Project] == "" {
+		reg[sc.Project] = dir // messages name the folder, not its hash
+	}
 
 	if !*dry && anyDir(st, hashes) {
 		l, err := lock.Acquire(st.Lock(), *wait)
@@ -270,10 +273,10 @@ func run(e *cli.Env) int {
 		if pr.Report.Failed() {
 			code = cli.ExitFailure
 		}
-		fmt.Fprintf(e.Stderr, "%s: %s: %s\n", e.Name, label(h, pr.Cwd), summary(pr.Report, *dry))
+		e.Say("%s: %s", reg.Label(h), summary(pr.Report, *dry))
 		if *verbose {
 			for _, f := range pr.Report.Merge {
-				fmt.Fprintf(e.Stderr, "%s:   %s %s (%s)\n", e.Name, map[bool]string{true: "would merge", false: "merged"}[*dry], f.Name, cli.Plural(f.Entries, "entry", "entries"))
+				e.Say("  %s %s (%s)", map[bool]string{true: "would merge", false: "merged"}[*dry], f.Name, cli.Plural(f.Entries, "entry", "entries"))
 			}
 		}
 		out.Projects = append(out.Projects, pr)
@@ -305,13 +308,6 @@ func action(r *compact.Report, dry bool) string {
 		return "dry-run"
 	}
 	return "compacted"
-}
-
-func label(hash, cwd string) string {
-	if cwd == "" {
-		return "project " + hash
-	}
-	return cwd
 }
 
 // summary is a project's one line.
@@ -374,9 +370,4 @@ func anyDir(st store.Store, hashes []string) bool {
 		}
 	}
 	return false
-}
-
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
 }

@@ -41,13 +41,13 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 	pol := e.Policy()
 	if !pol.On {
 		out.Capture, out.Reason = "off", pol.OffHint()
-		fmt.Fprintf(e.Stderr, "%s: nothing to do: %s\n", e.Name, pol.OffHint())
+		e.Say("nothing to do: %s", pol.OffHint())
 		return done(cli.ExitOK)
 	}
 	// A scope with no file has nothing to redact: no lock (which would
 	// create the store) is taken. Redact lists the files again under it.
 	if files, err := st.Files(sc); err == nil && len(files) == 0 {
-		fmt.Fprintf(e.Stderr, "%s: nothing to do: no store file in the scope\n", e.Name)
+		e.Say("nothing to do: no store file in the scope")
 		return done(cli.ExitOK)
 	}
 	if !dry {
@@ -81,9 +81,9 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 			b.WriteString(" (would be)")
 		}
 	}
-	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, b.String())
+	e.Say("%s", b.String())
 	for _, c := range r.Carries {
-		fmt.Fprintf(e.Stderr, "%s: lines that arrived last are in %s\n", e.Name, filepath.Base(c))
+		e.Say("lines that arrived last are in %s", filepath.Base(c))
 	}
 	for _, fe := range r.Errors {
 		e.Errorf("%s: %s: left as it is; run hist-compact --redact again once fixed", fe.Path, fe.Err)

@@ -17,6 +17,7 @@ import (
 	"hist/lib/deletion"
 	"hist/lib/identity"
 	"hist/lib/lineenc"
+	"hist/lib/termsafe"
 	"hist/lib/tombstone"
 )
 
@@ -73,7 +74,8 @@ Exit status:
     0  deleted: every copy removed and the tombstone written (or, with
        --dry-run, nothing would fail)
     1  standard input could not be read; nothing was changed
-    2  usage error; nothing was changed
+    2  usage error (also a --project DIR that does not exist and is not in
+       the store, or HOME unset); nothing was changed
     3  hidden.json cannot be trusted (unreadable, corrupt, not an array of
        strings): nothing was changed; restore the file or delete it yourself
        (hidden prompts may then reappear)
@@ -171,9 +173,8 @@ func run(e *cli.Env) int {
 		return cli.ExitUsage
 	}
 	st := e.Store(*storeDir)
-	sc, _, err := scope.Resolve(st)
-	if err != nil {
-		e.Errorf("%v", err)
+	sc, _, ok := e.Scope(&scope, st)
+	if !ok {
 		return cli.ExitUsage
 	}
 
@@ -203,7 +204,7 @@ func run(e *cli.Env) int {
 			if *asJSON {
 				writeJSON(e, deletion.Result{DryRun: *dry}, st.Hidden())
 			}
-			fmt.Fprintf(e.Stderr, "%s: no prompts on standard input: nothing to delete\n", e.Name)
+			e.Say("no prompts on standard input: nothing to delete")
 			return cli.ExitOK
 		}
 	}
@@ -318,10 +319,11 @@ func summary(r deletion.Result) string {
 
 func report(e *cli.Env, r deletion.Result, hiddenPath string) int {
 	if r.DryRun && r.Outcome != deletion.Untrusted && r.Outcome != deletion.NothingRemoved {
+		out := termsafe.Writer(e.Stdout) // paths escaped on a terminal
 		for _, p := range r.Rewritten {
-			fmt.Fprintln(e.Stdout, p)
+			fmt.Fprintln(out, p)
 		}
-		fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, summary(r))
+		e.Say("%s", summary(r))
 		for _, f := range r.Failed {
 			e.Errorf("cannot read %v: its copies would remain", f)
 		}
@@ -332,7 +334,7 @@ func report(e *cli.Env, r deletion.Result, hiddenPath string) int {
 	}
 	switch r.Outcome {
 	case deletion.Clean:
-		fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, summary(r))
+		e.Say("%s", summary(r))
 		return cli.ExitOK
 	case deletion.Untrusted:
 		var u *tombstone.UntrustedError

@@ -14,6 +14,7 @@ import (
 	"hist/lib/lineenc"
 	"hist/lib/lock"
 	"hist/lib/store"
+	"hist/lib/termsafe"
 )
 
 const usage = `Usage:
@@ -28,6 +29,9 @@ Scopes:
                      capture, seed and compact files, and the carry and claim
                      files that rewrites leave beside them. The default scope.
                      Write --project=DIR when a prompt could be taken for DIR.
+                     A DIR that no longer exists still names its stored
+                     prompts (with a warning); one the store never held is
+                     an error.
     --all            Every project, plus history-global.jsonl and its carry files.
 
 Formats:
@@ -48,11 +52,14 @@ control that decides and exits 0 with no output.
 Exit status:
     0  listed (possibly nothing)
     1  some store files could not be read (the others were listed; stderr names them)
-    2  usage error
+    2  usage error, a --project DIR that does not exist (and is not in the
+       store), or HOME unset or not absolute while the store needs it
     3  hidden.json cannot be trusted: nothing is printed; restore the file or
        delete it yourself (hidden prompts may then reappear)
 
 Malformed store lines are skipped; their count is reported on stderr.
+On a terminal, control characters in prompts show as control pictures (␛ for
+ESC) so a stored prompt cannot drive the terminal; a pipe gets the raw bytes.
 
 Examples:
     $ hist-list | head
@@ -88,9 +95,8 @@ func run(e *cli.Env) int {
 		return cli.ExitUsage
 	}
 	st := e.Store(*storeDir)
-	sc, _, err := scope.Resolve(st)
-	if err != nil {
-		e.Errorf("%v", err)
+	sc, _, ok := e.Scope(&scope, st)
+	if !ok {
 		return cli.ExitUsage
 	}
 
@@ -149,7 +155,9 @@ func run(e *cli.Env) int {
 		buf = lineenc.Append(buf, en.Text)
 		return append(buf, '\n')
 	}
-	if err := writeAll(e.Stdout, n, encode); err != nil {
+	// On a terminal, control characters in prompts show escaped; a pipe
+	// gets the raw bytes.
+	if err := writeAll(termsafe.Writer(e.Stdout), n, encode); err != nil {
 		return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
 	}
 	if res.Stats.Malformed > 0 {

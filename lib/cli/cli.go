@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 
 	"hist/lib/policy"
 	"hist/lib/store"
+	"hist/lib/termsafe"
 	"hist/lib/tombstone"
 )
 
@@ -25,7 +27,7 @@ import (
 const (
 	ExitOK        = 0
 	ExitFailure   = 1 // the command could not do its job (the message says what state it left)
-	ExitUsage     = 2 // bad flags or arguments; nothing was read or changed
+	ExitUsage     = 2 // bad flags or arguments, or HOME unset; nothing was read or changed
 	ExitUntrusted = 3 // hidden.json cannot be trusted; nothing was shown or changed
 )
 
@@ -38,14 +40,14 @@ type Env struct {
 	Stderr io.Writer
 	Getenv func(string) string
 	Lookup func(string) (string, bool)
-	Home   string
+	Home   string // $HOME; "" when unset (ParseArgs refuses to run then, see homeProblem)
 }
 
 // OSEnv is the real process's Env.
 func OSEnv(name string) *Env {
 	home, err := os.UserHomeDir()
 	if err != nil {
-		home = "/"
+		home = ""
 	}
 	return &Env{
 		Name: name, Args: os.Args[1:],
@@ -54,14 +56,50 @@ func OSEnv(name string) *Env {
 	}
 }
 
-// Errorf prints "name: msg" on stderr.
-func (e *Env) Errorf(format string, args ...any) {
-	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, fmt.Sprintf(format, args...))
+// Say prints "name: msg" on stderr, as one line. When stderr is a
+// terminal, control characters in msg (from a prompt, a folder name, a
+// path) show escaped (termsafe.Line), so they cannot drive the terminal;
+// a pipe gets the raw bytes.
+func (e *Env) Say(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if termsafe.IsTerminal(e.Stderr) {
+		msg = termsafe.Line(msg)
+	}
+	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, msg)
 }
 
-// Warnf prints "name: warning: msg" on stderr.
-func (e *Env) Warnf(format string, args ...any) {
-	fmt.Fprintf(e.Stderr, "%s: warning: %s\n", e.Name, fmt.Sprintf(format, args...))
+// Errorf prints "name: msg" on stderr, as Say does.
+func (e *Env) Errorf(format string, args ...any) { e.Say(format, args...) }
+
+// Warnf prints "name: warning: msg" on stderr, as Say does.
+func (e *Env) Warnf(format string, args ...any) { e.Say("warning: "+format, args...) }
+
+// homeProblem says why the command cannot run when HOME is unset or not
+// absolute and something needs it: the store (no --store DIR, no absolute
+// $PI_CODING_AGENT_DIR) or the config home, where the capture preference
+// is kept (no absolute $GENTLE_PI_CONFIG_HOME). "" when nothing does.
+func (e *Env) homeProblem(storeFlag string) string {
+	if filepath.IsAbs(e.Home) {
+		return ""
+	}
+	needs := func(v string) bool { return !filepath.IsAbs(e.Getenv(v)) }
+	storeNeeds := storeFlag == "" && needs("PI_CODING_AGENT_DIR")
+	configNeeds := needs("GENTLE_PI_CONFIG_HOME")
+	var fix string
+	switch {
+	case storeNeeds && configNeeds:
+		fix = "set HOME, or pass --store DIR and set GENTLE_PI_CONFIG_HOME"
+	case storeNeeds:
+		fix = "set HOME or pass --store DIR"
+	case configNeeds:
+		fix = "set HOME or GENTLE_PI_CONFIG_HOME"
+	default:
+		return ""
+	}
+	if e.Home == "" {
+		return "HOME is not set: " + fix
+	}
+	return fmt.Sprintf("HOME is not an absolute path (%q): %s", e.Home, fix)
 }
 
 // Policy returns the effective capture policy.
@@ -106,6 +144,9 @@ type ScopeFlags struct {
 	Project    bool
 	ProjectDir string
 	All        bool
+	// Gone is set by Resolve when --project names a folder that no
+	// longer exists but whose prompts the store still holds.
+	Gone bool
 }
 
 // Register adds --project and --all to fs. --project takes an optional
@@ -125,8 +166,11 @@ func (sf *ScopeFlags) Register(fs *flag.FlagSet) {
 }
 
 // Resolve returns the scope the flags name, with the canonical project
-// folder for --project.
+// folder for --project. A --project DIR that does not exist is an error
+// ("--project DIR: no such folder") unless the store still holds that
+// project's folder: then it resolves, and Gone says the folder is gone.
 func (sf *ScopeFlags) Resolve(s store.Store) (store.Scope, string, error) {
+	sf.Gone = false
 	if sf.All && sf.Project {
 		return store.Scope{}, "", errors.New("--project and --all name two scopes: choose one")
 	}
@@ -143,9 +187,37 @@ func (sf *ScopeFlags) Resolve(s store.Store) (store.Scope, string, error) {
 	}
 	canon, err := store.Canonical(dir)
 	if err != nil {
-		return store.Scope{}, "", err
+		return store.Scope{}, "", fmt.Errorf("--project %s: %v", dir, err)
 	}
-	return store.Scope{Project: store.Hash(canon)}, canon, nil
+	hash := store.Hash(canon)
+	fi, err := os.Stat(canon)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !s.HasProject(hash) {
+			return store.Scope{}, "", fmt.Errorf("--project %s: no such folder", dir)
+		}
+		sf.Gone = true
+	case err != nil:
+		return store.Scope{}, "", fmt.Errorf("--project %s: %s", dir, Describe(err))
+	case !fi.IsDir():
+		return store.Scope{}, "", fmt.Errorf("--project %s: not a folder", dir)
+	}
+	return store.Scope{Project: hash}, canon, nil
+}
+
+// Scope resolves sf (Resolve) for the command: on an error it prints it
+// and returns ok=false (exit ExitUsage); for a folder that is gone it
+// warns that only its stored prompts are left.
+func (e *Env) Scope(sf *ScopeFlags, s store.Store) (sc store.Scope, dir string, ok bool) {
+	sc, dir, err := sf.Resolve(s)
+	if err != nil {
+		e.Errorf("%v", err)
+		return sc, dir, false
+	}
+	if sf.Gone {
+		e.Warnf("the folder %s no longer exists: using the prompts the store still holds for it", dir)
+	}
+	return sc, dir, true
 }
 
 // SplitOptional rewrites "--project DIR" into "--project=DIR" when the
@@ -214,14 +286,41 @@ func (e *Env) ParseArgs(fs *flag.FlagSet, usage string, args []string) (pos []st
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
-			return pos, ExitOK, false
+			break
 		}
 		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), ExitOK, false
+			pos = append(pos, rest...)
+			break
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+	return e.checkHome(fs, pos)
+}
+
+// checkHome ends ParseArgs: when HOME is unset or not absolute and the
+// command needs it (homeProblem), it prints why and stops with ExitUsage,
+// before anything is read or written. A command run as an agent's hook
+// (its --hook flag set) is left to go on: it must never fail, and checks
+// HomeProblem itself.
+func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
+	if h := fs.Lookup("hook"); h != nil && h.Value.String() == "true" {
+		return pos, ExitOK, false
+	}
+	if p := e.HomeProblem(fs); p != "" {
+		e.Errorf("%s", p)
+		return nil, ExitUsage, true
+	}
+	return pos, ExitOK, false
+}
+
+// HomeProblem is homeProblem for the parsed flag set fs (its --store).
+func (e *Env) HomeProblem(fs *flag.FlagSet) string {
+	storeFlag := ""
+	if f := fs.Lookup("store"); f != nil {
+		storeFlag = f.Value.String()
+	}
+	return e.homeProblem(storeFlag)
 }
 
 // flagError words err, which fs.Parse returned after reading used: the

@@ -222,3 +222,67 @@ func TestScopeFlags(t *testing.T) {
 		t.Errorf("default scope: %+v %s %v", sc, canon, err)
 	}
 }
+
+func TestHomeProblem(t *testing.T) {
+	cases := []struct {
+		home string
+		vals map[string]string
+		args []string
+		want string // "" when the command may run
+	}{
+		{"/home/u", nil, nil, ""},
+		{"", nil, nil, "hist-x: HOME is not set: set HOME, or pass --store DIR and set GENTLE_PI_CONFIG_HOME\n"},
+		{"", map[string]string{"GENTLE_PI_CONFIG_HOME": "/c"}, nil, "hist-x: HOME is not set: set HOME or pass --store DIR\n"},
+		{"", map[string]string{"GENTLE_PI_CONFIG_HOME": "/c"}, []string{"--store", "/s"}, ""},
+		{"", map[string]string{"GENTLE_PI_CONFIG_HOME": "/c", "PI_CODING_AGENT_DIR": "/p"}, nil, ""},
+		{"", map[string]string{"GENTLE_PI_CONFIG_HOME": "~/c"}, []string{"--store", "/s"}, "hist-x: HOME is not set: set HOME or GENTLE_PI_CONFIG_HOME\n"},
+		{"rel", map[string]string{"GENTLE_PI_CONFIG_HOME": "/c"}, nil, "hist-x: HOME is not an absolute path (\"rel\"): set HOME or pass --store DIR\n"},
+	}
+	for _, c := range cases {
+		e, _, errb := testEnv(c.vals)
+		e.Home = c.home
+		fs := e.Flags()
+		StoreFlag(fs)
+		_, code, stop := e.ParseArgs(fs, "usage\n", c.args)
+		if got := errb.String(); got != c.want || stop != (c.want != "") || stop && code != ExitUsage {
+			t.Errorf("home %q %v %q: stderr %q, stop=%v code=%d; want %q", c.home, c.vals, c.args, got, stop, code, c.want)
+		}
+	}
+	// A hook goes on: it checks HomeProblem itself and never fails.
+	e, _, errb := testEnv(nil)
+	e.Home = ""
+	fs := e.Flags()
+	fs.Bool("hook", false, "")
+	if _, _, stop := e.ParseArgs(fs, "usage\n", []string{"--hook"}); stop || errb.Len() != 0 || e.HomeProblem(fs) == "" {
+		t.Errorf("--hook: stop=%v stderr %q", stop, errb.String())
+	}
+}
+
+func TestResolveMissingFolder(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Store{Root: filepath.Join(dir, "store")}
+	gone := filepath.Join(dir, "gone")
+	sf := ScopeFlags{Project: true, ProjectDir: gone}
+	if _, _, err := sf.Resolve(st); err == nil || err.Error() != "--project "+gone+": no such folder" {
+		t.Errorf("missing folder: %v", err)
+	}
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o600)
+	sf.ProjectDir = file
+	if _, _, err := sf.Resolve(st); err == nil || err.Error() != "--project "+file+": not a folder" {
+		t.Errorf("a file: %v", err)
+	}
+	// A removed folder whose prompts the store holds still resolves.
+	if err := os.MkdirAll(st.ProjectDir(store.Hash(gone)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sf.ProjectDir = gone
+	sc, canon, err := sf.Resolve(st)
+	if err != nil || !sf.Gone || canon != gone || sc.Project != store.Hash(gone) {
+		t.Errorf("removed folder in the store: %v %q %v gone=%v", sc, canon, err, sf.Gone)
+	}
+	e, _, errb := testEnv(nil)
+	if _, _, ok := e.Scope(&sf, st); !ok || !strings.Contains(errb.String(), "hist-x: warning: the folder "+gone+" no longer exists") {
+		t.Errorf("Scope: ok=%v stderr %q", ok, errb.String())
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 
 	"hist/lib/atomicfile"
 )
@@ -23,6 +24,22 @@ func (s Store) LoadRegistry() Registry {
 		return Registry{}
 	}
 	return r
+}
+
+// Label names a project in messages: its folder, from registry.json, or
+// "project HASH" when registry.json does not know it.
+func (r Registry) Label(hash string) string {
+	if cwd := r[hash]; cwd != "" {
+		return cwd
+	}
+	return "project " + hash
+}
+
+// HasProject reports whether the store holds a folder for the project
+// hash (its prompts may outlive the project's own folder).
+func (s Store) HasProject(hash string) bool {
+	_, err := os.Lstat(s.ProjectDir(hash))
+	return err == nil
 }
 
 // Register records hash -> cwd unless registry.json already says so; the
