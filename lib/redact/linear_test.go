@@ -86,28 +86,30 @@ func BenchmarkAdversarial(b *testing.B) {
 	}
 }
 
-// fastest returns the shortest of a few redactions of text: the minimum
-// is what the code costs, whatever else the machine was doing. It stops
-// after a second, so that a slow scan fails without running on.
-func fastest(text string) time.Duration {
-	best := time.Duration(1 << 62)
-	var total time.Duration
-	for range 7 {
-		start := time.Now()
-		Text(text)
-		d := time.Since(start)
-		best, total = min(best, d), total+d
-		if total > time.Second {
+// fastest returns the shortest of up to 15 redactions of each text, taken
+// in turns so that a busy moment of the machine slows both alike: the
+// minimum is what the code costs, whatever else the machine was doing. It
+// stops after a second, so that a slow scan fails without running on.
+func fastest(a, b string) (ta, tb time.Duration) {
+	ta, tb = time.Duration(1<<62), time.Duration(1<<62)
+	start := time.Now()
+	for range 15 {
+		t0 := time.Now()
+		Text(a)
+		t1 := time.Now()
+		Text(b)
+		ta, tb = min(ta, t1.Sub(t0)), min(tb, time.Since(t1))
+		if time.Since(start) > time.Second {
 			break
 		}
 	}
-	return best
+	return ta, tb
 }
 
 // FuzzLinear fails when redaction is not linear: the seed repeated to 16,
 // 32, 64, 128 and 256 KB, each size must take less than three times the
 // one before (a linear scan takes twice as long, a quadratic one four
-// times), give or take two milliseconds. A slow pair is measured again
+// times), give or take five milliseconds. A slow pair is measured again
 // before it fails, so one busy moment of a shared machine is not a
 // failure. The sizes grow so that a quadratic scan fails before it gets
 // very slow.
@@ -115,25 +117,20 @@ func FuzzLinear(f *testing.F) {
 	for _, a := range adversarial {
 		f.Add(a.unit)
 	}
-	for _, r := range rules {
-		for _, p := range r.prefixes {
-			f.Add(p + " ")
-		}
-	}
 	for _, k := range keywords {
 		f.Add(k + "=")
-		f.Add(k + ": ")
 	}
+	f.Add("eyJ ")
 	f.Add("the quick brown fox ")
 	f.Fuzz(func(t *testing.T, seed string) {
 		if seed == "" {
 			return
 		}
-		const floor = 2 * time.Millisecond
+		const floor = 5 * time.Millisecond
 		for n := 16 << 10; n < 256<<10; n *= 2 {
 			half, full := repeatTo(seed, n), repeatTo(seed, 2*n)
 			for try := 0; ; try++ {
-				th, tf := fastest(half), fastest(full)
+				th, tf := fastest(half, full)
 				if tf <= 3*th+floor {
 					break
 				}
