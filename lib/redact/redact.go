@@ -8,7 +8,6 @@
 package redact
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -28,18 +27,23 @@ func Enabled(v string) bool {
 
 // rule finds one family of tokens: a literal prefix, then a body of
 // allowed characters of a bounded length. Rules with a structure beyond
-// that (PEM blocks, JWTs, webhook URLs) add an expression that is matched
-// anchored at the prefix, so its cost is the length of the token, never
-// the length of the prompt.
+// that (PEM blocks, JWTs, webhook URLs) have their own end function, which
+// reads the token and never the rest of the prompt.
 type rule struct {
 	kind     string
 	prefixes []string
-	body     func(c byte) bool
+	body     *[256]bool
 	min, max int  // body length bounds (max 0: unbounded)
 	exact    bool // the body may not run on past max (AWS ids, Google keys)
-	re       *regexp.Regexp
+	end      func(text string, p int, m *memo) (int, bool)
 	// skip says a token at this position belongs to another rule.
 	skip func(rest string) bool
+}
+
+// memo is what one scan of a text has learned that later candidates
+// reuse, so that overlapping candidates do not read the same bytes again.
+type memo struct {
+	jwtNone int // no JWT starts before this offset
 }
 
 func alnum(c byte) bool {
@@ -50,24 +54,131 @@ func word(c byte) bool       { return alnum(c) || c == '_' }
 func urlsafe(c byte) bool    { return alnum(c) || c == '_' || c == '-' }
 func dashed(c byte) bool     { return alnum(c) || c == '-' }
 
+// table turns a byte class into a table, one load per byte in the body loop.
+func table(class func(c byte) bool) *[256]bool {
+	var t [256]bool
+	for c := range 256 {
+		t[c] = class(byte(c))
+	}
+	return &t
+}
+
+var (
+	alnumT      = table(alnum)
+	upperDigitT = table(upperDigit)
+	wordT       = table(word)
+	urlsafeT    = table(urlsafe)
+	dashedT     = table(dashed)
+	pemT        = table(func(c byte) bool { return upperDigit(c) || c == ' ' })
+	webhookT    = table(func(c byte) bool { return urlsafe(c) || c == '/' })
+)
+
+// run returns the end of the run of class bytes that starts at i.
+func run(text string, i int, class *[256]bool) int {
+	for i < len(text) && class[text[i]] {
+		i++
+	}
+	return i
+}
+
 var rules = []rule{
-	{kind: "private-key", prefixes: []string{"-----BEGIN"},
-		re: regexp.MustCompile(`\A-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\z)`)},
-	{kind: "aws-access-key-id", prefixes: []string{"AKIA", "ASIA", "ABIA", "ACCA"}, body: upperDigit, min: 16, max: 16, exact: true},
-	{kind: "github-token", prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, body: alnum, min: 36, max: 255, exact: true},
-	{kind: "github-token", prefixes: []string{"github_pat_"}, body: word, min: 22, max: 255, exact: true},
-	{kind: "gitlab-token", prefixes: []string{"glpat-"}, body: urlsafe, min: 20},
-	{kind: "slack-webhook", prefixes: []string{"https://hooks.slack.com/"},
-		re: regexp.MustCompile(`\Ahttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}`)},
-	{kind: "slack-token", prefixes: []string{"xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"}, body: dashed, min: 10},
-	{kind: "stripe-key", prefixes: []string{"sk_live_", "rk_live_"}, body: alnum, min: 20, exact: true},
-	{kind: "anthropic-key", prefixes: []string{"sk-ant-"}, body: urlsafe, min: 20},
-	{kind: "openai-key", prefixes: []string{"sk-"}, body: urlsafe, min: 20,
+	{kind: "private-key", prefixes: []string{"-----BEGIN"}, end: privateKeyEnd},
+	{kind: "aws-access-key-id", prefixes: []string{"AKIA", "ASIA", "ABIA", "ACCA"}, body: upperDigitT, min: 16, max: 16, exact: true},
+	{kind: "github-token", prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, body: alnumT, min: 36, max: 255, exact: true},
+	{kind: "github-token", prefixes: []string{"github_pat_"}, body: wordT, min: 22, max: 255, exact: true},
+	{kind: "gitlab-token", prefixes: []string{"glpat-"}, body: urlsafeT, min: 20},
+	{kind: "slack-webhook", prefixes: []string{"https://hooks.slack.com/"}, end: slackWebhookEnd},
+	{kind: "slack-token", prefixes: []string{"xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"}, body: dashedT, min: 10},
+	{kind: "stripe-key", prefixes: []string{"sk_live_", "rk_live_"}, body: alnumT, min: 20, exact: true},
+	{kind: "anthropic-key", prefixes: []string{"sk-ant-"}, body: urlsafeT, min: 20},
+	{kind: "openai-key", prefixes: []string{"sk-"}, body: urlsafeT, min: 20,
 		skip: func(rest string) bool { return strings.HasPrefix(rest, "sk-ant-") }},
-	{kind: "google-api-key", prefixes: []string{"AIza"}, body: urlsafe, min: 35, max: 35, exact: true},
-	{kind: "npm-token", prefixes: []string{"npm_"}, body: alnum, min: 36, max: 36, exact: true},
-	{kind: "jwt", prefixes: []string{"eyJ"},
-		re: regexp.MustCompile(`\AeyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	{kind: "google-api-key", prefixes: []string{"AIza"}, body: urlsafeT, min: 35, max: 35, exact: true},
+	{kind: "npm-token", prefixes: []string{"npm_"}, body: alnumT, min: 36, max: 36, exact: true},
+	{kind: "jwt", prefixes: []string{"eyJ"}, end: jwtEnd},
+}
+
+// privateKeyEnd reads a PEM or OpenSSH private key from its BEGIN line at
+// p to the end of its END line, or to the end of the text when there is
+// none.
+func privateKeyEnd(text string, p int, _ *memo) (int, bool) {
+	i, ok := pemLineEnd(text, p+len("-----BEGIN"))
+	if !ok {
+		return 0, false
+	}
+	for {
+		k := strings.Index(text[i:], "-----END")
+		if k < 0 {
+			return len(text), true
+		}
+		if e, ok := pemLineEnd(text, i+k+len("-----END")); ok {
+			return e, true
+		}
+		i += k + 1
+	}
+}
+
+// pemLineEnd reads the rest of a BEGIN or END line from i: capitals,
+// digits and spaces that end in "PRIVATE KEY", then "-----".
+func pemLineEnd(text string, i int) (int, bool) {
+	const label = "PRIVATE KEY"
+	r := run(text, i, pemT)
+	if r-i < len(label) || text[r-len(label):r] != label || !strings.HasPrefix(text[r:], "-----") {
+		return 0, false
+	}
+	return r + len("-----"), true
+}
+
+// slackWebhookEnd reads a webhook URL: services/, workflows/ or triggers/
+// after the host, then 20 or more characters of its path.
+func slackWebhookEnd(text string, p int, _ *memo) (int, bool) {
+	i := p + len("https://hooks.slack.com/")
+	for _, kind := range []string{"services/", "workflows/", "triggers/"} {
+		if strings.HasPrefix(text[i:], kind) {
+			i += len(kind)
+			if e := run(text, i, webhookT); e-i >= 20 {
+				return e, true
+			}
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// jwtEnd reads a JWT: "eyJ" and 8 or more base64url characters, ".", the
+// same again, ".", then 8 or more. Every "eyJ" that starts a word inside
+// the first part of one that fails ("eyJ-eyJ-eyJ-…") fails the same way:
+// m.jwtNone skips them, so the first part is read once.
+func jwtEnd(text string, p int, m *memo) (int, bool) {
+	if p < m.jwtNone {
+		return 0, false
+	}
+	i, first := p, 0
+	for part := range 3 {
+		if part < 2 {
+			if !strings.HasPrefix(text[i:], "eyJ") {
+				break
+			}
+			i += 3
+		}
+		s := i
+		i = run(text, i, urlsafeT)
+		if part == 0 {
+			first = i
+		}
+		if i-s < 8 {
+			break
+		}
+		if part == 2 {
+			return i, true
+		}
+		if i >= len(text) || text[i] != '.' {
+			break
+		}
+		i++
+	}
+	m.jwtNone = first
+	return 0, false
 }
 
 type span struct {
@@ -119,6 +230,7 @@ func init() {
 
 // tokens finds every rule's tokens in text in one pass.
 func tokens(text string, spans []span) []span {
+	var m memo
 	prev := byte(' ') // the start of the text is not inside a word
 	for p := 0; p < len(text); p++ {
 		c := text[p]
@@ -137,7 +249,7 @@ func tokens(text string, spans []span) []span {
 			if !strings.HasPrefix(text[p:], c.prefix) {
 				continue
 			}
-			if e, ok := c.rule.match(text, p, len(c.prefix)); ok {
+			if e, ok := c.rule.match(text, p, len(c.prefix), &m); ok {
 				spans = append(spans, span{p, e, c.rule.kind})
 				p = e - 1
 				prev = text[p]
@@ -232,6 +344,7 @@ func anchoredTokens(text string, spans []span) []span {
 	}
 	slices.Sort(starts)
 	// From here, what tokens does at each position where a prefix starts.
+	var m memo
 	next := 0
 	for _, p := range slices.Compact(starts) {
 		if p < next {
@@ -241,7 +354,7 @@ func anchoredTokens(text string, spans []span) []span {
 			if !strings.HasPrefix(text[p:], c.prefix) {
 				continue
 			}
-			if e, ok := c.rule.match(text, p, len(c.prefix)); ok {
+			if e, ok := c.rule.match(text, p, len(c.prefix), &m); ok {
 				spans = append(spans, span{p, e, c.rule.kind})
 				next = e
 				break
@@ -253,21 +366,21 @@ func anchoredTokens(text string, spans []span) []span {
 
 // match reports where the rule's token that starts at p (with a prefix of
 // n bytes) ends, if there is one.
-func (r *rule) match(text string, p, n int) (int, bool) {
+func (r *rule) match(text string, p, n int, m *memo) (int, bool) {
 	if r.skip != nil && r.skip(text[p:]) {
 		return 0, false
 	}
-	if r.re != nil {
-		m := r.re.FindStringIndex(text[p:])
-		if m == nil {
-			return 0, false
-		}
-		return p + m[1], true
+	if r.end != nil {
+		return r.end(text, p, m)
 	}
-	e := p + n
-	for e < len(text) && r.body(text[e]) && (r.max == 0 || e-p-n <= r.max) {
-		e++
+	// The body is read to its end, or one byte past max: a failed
+	// candidate reads at most max+1 bytes, or fewer than min (a body
+	// shorter than min is the only way an unbounded rule fails).
+	limit := len(text)
+	if r.max > 0 {
+		limit = min(limit, p+n+r.max+1)
 	}
+	e := run(text[:limit], p+n, r.body)
 	body := e - p - n
 	if body < r.min || (r.max > 0 && body > r.max) {
 		return 0, false
@@ -276,31 +389,6 @@ func (r *rule) match(text string, p, n int) (int, bool) {
 		return 0, false
 	}
 	return e, true
-}
-
-// credentialValue says whether an assignment's value looks like a secret
-// rather than code: letters and digits both, and not an expression.
-func credentialValue(v string) bool {
-	if strings.HasPrefix(v, "[REDACTED:") || strings.Contains(v, "REDACTED") {
-		return false
-	}
-	var letter, digit bool
-	for _, r := range v {
-		switch {
-		case r >= '0' && r <= '9':
-			digit = true
-		case (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
-			letter = true
-		}
-	}
-	if !letter || !digit {
-		return false
-	}
-	// "self.token_value1", "os.environ2": identifiers joined by dots are code.
-	if strings.Contains(v, ".") && !strings.ContainsAny(v, "+/=!@#$%^*~-") {
-		return false
-	}
-	return true
 }
 
 // Text returns text with every secret replaced by "[REDACTED:<kind>]".
@@ -322,7 +410,9 @@ func Text(text string) string {
 			continue
 		}
 		b.WriteString(text[last:sp.s])
-		b.WriteString("[REDACTED:" + sp.kind + "]")
+		b.WriteString("[REDACTED:")
+		b.WriteString(sp.kind)
+		b.WriteByte(']')
 		last = sp.e
 	}
 	b.WriteString(text[last:])
@@ -340,6 +430,8 @@ func assignments(text string, spans []span) []span {
 	// Every assignment has a ":" or "=": start from those (found with
 	// IndexByte, a vector scan) and read the name backwards, so a prompt
 	// without one costs two scans and allocates nothing.
+	var v valueRun
+	last := 0 // the end of the last value redacted
 	colon, eq := -2, -2
 	for q := 0; q < len(text); {
 		if colon < q && colon != -1 {
@@ -360,8 +452,11 @@ func assignments(text string, spans []span) []span {
 		default:
 			q = colon
 		}
-		if sp, ok := assignmentAt(text, q); ok {
+		// A value that starts inside the last one redacted ends where it
+		// does ("key=a1.key=a1.key=…"): Text would keep only the first.
+		if sp, ok := assignmentAt(text, q, &v); ok && sp.s >= last {
 			spans = append(spans, sp)
+			last = sp.e
 		}
 		q++
 	}
@@ -371,7 +466,7 @@ func assignments(text string, spans []span) []span {
 // assignmentAt reads the name before the ":" or "=" at q and, when it ends
 // in a keyword and the value after it looks like a secret, returns the
 // value's span.
-func assignmentAt(text string, q int) (span, bool) {
+func assignmentAt(text string, q int, v *valueRun) (span, bool) {
 	end := q
 	for end > 0 && (text[end-1] == ' ' || text[end-1] == '\t') {
 		end--
@@ -379,44 +474,45 @@ func assignmentAt(text string, q int) (span, bool) {
 	if end > 0 && (text[end-1] == '"' || text[end-1] == '\'') {
 		end--
 	}
+	const maxName = 64
 	start := end
-	for start > 0 && (isIdent(text[start-1]) || text[start-1] == '-') {
+	for start > 0 && end-start <= maxName && (isIdent(text[start-1]) || text[start-1] == '-') {
 		start--
 	}
-	if start == end || end-start > 64 {
+	if start == end || end-start > maxName {
 		return span{}, false
 	}
-	name := asciiLower(text[start:end])
+	name := text[start:end]
 	kw := ""
 	for _, k := range keywords {
-		if strings.HasSuffix(name, k) {
-			if n := len(name) - len(k); n == 0 || name[n-1] == '_' || name[n-1] == '-' {
-				kw = k
-				break
-			}
+		if n := len(name) - len(k); n >= 0 && foldEqual(name[n:], k) && (n == 0 || name[n-1] == '_' || name[n-1] == '-') {
+			kw = k
+			break
 		}
 	}
 	if kw == "" {
 		return span{}, false
 	}
-	vs, ve, ok := assignedValue(text, end)
+	vs, ok := valueStart(text, end)
 	if !ok {
 		return span{}, false
 	}
-	v := text[vs:ve]
-	if strings.Contains(name, "aws") && (kw == "secret" || kw == "key") && len(v) == 40 {
+	ve := v.read(text, vs)
+	if ve-vs < 12 {
+		return span{}, false
+	}
+	if (kw == "secret" || kw == "key") && ve-vs == 40 && containsFold(name, "aws") {
 		return span{vs, ve, "aws-secret-key"}, true
 	}
-	if !credentialValue(v) {
+	if !v.credential(vs) {
 		return span{}, false
 	}
 	return span{vs, ve, "credential"}, true
 }
 
-// assignedValue finds the value after a name ending at i: an optional
-// quote, spaces, ":" or "=", spaces, an optional quote, then at least 12
-// characters of a token.
-func assignedValue(text string, i int) (int, int, bool) {
+// valueStart finds where the value after a name ending at i starts: past
+// an optional quote, spaces, ":" or "=", spaces and an optional quote.
+func valueStart(text string, i int) (int, bool) {
 	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
 		i++
 	}
@@ -424,7 +520,7 @@ func assignedValue(text string, i int) (int, int, bool) {
 		i++
 	}
 	if i >= len(text) || (text[i] != ':' && text[i] != '=') {
-		return 0, 0, false
+		return 0, false
 	}
 	i++
 	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
@@ -433,35 +529,91 @@ func assignedValue(text string, i int) (int, int, bool) {
 	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
 		i++
 	}
-	s := i
-	for i < len(text) && isValue(text[i]) {
-		i++
+	return i, true
+}
+
+// valueRun is the last run of value characters read, with the last offset
+// in it of each kind of character credential asks about. A value is the
+// rest of the run from where it starts, so every value that starts inside
+// the run ("key=key=key=…") ends with it and is judged without reading it
+// again.
+type valueRun struct {
+	s, e                                int
+	letter, digit, dot, punct, redacted int // -1: none
+}
+
+// read returns the end of the value that starts at vs.
+func (v *valueRun) read(text string, vs int) int {
+	if v.s <= vs && vs < v.e {
+		return v.e
 	}
-	return s, i, i-s >= 12
+	*v = valueRun{s: vs, letter: -1, digit: -1, dot: -1, punct: -1}
+	i := vs
+	for ; i < len(text) && valueT[text[i]]; i++ {
+		switch c := text[i]; {
+		case '0' <= c && c <= '9':
+			v.digit = i
+		case ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
+			v.letter = i
+		case c == '.':
+			v.dot = i
+		case c != '_':
+			v.punct = i // one of +/=!@#$%^*~-
+		}
+	}
+	v.e = i
+	v.redacted = -1
+	for k := vs; ; {
+		j := strings.Index(text[k:i], "REDACTED")
+		if j < 0 {
+			break
+		}
+		v.redacted = k + j
+		k += j + 1
+	}
+	return i
+}
+
+// credential says whether the value from vs to the end of the run looks
+// like a secret rather than code: letters and digits both, not already
+// redacted, and not identifiers joined by dots ("self.token_value1",
+// "os.environ2").
+func (v *valueRun) credential(vs int) bool {
+	if v.redacted >= vs || v.letter < vs || v.digit < vs {
+		return false
+	}
+	return v.dot < vs || v.punct >= vs
 }
 
 func isIdent(c byte) bool {
 	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
 }
 
-func isValue(c byte) bool {
-	return isIdent(c) || strings.IndexByte("-+/=.~!@#$%^*", c) >= 0
-}
+var valueT = table(func(c byte) bool { return isIdent(c) || strings.IndexByte("-+/=.~!@#$%^*", c) >= 0 })
 
-// asciiLower lowers ASCII letters only, so byte offsets stay those of text.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; 'A' <= c && c <= 'Z' {
-					b[j] = c + 'a' - 'A'
-				}
-			}
-			return string(b)
+// foldEqual reports whether a name (letters, digits, '_' and '-') is
+// lower, a word in lower-case letters, in any case: setting bit 0x20
+// lowers a letter and leaves the other bytes of a name unequal to one.
+func foldEqual(name, lower string) bool {
+	if len(name) != len(lower) {
+		return false
+	}
+	for i := range len(name) {
+		if name[i]|0x20 != lower[i] {
+			return false
 		}
 	}
-	return s
+	return true
+}
+
+// containsFold reports whether a name holds lower in any case.
+func containsFold(name, lower string) bool {
+	for i := 0; i+len(lower) <= len(name); i++ {
+		if foldEqual(name[i:i+len(lower)], lower) {
+			return true
+		}
+	}
+	return false
 }
 
 // Changed reports whether Text would change text.

@@ -247,7 +247,7 @@ func FuzzRedact(f *testing.F) {
 }
 
 // BenchmarkRedact1MBHints is a 1 MB prompt in which every rule's literal
-// hint occurs often, so every rule's expression runs over the whole text.
+// hint occurs often, so every rule's matcher runs over the whole text.
 func BenchmarkRedact1MBHints(b *testing.B) {
 	var sb strings.Builder
 	for sb.Len() < 1<<20 {
@@ -263,6 +263,7 @@ func BenchmarkRedact1MBHints(b *testing.B) {
 // tokensRef is tokens as first written, a byte at a time: the reference
 // for the table-driven scan.
 func tokensRef(text string, spans []span) []span {
+	var m memo
 	for p := 0; p < len(text); p++ {
 		cands := byFirst[text[p]]
 		if cands == nil {
@@ -275,7 +276,7 @@ func tokensRef(text string, spans []span) []span {
 			if !strings.HasPrefix(text[p:], c.prefix) {
 				continue
 			}
-			if e, ok := c.rule.match(text, p, len(c.prefix)); ok {
+			if e, ok := c.rule.match(text, p, len(c.prefix), &m); ok {
 				spans = append(spans, span{p, e, c.rule.kind})
 				p = e - 1
 				break
