@@ -5,26 +5,18 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"runtime/debug"
-	"slices"
-	"sort"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/mattn/go-isatty"
 
 	"hist/lib/cli"
-	"hist/lib/hugepages"
 	"hist/lib/redact"
 	"hist/lib/seed"
-	"hist/lib/store"
 )
 
 const usage = `Usage:
@@ -62,7 +54,7 @@ Options:
     --project [DIR]  Bootstrap the project at DIR (default: the working
                      directory). The default.
     --all-projects   Bootstrap every project any transcript names (what a new
-                     user runs once after installing).
+                     user runs once after installing). --all is the same.
     --from SOURCES   Comma-separated sources: pi, claude, codex, cursor,
                      opencode, or all (the default: every source found). It
                      also selects the prompt-recall files to migrate.
@@ -126,67 +118,26 @@ const (
 )
 
 func main() {
-	// Transcripts are streamed and the prompts found spill to a file past
-	// 32 MB (held outside the Go heap), so the live heap stays small; a
-	// soft limit keeps the garbage between collections small too
-	// (GOMEMLIMIT overrides it).
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
-	}
-	// The live heap is small (about 10 MB over Claude Code transcripts)
-	// and the garbage is the prompts' texts on their way to the chunks:
-	// half as many collections cost less than the 8-30 MB more heap they
-	// let grow (see BENCHMARKS.md). GOGC overrides it.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-	// The heap is touched through once: in 2 MB pages, not 4 KB ones, on
-	// a virtual machine where page faults are dear (a fifth of the time
-	// over 1 GB of Claude Code transcripts when the records were in the
-	// heap; 3-4 % since they are not; see BENCHMARKS.md).
-	hugepages.ForHeap(heapSpace)
 	os.Exit(run(cli.OSEnv("hist-seed")))
 }
 
-// memoryLimit is the Go runtime's soft memory limit for hist-seed (the
-// records waiting for a spill are not in the Go heap): a lower one makes
-// the collector run almost without pause on a large pi seed; peak RSS
-// stays under 150 MB.
-const memoryLimit = 144 << 20
-
-// gcPercent is hist-seed's GOGC.
-const gcPercent = 200
-
-// heapSpace is the heap address space marked for huge pages: room for the
-// heap to move about in between collections (256 MB left part of a pi
-// seed's heap in 4 KB pages).
-const heapSpace = 512 << 20
-
 type options struct {
-	project     bool
-	projectDir  string
-	allProjects bool
-	from        string
-	sessions    string
-	dryRun      bool
-	json        bool
-	quiet       bool
-	legacyOnly  bool
-	storeDir    string
+	scope      cli.ScopeFlags // --all-projects sets its All
+	from       string
+	sessions   string
+	dryRun     bool
+	json       bool
+	quiet      bool
+	legacyOnly bool
+	storeDir   string
 }
 
 func run(e *cli.Env) int {
 	var o options
 	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
 	fs.StringVar(&o.storeDir, "store", "", "")
-	fs.Func("project", "", func(v string) error {
-		o.project = true
-		if v != "true" {
-			o.projectDir = v
-		}
-		return nil
-	})
-	fs.BoolVar(&o.allProjects, "all-projects", false, "")
+	o.scope.Register(fs)
+	fs.BoolVar(&o.scope.All, "all-projects", false, "")
 	fs.StringVar(&o.from, "from", allSourcesWord, "")
 	fs.StringVar(&o.sessions, "sessions", "", "")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "")
@@ -204,8 +155,15 @@ func run(e *cli.Env) int {
 		e.Errorf("unexpected argument %q: hist-seed takes only flags (write --project=DIR for a project folder)", args[0])
 		return cli.ExitUsage
 	}
-	if o.project && o.allProjects {
-		e.Errorf("--project and --all-projects name two scopes: choose one")
+	// The scope flag as typed, for the messages.
+	allFlag := "--all-projects"
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "all" {
+			allFlag = "--all"
+		}
+	})
+	if o.scope.Project && o.scope.All {
+		e.Errorf("--project and %s name two scopes: choose one", allFlag)
 		return cli.ExitUsage
 	}
 	names, all, err := parseFrom(o.from)
@@ -217,24 +175,19 @@ func run(e *cli.Env) int {
 		e.Errorf("--sessions names pi's sessions, but --from %q leaves pi out: add pi to --from", o.from)
 		return cli.ExitUsage
 	}
-	if o.legacyOnly && (o.project || o.allProjects || o.sessions != "") {
-		e.Errorf("--legacy-only runs only the migration into history-global.jsonl: drop --project, --all-projects and --sessions")
+	if o.legacyOnly && (o.scope.Project || o.scope.All || o.sessions != "") {
+		e.Errorf("--legacy-only runs only the migration into history-global.jsonl: drop --project, %s and --sessions", allFlag)
 		return cli.ExitUsage
 	}
 	st := e.Store(o.storeDir)
 	var canon string
-	if !o.allProjects && !o.legacyOnly {
-		dir := o.projectDir
-		if dir == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				e.Errorf("finding the working directory: %v: pass --project=DIR", err)
-				return cli.ExitUsage
+	if !o.legacyOnly {
+		if _, canon, err = o.scope.Resolve(st); err != nil {
+			if o.scope.ProjectDir == "" {
+				e.Errorf("%v: pass --project=DIR", err)
+			} else {
+				e.Errorf("resolving --project %q: %v", o.scope.ProjectDir, err)
 			}
-			dir = wd
-		}
-		if canon, err = store.Canonical(dir); err != nil {
-			e.Errorf("resolving --project %q: %v", dir, err)
 			return cli.ExitUsage
 		}
 	}
@@ -274,14 +227,6 @@ func run(e *cli.Env) int {
 		os.Exit(exitInterrupt + int(s.(syscall.Signal)))
 	}()
 
-	out := &report{DryRun: o.dryRun, Store: st.Root, Sources: []sourceReport{}, Seeds: []seedReport{}}
-	code := cli.ExitOK
-	worse := func(c int) {
-		if rank(c) < rank(code) {
-			code = c
-		}
-	}
-
 	mig, merr := r.Migrate(legs)
 	var brep *seed.Report
 	var berr error
@@ -292,154 +237,13 @@ func run(e *cli.Env) int {
 		stopProgress()
 	}
 
-	// The migration's outcome.
-	out.Migration = migrationJSON(mig)
-	if merr != nil {
-		e.Errorf("legacy migration: %v: nothing more was migrated; fix it and run hist-seed again", merr)
-		out.Errors = append(out.Errors, "legacy migration: "+merr.Error())
-		worse(cli.ExitFailure)
+	rp := &reporter{e: e, quiet: o.quiet, explicit: explicit,
+		out: &report{DryRun: o.dryRun, Store: st.Root, Sources: []sourceReport{}, Seeds: []seedReport{}}}
+	rp.migration(mig, merr)
+	if brep != nil {
+		rp.bootstrap(brep, berr, st)
 	}
-	if mig.Untrusted != nil {
-		e.Errorf("%v: nothing was imported; the import waits until hidden.json can be read", mig.Untrusted)
-		worse(cli.ExitUntrusted)
-	}
-	if mig.LockHeld != "" {
-		e.Errorf("legacy migration skipped: %s exists (a hist-seed was stopped while migrating, or one is running): remove that folder by hand once no hist-seed runs", mig.LockHeld)
-		worse(exitMigLock)
-	}
-	if mig.Busy != nil {
-		e.Errorf("legacy migration: %v: nothing was migrated; run hist-seed again", mig.Busy)
-		worse(exitRetry)
-	}
-	for _, s := range mig.Sources {
-		switch s.Status {
-		case seed.LegacyMigrated, seed.LegacyWould:
-			if o.quiet {
-				continue
-			}
-			verb := "added to"
-			if s.Status == seed.LegacyWould {
-				verb = "would be added to"
-			}
-			fmt.Fprintf(e.Stderr, "%s: legacy %s: %s %s %s from %s%s\n", e.Name, s.Name, prompts(s.Added), verb,
-				store.GlobalName, s.Path, extras(s.Hidden, s.Dupes, s.Stats.Malformed, "already there"))
-		case seed.LegacyRetry:
-			e.Errorf("legacy %s: %s: nothing was migrated from it; run hist-seed again later", s.Name, s.Err)
-			worse(exitRetry)
-		case seed.LegacySkipped:
-			if s.Err != "" {
-				e.Errorf("legacy %s: %s: %s, skipped", s.Name, s.Path, s.Err)
-			}
-		}
-	}
-	if o.legacyOnly || brep == nil {
-		return finish(e, o, out, code)
-	}
-
-	// The bootstrap's outcome.
-	out.Sources, out.Seeds = bootstrapJSON(brep)
-	if berr != nil {
-		out.Errors = append(out.Errors, berr.Error())
-		worse(cli.ExitFailure)
-		// A seed file that could not be written is reported below; a
-		// failure before any was (a temp file, the lock) is said here.
-		if !slices.ContainsFunc(brep.Files, func(f seed.FileResult) bool { return f.Status == seed.FileFailed }) {
-			e.Errorf("%v: no seed file was written; fix it and run hist-seed again", berr)
-		}
-	}
-	if brep.Untrusted != nil {
-		e.Errorf("%v: no seed file was written; the import waits until hidden.json can be read", brep.Untrusted)
-		worse(cli.ExitUntrusted)
-	}
-	if brep.Busy != nil {
-		e.Errorf("%v: no seed file was written; run hist-seed again", brep.Busy)
-		worse(exitRetry)
-	}
-	var missing []string
-	for _, s := range brep.Sources {
-		switch s.Status {
-		case seed.SourceMissing:
-			if explicit {
-				if !o.quiet {
-					fmt.Fprintf(e.Stderr, "%s: %s: no transcripts at %s\n", e.Name, s.Name, s.Root)
-				}
-			} else {
-				missing = append(missing, s.Name)
-			}
-		case seed.SourceRetry:
-			e.Errorf("%s: %s: nothing was written for %s; run hist-seed again later", s.Name, s.Err, s.Name)
-			worse(exitRetry)
-		case seed.SourceLayout:
-			e.Errorf("%s: layout not recognised (%s): skipped", s.Name, s.Err)
-			worse(exitLayout)
-		case seed.SourceSeeded:
-			if !o.quiet {
-				fmt.Fprintf(e.Stderr, "%s: %s: this project's %s exists: its transcripts were not read again\n", e.Name, s.Name, seed.FileName(s.Name))
-			}
-		case seed.SourceRead:
-			if !o.quiet {
-				fmt.Fprintf(e.Stderr, "%s: %s: read %d files (%s) in %s: %s%s\n", e.Name, s.Name, s.Stats.Files,
-					mb(s.Stats.Bytes), s.Elapsed.Round(time.Millisecond), prompts(s.Stats.Prompts), sourceExtras(s))
-			}
-		}
-	}
-	if len(missing) > 0 && !o.quiet {
-		fmt.Fprintf(e.Stderr, "%s: not found: %s\n", e.Name, strings.Join(missing, ", "))
-	}
-	if brep.RegistryErr != "" {
-		e.Warnf("updating %s: %s (the seeds are written; labels may show the project hash)", st.Registry(), brep.RegistryErr)
-	}
-	for _, f := range brep.Files {
-		if f.Status == seed.FileFailed {
-			e.Errorf("%s: %s: writing %s: %s: nothing was written for it; fix it and run hist-seed again", f.Source, f.Cwd, f.Path, f.Err)
-			continue
-		}
-		if o.quiet {
-			continue
-		}
-		name := filepath.Base(f.Path)
-		var what string
-		switch f.Status {
-		case seed.FileWritten:
-			what = fmt.Sprintf("%s written to %s", prompts(f.Prompts), name)
-		case seed.FileWould:
-			what = fmt.Sprintf("%s would be written to %s (dry run)", prompts(f.Prompts), name)
-		case seed.FileExists:
-			what = fmt.Sprintf("%s exists: left as it is (a seed is never regenerated)", name)
-		case seed.FileNone:
-			what = "no prompts for this project"
-		}
-		fmt.Fprintf(e.Stderr, "%s: %s: %s: %s%s\n", e.Name, f.Source, f.Cwd, what, extras(f.Hidden, f.Dupes, 0, "repeated"))
-	}
-	return finish(e, o, out, code)
-}
-
-func finish(e *cli.Env, o options, out *report, code int) int {
-	out.Exit = code
-	if o.json {
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		enc.Encode(out)
-	}
-	return code
-}
-
-// rank orders exit codes: the lower, the more it matters.
-func rank(code int) int {
-	switch code {
-	case cli.ExitFailure:
-		return 1
-	case cli.ExitUntrusted:
-		return 2
-	case exitRetry:
-		return 3
-	case exitMigLock:
-		return 4
-	case exitLayout:
-		return 5
-	}
-	return 9
+	return rp.finish(o.json)
 }
 
 // knownSources are the names --from takes, in the order they are read.
@@ -481,145 +285,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func prompts(n int) string {
-	if n == 1 {
-		return "1 prompt"
-	}
-	return fmt.Sprintf("%d prompts", n)
-}
-
-func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
-
-func extras(hidden, dupes, malformed int, dupWord string) string {
-	var parts []string
-	if hidden > 0 {
-		parts = append(parts, fmt.Sprintf("%d hidden by hidden.json", hidden))
-	}
-	if dupes > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", dupes, dupWord))
-	}
-	if malformed > 0 {
-		parts = append(parts, fmt.Sprintf("%d malformed lines skipped", malformed))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + " left out)"
-}
-
-func sourceExtras(s seed.SourceResult) string {
-	var parts []string
-	if s.Stats.Malformed > 0 {
-		parts = append(parts, fmt.Sprintf("%d malformed lines skipped", s.Stats.Malformed))
-	}
-	if s.Stats.Skipped > 0 {
-		parts = append(parts, fmt.Sprintf("%d files passed over", s.Stats.Skipped))
-	}
-	if s.NoCwd > 0 {
-		parts = append(parts, fmt.Sprintf("%d prompts without a project folder", s.NoCwd))
-	}
-	if s.Approx > 0 {
-		parts = append(parts, fmt.Sprintf("%d with approximate times", s.Approx))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
-}
-
-// report is what --json prints.
-type report struct {
-	Store     string          `json:"store"`
-	DryRun    bool            `json:"dry_run"`
-	Migration migrationReport `json:"migration"`
-	Sources   []sourceReport  `json:"sources"`
-	Seeds     []seedReport    `json:"seeds"`
-	Errors    []string        `json:"errors,omitempty"`
-	Exit      int             `json:"exit"`
-}
-
-type migrationReport struct {
-	LockHeld  string         `json:"lock_held,omitempty"`
-	Untrusted string         `json:"untrusted,omitempty"`
-	Busy      string         `json:"busy,omitempty"`
-	Sources   []legacyReport `json:"sources"`
-}
-
-type legacyReport struct {
-	Source    string `json:"source"`
-	Path      string `json:"path"`
-	Status    string `json:"status"`
-	Read      int    `json:"read"`
-	Added     int    `json:"added"`
-	Hidden    int    `json:"hidden"`
-	Repeated  int    `json:"already_there"`
-	Malformed int    `json:"malformed"`
-	Error     string `json:"error,omitempty"`
-}
-
-type sourceReport struct {
-	Source    string  `json:"source"`
-	Root      string  `json:"root"`
-	Status    string  `json:"status"`
-	Files     int     `json:"files"`
-	Bytes     int64   `json:"bytes"`
-	Prompts   int     `json:"prompts"`
-	Malformed int     `json:"malformed"`
-	Skipped   int     `json:"skipped"`
-	NoCwd     int     `json:"no_cwd"`
-	Approx    int     `json:"approx_times"`
-	Seconds   float64 `json:"seconds"`
-	Error     string  `json:"error,omitempty"`
-}
-
-type seedReport struct {
-	Project  string `json:"project"`
-	Cwd      string `json:"cwd"`
-	Source   string `json:"source"`
-	File     string `json:"file"`
-	Status   string `json:"status"`
-	Prompts  int    `json:"prompts"`
-	Hidden   int    `json:"hidden"`
-	Repeated int    `json:"repeated"`
-	Error    string `json:"error,omitempty"`
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func migrationJSON(m *seed.MigrationReport) migrationReport {
-	out := migrationReport{LockHeld: m.LockHeld, Untrusted: errString(m.Untrusted), Busy: errString(m.Busy),
-		Sources: []legacyReport{}}
-	for _, s := range m.Sources {
-		out.Sources = append(out.Sources, legacyReport{
-			Source: s.Name, Path: s.Path, Status: s.Status, Read: s.Stats.Prompts, Added: s.Added,
-			Hidden: s.Hidden, Repeated: s.Dupes, Malformed: s.Stats.Malformed, Error: s.Err,
-		})
-	}
-	return out
-}
-
-func bootstrapJSON(b *seed.Report) ([]sourceReport, []seedReport) {
-	srcs, seeds := []sourceReport{}, []seedReport{}
-	for _, s := range b.Sources {
-		srcs = append(srcs, sourceReport{
-			Source: s.Name, Root: s.Root, Status: s.Status, Files: s.Stats.Files, Bytes: s.Stats.Bytes,
-			Prompts: s.Stats.Prompts, Malformed: s.Stats.Malformed, Skipped: s.Stats.Skipped, NoCwd: s.NoCwd, Approx: s.Approx,
-			Seconds: s.Elapsed.Seconds(), Error: s.Err,
-		})
-	}
-	for _, f := range b.Files {
-		seeds = append(seeds, seedReport{
-			Project: f.Project, Cwd: f.Cwd, Source: f.Source, File: f.Path, Status: f.Status,
-			Prompts: f.Prompts, Hidden: f.Hidden, Repeated: f.Dupes, Error: f.Err,
-		})
-	}
-	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].Cwd < seeds[j].Cwd })
-	return srcs, seeds
 }

@@ -49,8 +49,8 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 			if src == "" {
 				src = "…"
 			}
-			fmt.Fprintf(f, "\r\033[K%s: reading %s: %d files, %.1f MB, %d prompts, %.0f MB/s",
-				name, src, p.Files.Load(), float64(bytesRead)/1e6, p.Prompts.Load(), rate)
+			fmt.Fprintf(f, "\r\033[K%s: reading %s: %s, %.1f MB, %s, %.0f MB/s",
+				name, src, plural(int(p.Files.Load()), "file", "files"), float64(bytesRead)/1e6, prompts(int(p.Prompts.Load())), rate)
 		}
 	}()
 	var once sync.Once

@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -43,13 +42,9 @@ func makeKey(ts int64, norm []byte) eventKey {
 	return k
 }
 
-// spillAt is how many bytes of chunks the records waiting in memory may
-// take: past it, every bucket's records are appended to the bucket's temp
-// file (the seed file to be), so memory stays bounded whatever the
-// transcripts hold. Each spill writes once to each file (a direct write
-// costs much the same at 80 KB as at 160 KB), so a larger budget means
-// fewer writes: 32 MB (twice that while a spill is in flight) is a third
-// less time in the kernel than 16 MB for the same seeds.
+// spillAt is how many bytes of records may wait in memory: past it,
+// every bucket's records are appended to the bucket's temp file (the seed
+// file to be), so memory stays bounded whatever the transcripts hold.
 var spillAt int64 = 32 << 20
 
 // maxPrepare bounds the goroutines that prepare prompts.
@@ -67,18 +62,13 @@ var maxOpen = func() int {
 }()
 
 // bucket holds one project's records for one source: the ones spilled to
-// its temp file, then buf.
+// its temp file, then data.
 type bucket struct {
 	hash   string
 	cwd    string
 	path   string // the seed file
 	exists bool   // the seed file was there when the bucket was made
-	// The records not handed to a spill yet: tail (what a spill left
-	// after its last whole block, while data is empty), then data.
-	tail   []byte
-	data   chunked
-	out    chunked // the records handed to the spill in flight
-	outN   int     // of them, the bytes it writes (whole blocks)
+	data   []byte // the records not written to the temp file yet
 	n      int
 	hidden int
 	dupes  int
@@ -87,15 +77,14 @@ type bucket struct {
 	// once two or more were, whose keys are then in keys.
 	byTS map[int64]int64
 	keys map[eventKey]struct{}
-	pos  int64 // bytes of records appended so far (temp file, out, tail, data)
+	pos  int64 // bytes of records appended so far (temp file and data)
 	// eager: every prompt's key is in keys (no records to read back:
 	// a dry run, a seed that exists; or the keys come free with the
 	// tombstone check).
 	eager bool
 
-	tmp     string   // temp file in the project folder ("" until the first spill)
+	tmp     string   // temp file in the project folder ("" until the first write)
 	f       *os.File // open temp file, or nil
-	direct  bool     // spills write the temp file with direct I/O
 	madeDir []string // folders created for the temp file (deepest first)
 	done    bool     // the temp file became the seed file (or was removed)
 }
@@ -408,26 +397,26 @@ func (c *collector) seen(b *bucket, p *transcript.Prompt, pp *prepared) (bool, e
 }
 
 // recordAt reads back the record that starts at off in b's records: in
-// memory, or in its temp file (once the spill in flight is done).
+// memory, or in its temp file (a spill writes whole records).
 func (r *Runner) recordAt(b *bucket, off int64) (record.Record, error) {
-	inMem := b.pos - int64(len(b.tail)+b.data.n)
-	rest := io.MultiReader(bytes.NewReader(b.tail), b.data.reader(0))
+	inMem := b.pos - int64(len(b.data))
+	var line []byte
 	if off >= inMem {
-		io.CopyN(io.Discard, rest, off-inMem)
+		line = b.data[off-inMem:]
+		line = line[:bytes.IndexByte(line, '\n')+1]
 	} else {
-		if err := r.waitSpill(); err != nil {
-			return record.Record{}, err
-		}
 		f, err := os.Open(b.tmp)
 		if err != nil {
 			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
 		}
 		defer f.Close()
-		rest = io.MultiReader(io.NewSectionReader(f, off, inMem-off), rest)
+		line, err = bufio.NewReader(io.NewSectionReader(f, off, inMem-off)).ReadBytes('\n')
+		if err != nil {
+			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
+		}
 	}
-	line, err := bufio.NewReader(rest).ReadBytes('\n')
-	if err != nil {
-		return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
+	if len(line) == 0 {
+		return record.Record{}, fmt.Errorf("reading %s back: no record at byte %d", b.path, off)
 	}
 	rec, err := record.Parse(line[:len(line)-1])
 	if err != nil {
@@ -436,138 +425,47 @@ func (r *Runner) recordAt(b *bucket, off int64) (record.Record, error) {
 	return rec, nil
 }
 
-// hold appends a record to b's records in memory. The tail a spill left
-// goes first into the chunk that takes it, so that the next spill writes
-// whole blocks from the chunks as they are.
+// hold appends a record to b's records in memory.
 func (r *Runner) hold(b *bucket, rec []byte) {
-	if len(b.tail) > 0 {
-		r.held += int64(b.data.append(&r.pool, b.tail)) * chunkSize
-		b.tail = b.tail[:0]
-	}
-	r.held += int64(b.data.append(&r.pool, rec)) * chunkSize
+	b.data = append(b.data, rec...)
+	r.held += int64(len(rec))
 	b.pos += int64(len(rec))
 }
 
 // drop forgets b's records in memory (its source is not written).
 func (r *Runner) drop(b *bucket) {
-	r.held -= int64(len(b.data.cs)) * chunkSize
-	b.data.release(&r.pool)
-	b.tail = nil
+	r.held -= int64(len(b.data))
+	b.data = nil
 }
 
-// spill hands every bucket's records, as many whole blocks of them as
-// there are, to goroutines that append them to the buckets' temp files,
-// so that reading goes on meanwhile; the rest (less than a block) stays
-// as the bucket's tail. It first waits for the previous spill, and
-// returns its error (a store failure). Chunks written go back to the pool.
+// spill appends every bucket's records in memory to the bucket's temp
+// file, and frees them. An error is a store failure.
 func (r *Runner) spill() error {
-	if err := r.waitSpill(); err != nil {
-		return err
-	}
-	var todo []*bucket
+	r.spills++
+	open := 0
 	for _, c := range r.collectors {
 		for _, b := range c.buckets {
-			if b.data.n == 0 {
+			if len(b.data) == 0 {
 				continue
 			}
-			whole := b.data.n &^ (dioAlign - 1)
-			for _, p := range b.data.pieces(whole, b.data.n) {
-				b.tail = append(b.tail, p...)
+			if err := r.appendTemp(b, open < maxOpen); err != nil {
+				return err
 			}
-			if whole == 0 {
-				b.data.release(&r.pool)
-				continue
+			if b.f != nil {
+				open++
 			}
-			b.out, b.outN = b.data, whole
-			b.data = chunked{}
-			todo = append(todo, b)
 		}
 	}
 	r.held = 0
-	if len(todo) == 0 {
-		return nil
-	}
-	done := make(chan error, 1)
-	r.spilling = done
-	r.spills++
-	go func() {
-		// The buckets are shared among a few goroutines: a direct write
-		// waits for the disk, and several in flight overlap those waits.
-		errs := make([]error, spillWriters)
-		lasts := make([]*bucket, spillWriters)
-		var wg sync.WaitGroup
-		for w := range min(spillWriters, len(todo)) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				open := 0
-				for i := w; i < len(todo); i += spillWriters {
-					b := todo[i]
-					err := r.appendTemp(b, b.out.pieces(0, b.outN), open < maxOpen/spillWriters, false)
-					b.out.release(&r.pool)
-					if err != nil {
-						errs[w] = err
-						return
-					}
-					if b.f != nil {
-						open++
-						lasts[w] = b
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		// The first failure is the spill's (one line: hist-seed says it).
-		for _, err := range errs {
-			if err != nil {
-				done <- err
-				return
-			}
-		}
-		// One fsync has the disk store what it holds in its cache,
-		// the blocks this spill wrote directly included: the fsyncs at
-		// the end then have the last spill's blocks to wait for, not all
-		// of them. Its error is the spill's: reported once, a later fsync
-		// of the file would not see it.
-		for _, last := range slices.Backward(lasts) {
-			if last != nil {
-				if err := last.f.Sync(); err != nil {
-					done <- writeError(last.tmp, err)
-					return
-				}
-				break
-			}
-		}
-		done <- nil
-	}()
 	return nil
 }
 
-// spillWriters is how many goroutines write a spill.
-const spillWriters = 4
-
-// waitSpill waits for the spill in flight, if any, and returns its error.
-// The buckets' temp files are the caller's again afterwards.
-func (r *Runner) waitSpill() error {
-	if r.spilling == nil {
-		return nil
-	}
-	err := <-r.spilling
-	r.spilling = nil
-	return err
-}
-
-// appendTemp appends pieces to b's temp file, creating it (and the project
-// folder) the first time; keepOpen says whether the file may stay open.
-//
-// Spills write with direct I/O where the file system has it: whole blocks,
-// straight from the chunks (spill keeps the rest for the next write). The
-// seed files are written once and not read soon, and copying hundreds of
-// megabytes into the page cache (then writing it back) costs more than
-// reading the transcripts. The last write (final) sends its whole blocks
-// directly too, and the rest through the page cache, so the file ends
-// where its records do.
-func (r *Runner) appendTemp(b *bucket, pieces [][]byte, keepOpen, final bool) error {
+// appendTemp appends b's records in memory to its temp file, creating it
+// (and the project folder) the first time, and frees them; keepOpen says
+// whether the file may stay open. The records are written with one write
+// from memory (they are the buffer), through the page cache: writeSeed
+// fsyncs the file before it links it into place.
+func (r *Runner) appendTemp(b *bucket, keepOpen bool) error {
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
 		made, err := mkdirs(dir)
@@ -586,31 +484,15 @@ func (r *Runner) appendTemp(b *bucket, pieces [][]byte, keepOpen, final bool) er
 			b.tmp, b.f = "", nil
 			return err
 		}
-		b.direct = !final && !noDirect && setDirect(b.f, true) == nil
 	} else if b.f == nil {
 		f, err := os.OpenFile(b.tmp, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return writeError(b.tmp, err)
 		}
 		b.f = f
-		if b.direct && setDirect(f, true) != nil {
-			b.direct = false
-		}
 	}
-	var err error
-	if b.direct {
-		// Whole blocks directly; when this is the last write, the rest
-		// through the page cache, which the fsync then writes back.
-		pieces, err = r.writeDirect(b, pieces)
-		if err == nil && final && b.direct {
-			err = setDirect(b.f, false)
-			b.direct = false
-		}
-	}
-	if err == nil && !b.direct {
-		_, err = writeAll(b.f, pieces)
-		startWriteback(b.f)
-	}
+	_, err := b.f.Write(b.data)
+	b.data = nil
 	if err != nil {
 		return writeError(b.tmp, err)
 	}
@@ -622,89 +504,6 @@ func (r *Runner) appendTemp(b *bucket, pieces [][]byte, keepOpen, final bool) er
 		}
 	}
 	return nil
-}
-
-// noDirect turns direct I/O off, and stageSkew misaligns the chunks
-// (direct writes from them are then refused): for tests.
-var (
-	noDirect  = false
-	stageSkew = 0
-)
-
-// dioAlign is the alignment of direct writes: of the memory, the file
-// offset and the length (4096 covers every common block size).
-const dioAlign = 4096
-
-// writeDirect writes the whole blocks at the start of pieces with direct
-// I/O, and returns the pieces of the rest (less than a block, but for a
-// write the kernel refused). Every piece but the last must be whole blocks
-// at a dioAlign boundary, as chunks are. Where a direct write is refused
-// (EINVAL or EOPNOTSUPP: a block size or a file system it does not suit),
-// the file goes back to the page cache: b.direct is false, and the caller
-// writes the rest that way.
-func (r *Runner) writeDirect(b *bucket, pieces [][]byte) ([][]byte, error) {
-	total := 0
-	for _, p := range pieces {
-		total += len(p)
-	}
-	blocks, rest := split(pieces, total&^(dioAlign-1))
-	for len(blocks) > 0 {
-		m, err := writev(b.f, blocks[:min(len(blocks), maxIov)])
-		m = max(m, 0)
-		if m == 0 && err == nil {
-			err = io.ErrShortWrite
-		}
-		r.directBytes.Add(int64(m))
-		_, blocks = split(blocks, m) // a refused write may follow a short one
-		if err != nil {
-			if !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EOPNOTSUPP) {
-				return nil, err
-			}
-			if err := setDirect(b.f, false); err != nil {
-				return nil, err
-			}
-			b.direct = false
-			return append(blocks, rest...), nil
-		}
-	}
-	return rest, nil
-}
-
-// maxIov bounds the pieces of one writev (IOV_MAX is 1024 on Linux).
-const maxIov = 512
-
-// split cuts pieces at byte n: the pieces before it and after it (new
-// slices; the bytes are shared).
-func split(pieces [][]byte, n int) (before, after [][]byte) {
-	for i, p := range pieces {
-		if n < len(p) {
-			before = append([][]byte(nil), pieces[:i]...)
-			if n > 0 {
-				before = append(before, p[:n])
-			}
-			return before, append([][]byte{p[n:]}, pieces[i+1:]...)
-		}
-		n -= len(p)
-	}
-	return pieces, nil
-}
-
-// writeAll writes pieces, going on after short writes.
-func writeAll(f *os.File, pieces [][]byte) (int, error) {
-	n := 0
-	for len(pieces) > 0 {
-		m, err := writev(f, pieces[:min(len(pieces), maxIov)])
-		m = max(m, 0)
-		if m == 0 && err == nil {
-			err = io.ErrShortWrite
-		}
-		n += m
-		_, pieces = split(pieces, m)
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // discard removes b's temp file unless it became the seed file, and
@@ -719,7 +518,7 @@ func (r *Runner) discard(b *bucket) []string {
 		r.untrack(b.tmp)
 		b.done = true
 	}
-	b.data, b.out, b.tail = chunked{}, chunked{}, nil // the pool is released next
+	b.data = nil
 	made := b.madeDir
 	b.madeDir = nil
 	return made

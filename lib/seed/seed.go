@@ -43,7 +43,7 @@ type Source struct {
 }
 
 // FileName is the seed file a source writes in each project folder:
-// seed.jsonl for pi (the spec's name), seed-<name>.jsonl for the others.
+// seed.jsonl for pi, seed-<name>.jsonl for the others.
 func FileName(source string) string {
 	if source == transcript.SrcPi {
 		return store.SeedName
@@ -166,12 +166,9 @@ type Runner struct {
 	stopped bool
 
 	// Records beyond spillAt bytes go to the buckets' temp files.
-	collectors  []*collector
-	held        int64        // bytes of records in memory
-	spilling    chan error   // the spill in flight, if any
-	spills      int          // spills started (for tests)
-	pool        pool         // the chunks records wait in
-	directBytes atomic.Int64 // bytes written with direct I/O
+	collectors []*collector
+	held       int64 // bytes of records in memory
+	spills     int   // spills done (for tests)
 }
 
 // New returns a Runner for opts.
@@ -237,7 +234,6 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	// made for them when they stay empty.
 	var all []*collector
 	defer func() {
-		r.waitSpill() // its error, if any, was returned (or the run failed before)
 		var made []string
 		for _, c := range all {
 			for _, b := range c.buckets {
@@ -246,7 +242,6 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		}
 		removeEmpty(made)
 		r.collectors = nil
-		r.pool.release()
 	}()
 	type read struct {
 		src     Source
@@ -291,9 +286,6 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		if ferr := c.flush(); ferr != nil && c.err == nil {
 			c.err = ferr
 		}
-		if werr := r.waitSpill(); werr != nil && c.err == nil {
-			c.err = werr
-		}
 		res.Elapsed = time.Since(start)
 		res.Stats = st
 		res.NoCwd = c.noCwd
@@ -312,7 +304,11 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			res.Status, res.Err = SourceLayout, err.Error()
 		case st.Files == 0 && st.Skipped > 0:
 			res.Status = SourceLayout
-			res.Err = fmt.Sprintf("no transcript it knows under %s (%d files passed over)", src.Root, st.Skipped)
+			files := "files"
+			if st.Skipped == 1 {
+				files = "file"
+			}
+			res.Err = fmt.Sprintf("no transcript it knows under %s (%d %s passed over)", src.Root, st.Skipped, files)
 		default:
 			res.Status = SourceRead
 		}

@@ -326,7 +326,7 @@ func TestRetryAfterSpill(t *testing.T) {
 		t.Errorf("the store was left behind: %v %v", err, ents)
 	}
 	// With a source that succeeds, only its seed is there.
-	rep, err = New(Options{Store: st}).Bootstrap([]Source{bad, ok})
+	_, err = New(Options{Store: st}).Bootstrap([]Source{bad, ok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,13 +408,11 @@ func TestDedupByTime(t *testing.T) {
 	}
 }
 
-// TestDirectSpill checks that seed files written by spills with direct I/O
-// (whole blocks, the rest carried to the next write), through the page
-// cache, and after a direct write was refused (a misaligned buffer: EINVAL,
-// then the page cache) are byte for byte the ones written at once, records
-// read back for the dedup included.
-func TestDirectSpill(t *testing.T) {
-	defer func(v int64, nd bool, sk int) { spillAt, noDirect, stageSkew = v, nd, sk }(spillAt, noDirect, stageSkew)
+// TestSpillSameBytes checks that seed files written by spills under
+// budgets of every size are byte for byte the ones written at once,
+// records read back for the dedup included.
+func TestSpillSameBytes(t *testing.T) {
+	defer func(v int64) { spillAt = v }(spillAt)
 	var ps []transcript.Prompt
 	for i := range 900 {
 		// Two prompts a millisecond in each project; one in four is a
@@ -430,49 +428,32 @@ func TestDirectSpill(t *testing.T) {
 		}
 		ps = append(ps, transcript.Prompt{Text: text, TS: int64(i / 2), Cwd: fmt.Sprintf("/p/%d", (i/2)%5), Session: "s", Src: "pi"})
 	}
-	write := func(limit int64, direct bool, skew int) (map[string]string, *Report, int64) {
-		spillAt, noDirect, stageSkew = limit, !direct, skew
+	write := func(limit int64) (map[string]string, *Report) {
+		spillAt = limit
 		st := store.Store{Root: t.TempDir()}
-		r := New(Options{Store: st})
-		rep, err := r.Bootstrap([]Source{emitting(t, "pi", ps)})
+		rep, err := New(Options{Store: st}).Bootstrap([]Source{emitting(t, "pi", ps)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return seedFiles(t, rep), rep, r.directBytes.Load()
+		files := seedFiles(t, rep)
+		for i := range rep.Files {
+			rep.Files[i].Path = filepath.Base(rep.Files[i].Path)
+		}
+		return files, rep
 	}
-	want, wantRep, _ := write(1<<30, true, 0)
+	want, wantRep := write(1 << 30)
 	if len(want) != 5 || wantRep.Files[0].Dupes == 0 {
 		t.Fatalf("%d seeds, %+v", len(want), wantRep.Files)
 	}
-	for i := range wantRep.Files {
-		wantRep.Files[i].Path = filepath.Base(wantRep.Files[i].Path)
-	}
-	// Where the temp folder's file system has no direct I/O, every mode
-	// goes through the page cache: the files must still be the same.
-	directWorks := canWriteDirect(t)
-	if !directWorks {
-		t.Logf("no direct I/O in %s: only the fallback is tested", os.TempDir())
-	}
-	for _, limit := range []int64{5000, 30000, 200000, 3 << 20} {
-		for _, mode := range []string{"direct", "page cache", "refused"} {
-			got, rep, direct := write(limit, mode != "page cache", map[string]int{"refused": 1}[mode])
-			if mode == "direct" && direct == 0 && directWorks {
-				t.Errorf("spillAt %d: nothing was written with direct I/O", limit)
+	for _, limit := range []int64{10, 5000, 30000, 200000, 3 << 20} {
+		got, rep := write(limit)
+		for cwd, w := range want {
+			if got[cwd] != w {
+				t.Errorf("spillAt %d: %s differs (%d bytes, want %d)", limit, cwd, len(got[cwd]), len(w))
 			}
-			if mode != "direct" && direct != 0 {
-				t.Errorf("spillAt %d, %s: %d bytes written with direct I/O", limit, mode, direct)
-			}
-			for cwd, w := range want {
-				if got[cwd] != w {
-					t.Errorf("spillAt %d, %s: %s differs (%d bytes, want %d)", limit, mode, cwd, len(got[cwd]), len(w))
-				}
-			}
-			for i := range rep.Files {
-				rep.Files[i].Path = filepath.Base(rep.Files[i].Path)
-			}
-			if fmt.Sprint(rep.Files) != fmt.Sprint(wantRep.Files) {
-				t.Errorf("spillAt %d, %s: report %+v, want %+v", limit, mode, rep.Files, wantRep.Files)
-			}
+		}
+		if fmt.Sprint(rep.Files) != fmt.Sprint(wantRep.Files) {
+			t.Errorf("spillAt %d: report %+v, want %+v", limit, rep.Files, wantRep.Files)
 		}
 	}
 }
@@ -536,30 +517,13 @@ func seedFiles(t *testing.T, rep *Report) map[string]string {
 	return out
 }
 
-// canWriteDirect reports whether a block can be written with direct I/O in
-// a temp folder, as the spills write it.
-func canWriteDirect(t *testing.T) bool {
-	f, err := os.Create(filepath.Join(t.TempDir(), "probe"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if setDirect(f, true) != nil {
-		return false
-	}
-	var r Runner
-	defer r.pool.release()
-	b := &bucket{f: f, direct: true}
-	rest, err := r.writeDirect(b, [][]byte{r.pool.get()[:dioAlign]})
-	return err == nil && len(rest) == 0 && b.direct && r.directBytes.Load() == dioAlign
-}
-
-// TestManyProjectsSmallBudget: with more projects than the budget has
-// chunks for (each project's records take a chunk of their own), spills
-// come at almost every record, most of them leaving only a tail: the seed
+// TestManyProjectsSmallBudget: with many projects and a small budget,
+// spills come often, most of them writing a record or two to each file,
+// and more files than may stay open between spills are reopened: the seed
 // files are still byte for byte those written at once.
 func TestManyProjectsSmallBudget(t *testing.T) {
-	defer func(v int64) { spillAt = v }(spillAt)
+	defer func(v int64, o int) { spillAt, maxOpen = v, o }(spillAt, maxOpen)
+	maxOpen = 16
 	var ps []transcript.Prompt
 	for i := range 2000 {
 		text := fmt.Sprintf("prompt %d ", i) + strings.Repeat("x", i%3*2500)
@@ -575,7 +539,7 @@ func TestManyProjectsSmallBudget(t *testing.T) {
 		return seedFiles(t, rep), r.spills
 	}
 	want, _ := write(1 << 30)
-	got, spills := write(200 * chunkSize)
+	got, spills := write(100 << 10)
 	if len(want) != 500 || !reflect.DeepEqual(got, want) {
 		t.Errorf("%d seeds differ from the %d written at once", len(got), len(want))
 	}

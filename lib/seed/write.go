@@ -48,14 +48,7 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 		// Its records were not kept: writing now would lose them.
 		return fail(errors.New("the seed file was removed while hist-seed ran: run it again"))
 	}
-	last := [][]byte{b.tail}
-	if b.data.n > 0 {
-		last = b.data.pieces(0, b.data.n) // the tail is in its first chunk
-	}
-	err := r.appendTemp(b, last, true, true)
-	b.data.release(&r.pool)
-	b.tail = nil
-	if err != nil {
+	if err := r.appendTemp(b, true); err != nil {
 		return fail(err)
 	}
 	if refilter && !hidden.Empty() {
@@ -66,7 +59,7 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 	if err := b.f.Sync(); err != nil {
 		return fail(writeError(b.tmp, err))
 	}
-	err = b.f.Close()
+	err := b.f.Close()
 	b.f = nil
 	if err != nil {
 		return fail(writeError(b.tmp, err))
