@@ -326,8 +326,7 @@ func TestRetryAfterSpill(t *testing.T) {
 		t.Errorf("the store was left behind: %v %v", err, ents)
 	}
 	// With a source that succeeds, only its seed is there.
-	rep, err = New(Options{Store: st}).Bootstrap([]Source{bad, ok})
-	if err != nil {
+	if _, err := New(Options{Store: st}).Bootstrap([]Source{bad, ok}); err != nil {
 		t.Fatal(err)
 	}
 	hashes, _ := st.ProjectHashes()
