@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,7 +41,7 @@ func TestHostileHugeTranscriptLine(t *testing.T) {
 	if err := syscall.Statfs(dir, &fs); err != nil {
 		t.Fatal(err)
 	}
-	if free := int64(fs.Bavail) * fs.Bsize; free < 3*size+(64<<20) {
+	if free := int64(fs.Bavail) * int64(fs.Bsize); free < 3*size+(64<<20) {
 		t.Skipf("%d MiB free in %s: need 3×%d MiB for the two transcripts", free>>20, dir, *hostileMB)
 	}
 	home := filepath.Join(dir, "home")
@@ -133,5 +134,8 @@ func runRSS(t *testing.T, dir string, env []string, name string, args ...string)
 	if !ok {
 		t.Fatal("no rusage")
 	}
-	return buf.String(), ru.Maxrss << 10 // ru_maxrss is in KiB on Linux
+	if runtime.GOOS == "darwin" {
+		return buf.String(), int64(ru.Maxrss) // in bytes on macOS
+	}
+	return buf.String(), int64(ru.Maxrss) << 10 // in KiB on Linux
 }

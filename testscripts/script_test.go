@@ -9,12 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"hist/internal/testbin"
 )
 
 // Commands are the binaries under cmd/.
@@ -22,6 +23,14 @@ var Commands = []string{"hist-capture", "hist-list", "hist-delete", "hist-compac
 
 // BinDir is where TestMain built the binaries.
 var BinDir string
+
+// cmds holds the scripts' custom commands; each cmds_*_test.go file adds
+// its own in an init function.
+var cmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+
+// binDirVar names the folder of the built binaries in a script's
+// environment.
+const binDirVar = "HIST_TEST_BINDIR"
 
 func TestMain(m *testing.M) {
 	name := filepath.Base(os.Args[0])
@@ -40,12 +49,15 @@ func TestMain(m *testing.M) {
 	}
 	BinDir = dir
 	os.Setenv(binDirVar, dir)
-	if err := build(dir); err != nil {
+	if err := testbin.Build(dir); err != nil {
 		// Build the commands one by one so that one broken command does
 		// not stop the scripts of the others; TestBuild reports it.
 		buildErr = err
 		for _, c := range Commands {
-			if err := buildOne(dir, c); err != nil {
+			if _, err := os.Stat(filepath.Join(testbin.Root(), "cmd", c)); err != nil {
+				continue // not written yet
+			}
+			if err := testbin.Build(dir, c); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 			}
 		}
@@ -53,7 +65,7 @@ func TestMain(m *testing.M) {
 	main := map[string]func(){}
 	for _, c := range Commands {
 		if _, err := os.Stat(filepath.Join(dir, c)); err != nil {
-			continue // not written yet
+			continue // not built
 		}
 		c := c
 		main[c] = func() {
@@ -61,8 +73,20 @@ func TestMain(m *testing.M) {
 			os.Exit(127)
 		}
 	}
-	defer os.RemoveAll(dir)
-	testscript.Main(m, main)
+	testscript.Main(removeAfter{m, dir}, main)
+}
+
+// removeAfter runs the tests, then removes the binaries' folder
+// (testscript.Main exits, so a deferred call would never run).
+type removeAfter struct {
+	m   *testing.M
+	dir string
+}
+
+func (r removeAfter) Run() int {
+	code := r.m.Run()
+	os.RemoveAll(r.dir)
+	return code
 }
 
 // buildErr is why building every command at once failed.
@@ -73,33 +97,6 @@ func TestBuild(t *testing.T) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-}
-
-func buildOne(dir, c string) error {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
-	if _, err := os.Stat(filepath.Join(root, "cmd", c)); err != nil {
-		return nil // not written yet
-	}
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, c), "./cmd/"+c)
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("building %s: %v\n%s", c, err, out)
-	}
-	return nil
-}
-
-func build(dir string) error {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...")
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("building the binaries: %v\n%s", err, out)
-	}
-	return nil
 }
 
 // Setup gives every script a private HOME and the binaries' folder.
@@ -119,8 +116,13 @@ func Setup(env *testscript.Env) error {
 		canon = work
 	}
 	env.Setenv("WORKHASH", projectHash(canon))
+	env.Values[scriptT{}] = env.T()
 	return nil
 }
+
+// scriptT is the key of the script's testscript.T in its Values, for the
+// commands that skip the script.
+type scriptT struct{}
 
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("*.txtar")

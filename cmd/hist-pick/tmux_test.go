@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"hist/internal/testbin"
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
@@ -27,21 +28,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HIST_PICK_BENCH_CMD") != "" {
 		os.Exit(m.Run()) // the stopwatch runs what PATH has
 	}
-	dir, err := os.MkdirTemp("", "hist-pick-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "hist-pick"), ".").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building hist-pick: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testbin.Main(m, &binDir, "hist-pick")
 }
 
 // term is one tmux session on a private tmux server.
@@ -135,8 +122,6 @@ func (tm *term) screenColors() string {
 	tm.t.Helper()
 	return tm.tmux("capture-pane", "-p", "-e", "-t", "t")
 }
-
-func (tm *term) rows() []string { return strings.Split(tm.screen(), "\n") }
 
 // waitFor polls the screen until ok holds (20 s at most: a loaded CI
 // machine can be slow to spawn the callbacks).
@@ -476,7 +461,7 @@ func TestHomeEnd(t *testing.T) {
 	tm.waitCount("3/30")
 	tm.keys("Home")
 	tm.text("z")
-	s = tm.waitFor("the query zpromp", func(s string) bool { return parseLayout(t, s).query == " zpromp" })
+	tm.waitFor("the query zpromp", func(s string) bool { return parseLayout(t, s).query == " zpromp" })
 	tm.keys("BSpace") // the caret is after the z
 	tm.waitFor("the query promp", func(s string) bool { return parseLayout(t, s).query == " promp" })
 	tm.keys("Down", "Down")
@@ -615,10 +600,10 @@ func TestDeleteUnsorted(t *testing.T) {
 	tm.pick("--query 'pt 1'")
 	tm.waitText("32 loaded")
 	tm.keys("C-r", "Down", "Down")
-	s := tm.waitCount("3/")
+	tm.waitCount("3/")
 	want := parseLayout(t, tm.settle()).selected()
 	tm.keys("C-DC")
-	s = tm.waitText("(y/n)?")
+	s := tm.waitText("(y/n)?")
 	if got := parseLayout(t, tm.settle()).selected(); got != want || want == "" {
 		t.Errorf("armed %q, want the selected %q:\n%s", got, want, s)
 	}

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"hist/internal/testbin"
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/scripts/mockmodel"
@@ -49,12 +50,6 @@ func cacheDir(t *testing.T) string {
 		t.Skipf("no cache folder for the npm installs (%v): set HIST_E2E_CACHE", err)
 	}
 	return filepath.Join(d, "hist-e2e")
-}
-
-// repoRoot is the module root (this file is scripts/pi/...).
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
 }
 
 // lockCache serialises installs into the cache between concurrent test runs.
@@ -170,10 +165,8 @@ func installPi(t *testing.T) (string, string) {
 // buildHist builds the hist binaries the extension calls.
 func buildHist(t *testing.T) string {
 	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...")
-	cmd.Dir = repoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the hist binaries: %v\n%s", err, out)
+	if err := testbin.Build(dir); err != nil {
+		t.Fatal(err)
 	}
 	for _, b := range []string{"hist-capture", "hist-seed", "hist-compact", "hist-list"} {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
@@ -308,7 +301,7 @@ func newPiHome(t *testing.T, mockURL, bin, piPath string) *piHome {
 		`"compat":{"supportsStore":false,"supportsReasoningEffort":false,"maxTokensField":"max_tokens"},`+
 		`"models":[{"id":"mock-model","contextWindow":128000,"maxTokens":4096,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}}]}}}`,
 		mockURL+"/v1")
-	ext, err := os.ReadFile(filepath.Join(repoRoot(), "scripts", "pi", "hist.ts"))
+	ext, err := os.ReadFile(filepath.Join(testbin.Root(), "scripts", "pi", "hist.ts"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,28 +1,27 @@
 package concurrency
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"hist/internal/testbin"
 	"hist/lib/atomicfile"
 	"hist/lib/history"
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
+	"hist/testscripts/internal/crashtest"
 )
 
-var compactKills = flag.Int("compact-kills", 200, "how many times TestCompactCrash SIGKILLs hist-compact")
+var compactKills = flag.Int("compact-kills", testbin.Scale(30, 200), "how many times TestCompactCrash SIGKILLs hist-compact (30, or 200 with HIST_LONG=1)")
 
 // TestCompactCrash runs hist-compact on a project of 80 files and 60,000
 // entries while two real hist-capture processes keep appending, and
@@ -42,29 +41,11 @@ func TestCompactCrash(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	root := t.TempDir()
-	c := &crash{
-		t:     t,
-		store: store.Store{Root: filepath.Join(root, "store")},
-		home:  filepath.Join(root, "home"),
-		proj:  filepath.Join(root, "proj"),
-		want:  map[string]int{},
-		rng:   rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano()))),
-	}
-	for _, d := range []string{c.home, c.proj} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	canon, _ := store.Canonical(c.proj)
-	c.dir = c.store.ProjectDir(store.Hash(canon))
-	if err := store.EnsureDir(c.dir); err != nil {
-		t.Fatal(err)
-	}
+	c := &crash{Fixture: crashtest.New(t, BinDir, 1), want: map[string]int{}}
 
 	// 80 files, 60,000 entries; some of them hidden by a tombstone.
 	c.seed(80, 750)
-	hidden := &tombstone.Set{Path: c.store.Hidden()}
+	hidden := &tombstone.Set{Path: c.Store.Hidden()}
 	// Hide 25 of them: they must never be listed.
 	for i := 0; i < 25*300; i += 300 {
 		hidden.Add(c.order[i])
@@ -78,18 +59,12 @@ func TestCompactCrash(t *testing.T) {
 	// Two capturers: one with old timestamps (its files are always among
 	// the merged ones, so it appends to files being claimed), one with the
 	// current time.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.capture(g, stop)
-		}()
-	}
+	stop := c.capturers()
+	stopped := false
 	defer func() {
-		close(stop)
-		wg.Wait()
+		if !stopped {
+			stop()
+		}
 	}()
 
 	// A clean run first, to time a compaction of this project.
@@ -104,47 +79,30 @@ func TestCompactCrash(t *testing.T) {
 	// Each kill lands at a random moment of a run: the delay is uniform
 	// over the expected length of a run, learnt from the runs that ended
 	// before their kill (the machine's load changes it).
-	est := full
-	var killed, finished, withClaims, withTemps, afterCommit, claims, temps int
+	c.Est = full
+	var withClaims, withTemps, afterCommit, claims, temps int
 	for i := range *compactKills {
 		c.seed(80, 1)
 		before := c.compacts()
-		cmd := c.compact()
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		t0 := time.Now()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		ended := make(chan struct{})
-		go func() { done <- cmd.Wait(); close(ended) }()
-		delay := time.Duration(c.rng.Int64N(int64(est)))
+		delay := c.Delay()
 		trigger := time.After(delay)
+		polled := make(chan struct{})
 		if i%4 == 3 {
 			// Every fourth kill waits for the new compact file to appear
 			// (the commit), then up to 3 ms: the window where the compact
 			// file and the claims are both on disk.
-			trigger = c.afterCommit(ended, before, time.Duration(c.rng.Int64N(int64(3*time.Millisecond))))
+			trigger = c.afterCommit(polled, before, time.Duration(c.Rng.Int64N(int64(3*time.Millisecond))))
 			delay = -1
 		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("run %d ended before its kill: %v\n%s", i, err, out.Bytes())
-			}
-			finished++
+		killed, out, err := c.KillAt(c.compact(), trigger)
+		close(polled)
+		if !killed && err != nil {
+			t.Fatalf("run %d ended before its kill: %v\n%s", i, err, out)
+		}
+		if killed {
+			c.streak++
+		} else {
 			c.streak = 0
-			est = (7*est + 3*time.Since(t0)) / 10
-		case <-trigger:
-			cmd.Process.Signal(syscall.SIGKILL)
-			if err := <-done; err == nil {
-				finished++
-				c.streak = 0
-			} else {
-				killed++
-				c.streak++
-			}
 		}
 		at := fmt.Sprintf("at %v", delay)
 		if delay < 0 {
@@ -168,9 +126,8 @@ func TestCompactCrash(t *testing.T) {
 	if out, err := c.compact().CombinedOutput(); err != nil {
 		t.Fatalf("final run: %v\n%s", err, out)
 	}
-	close(stop)
-	wg.Wait()
-	stop = make(chan struct{})
+	stop()
+	stopped = true
 	cl, tmp := c.check("after the final clean run")
 	if cl != 0 {
 		t.Errorf("%d claim(s) left after the final clean run", cl)
@@ -179,20 +136,14 @@ func TestCompactCrash(t *testing.T) {
 		t.Errorf("%d stale temp file(s) left after the final clean run", tmp)
 	}
 	t.Logf("%d runs: %d killed mid-run, %d ended before their kill; %d kills left claims (%d in all), %d left a temp file (%d in all), %d left a committed compact file beside claims, each handled by the next run; %d prompts captured meanwhile; %d prompts visible at the end; %v in all",
-		*compactKills, killed, finished, withClaims, claims, withTemps, temps, afterCommit, c.captured, len(c.want), time.Since(start).Round(time.Second))
+		*compactKills, c.Killed, c.Ended, withClaims, claims, withTemps, temps, afterCommit, c.captured, len(c.want), time.Since(start).Round(time.Second))
 }
 
 type crash struct {
-	t     *testing.T
-	store store.Store
-	home  string
-	proj  string
-	dir   string
-	rng   *rand.Rand
-	gen   int
-	ts    int64
+	*crashtest.Fixture
+	gen int
+	ts  int64
 
-	mu       sync.RWMutex   // held shared by a capture, exclusively by a check or a seed
 	wmu      sync.Mutex     // captures' writes to want
 	want     map[string]int // every prompt that must be visible -> its index in order
 	order    []string
@@ -215,7 +166,7 @@ func (c *crash) add(text string) {
 
 // compacts lists the compact files in the folder.
 func (c *crash) compacts() map[string]bool {
-	ents, _ := os.ReadDir(c.dir)
+	ents, _ := os.ReadDir(c.Dir)
 	out := map[string]bool{}
 	for _, e := range ents {
 		if store.Classify(e.Name()) == store.Compact && !strings.Contains(e.Name(), ".gc-") {
@@ -226,8 +177,9 @@ func (c *crash) compacts() map[string]bool {
 }
 
 // afterCommit returns a channel that fires extra after a compact file that
-// is not in before appears (or never, if the run ends first).
-func (c *crash) afterCommit(ended chan struct{}, before map[string]bool, extra time.Duration) <-chan time.Time {
+// is not in before appears (or never, if polled is closed first: the run
+// ended).
+func (c *crash) afterCommit(polled chan struct{}, before map[string]bool, extra time.Duration) <-chan time.Time {
 	fire := make(chan time.Time, 1)
 	go func() {
 		for {
@@ -240,7 +192,7 @@ func (c *crash) afterCommit(ended chan struct{}, before map[string]bool, extra t
 			}
 			select {
 			case <-time.After(100 * time.Microsecond):
-			case <-ended:
+			case <-polled:
 				return
 			}
 		}
@@ -259,19 +211,8 @@ func (c *crash) rebuild(keep func(string) bool) {
 	}
 }
 
-func (c *crash) env() []string {
-	return []string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1"}
-}
-
-func (c *crash) cmd(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(BinDir, name), append([]string{"--store", c.store.Root}, args...)...)
-	cmd.Env = c.env()
-	cmd.Dir = c.proj
-	return cmd
-}
-
 func (c *crash) compact() *exec.Cmd {
-	return c.cmd("hist-compact", "--project", c.proj, "--current", "nobody")
+	return c.Cmd("hist-compact", "--project", c.Proj, "--current", "nobody")
 }
 
 const letters = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 .,;:!?\"\\\t/{}[]é€"
@@ -279,9 +220,9 @@ const letters = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 012345678
 // seed tops the project up to n files, each new file holding per entries
 // of 20-400 bytes, newer than everything before.
 func (c *crash) seed(n, per int) {
-	ents, err := os.ReadDir(c.dir)
+	ents, err := os.ReadDir(c.Dir)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	have := 0
 	for _, e := range ents {
@@ -289,55 +230,43 @@ func (c *crash) seed(n, per int) {
 			have++
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	for i := have; i < n; i++ {
 		c.gen++
 		var b []byte
 		for j := range per {
 			c.ts++
-			pad := make([]byte, 10+c.rng.IntN(380))
+			pad := make([]byte, 10+c.Rng.IntN(380))
 			for k := range pad {
-				pad[k] = letters[c.rng.IntN(len(letters))]
+				pad[k] = letters[c.Rng.IntN(len(letters))]
 			}
 			text := fmt.Sprintf("seed %d.%d %s", c.gen, j, strings.ToValidUTF8(string(pad), "?"))
 			c.add(text)
 			b = record.Append(b, record.Record{Text: text, TS: 1_000_000_000 + c.ts})
 		}
-		if err := os.WriteFile(filepath.Join(c.dir, fmt.Sprintf("seeded-%06d.jsonl", c.gen)), b, 0o600); err != nil {
-			c.t.Fatal(err)
+		if err := os.WriteFile(filepath.Join(c.Dir, fmt.Sprintf("seeded-%06d.jsonl", c.gen)), b, 0o600); err != nil {
+			c.T.Fatal(err)
 		}
 	}
 }
 
-// capture runs hist-capture in a loop until stop is closed.
-func (c *crash) capture(g int, stop chan struct{}) {
-	for k := 0; ; k++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		text := fmt.Sprintf("live %d/%d", g, k)
+// capturers starts two capture loops: loop 0 with old timestamps (its
+// files are always among the merged ones, so it appends to files being
+// claimed), loop 1 with the current time; the returned func stops them.
+func (c *crash) capturers() (stop func()) {
+	return c.Capturers(func(g, k int) []string {
 		ts := time.Now().UnixMilli()
 		if g == 0 {
 			ts = int64(1000 + k)
 		}
-		inst := fmt.Sprintf("writer-%d-%d", g, k%3)
-		c.mu.RLock()
-		out, err := c.cmd("hist-capture", "--cwd", c.proj, "--instance", inst, "--ts", strconv.FormatInt(ts, 10), text).CombinedOutput()
-		if err != nil {
-			c.mu.RUnlock()
-			c.t.Errorf("hist-capture: %v\n%s", err, out)
-			return
-		}
+		return []string{"--instance", fmt.Sprintf("writer-%d-%d", g, k%3), "--ts", strconv.FormatInt(ts, 10), fmt.Sprintf("live %d/%d", g, k)}
+	}, func(text string) {
 		c.wmu.Lock()
 		c.add(text)
 		c.captured++
 		c.wmu.Unlock()
-		c.mu.RUnlock()
-		time.Sleep(time.Duration(10+rand.IntN(20)) * time.Millisecond)
-	}
+	}, 10*time.Millisecond)
 }
 
 // check stops the writers for a moment and compares what hist-list shows
@@ -351,16 +280,13 @@ func (c *crash) check(when string) (claims, temps int) {
 // checkAll is check, also saying whether a compact file sits beside the
 // claims (a kill after the commit, before every claim was removed).
 func (c *crash) checkAll(when string) (claims, temps int, committed bool) {
-	c.t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.t.Failed() {
-		c.t.FailNow()
+	c.T.Helper()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	if c.T.Failed() {
+		c.T.FailNow()
 	}
-	out, err := c.cmd("hist-list", "-0", "--project", c.proj).Output()
-	if err != nil {
-		c.t.Fatalf("%s: hist-list: %v", when, err)
-	}
+	prompts, _ := c.List(when, "--project", c.Proj)
 	// Each check stamps what it finds with its own epoch: no allocation
 	// a prompt.
 	c.epoch++
@@ -369,19 +295,13 @@ func (c *crash) checkAll(when string) (claims, temps int, committed bool) {
 		c.inRaw = append(c.inRaw, make([]int, len(c.order)-len(c.inRaw))...)
 	}
 	listed := 0
-	for len(out) > 0 {
-		i := bytes.IndexByte(out, 0)
-		if i < 0 {
-			c.t.Fatalf("%s: hist-list -0 output does not end with NUL", when)
-		}
-		text := out[:i]
-		out = out[i+1:]
+	for _, text := range prompts {
 		ix, ok := c.want[string(text)]
 		if !ok {
-			c.t.Fatalf("%s: %q is listed but was never visible (hidden, or never written)", when, text)
+			c.T.Fatalf("%s: %q is listed but was never visible (hidden, or never written)", when, text)
 		}
 		if c.listed[ix] == c.epoch {
-			c.t.Fatalf("%s: %q is listed twice", when, text)
+			c.T.Fatalf("%s: %q is listed twice", when, text)
 		}
 		c.listed[ix] = c.epoch
 		listed++
@@ -390,17 +310,17 @@ func (c *crash) checkAll(when string) (claims, temps int, committed bool) {
 		n := 0
 		for ix, text := range c.order {
 			if c.listed[ix] != c.epoch && n < 5 {
-				c.t.Errorf("%s: %q is not listed", when, text)
+				c.T.Errorf("%s: %q is not listed", when, text)
 				n++
 			}
 		}
-		c.t.Fatalf("%s: %d of %d prompts are not listed", when, len(c.order)-listed, len(c.order))
+		c.T.Fatalf("%s: %d of %d prompts are not listed", when, len(c.order)-listed, len(c.order))
 	}
 
 	// The raw files: every prompt at least once.
-	ents, err := os.ReadDir(c.dir)
+	ents, err := os.ReadDir(c.Dir)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	raw, lines := 0, 0
 	for _, e := range ents {
@@ -416,9 +336,9 @@ func (c *crash) checkAll(when string) (claims, temps int, committed bool) {
 		} else if store.Classify(name) == store.Compact {
 			committed = true
 		}
-		f, err := history.Open(filepath.Join(c.dir, name))
+		f, err := history.Open(filepath.Join(c.Dir, name))
 		if err != nil {
-			c.t.Fatalf("%s: %v", when, err)
+			c.T.Fatalf("%s: %v", when, err)
 		}
 		_, err = record.Scan(f, func(l *record.Line) error {
 			lines++
@@ -430,16 +350,16 @@ func (c *crash) checkAll(when string) (claims, temps int, committed bool) {
 		})
 		f.Close()
 		if err != nil {
-			c.t.Fatalf("%s: reading %s: %v", when, name, err)
+			c.T.Fatalf("%s: reading %s: %v", when, name, err)
 		}
 	}
 	if raw != len(c.order) {
-		c.t.Fatalf("%s: %d of %d prompts are in the raw files", when, raw, len(c.order))
+		c.T.Fatalf("%s: %d of %d prompts are in the raw files", when, raw, len(c.order))
 	}
 	// A run that ends leaves each line once, plus what was captured
 	// meanwhile; a run killed after its commit, one more copy at most.
 	if bound := (2 + max(c.streak, 1)) * len(c.want); lines > bound {
-		c.t.Fatalf("%s: %d raw lines for %d prompts after %d run(s) killed in a row: duplicates pile up", when, lines, len(c.want), c.streak)
+		c.T.Fatalf("%s: %d raw lines for %d prompts after %d run(s) killed in a row: duplicates pile up", when, lines, len(c.want), c.streak)
 	}
 	return claims, temps, committed && claims > 0
 }

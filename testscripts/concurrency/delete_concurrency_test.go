@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"hist/internal/testbin"
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
 	"hist/lib/record"
@@ -20,10 +21,10 @@ import (
 )
 
 var (
-	delRuns     = flag.Int("delete.runs", 10, "TestDeleteConcurrency: runs in a row (capture loop processes)")
+	delRuns     = flag.Int("delete.runs", testbin.Scale(2, 10), "TestDeleteConcurrency: runs in a row (capture loop processes; 2, or 10 with HIST_LONG=1)")
 	delExecRuns = flag.Int("delete.execruns", 1, "TestDeleteConcurrency: runs in a row with one hist-capture process per prompt")
-	delPrompts  = flag.Int("delete.prompts", 2000, "TestDeleteConcurrency: prompts each of the 4 writers captures")
-	delDeletes  = flag.Int("delete.deletes", 200, "TestDeleteConcurrency: deletes during a run")
+	delPrompts  = flag.Int("delete.prompts", testbin.Scale(500, 2000), "TestDeleteConcurrency: prompts each of the 4 writers captures (500, or 2000 with HIST_LONG=1)")
+	delDeletes  = flag.Int("delete.deletes", testbin.Scale(50, 200), "TestDeleteConcurrency: deletes during a run (50, or 200 with HIST_LONG=1)")
 )
 
 // A capture loop process: the test binary started with writerEnv set

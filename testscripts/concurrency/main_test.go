@@ -6,10 +6,10 @@ package concurrency
 import (
 	"testing"
 
-	"hist/testscripts/internal/binbuild"
+	"hist/internal/testbin"
 )
 
 // BinDir is where TestMain built the binaries.
 var BinDir string
 
-func TestMain(m *testing.M) { binbuild.Main(m, &BinDir) }
+func TestMain(m *testing.M) { testbin.Main(m, &BinDir) }

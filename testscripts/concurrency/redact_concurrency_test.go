@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"hist/internal/testbin"
 	"hist/lib/atomicfile"
 	"hist/lib/history"
 	"hist/lib/record"
@@ -35,12 +36,13 @@ func TestRedactConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := "ghp_" + strings.Repeat("a1B2", 9)
-	const writers, prompts = 4, 1500
+	const writers = 4
+	prompts := testbin.Scale(300, 1500)
 	text := func(w, j int) string { return fmt.Sprintf("writer %d prompt %05d uses %s here", w, j, token) }
 
 	// The j-th prompt of each writer waits for j*rounds/prompts redact
 	// runs, so the captures span the runs however loaded the machine is.
-	const rounds = 25
+	rounds := testbin.Scale(10, 25)
 	var stop atomic.Bool
 	var runs atomic.Int64
 	var failed atomic.Bool

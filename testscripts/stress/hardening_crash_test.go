@@ -5,38 +5,26 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"hist/lib/atomicfile"
+	"hist/internal/testbin"
 	"hist/lib/record"
 	"hist/lib/store"
+	"hist/testscripts/internal/crashtest"
 )
 
-var crashKills = flag.Int("crash.kills", 100, "TestCrashLoops: SIGKILLs of each rewriter (20 under -short)")
+var crashKills = flag.Int("crash.kills", testbin.Scale(15, 100), "TestCrashLoops: SIGKILLs of each rewriter (15, or 100 with HIST_LONG=1; at most 20 under -short)")
 
-// crashLoop is one rewriter's crash loop: a store, two capturers running
-// all along, and the model of what must be visible.
+// crashLoop is one rewriter's crash loop: the fixture, with two capturers
+// running all along, and the model of what must be visible.
 type crashLoop struct {
-	t      *testing.T
-	st     store.Store
-	home   string
-	proj   string
-	dir    string // proj's folder in the store
-	env    []string
-	rng    *rand.Rand
-	est    time.Duration // how long a clean run takes (moving average)
-	killed int           // runs killed before they ended
-	ended  int           // runs that ended before their kill
-
-	mu       sync.RWMutex // held shared by a capture, exclusively by a check
+	*crashtest.Fixture
 	wmu      sync.Mutex
 	want     map[string]bool // must be listed, once
 	maybe    map[string]bool // may be listed (once) or not
@@ -45,170 +33,85 @@ type crashLoop struct {
 }
 
 func newCrashLoop(t *testing.T) *crashLoop {
-	base := t.TempDir()
-	c := &crashLoop{
-		t:     t,
-		st:    store.Store{Root: filepath.Join(base, "store")},
-		home:  filepath.Join(base, "home"),
-		proj:  filepath.Join(base, "proj"),
-		rng:   rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano()))),
-		est:   20 * time.Millisecond,
-		want:  map[string]bool{},
-		maybe: map[string]bool{},
+	return &crashLoop{
+		Fixture: crashtest.New(t, BinDir, 7),
+		want:    map[string]bool{},
+		maybe:   map[string]bool{},
 	}
-	c.env = []string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1"}
-	for _, d := range []string{c.home, c.proj} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	canon, _ := store.Canonical(c.proj)
-	c.dir = c.st.ProjectDir(store.Hash(canon))
-	if err := store.EnsureDir(c.dir); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func (c *crashLoop) cmd(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(BinDir, name), append([]string{"--store", c.st.Root}, args...)...)
-	cmd.Env, cmd.Dir = c.env, c.proj
-	return cmd
 }
 
 // fill writes a new store file of n prompts into the project.
 func (c *crashLoop) fill(name string, n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	var b []byte
 	for j := range n {
-		text := fmt.Sprintf("crash %s prompt %04d %s", name, j, strings.Repeat("pad ", c.rng.IntN(40)))
-		b = record.Append(b, record.Record{Text: text, TS: 1_650_000_000_000 + int64(c.rng.IntN(1_000_000))})
+		text := fmt.Sprintf("crash %s prompt %04d %s", name, j, strings.Repeat("pad ", c.Rng.IntN(40)))
+		b = record.Append(b, record.Record{Text: text, TS: 1_650_000_000_000 + int64(c.Rng.IntN(1_000_000))})
 		c.want[text] = true
 	}
-	if err := os.WriteFile(filepath.Join(c.dir, name+".jsonl"), b, 0o600); err != nil {
-		c.t.Fatal(err)
+	if err := os.WriteFile(filepath.Join(c.Dir, name+".jsonl"), b, 0o600); err != nil {
+		c.T.Fatal(err)
 	}
 }
 
 // capturers starts two capture loops (each into two instance files); the
 // returned func stops them.
 func (c *crashLoop) capturers() (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := 0; ; k++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				text := fmt.Sprintf("crash live %d/%d", g, k)
-				c.mu.RLock()
-				out, err := c.cmd("hist-capture", "--cwd", c.proj, "--instance", fmt.Sprintf("live-%d-%d", g, k%2), text).CombinedOutput()
-				if err != nil {
-					c.mu.RUnlock()
-					c.t.Errorf("hist-capture: %v: %s", err, out)
-					return
-				}
-				c.wmu.Lock()
-				c.want[text] = true
-				c.captured++
-				c.wmu.Unlock()
-				c.mu.RUnlock()
-				time.Sleep(time.Duration(20+rand.IntN(40)) * time.Millisecond)
-			}
-		}()
-	}
-	return func() { close(done); wg.Wait() }
+	return c.Capturers(func(g, k int) []string {
+		return []string{"--instance", fmt.Sprintf("live-%d-%d", g, k%2), fmt.Sprintf("crash live %d/%d", g, k)}
+	}, func(text string) {
+		c.wmu.Lock()
+		c.want[text] = true
+		c.captured++
+		c.wmu.Unlock()
+	}, 20*time.Millisecond)
 }
 
 // check compares hist-list --all with the model: every wanted prompt
 // listed exactly once, nothing else listed but the maybe ones (once).
 func (c *crashLoop) check(when string) {
-	c.t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.t.Failed() {
-		c.t.FailNow()
+	c.T.Helper()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	if c.T.Failed() {
+		c.T.FailNow()
 	}
-	var stderr bytes.Buffer
-	cmd := c.cmd("hist-list", "--all", "-0")
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		c.t.Fatalf("%s: hist-list: %v: %s", when, err, stderr.Bytes())
-	}
-	if stderr.Len() > 0 {
+	prompts, stderr := c.List(when, "--all")
+	if len(stderr) > 0 {
 		c.warnings++
 	}
 	seen := map[string]bool{}
-	for _, p := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		if p == "" {
-			continue
-		}
+	for _, b := range prompts {
+		p := string(b)
 		if seen[p] {
-			c.t.Fatalf("%s: %q is listed twice", when, p)
+			c.T.Fatalf("%s: %q is listed twice", when, p)
 		}
 		seen[p] = true
 		if !c.want[p] && !c.maybe[p] {
-			c.t.Fatalf("%s: %q is listed but must not be (deleted, or never written)", when, p)
+			c.T.Fatalf("%s: %q is listed but must not be (deleted, or never written)", when, p)
 		}
 	}
 	missing := 0
 	for p := range c.want {
 		if !seen[p] {
 			if missing < 5 {
-				c.t.Errorf("%s: %q is not listed", when, p)
+				c.T.Errorf("%s: %q is not listed", when, p)
 			}
 			missing++
 		}
 	}
 	if missing > 0 {
-		c.t.Fatalf("%s: %d of %d prompts are not listed", when, missing, len(c.want))
+		c.T.Fatalf("%s: %d of %d prompts are not listed", when, missing, len(c.want))
 	}
-}
-
-// temps counts the stale temp files (their process is gone) in dir.
-func temps(dir string) int {
-	ents, _ := os.ReadDir(dir)
-	n := 0
-	for _, e := range ents {
-		if atomicfile.IsTemp(e.Name()) && atomicfile.Stale(e.Name()) {
-			n++
-		}
-	}
-	return n
 }
 
 // killRun starts cmd and SIGKILLs it after a random delay, uniform over
-// the length of a clean run; it returns the run's output when it ended
-// first.
+// the length of a clean run.
 func (c *crashLoop) killRun(cmd *exec.Cmd) (time.Duration, bool) {
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	delay := time.Duration(c.rng.Int64N(int64(c.est)))
-	select {
-	case <-done:
-		c.ended++
-		return delay, false
-	case <-time.After(delay):
-		cmd.Process.Signal(syscall.SIGKILL)
-		if err := <-done; err == nil {
-			c.ended++
-			return delay, false
-		}
-		c.killed++
-		return delay, true
-	}
+	delay := c.Delay()
+	killed, _, _ := c.KillAt(cmd, time.After(delay))
+	return delay, killed
 }
 
 // clean runs cmd to its end, learning how long a run takes; it returns
@@ -216,13 +119,13 @@ func (c *crashLoop) killRun(cmd *exec.Cmd) (time.Duration, bool) {
 func (c *crashLoop) clean(cmd *exec.Cmd) (int, string) {
 	t0 := time.Now()
 	out, err := cmd.CombinedOutput()
-	c.est = (7*c.est + 3*time.Since(t0)) / 10
+	c.Learn(time.Since(t0))
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode(), string(out)
 	}
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	return 0, string(out)
 }
@@ -263,44 +166,44 @@ func crashDelete(t *testing.T, kills int) {
 	}
 	var leftTemps int
 	for i := range kills {
-		k := c.rng.IntN(len(candidates))
+		k := c.Rng.IntN(len(candidates))
 		text := candidates[k]
 		candidates = append(candidates[:k], candidates[k+1:]...)
-		c.mu.Lock()
+		c.Mu.Lock()
 		delete(c.want, text)
 		c.maybe[text] = true
-		c.mu.Unlock()
-		scope := "--project=" + c.proj
+		c.Mu.Unlock()
+		scope := "--project=" + c.Proj
 		if i%2 == 1 {
 			scope = "--all"
 		}
-		delay, killed := c.killRun(c.cmd("hist-delete", scope, text))
+		delay, killed := c.killRun(c.Cmd("hist-delete", scope, text))
 		when := fmt.Sprintf("kill %d of hist-delete %s (at %v, killed %v)", i, scope, delay, killed)
 		c.check("after " + when)
-		if n := temps(c.dir); n > 0 {
+		if n := crashtest.StaleTemps(c.Dir); n > 0 {
 			leftTemps++
 		}
-		if code, out := c.clean(c.cmd("hist-delete", scope, text)); code != 0 {
+		if code, out := c.clean(c.Cmd("hist-delete", scope, text)); code != 0 {
 			t.Fatalf("the clean run after %s: exit %d: %s", when, code, out)
 		}
-		c.mu.Lock()
+		c.Mu.Lock()
 		delete(c.maybe, text)
-		c.mu.Unlock()
+		c.Mu.Unlock()
 		c.check("after the clean run after " + when)
 		// No copy left in the project's files (temp files included).
-		ents, _ := os.ReadDir(c.dir)
+		ents, _ := os.ReadDir(c.Dir)
 		for _, e := range ents {
-			data, err := os.ReadFile(filepath.Join(c.dir, e.Name()))
+			data, err := os.ReadFile(filepath.Join(c.Dir, e.Name()))
 			if err == nil && bytes.Contains(data, record.AppendString(nil, text)) {
 				t.Errorf("after the clean run after %s: %s still holds a copy of the deleted prompt", when, e.Name())
 			}
 		}
-		if n := temps(c.dir); n > 0 {
+		if n := crashtest.StaleTemps(c.Dir); n > 0 {
 			t.Errorf("after the clean run after %s: %d stale temp file(s) left", when, n)
 		}
 	}
 	t.Logf("hist-delete: %d runs: %d killed, %d ended before their kill; %d kills left a stale temp file, each swept by the clean run; %d prompts captured meanwhile; %d hist-list warnings; %v",
-		kills, c.killed, c.ended, leftTemps, c.captured, c.warnings, time.Since(start).Round(time.Millisecond))
+		kills, c.Killed, c.Ended, leftTemps, c.captured, c.warnings, time.Since(start).Round(time.Millisecond))
 }
 
 // crashCompact: claims and temp files left by a killed hist-compact are
@@ -311,19 +214,19 @@ func crashCompact(t *testing.T, kills int) {
 	c := newCrashLoop(t)
 	stop := c.capturers()
 	defer stop()
-	args := []string{"--project=" + c.proj, "--max-files", "5", "--keep", "2", "--current", "nobody"}
+	args := []string{"--project=" + c.Proj, "--max-files", "5", "--keep", "2", "--current", "nobody"}
 	var withClaims, withTemps, gen int
 	for i := range kills {
 		// Top up to 8 old files, so each run has something to merge.
 		for range 3 {
 			gen++
-			c.fill(fmt.Sprintf("old-%05d", gen), 20+c.rng.IntN(60))
+			c.fill(fmt.Sprintf("old-%05d", gen), 20+c.Rng.IntN(60))
 		}
-		delay, killed := c.killRun(c.cmd("hist-compact", args...))
+		delay, killed := c.killRun(c.Cmd("hist-compact", args...))
 		when := fmt.Sprintf("kill %d of hist-compact (at %v, killed %v)", i, delay, killed)
 		c.check("after " + when)
 		claims := 0
-		ents, _ := os.ReadDir(c.dir)
+		ents, _ := os.ReadDir(c.Dir)
 		for _, e := range ents {
 			if store.Classify(e.Name()) == store.Claim {
 				claims++
@@ -332,25 +235,25 @@ func crashCompact(t *testing.T, kills int) {
 		if claims > 0 {
 			withClaims++
 		}
-		if temps(c.dir) > 0 {
+		if crashtest.StaleTemps(c.Dir) > 0 {
 			withTemps++
 		}
-		if code, out := c.clean(c.cmd("hist-compact", args...)); code != 0 {
+		if code, out := c.clean(c.Cmd("hist-compact", args...)); code != 0 {
 			t.Fatalf("the clean run after %s: exit %d: %s", when, code, out)
 		}
 		c.check("after the clean run after " + when)
-		ents, _ = os.ReadDir(c.dir)
+		ents, _ = os.ReadDir(c.Dir)
 		for _, e := range ents {
 			if store.Classify(e.Name()) == store.Claim {
 				t.Errorf("after the clean run after %s: claim %s left", when, e.Name())
 			}
 		}
-		if n := temps(c.dir); n > 0 {
+		if n := crashtest.StaleTemps(c.Dir); n > 0 {
 			t.Errorf("after the clean run after %s: %d stale temp file(s) left", when, n)
 		}
 	}
 	t.Logf("hist-compact: %d runs: %d killed, %d ended before their kill; %d kills left claims, %d left a stale temp file, all handled by the clean run; %d prompts captured meanwhile; %d hist-list warnings; %v",
-		kills, c.killed, c.ended, withClaims, withTemps, c.captured, c.warnings, time.Since(start).Round(time.Millisecond))
+		kills, c.Killed, c.Ended, withClaims, withTemps, c.captured, c.warnings, time.Since(start).Round(time.Millisecond))
 }
 
 // crashSeed: each round bootstraps a new project from a pi session and
@@ -362,8 +265,8 @@ func crashSeed(t *testing.T, kills int) {
 	start := time.Now()
 	c := newCrashLoop(t)
 	c.fill("old", 200)
-	sessions := filepath.Join(c.home, "sessions")
-	claude := filepath.Join(c.home, ".claude")
+	sessions := filepath.Join(c.Home, "sessions")
+	claude := filepath.Join(c.Home, ".claude")
 	for _, d := range []string{sessions, claude} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -380,13 +283,13 @@ func crashSeed(t *testing.T, kills int) {
 	for j := range 3000 {
 		addLegacy(fmt.Sprintf("legacy prompt %04d from the old history", j), 1_700_000_000_000+j)
 	}
-	lockDir := filepath.Join(c.st.Root, "history-global.jsonl.migration-lock")
-	migrated := filepath.Join(c.st.Root, "history-global.migrated.json")
+	lockDir := filepath.Join(c.Store.Root, "history-global.jsonl.migration-lock")
+	migrated := filepath.Join(c.Store.Root, "history-global.migrated.json")
 	seedCmd := func(proj string) *exec.Cmd {
-		return c.cmd("hist-seed", "--project", proj, "--from", "pi,claude", "--sessions", sessions, "-q")
+		return c.Cmd("hist-seed", "--project", proj, "--from", "pi,claude", "--sessions", sessions, "-q")
 	}
 	round := func(i int) (string, []string) {
-		proj := filepath.Join(c.home, fmt.Sprintf("p%03d", i))
+		proj := filepath.Join(c.Home, fmt.Sprintf("p%03d", i))
 		if err := os.MkdirAll(proj, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -428,18 +331,18 @@ func crashSeed(t *testing.T, kills int) {
 		if err := os.Remove(migrated); err != nil {
 			t.Fatal(err)
 		}
-		c.mu.Lock()
+		c.Mu.Lock()
 		for _, text := range append(texts, newLegacy) {
 			c.maybe[text] = true
 		}
-		c.mu.Unlock()
+		c.Mu.Unlock()
 		delay, killed := c.killRun(seedCmd(proj))
 		when := fmt.Sprintf("kill %d of hist-seed (at %v, killed %v)", i, delay, killed)
 		c.check("after " + when)
-		if temps(c.st.Root)+temps(c.st.ProjectDir(store.Hash(mustCanon(proj)))) > 0 {
+		if crashtest.StaleTemps(c.Store.Root)+crashtest.StaleTemps(c.Store.ProjectDir(store.Hash(mustCanon(proj)))) > 0 {
 			leftTemps++
 		}
-		if _, err := os.Stat(filepath.Join(c.st.ProjectDir(store.Hash(mustCanon(proj))), "seed.jsonl")); err == nil {
+		if _, err := os.Stat(filepath.Join(c.Store.ProjectDir(store.Hash(mustCanon(proj))), "seed.jsonl")); err == nil {
 			seedWritten++
 		}
 		_, err := os.Stat(lockDir)
@@ -470,12 +373,12 @@ func crashSeed(t *testing.T, kills int) {
 				t.Fatalf("after %s: the lock folder is gone after the run that reported it", when)
 			}
 			// The bootstrap still ran; the migration waits for the user.
-			c.mu.Lock()
+			c.Mu.Lock()
 			for _, text := range texts {
 				delete(c.maybe, text)
 				c.want[text] = true
 			}
-			c.mu.Unlock()
+			c.Mu.Unlock()
 			c.check("after the run reporting the lock folder after " + when)
 			if err := os.Remove(lockDir); err != nil {
 				t.Fatal(err)
@@ -491,17 +394,17 @@ func crashSeed(t *testing.T, kills int) {
 		if _, err := os.Stat(migrated); err != nil {
 			t.Fatalf("after the clean run after %s: no migration record: %v", when, err)
 		}
-		c.mu.Lock()
+		c.Mu.Lock()
 		for _, text := range append(texts, newLegacy) {
 			delete(c.maybe, text)
 			c.want[text] = true
 		}
-		c.mu.Unlock()
+		c.Mu.Unlock()
 		c.check("after the clean run after " + when)
 		// The clean run swept the temp files a kill left (they may hold
 		// copies of prompts).
-		if n := temps(c.st.Root) + temps(c.st.ProjectDir(store.Hash(mustCanon(proj)))); n > 0 {
-			ents, _ := os.ReadDir(c.st.Root)
+		if n := crashtest.StaleTemps(c.Store.Root) + crashtest.StaleTemps(c.Store.ProjectDir(store.Hash(mustCanon(proj)))); n > 0 {
+			ents, _ := os.ReadDir(c.Store.Root)
 			var names []string
 			for _, e := range ents {
 				names = append(names, e.Name())
@@ -510,7 +413,7 @@ func crashSeed(t *testing.T, kills int) {
 		}
 	}
 	t.Logf("hist-seed: %d runs: %d killed, %d ended before their kill; %d kills left the migration lock folder (reported by the next run, removed by hand, then migrated), %d more after the migration was recorded (nothing left to migrate: the next run exits 0; removed by hand); %d kills left the seed file written; %d left a stale temp file, swept by the clean run; %d prompts captured meanwhile; %d hist-list warnings; %v",
-		kills, c.killed, c.ended, locks, lateLocks, seedWritten, leftTemps, c.captured, c.warnings, time.Since(start).Round(time.Millisecond))
+		kills, c.Killed, c.Ended, locks, lateLocks, seedWritten, leftTemps, c.captured, c.warnings, time.Since(start).Round(time.Millisecond))
 }
 
 func mustCanon(dir string) string {
@@ -527,7 +430,7 @@ func crashEnable(t *testing.T, kills int) {
 	c.fill("old", 200)
 	stop := c.capturers()
 	defer stop()
-	config := filepath.Join(c.home, ".pi", "gentle-ai")
+	config := filepath.Join(c.Home, ".pi", "gentle-ai")
 	pref := filepath.Join(config, "history-capture.json")
 	// The preference commands run without the variable that forces capture on.
 	prefCmd := func(on bool) *exec.Cmd {
@@ -536,7 +439,7 @@ func crashEnable(t *testing.T, kills int) {
 			flag = "--enable"
 		}
 		cmd := exec.Command(filepath.Join(BinDir, "hist-capture"), flag)
-		cmd.Env, cmd.Dir = []string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH")}, c.proj
+		cmd.Env, cmd.Dir = []string{"HOME=" + c.Home, "PATH=" + os.Getenv("PATH")}, c.Proj
 		return cmd
 	}
 	contents := map[bool]string{}
@@ -575,7 +478,7 @@ func crashEnable(t *testing.T, kills int) {
 		default:
 			t.Fatalf("after %s: the preference file holds %q: neither the old nor the new content", when, data)
 		}
-		if n := temps(config); n > 0 {
+		if n := crashtest.StaleTemps(config); n > 0 {
 			leftTemps++
 		}
 		if code, out := c.clean(prefCmd(on)); code != 0 {
@@ -585,7 +488,7 @@ func crashEnable(t *testing.T, kills int) {
 		if err != nil || string(data) != contents[on] {
 			t.Fatalf("after the clean run after %s: %q, %v; want %q", when, data, err, contents[on])
 		}
-		if n := temps(config); n > 0 {
+		if n := crashtest.StaleTemps(config); n > 0 {
 			t.Errorf("after the clean run after %s: %d stale temp file(s) left in %s", when, n, config)
 		}
 		if fi, err := os.Stat(pref); err != nil || fi.Mode().Perm() != 0o600 {
@@ -598,5 +501,5 @@ func crashEnable(t *testing.T, kills int) {
 	}
 	c.check("at the end")
 	t.Logf("hist-capture --enable/--disable: %d runs: %d killed, %d ended before their kill; after the kill the file was absent %d times, old %d, new %d; %d kills left a stale temp file in %s, swept by the clean run; %d prompts captured meanwhile; %v",
-		kills, c.killed, c.ended, sawAbsent, sawOld, sawNew, leftTemps, config, c.captured, time.Since(start).Round(time.Millisecond))
+		kills, c.Killed, c.Ended, sawAbsent, sawOld, sawNew, leftTemps, config, c.captured, time.Since(start).Round(time.Millisecond))
 }

@@ -16,13 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"hist/internal/testbin"
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
 	"hist/lib/record"
 	"hist/lib/store"
 )
 
-var soakDuration = flag.Duration("soak.duration", 60*time.Second, "TestSoak: how long every writer runs at once (10s under -short)")
+var soakDuration = flag.Duration("soak.duration", time.Duration(testbin.Scale(15, 60))*time.Second, "TestSoak: how long every writer runs at once (15s, or 60s with HIST_LONG=1; 10s under -short)")
 
 // soakMalformed is a malformed line planted in a store file before the
 // soak: the only line of any store file allowed not to parse.

@@ -339,8 +339,7 @@ func TestMirror(t *testing.T) {
 	if err := os.MkdirAll(proj, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	enc := encodeName(strings.TrimPrefix(proj, "/"))
-	enc = strings.Join(func() []string {
+	enc := strings.Join(func() []string {
 		var parts []string
 		for _, p := range strings.Split(strings.TrimPrefix(proj, "/"), "/") {
 			parts = append(parts, encodeName(p))
@@ -475,7 +474,7 @@ func TestParseRoot(t *testing.T) {
 	id := sha256.Sum256([]byte("x"))
 	hexID := hex.EncodeToString(id[:])
 	b := append(field(1, id[:]), field(1, []byte(strings.ToUpper(hexID)))...)
-	b = append(b, varint(2<<3|0)...)
+	b = append(b, varint(2<<3)...) // field 2, wire type 0 (varint)
 	b = append(b, varint(300)...)
 	b = append(b, field(9, []byte("/w s"))...)
 	b = append(b, varint(3<<3|5)...)

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,9 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
@@ -56,10 +53,7 @@ func init() {
 		if len(args) < 2 || neg {
 			ts.Fatalf("usage: ptyexec OUT CMD ARGS...")
 		}
-		master, slave, err := openPty()
-		if err != nil {
-			ts.Fatalf("opening a pseudo terminal: %v", err)
-		}
+		master, slave := openPty(ts)
 		defer master.Close()
 		path, err := exec.LookPath(args[1])
 		if err != nil {
@@ -120,30 +114,6 @@ func envOf(ts *testscript.TestScript) []string {
 		}
 	}
 	return append(env, "TERM=xterm")
-}
-
-// openPty opens a pseudo terminal pair (Linux).
-func openPty() (master, slave *os.File, err error) {
-	master, err = os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	var unlock int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		master.Close()
-		return nil, nil, e
-	}
-	var n uint32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
-		master.Close()
-		return nil, nil, e
-	}
-	slave, err = os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		master.Close()
-		return nil, nil, errors.Join(err, errors.New("no pseudo terminals here"))
-	}
-	return master, slave, nil
 }
 
 func init() {

@@ -13,15 +13,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// cmds holds the scripts' custom commands; each cmds_*.go file adds its own
-// in an init function. It is declared in a non-test file so that the
-// cmds_*.go files (which are not test files) build with "go build ./...".
-var cmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
-
-// binDirVar names the folder of the built binaries in a script's
-// environment (declared here, not in a test file, for the same reason).
-const binDirVar = "HIST_TEST_BINDIR"
-
 func projectHash(canon string) string {
 	sum := sha256.Sum256([]byte(canon))
 	return hex.EncodeToString(sum[:8])
