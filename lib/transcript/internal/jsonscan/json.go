@@ -1,12 +1,9 @@
-// Package jsonscan holds what the JSONL transcript readers of package pi
-// and package claude share: a JSON reader that locates the few fields a
-// reader needs without decoding the rest (json.go), and the reading of
-// transcript files line by line, in order, with read-ahead and
-// deduplication (lines.go).
-//
-// Its LineReader is not internal/jsonl's Reader: it strips "\r\n" (jsonl
-// keeps the "\r"), takes its buffer size from the caller, releases a buffer
-// grown by a huge line, and can stop a file at the size it had when opened.
+// Package jsonscan reads the few fields a transcript reader needs out of a
+// line of JSON without decoding the rest: it locates members and elements
+// in place, skips the values nobody asked for (a session's base
+// instructions, a tool's output) without allocating, and decodes only the
+// strings a reader asks for, the way encoding/json decodes them. Reading
+// the lines themselves is package filescan's business.
 package jsonscan
 
 import (
@@ -263,6 +260,26 @@ func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at 
 	}
 }
 
+// WalkObject reads the object at or after b[i] (after white space),
+// calling member with each key (decoded) and the index of its value, which
+// member reads (with SkipValue, or WalkObject for a nested object it
+// wants member by member) and returns the end of. It returns the index
+// after the object; ok is false when b holds no well-formed object there.
+// Member names are handed over as they are: matching them is the caller's
+// business (exactly for a map, case folded for a struct).
+func WalkObject(b []byte, i int, member func(key []byte, at int) (end int, ok bool)) (int, bool) {
+	var buf []byte
+	return walkObject(b, skipWS(b, i), 1, &buf, member)
+}
+
+// SkipValue returns the index after the value that starts at b[i]; ok is
+// false when no well-formed value starts there.
+func SkipValue(b []byte, i int) (int, bool) { return skipValue(b, i, 1) }
+
+// Rest reports whether b holds nothing but white space from i on: a line
+// that is one object and no more.
+func Rest(b []byte, i int) bool { return skipWS(b, i) == len(b) }
+
 // TypeAndText returns the raw "type" and "text" members of a content block
 // (an object such as {"type":"text","text":"…"}); ok is false when el is
 // not an object.
@@ -428,13 +445,56 @@ func OptString(v []byte) (string, bool) {
 	return StringValue(v)
 }
 
+// StrictString is StringValue that also refuses what encoding/json
+// refuses and the located values of a well-formed object cannot hold: a
+// control character or a bare quote inside v. It decodes v alone, not a
+// value located by EachMember (a reader deciding by itself whether a line
+// is valid needs it).
+func StrictString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	body := v[1 : len(v)-1]
+	n := plainPrefix(body)
+	if n == len(body) {
+		return string(body), true
+	}
+	if hasControl(body[n:]) {
+		return "", false
+	}
+	out, ok := appendUnquoted(append(make([]byte, 0, len(body)), body[:n]...), body[n:])
+	if !ok {
+		return "", false
+	}
+	// out is new and never written again: make it the string, without a copy.
+	return unsafe.String(unsafe.SliceData(out), len(out)), true
+}
+
+// hasControl reports whether b holds a byte below 0x20, 8 bytes at a time.
+func hasControl(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if (x-0x20*ones)&^x&highs != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
 // appendUnquoted appends the decoded contents of a JSON string (without
 // its quotes) to dst, as encoding/json decodes them: invalid UTF-8 and
 // unpaired surrogates become U+FFFD.
 func appendUnquoted(dst, s []byte) ([]byte, bool) {
 	for r := 0; r < len(s); {
 		// Plain bytes (most of a prompt), 8 at a time.
-		if k := PlainPrefix(s[r:]); k > 0 {
+		if k := plainPrefix(s[r:]); k > 0 {
 			dst = append(dst, s[r:r+k]...)
 			if r += k; r >= len(s) {
 				break
@@ -471,10 +531,10 @@ func appendUnquoted(dst, s []byte) ([]byte, bool) {
 	return dst, true
 }
 
-// PlainPrefix returns the length of the longest prefix of s made of bytes
+// plainPrefix returns the length of the longest prefix of s made of bytes
 // that stand for themselves in a JSON string: printable ASCII other than
 // the quote and the backslash. It looks at 8 bytes at a time.
-func PlainPrefix(s []byte) int {
+func plainPrefix(s []byte) int {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
@@ -520,3 +580,23 @@ func hex4(s []byte) rune {
 	}
 	return r
 }
+
+// ObjectShaped reports whether a non-blank line starts with "{" and ends
+// with "}" (ignoring surrounding white space): the cheap test that catches
+// torn and garbage lines without decoding them. blank is true for a line of
+// white space only.
+func ObjectShaped(line []byte) (ok, blank bool) {
+	i, j := 0, len(line)
+	for i < j && isSpace(line[i]) {
+		i++
+	}
+	for j > i && isSpace(line[j-1]) {
+		j--
+	}
+	if i == j {
+		return false, true
+	}
+	return line[i] == '{' && line[j-1] == '}', false
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
