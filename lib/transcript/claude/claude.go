@@ -50,9 +50,9 @@ import (
 	"unicode"
 
 	"hist/lib/identity"
+	"hist/lib/jsonscan"
 	"hist/lib/transcript"
 	"hist/lib/transcript/internal/filescan"
-	"hist/lib/transcript/internal/jsonscan"
 )
 
 // DefaultRoot is where Claude Code keeps its transcripts:

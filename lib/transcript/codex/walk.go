@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
-	"hist/lib/transcript/internal/jsonscan"
+	"hist/lib/jsonscan"
 )
 
 // The three line types the reader decodes for a handful of short fields

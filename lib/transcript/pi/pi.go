@@ -47,9 +47,9 @@ import (
 	"time"
 
 	"hist/lib/identity"
+	"hist/lib/jsonscan"
 	"hist/lib/transcript"
 	"hist/lib/transcript/internal/filescan"
-	"hist/lib/transcript/internal/jsonscan"
 )
 
 // DefaultRoot is where pi keeps its sessions: $PI_CODING_AGENT_SESSION_DIR,

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"hist/lib/jsonscan"
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/jsonscan"
 )
 
 func readAll(t *testing.T, lr *LineReader) []string {

@@ -27,7 +27,9 @@ import (
 
 const maxDepth = 10000
 
-func skipWS(b []byte, i int) int {
+// SkipSpace returns the index of the first byte from b[i] on that is not
+// JSON white space.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
@@ -105,7 +107,7 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 		if c == '[' {
 			closer = ']'
 		}
-		i = skipWS(b, i+1)
+		i = SkipSpace(b, i+1)
 		if i < len(b) && b[i] == closer {
 			return i + 1, true
 		}
@@ -118,22 +120,22 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 				if i, _, ok = skipString(b, i); !ok {
 					return 0, false
 				}
-				i = skipWS(b, i)
+				i = SkipSpace(b, i)
 				if i >= len(b) || b[i] != ':' {
 					return 0, false
 				}
-				i = skipWS(b, i+1)
+				i = SkipSpace(b, i+1)
 			}
 			if i, ok = skipValue(b, i, depth+1); !ok {
 				return 0, false
 			}
-			i = skipWS(b, i)
+			i = SkipSpace(b, i)
 			if i >= len(b) {
 				return 0, false
 			}
 			switch b[i] {
 			case ',':
-				i = skipWS(b, i+1)
+				i = SkipSpace(b, i+1)
 			case closer:
 				return i + 1, true
 			default:
@@ -184,7 +186,7 @@ func EachMember(b []byte, fn func(key, val []byte)) bool {
 // sees each one's members, each before fn sees that member.
 func EachMemberNested(b []byte, nest string, fn, inner func(key, val []byte)) bool {
 	var buf []byte
-	i := skipWS(b, 0)
+	i := SkipSpace(b, 0)
 	end, ok := walkObject(b, i, 1, &buf, func(key []byte, at int) (int, bool) {
 		if inner != nil && at < len(b) && b[at] == '{' && string(key) == nest {
 			keep := string(key) // inner may reuse buf, which key may be
@@ -206,7 +208,7 @@ func EachMemberNested(b []byte, nest string, fn, inner func(key, val []byte)) bo
 		}
 		return vEnd, ok
 	})
-	return ok && skipWS(b, end) == len(b)
+	return ok && SkipSpace(b, end) == len(b)
 }
 
 // walkObject reads the object at b[i] (depth deep), calling member with
@@ -217,7 +219,7 @@ func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at 
 	if i >= len(b) || b[i] != '{' || depth > maxDepth {
 		return 0, false
 	}
-	i = skipWS(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
@@ -236,22 +238,22 @@ func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at 
 			}
 			key = *buf
 		}
-		i = skipWS(b, kEnd)
+		i = SkipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return 0, false
 		}
-		i = skipWS(b, i+1)
+		i = SkipSpace(b, i+1)
 		vEnd, ok := member(key, i)
 		if !ok {
 			return 0, false
 		}
-		i = skipWS(b, vEnd)
+		i = SkipSpace(b, vEnd)
 		if i >= len(b) {
 			return 0, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = SkipSpace(b, i+1)
 		case '}':
 			return i + 1, true
 		default:
@@ -269,7 +271,7 @@ func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at 
 // business (exactly for a map, case folded for a struct).
 func WalkObject(b []byte, i int, member func(key []byte, at int) (end int, ok bool)) (int, bool) {
 	var buf []byte
-	return walkObject(b, skipWS(b, i), 1, &buf, member)
+	return walkObject(b, SkipSpace(b, i), 1, &buf, member)
 }
 
 // SkipValue returns the index after the value that starts at b[i]; ok is
@@ -278,7 +280,7 @@ func SkipValue(b []byte, i int) (int, bool) { return skipValue(b, i, 1) }
 
 // Rest reports whether b holds nothing but white space from i on: a line
 // that is one object and no more.
-func Rest(b []byte, i int) bool { return skipWS(b, i) == len(b) }
+func Rest(b []byte, i int) bool { return SkipSpace(b, i) == len(b) }
 
 // TypeAndText returns the raw "type" and "text" members of a content block
 // (an object such as {"type":"text","text":"…"}); ok is false when el is
@@ -301,7 +303,7 @@ func EachElement(v []byte, fn func(elem []byte)) bool {
 	if len(v) == 0 || v[0] != '[' {
 		return false
 	}
-	i := skipWS(v, 1)
+	i := SkipSpace(v, 1)
 	if i < len(v) && v[i] == ']' {
 		return true
 	}
@@ -311,13 +313,13 @@ func EachElement(v []byte, fn func(elem []byte)) bool {
 			return false
 		}
 		fn(v[i:end])
-		i = skipWS(v, end)
+		i = SkipSpace(v, end)
 		if i >= len(v) {
 			return false
 		}
 		switch v[i] {
 		case ',':
-			i = skipWS(v, i+1)
+			i = SkipSpace(v, i+1)
 		case ']':
 			return true
 		default:
@@ -364,7 +366,7 @@ func appendValid(dst, s []byte, esc int) ([]byte, bool) {
 			return dst, true
 		}
 		var ok bool
-		if dst, r, ok = appendEscape(dst, s, r); !ok {
+		if dst, r, ok = AppendEscape(dst, s, r); !ok {
 			return dst, false
 		}
 		if esc = bytes.IndexByte(s[r:], '\\'); esc < 0 {
@@ -373,11 +375,11 @@ func appendValid(dst, s []byte, esc int) ([]byte, bool) {
 	}
 }
 
-// appendEscape decodes the escape at s[r] (a backslash) onto dst and
+// AppendEscape decodes the escape at s[r] (a backslash) onto dst and
 // returns the index after it; ok is false for a bad escape. A \u escape
 // of a surrogate takes the next one with it when the two make a pair, and
 // is U+FFFD otherwise.
-func appendEscape(dst, s []byte, r int) (_ []byte, next int, ok bool) {
+func AppendEscape(dst, s []byte, r int) (_ []byte, next int, ok bool) {
 	if r+1 >= len(s) {
 		return dst, r, false
 	}
@@ -459,7 +461,7 @@ func StrictString(v []byte) (string, bool) {
 	if n == len(body) {
 		return string(body), true
 	}
-	if hasControl(body[n:]) {
+	if HasControl(body[n:]) {
 		return "", false
 	}
 	out, ok := appendUnquoted(append(make([]byte, 0, len(body)), body[:n]...), body[n:])
@@ -470,8 +472,8 @@ func StrictString(v []byte) (string, bool) {
 	return unsafe.String(unsafe.SliceData(out), len(out)), true
 }
 
-// hasControl reports whether b holds a byte below 0x20, 8 bytes at a time.
-func hasControl(b []byte) bool {
+// HasControl reports whether b holds a byte below 0x20, 8 bytes at a time.
+func HasControl(b []byte) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for len(b) >= 8 {
 		x := binary.LittleEndian.Uint64(b)
@@ -514,7 +516,7 @@ func appendUnquoted(dst, s []byte) ([]byte, bool) {
 		switch c := s[r]; {
 		case c == '\\':
 			var ok bool
-			if dst, r, ok = appendEscape(dst, s, r); !ok {
+			if dst, r, ok = AppendEscape(dst, s, r); !ok {
 				return dst, false
 			}
 		case c == '"':

@@ -16,8 +16,8 @@ import (
 func fixtureLines(f testing.TB) [][]byte {
 	var files []string
 	for _, pattern := range []string{
-		"../../pi/testdata/sessions/*/*.jsonl",
-		"../../claude/testdata/*/projects/*/*.jsonl",
+		"../transcript/pi/testdata/sessions/*/*.jsonl",
+		"../transcript/claude/testdata/*/projects/*/*.jsonl",
 	} {
 		m, _ := filepath.Glob(pattern)
 		if len(m) == 0 {
@@ -294,4 +294,21 @@ func FuzzStrictString(f *testing.F) {
 			t.Fatalf("%q: StrictString %q, json %q", raw, got, want)
 		}
 	})
+}
+
+func TestHasControl(t *testing.T) {
+	for n := range 20 {
+		for pos := range n {
+			for c := range 256 {
+				b := bytes.Repeat([]byte{'a'}, n)
+				b[pos] = byte(c)
+				if pos > 0 {
+					b[pos-1] = 0xff // high bytes around never count
+				}
+				if got, want := HasControl(b), c < 0x20; got != want {
+					t.Fatalf("HasControl(%q) = %v", b, got)
+				}
+			}
+		}
+	}
 }
