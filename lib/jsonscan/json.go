@@ -1,9 +1,18 @@
-// Package jsonscan reads the few fields a transcript reader needs out of a
-// line of JSON without decoding the rest: it locates members and elements
-// in place, skips the values nobody asked for (a session's base
-// instructions, a tool's output) without allocating, and decodes only the
-// strings a reader asks for, the way encoding/json decodes them. Reading
-// the lines themselves is package filescan's business.
+// Package jsonscan reads the few fields a reader needs out of a line of
+// JSON without decoding the rest: values are located in place, without
+// decoding them or allocating; the values nobody asked for (a session's
+// base instructions, a tool's output) are skipped; and only the strings a
+// reader asks for are decoded, as encoding/json decodes them. The
+// transcript readers use it, and the store's record parser shares its
+// white space, escape and control-character steps. Reading the lines
+// themselves is the business of lib/transcript/internal/filescan.
+//
+// For valid JSON it agrees with encoding/json decoding into a map (exact
+// key match, the last duplicate key wins); it rejects broken structure
+// (unterminated strings, objects and arrays, missing separators, bad
+// literals, bad escapes in decoded strings, trailing data, nesting deeper
+// than maxDepth), but does not check number syntax, nor, except in
+// StrictString, control characters inside strings.
 package jsonscan
 
 import (
@@ -15,15 +24,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 )
-
-// A small JSON reader for the few fields a transcript reader needs: values
-// are located without decoding them or allocating, and only the strings a
-// reader asks for are decoded. For valid JSON it agrees with encoding/json
-// decoding into a map (exact key match, the last duplicate key wins); it
-// rejects broken structure (unterminated strings, objects and arrays,
-// missing separators, bad literals, bad escapes in decoded strings, trailing
-// data, nesting deeper than maxDepth), but does not check number syntax or
-// control characters inside strings.
 
 const maxDepth = 10000
 
@@ -278,10 +278,6 @@ func WalkObject(b []byte, i int, member func(key []byte, at int) (end int, ok bo
 // false when no well-formed value starts there.
 func SkipValue(b []byte, i int) (int, bool) { return skipValue(b, i, 1) }
 
-// Rest reports whether b holds nothing but white space from i on: a line
-// that is one object and no more.
-func Rest(b []byte, i int) bool { return SkipSpace(b, i) == len(b) }
-
 // TypeAndText returns the raw "type" and "text" members of a content block
 // (an object such as {"type":"text","text":"…"}); ok is false when el is
 // not an object.
@@ -447,11 +443,9 @@ func OptString(v []byte) (string, bool) {
 	return StringValue(v)
 }
 
-// StrictString is StringValue that also refuses what encoding/json
-// refuses and the located values of a well-formed object cannot hold: a
-// control character or a bare quote inside v. It decodes v alone, not a
-// value located by EachMember (a reader deciding by itself whether a line
-// is valid needs it).
+// StrictString is StringValue for a reader that decides by itself
+// whether a line is valid: it also refuses what encoding/json refuses and
+// StringValue lets through, a control character or a bare quote inside v.
 func StrictString(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false

@@ -160,8 +160,8 @@ func TestClassifyIsConservative(t *testing.T) {
 	}
 }
 
-// FuzzFastLines checks the walker against encoding/json: whenever it reads
-// a line that is valid JSON, it reads what encoding/json reads.
+// FuzzFastLines checks the fast readers against encoding/json: whenever one
+// reads a line that is valid JSON, it reads what encoding/json reads.
 func FuzzFastLines(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, line []byte) {

@@ -45,7 +45,7 @@ func walkLine(b []byte, rawTS *string, good *bool, payload func(key []byte, at i
 		}
 		return jsonscan.SkipValue(b, at)
 	})
-	return ok && jsonscan.Rest(b, end) && *good && saw
+	return ok && jsonscan.SkipSpace(b, end) == len(b) && *good && saw
 }
 
 // value reads the value at b[at] for a WalkObject member: f gets it raw.
@@ -58,7 +58,7 @@ func value(b []byte, at int, f func(val []byte)) (int, bool) {
 }
 
 // fastMeta reads a session_meta line's timestamp and the payload fields the
-// reader uses. ok is false when the walker cannot vouch for the line. The
+// reader uses. ok is false when the walk cannot vouch for the line. The
 // payload (which carries the whole base instructions) is read as the line
 // is walked, not skipped then walked again; repeated members are taken as
 // encoding/json takes them (the payloads' fields merged, the last of each).
@@ -184,7 +184,7 @@ func fastEvent(b []byte) (e eventPayload, rawTS string, ok bool) {
 	return e, rawTS, true
 }
 
-// walkerKeys are the member names the walker looks for.
+// walkerKeys are the member names the fast readers look for.
 var walkerKeys = []string{"timestamp", "payload", "id", "session_id", "cwd", "forked_from_id",
 	"history_mode", "source", "type", "message", "kind", "item", "content", "text"}
 
