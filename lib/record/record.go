@@ -10,14 +10,14 @@ package record
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
 	"slices"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"hist/lib/jsonscan"
 )
 
 // Version is the only record version hist reads and writes.
@@ -185,14 +185,14 @@ func parseSlow(line []byte) (Record, error) {
 func parseFast(line []byte, rec *View) bool {
 	rec.Text, rec.TS, rec.Src, rec.Session = nil, 0, nil, nil
 	rec.scratch = rec.scratch[:0]
-	p := skipWS(line, 0)
+	p := jsonscan.SkipSpace(line, 0)
 	if p >= len(line) || line[p] != '{' {
 		return false
 	}
 	p++
 	var haveV, haveText, haveTS bool
 	for first := true; ; first = false {
-		p = skipWS(line, p)
+		p = jsonscan.SkipSpace(line, p)
 		if p >= len(line) {
 			return false
 		}
@@ -200,7 +200,7 @@ func parseFast(line []byte, rec *View) bool {
 			if first {
 				return false
 			}
-			p = skipWS(line, p+1)
+			p = jsonscan.SkipSpace(line, p+1)
 			if p != len(line) || !haveV || !haveText || !haveTS {
 				return false
 			}
@@ -210,17 +210,17 @@ func parseFast(line []byte, rec *View) bool {
 			if line[p] != ',' {
 				return false
 			}
-			p = skipWS(line, p+1)
+			p = jsonscan.SkipSpace(line, p+1)
 		}
 		key, np, ok := rawString(line, p)
 		if !ok {
 			return false
 		}
-		p = skipWS(line, np)
+		p = jsonscan.SkipSpace(line, np)
 		if p >= len(line) || line[p] != ':' {
 			return false
 		}
-		p = skipWS(line, p+1)
+		p = jsonscan.SkipSpace(line, p+1)
 		switch string(key) {
 		case "v":
 			if haveV {
@@ -265,13 +265,6 @@ func parseFast(line []byte, rec *View) bool {
 			return false
 		}
 	}
-}
-
-func skipWS(b []byte, p int) int {
-	for p < len(b) && (b[p] == ' ' || b[p] == '\t' || b[p] == '\r' || b[p] == '\n') {
-		p++
-	}
-	return p
 }
 
 // rawString returns the bytes of a JSON string without escapes (keys).
@@ -326,7 +319,7 @@ func decodeString(b []byte, p int, scratch *[]byte) ([]byte, int, bool) {
 		return nil, p, false
 	}
 	if seg := b[i : i+q]; bytes.IndexByte(seg, '\\') < 0 {
-		if hasControl(seg) {
+		if jsonscan.HasControl(seg) {
 			return nil, p, false
 		}
 		return seg, i + q + 1, true
@@ -352,90 +345,12 @@ func decodeString(b []byte, p int, scratch *[]byte) ([]byte, int, bool) {
 			i = j
 			continue
 		}
-		if i+1 >= len(b) {
+		var ok bool
+		if out, i, ok = jsonscan.AppendEscape(out, b, i); !ok {
 			return nil, p, false
 		}
-		switch b[i+1] {
-		case '"', '\\', '/':
-			out = append(out, b[i+1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(b, i+2)
-			if !ok {
-				return nil, p, false
-			}
-			i += 6
-			if r >= 0xD800 && r < 0xDC00 {
-				if i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
-					if r2, ok := hex4(b, i+2); ok && r2 >= 0xDC00 && r2 < 0xE000 {
-						out = utf8.AppendRune(out, (r-0xD800)<<10+(r2-0xDC00)+0x10000)
-						i += 6
-						continue
-					}
-				}
-				out = utf8.AppendRune(out, utf8.RuneError)
-				continue
-			}
-			if r >= 0xDC00 && r < 0xE000 {
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
-			return nil, p, false
-		}
-		i += 2
 	}
 	return nil, p, false
-}
-
-// hasControl reports whether b holds a byte below 0x20, eight bytes at a
-// time.
-func hasControl(b []byte) bool {
-	const lo, hi = 0x2020202020202020, 0x8080808080808080
-	for len(b) >= 8 {
-		x := binary.LittleEndian.Uint64(b)
-		if (x-lo)&^x&hi != 0 {
-			return true
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c < 0x20 {
-			return true
-		}
-	}
-	return false
-}
-
-func hex4(b []byte, p int) (rune, bool) {
-	if p+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[p : p+4] {
-		r <<= 4
-		switch {
-		case '0' <= c && c <= '9':
-			r |= rune(c - '0')
-		case 'a' <= c && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case 'A' <= c && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // Stats counts what a Scan saw.

@@ -463,23 +463,6 @@ func BenchmarkScan(b *testing.B) {
 	}
 }
 
-func TestHasControl(t *testing.T) {
-	for n := range 20 {
-		for pos := range n {
-			for c := range 256 {
-				b := bytes.Repeat([]byte{'a'}, n)
-				b[pos] = byte(c)
-				if pos > 0 {
-					b[pos-1] = 0xff // high bytes around never count
-				}
-				if got, want := hasControl(b), c < 0x20; got != want {
-					t.Fatalf("hasControl(%q) = %v", b, got)
-				}
-			}
-		}
-	}
-}
-
 // appendStringRef is AppendString a byte at a time: the definition the
 // word-at-a-time scan must match.
 func appendStringRef(dst []byte, s string) []byte {

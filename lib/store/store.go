@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"hist/lib/atomicfile"
+	"hist/lib/transcript"
 )
 
 // File names at the store's root.
@@ -46,7 +47,7 @@ type Store struct {
 // variable is set, else ~/.pi/agent/history.
 func DefaultRoot(getenv func(string) string, home string) string {
 	if d := getenv("PI_CODING_AGENT_DIR"); d != "" {
-		return filepath.Join(expandHome(d, home), "history")
+		return filepath.Join(transcript.ExpandHome(d, home), "history")
 	}
 	return filepath.Join(home, ".pi", "agent", "history")
 }
@@ -55,19 +56,9 @@ func DefaultRoot(getenv func(string) string, home string) string {
 // ~/.pi/gentle-ai.
 func DefaultConfigHome(getenv func(string) string, home string) string {
 	if d := getenv("GENTLE_PI_CONFIG_HOME"); d != "" {
-		return expandHome(d, home)
+		return transcript.ExpandHome(d, home)
 	}
 	return filepath.Join(home, ".pi", "gentle-ai")
-}
-
-func expandHome(p, home string) string {
-	if p == "~" {
-		return home
-	}
-	if strings.HasPrefix(p, "~/") {
-		return filepath.Join(home, p[2:])
-	}
-	return p
 }
 
 func (s Store) path(elem ...string) string {

@@ -5,6 +5,11 @@
 // prompt-recall files).
 package transcript
 
+import (
+	"path/filepath"
+	"strings"
+)
+
 // Sources, as written in a record's "src" field.
 const (
 	SrcPi       = "pi"
@@ -62,3 +67,25 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // Env looks up an environment variable; readers take one so tests can
 // point them anywhere without touching the process environment.
 type Env func(key string) string
+
+// Getenv returns env(key) without surrounding white space (the agents trim
+// their folder variables), or "" when env is nil.
+func Getenv(env Env, key string) string {
+	if env == nil {
+		return ""
+	}
+	return strings.TrimSpace(env(key))
+}
+
+// ExpandHome replaces a leading "~" of p (alone or before "/") with home,
+// as a shell would in a folder variable; any other p is returned as it is.
+// The agents' readers and hist's own store both take folders this way.
+func ExpandHome(p, home string) string {
+	switch {
+	case p == "~":
+		return home
+	case strings.HasPrefix(p, "~/"):
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}

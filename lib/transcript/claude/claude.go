@@ -50,14 +50,15 @@ import (
 	"unicode"
 
 	"hist/lib/identity"
+	"hist/lib/jsonscan"
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/jsonscan"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // DefaultRoot is where Claude Code keeps its transcripts:
 // $CLAUDE_CONFIG_DIR/projects, else home/.claude/projects.
 func DefaultRoot(env transcript.Env, home string) string {
-	if d := jsonscan.ExpandHome(jsonscan.Getenv(env, "CLAUDE_CONFIG_DIR"), home); d != "" {
+	if d := transcript.ExpandHome(transcript.Getenv(env, "CLAUDE_CONFIG_DIR"), home); d != "" {
 		return filepath.Join(d, "projects")
 	}
 	return filepath.Join(home, ".claude", "projects")
@@ -89,7 +90,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	for i, f := range files {
 		paths[i], sizes[i] = f.path, f.size
 	}
-	err = jsonscan.ScanPaths(paths, sizes, scanTranscript, emit, &st)
+	err = filescan.ScanPaths(paths, sizes, scanTranscript, emit, &st)
 	return st, err
 }
 
@@ -97,8 +98,8 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 // its typed prompts; only repeats (by uuid) within this one stream are
 // dropped. A read error is returned as a *transcript.ReadError for name.
 func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := jsonscan.NewDedup(emit)
-	st, err := scanTranscript(jsonscan.NewLineReader(r, jsonscan.StreamBufSize), name, d.Add)
+	d := filescan.NewDedup(emit)
+	st, err := scanTranscript(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
 	st.Prompts = d.Count()
 	return st, err
 }
@@ -159,7 +160,7 @@ func hasToolResult(line []byte) bool {
 }
 
 // scanTranscript reads one transcript (a scanFunc).
-func scanTranscript(lr *jsonscan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
+func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
 	defer func() { st.Bytes = lr.Bytes() }()
 	for {
 		line, rerr := lr.Next()

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/jsonscan"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // file is one transcript to read, with its modification time for ordering
@@ -65,7 +65,7 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 		mu.Unlock()
 		return nil
 	}
-	err = jsonscan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && path != walkRoot {
 				return nil // removed while we walked

@@ -23,6 +23,19 @@ const benchTarget = 48 << 20
 
 var uuidRE = regexp.MustCompile(`01a22a1[01]-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
+// benchTmp holds the corpus when HIST_BENCH_DIR is not set. It lasts as
+// long as the test binary (TestMain removes it), not one run of a
+// benchmark function: the corpus is made once and read by every run.
+var benchTmp string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchTmp != "" {
+		os.RemoveAll(benchTmp)
+	}
+	os.Exit(code)
+}
+
 // benchCorpus replicates the real rollouts (each copy with its own ids)
 // into a CODEX_HOME-like folder of about benchTarget bytes: plain, or
 // compressed with zstd. HIST_BENCH_DIR keeps it somewhere (to compare with
@@ -31,7 +44,14 @@ func benchCorpus(b *testing.B, compress bool) (string, int64) {
 	b.Helper()
 	base := os.Getenv("HIST_BENCH_DIR")
 	if base == "" {
-		base = b.TempDir()
+		if benchTmp == "" {
+			dir, err := os.MkdirTemp("", "codex-bench-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchTmp = dir
+		}
+		base = benchTmp
 	}
 	root := filepath.Join(base, map[bool]string{false: "plain", true: "zst"}[compress])
 	files, _ := filepath.Glob("testdata/*/sessions/*/*/*/*.jsonl")
@@ -96,8 +116,8 @@ func benchScan(b *testing.B, compress bool) {
 	for i := 0; i < b.N; i++ {
 		var err error
 		st, err = Scan(c.root, func(transcript.Prompt) error { return nil })
-		if err != nil {
-			b.Fatal(err)
+		if err != nil || st.Files == 0 || st.Prompts == 0 {
+			b.Fatalf("%+v %v", st, err) // an empty corpus measures nothing
 		}
 	}
 	b.ReportMetric(float64(st.Prompts), "prompts")

@@ -48,8 +48,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/jsonscan"
-	"hist/lib/transcript/internal/ordered"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // DefaultRoot is where Codex keeps its transcripts: $CODEX_HOME, else
@@ -77,7 +76,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	// Rollouts are parsed by up to maxWorkers goroutines, a few files
 	// ahead; what each yields is applied in file order on this one.
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(files)+7)/8)
-	op := new(jsonscan.Opener) // shared: each folder is opened once
+	op := new(filescan.Opener) // shared: each folder is opened once
 	defer op.Close()
 	if workers < 2 {
 		w := reader{op: op}
@@ -88,7 +87,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 		}
 	} else {
 		newReader := func() *reader { return &reader{op: op} }
-		if err := ordered.Map(files, workers, newReader, (*reader).parse, s.apply); err != nil {
+		if err := filescan.Map(files, workers, newReader, (*reader).parse, s.apply); err != nil {
 			return s.stats, err
 		}
 	}
@@ -130,7 +129,7 @@ type scanner struct {
 	emit    func(transcript.Prompt) error
 	emitErr error
 	stats   transcript.Stats
-	keys    jsonscan.KeySet
+	keys    filescan.KeySet
 	// sums holds every session's prompts (as text hashes, in file order),
 	// for the legacy-fork rule.
 	sums  map[string][]textSum
@@ -156,7 +155,7 @@ func newScanner(emit func(transcript.Prompt) error) *scanner {
 func (s *scanner) parser(name string) *parser {
 	p := &parser{name: name, session: sessionFromName(name)}
 	if s.last != nil {
-		p.br, p.long = s.last.br, s.last.long[:0]
+		p.lr = s.last.lr
 	}
 	s.last = p
 	p.out = func(c cand) error { return s.deliver(c) }
@@ -246,7 +245,7 @@ func sessionFromName(name string) string {
 // reader parses rollouts one after the other, reusing its buffers and
 // its zstd decoder.
 type reader struct {
-	op   *jsonscan.Opener
+	op   *filescan.Opener
 	zdec *zstd.Decoder
 	last *parser
 }
@@ -305,7 +304,7 @@ func (w *reader) parse(path string) *parsed {
 	}
 	p := &parser{name: path, session: sessionFromName(path)}
 	if w.last != nil {
-		p.br, p.long = w.last.br, w.last.long[:0]
+		p.lr = w.last.lr
 	}
 	w.last = p
 	p.out = func(c cand) error {

@@ -160,29 +160,8 @@ func TestClassifyIsConservative(t *testing.T) {
 	}
 }
 
-// FuzzStr checks the string decoder against encoding/json.
-func FuzzStr(f *testing.F) {
-	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\ud83d\ude80"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`, `"\xff\xfe"`, `"caf\u00e9 日本"`, `"\'"`, "\"a\x01\"", `"\u12"`, `"\ud800\udc00\udfff"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		if len(bytes.TrimSpace(raw)) != len(raw) {
-			return // the walker hands over values without surrounding space
-		}
-		got, ok := str(raw)
-		var want string
-		err := json.Unmarshal(raw, &want)
-		if (err == nil) != ok {
-			t.Fatalf("%q: str ok=%v, json err=%v", raw, ok, err)
-		}
-		if ok && got != want {
-			t.Fatalf("%q: str %q, json %q", raw, got, want)
-		}
-	})
-}
-
-// FuzzFastLines checks the walker against encoding/json: whenever it reads
-// a line that is valid JSON, it reads what encoding/json reads.
+// FuzzFastLines checks the fast readers against encoding/json: whenever one
+// reads a line that is valid JSON, it reads what encoding/json reads.
 func FuzzFastLines(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, line []byte) {

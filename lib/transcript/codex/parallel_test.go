@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/jsonscan"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // parallelRoot writes a tree of many rollouts that exercises every rule
@@ -158,7 +158,7 @@ func TestParallelScanEqualsSerial(t *testing.T) {
 // retried rather than written without its prompts.
 func TestVanishedRolloutIsRetried(t *testing.T) {
 	gone := filepath.Join(t.TempDir(), "sessions/2026/01/02/rollout-2026-01-02T03-04-05-"+sess+".jsonl")
-	res := (&reader{op: new(jsonscan.Opener)}).parse(gone)
+	res := (&reader{op: new(filescan.Opener)}).parse(gone)
 	var re *transcript.ReadError
 	if !errors.As(res.err, &re) || re.Path != gone {
 		t.Fatalf("err = %v, want a ReadError for %s", res.err, gone)

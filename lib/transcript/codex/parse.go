@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -12,17 +11,14 @@ import (
 	"time"
 
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/filescan"
 )
 
-// bufSize is the line reader's buffer. A line longer than this is first
-// classified from its beginning: one the reader has no use for is skipped
-// chunk by chunk, so only the lines that are decoded are ever held whole.
+// bufSize is the line reader's buffer: the beginning of a long line from
+// which the reader decides whether to read it whole. A line longer than
+// filescan.MaxLine (a prompt of more than 32 MiB is not one a person
+// typed) is read through and counted as malformed.
 const bufSize = 256 << 10
-
-// maxLine is the longest line held whole; a longer one (a prompt of more
-// than 32 MiB is not one a person typed) is read through and counted as
-// malformed.
-const maxLine = 32 << 20
 
 // Candidate kinds: the three places a typed prompt is stored.
 const (
@@ -77,8 +73,7 @@ type parser struct {
 	prevPaired bool
 
 	malformed int
-	long      []byte        // a long line being assembled
-	br        *bufio.Reader // reused from file to file
+	lr        *filescan.LineReader // reused from file to file
 }
 
 // pendingLine is a response_item line kept for the fallback, with the
@@ -99,79 +94,30 @@ func (stopError) Error() string { return "stop" }
 // run reads r to the end. It returns errStop when the rollout turned out to
 // be a subagent's, an error from out, or a read error.
 func (p *parser) run(r io.Reader) error {
-	if p.br == nil {
-		p.br = bufio.NewReaderSize(r, bufSize)
+	if p.lr == nil {
+		p.lr = filescan.NewLineReader(r, bufSize)
 	} else {
-		p.br.Reset(r)
+		p.lr.Reset(r)
 	}
-	br := p.br
-	defer br.Reset(nil)
+	lr := p.lr
+	defer lr.Reset(nil)
+	// A long line is first classified from its beginning: one the reader
+	// has no use for is skipped chunk by chunk, so only the lines that are
+	// decoded are ever held whole.
+	lr.SkipLong(func(prefix []byte) bool {
+		act, _ := p.classify(prefix, false)
+		return act == actSkip
+	})
 	for {
-		chunk, err := br.ReadSlice('\n')
+		line, err := lr.Next()
 		switch err {
 		case nil:
-			if err := p.handle(chunk[:len(chunk)-1], true); err != nil {
-				return err
-			}
 		case io.EOF:
-			if len(chunk) > 0 {
-				if err := p.handle(chunk, true); err != nil {
-					return err
-				}
-			}
 			return p.finish()
-		case bufio.ErrBufferFull:
-			act, _ := p.classify(chunk, false)
-			if act == actSkip {
-				for err == bufio.ErrBufferFull {
-					_, err = br.ReadSlice('\n')
-				}
-				if err != nil && err != io.EOF {
-					return err
-				}
-				if err == io.EOF {
-					return p.finish()
-				}
-				continue
-			}
-			if cap(p.long) > 8<<20 {
-				p.long = nil // release what an earlier long line grew
-			}
-			p.long = append(p.long[:0], chunk...)
-			for err == bufio.ErrBufferFull {
-				chunk, err = br.ReadSlice('\n')
-				if len(p.long)+len(chunk) > maxLine {
-					// Too long to be a typed prompt worth holding: read it
-					// through and count it, so memory stays bounded.
-					for err == bufio.ErrBufferFull {
-						_, err = br.ReadSlice('\n')
-					}
-					p.long = nil
-					p.malformed++
-					break
-				}
-				p.long = append(p.long, chunk...)
-			}
-			if err != nil && err != io.EOF {
-				return err
-			}
-			if p.long == nil {
-				if err == io.EOF {
-					return p.finish()
-				}
-				continue
-			}
-			line := p.long
-			if err == nil {
-				line = line[:len(line)-1]
-			}
-			if err := p.handle(line, true); err != nil {
-				return err
-			}
-			if err == io.EOF {
-				return p.finish()
-			}
 		default:
+			return err
+		}
+		if err := p.handle(line); err != nil {
 			return err
 		}
 	}
@@ -364,11 +310,11 @@ type typedLine[T any] struct {
 }
 
 // handle processes one complete line.
-func (p *parser) handle(b []byte, complete bool) error {
+func (p *parser) handle(b []byte) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
-	act, kind := p.classify(b, complete)
+	act, kind := p.classify(b, true)
 	if act == actSkip {
 		return nil
 	}

@@ -55,7 +55,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/jsonl"
+	"hist/lib/transcript/internal/filescan"
 	"hist/lib/transcript/internal/rosqlite"
 )
 
@@ -600,9 +600,9 @@ func readMirror(m mirror, st *transcript.Stats) (*chat, error) {
 
 // mirrorPrompts reads a mirror transcript's user lines into c.
 func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
-	lr := jsonl.NewReader(r)
+	lr := filescan.NewLineReader(r, filescan.StreamBufSize)
 	for i := 0; ; i++ {
-		line, err := lr.Line()
+		line, err := lr.Next()
 		if err == io.EOF {
 			return lr.Bytes(), malformed, nil
 		}

@@ -21,16 +21,8 @@ import (
 // ClaudeSource is Claude Code's prompt-recall file:
 // $CLAUDE_CONFIG_DIR/history.jsonl, else home/.claude/history.jsonl.
 func ClaudeSource(env transcript.Env, home string) Source {
-	dir := ""
-	if env != nil {
-		dir = strings.TrimSpace(env("CLAUDE_CONFIG_DIR"))
-	}
-	switch {
-	case dir == "~":
-		dir = home
-	case strings.HasPrefix(dir, "~/"):
-		dir = filepath.Join(home, dir[2:])
-	case dir == "":
+	dir := transcript.ExpandHome(transcript.Getenv(env, "CLAUDE_CONFIG_DIR"), home)
+	if dir == "" {
 		dir = filepath.Join(home, ".claude")
 	}
 	return Source{Name: "claude", Path: filepath.Join(dir, "history.jsonl")}

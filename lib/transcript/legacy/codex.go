@@ -16,7 +16,7 @@ import (
 	"hist/lib/identity"
 	"hist/lib/transcript"
 	"hist/lib/transcript/codex"
-	"hist/lib/transcript/internal/jsonl"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // CodexSource is Codex's prompt-recall file: $CODEX_HOME/history.jsonl,
@@ -111,9 +111,9 @@ type codexLine struct {
 // parseCodexHistory reads history.jsonl lines and hands over the prompts to
 // emit (capturable, not shell commands).
 func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malformed int, err error) {
-	lr := jsonl.NewReader(r)
+	lr := filescan.NewLineReader(r, filescan.StreamBufSize)
 	for {
-		line, err := lr.Line()
+		line, err := lr.Next()
 		if err == io.EOF {
 			return lr.Bytes(), malformed, nil
 		}

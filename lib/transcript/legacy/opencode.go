@@ -10,7 +10,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/jsonl"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // OpencodeSource is opencode's prompt-recall file:
@@ -99,9 +99,9 @@ type opencodePart struct {
 // parseOpencodeHistory reads prompt-history.jsonl lines and hands the
 // prompts to out. A read error is returned as a readErr.
 func parseOpencodeHistory(r io.Reader, out func(string) error) (n int64, malformed int, err error) {
-	lr := jsonl.NewReader(r)
+	lr := filescan.NewLineReader(r, filescan.StreamBufSize)
 	for {
-		line, err := lr.Line()
+		line, err := lr.Next()
 		if err == io.EOF {
 			return lr.Bytes(), malformed, nil
 		}

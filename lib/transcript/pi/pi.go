@@ -47,18 +47,19 @@ import (
 	"time"
 
 	"hist/lib/identity"
+	"hist/lib/jsonscan"
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/jsonscan"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // DefaultRoot is where pi keeps its sessions: $PI_CODING_AGENT_SESSION_DIR,
 // else $PI_CODING_AGENT_DIR/sessions, else home/.pi/agent/sessions (a
 // leading "~" in the variables is expanded to home).
 func DefaultRoot(env transcript.Env, home string) string {
-	if d := jsonscan.ExpandHome(jsonscan.Getenv(env, "PI_CODING_AGENT_SESSION_DIR"), home); d != "" {
+	if d := transcript.ExpandHome(transcript.Getenv(env, "PI_CODING_AGENT_SESSION_DIR"), home); d != "" {
 		return d
 	}
-	if d := jsonscan.ExpandHome(jsonscan.Getenv(env, "PI_CODING_AGENT_DIR"), home); d != "" {
+	if d := transcript.ExpandHome(transcript.Getenv(env, "PI_CODING_AGENT_DIR"), home); d != "" {
 		return filepath.Join(d, "sessions")
 	}
 	return filepath.Join(home, ".pi", "agent", "sessions")
@@ -95,7 +96,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	for i, n := range byName {
 		files[i] = n.path
 	}
-	err = jsonscan.ScanPaths(files, nil, scanSession, emit, &st)
+	err = filescan.ScanPaths(files, nil, scanSession, emit, &st)
 	return st, err
 }
 
@@ -103,8 +104,8 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 // its typed prompts; only repeats within this one stream are dropped. A read
 // error is returned as a *transcript.ReadError for name.
 func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := jsonscan.NewDedup(emit)
-	st, err := scanSession(jsonscan.NewLineReader(r, jsonscan.StreamBufSize), name, d.Add)
+	d := filescan.NewDedup(emit)
+	st, err := scanSession(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
 	st.Prompts = d.Count()
 	return st, err
 }
@@ -115,7 +116,7 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 var userMarker = []byte(`"user"`)
 
 // scanSession reads one session (a scanFunc).
-func scanSession(lr *jsonscan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
+func scanSession(lr *filescan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
 	defer func() { st.Bytes = lr.Bytes() }()
 	var h header
 	first := true

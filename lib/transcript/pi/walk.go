@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/jsonscan"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // listFiles returns the transcript files under root (or root itself when it
@@ -37,7 +37,7 @@ func listFiles(root string, st *transcript.Stats) ([]string, error) {
 	// afterwards.
 	var mu sync.Mutex
 	var files []string
-	err = jsonscan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {

@@ -1,12 +1,18 @@
-// Package jsonscan holds what the JSONL transcript readers of package pi
-// and package claude share: a JSON reader that locates the few fields a
-// reader needs without decoding the rest (json.go), and the reading of
-// transcript files line by line, in order, with read-ahead and
-// deduplication (lines.go).
+// Package jsonscan reads the few fields a reader needs out of a line of
+// JSON without decoding the rest: values are located in place, without
+// decoding them or allocating; the values nobody asked for (a session's
+// base instructions, a tool's output) are skipped; and only the strings a
+// reader asks for are decoded, as encoding/json decodes them. The
+// transcript readers use it, and the store's record parser shares its
+// white space, escape and control-character steps. Reading the lines
+// themselves is the business of lib/transcript/internal/filescan.
 //
-// Its LineReader is not internal/jsonl's Reader: it strips "\r\n" (jsonl
-// keeps the "\r"), takes its buffer size from the caller, releases a buffer
-// grown by a huge line, and can stop a file at the size it had when opened.
+// For valid JSON it agrees with encoding/json decoding into a map (exact
+// key match, the last duplicate key wins); it rejects broken structure
+// (unterminated strings, objects and arrays, missing separators, bad
+// literals, bad escapes in decoded strings, trailing data, nesting deeper
+// than maxDepth), but does not check number syntax, nor, except in
+// StrictString, control characters inside strings.
 package jsonscan
 
 import (
@@ -19,18 +25,11 @@ import (
 	"unsafe"
 )
 
-// A small JSON reader for the few fields a transcript reader needs: values
-// are located without decoding them or allocating, and only the strings a
-// reader asks for are decoded. For valid JSON it agrees with encoding/json
-// decoding into a map (exact key match, the last duplicate key wins); it
-// rejects broken structure (unterminated strings, objects and arrays,
-// missing separators, bad literals, bad escapes in decoded strings, trailing
-// data, nesting deeper than maxDepth), but does not check number syntax or
-// control characters inside strings.
-
 const maxDepth = 10000
 
-func skipWS(b []byte, i int) int {
+// SkipSpace returns the index of the first byte from b[i] on that is not
+// JSON white space.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
@@ -108,7 +107,7 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 		if c == '[' {
 			closer = ']'
 		}
-		i = skipWS(b, i+1)
+		i = SkipSpace(b, i+1)
 		if i < len(b) && b[i] == closer {
 			return i + 1, true
 		}
@@ -121,22 +120,22 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 				if i, _, ok = skipString(b, i); !ok {
 					return 0, false
 				}
-				i = skipWS(b, i)
+				i = SkipSpace(b, i)
 				if i >= len(b) || b[i] != ':' {
 					return 0, false
 				}
-				i = skipWS(b, i+1)
+				i = SkipSpace(b, i+1)
 			}
 			if i, ok = skipValue(b, i, depth+1); !ok {
 				return 0, false
 			}
-			i = skipWS(b, i)
+			i = SkipSpace(b, i)
 			if i >= len(b) {
 				return 0, false
 			}
 			switch b[i] {
 			case ',':
-				i = skipWS(b, i+1)
+				i = SkipSpace(b, i+1)
 			case closer:
 				return i + 1, true
 			default:
@@ -187,7 +186,7 @@ func EachMember(b []byte, fn func(key, val []byte)) bool {
 // sees each one's members, each before fn sees that member.
 func EachMemberNested(b []byte, nest string, fn, inner func(key, val []byte)) bool {
 	var buf []byte
-	i := skipWS(b, 0)
+	i := SkipSpace(b, 0)
 	end, ok := walkObject(b, i, 1, &buf, func(key []byte, at int) (int, bool) {
 		if inner != nil && at < len(b) && b[at] == '{' && string(key) == nest {
 			keep := string(key) // inner may reuse buf, which key may be
@@ -209,7 +208,7 @@ func EachMemberNested(b []byte, nest string, fn, inner func(key, val []byte)) bo
 		}
 		return vEnd, ok
 	})
-	return ok && skipWS(b, end) == len(b)
+	return ok && SkipSpace(b, end) == len(b)
 }
 
 // walkObject reads the object at b[i] (depth deep), calling member with
@@ -220,7 +219,7 @@ func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at 
 	if i >= len(b) || b[i] != '{' || depth > maxDepth {
 		return 0, false
 	}
-	i = skipWS(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
@@ -239,22 +238,22 @@ func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at 
 			}
 			key = *buf
 		}
-		i = skipWS(b, kEnd)
+		i = SkipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return 0, false
 		}
-		i = skipWS(b, i+1)
+		i = SkipSpace(b, i+1)
 		vEnd, ok := member(key, i)
 		if !ok {
 			return 0, false
 		}
-		i = skipWS(b, vEnd)
+		i = SkipSpace(b, vEnd)
 		if i >= len(b) {
 			return 0, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = SkipSpace(b, i+1)
 		case '}':
 			return i + 1, true
 		default:
@@ -262,6 +261,22 @@ func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at 
 		}
 	}
 }
+
+// WalkObject reads the object at or after b[i] (after white space),
+// calling member with each key (decoded) and the index of its value, which
+// member reads (with SkipValue, or WalkObject for a nested object it
+// wants member by member) and returns the end of. It returns the index
+// after the object; ok is false when b holds no well-formed object there.
+// Member names are handed over as they are: matching them is the caller's
+// business (exactly for a map, case folded for a struct).
+func WalkObject(b []byte, i int, member func(key []byte, at int) (end int, ok bool)) (int, bool) {
+	var buf []byte
+	return walkObject(b, SkipSpace(b, i), 1, &buf, member)
+}
+
+// SkipValue returns the index after the value that starts at b[i]; ok is
+// false when no well-formed value starts there.
+func SkipValue(b []byte, i int) (int, bool) { return skipValue(b, i, 1) }
 
 // TypeAndText returns the raw "type" and "text" members of a content block
 // (an object such as {"type":"text","text":"…"}); ok is false when el is
@@ -284,7 +299,7 @@ func EachElement(v []byte, fn func(elem []byte)) bool {
 	if len(v) == 0 || v[0] != '[' {
 		return false
 	}
-	i := skipWS(v, 1)
+	i := SkipSpace(v, 1)
 	if i < len(v) && v[i] == ']' {
 		return true
 	}
@@ -294,13 +309,13 @@ func EachElement(v []byte, fn func(elem []byte)) bool {
 			return false
 		}
 		fn(v[i:end])
-		i = skipWS(v, end)
+		i = SkipSpace(v, end)
 		if i >= len(v) {
 			return false
 		}
 		switch v[i] {
 		case ',':
-			i = skipWS(v, i+1)
+			i = SkipSpace(v, i+1)
 		case ']':
 			return true
 		default:
@@ -347,7 +362,7 @@ func appendValid(dst, s []byte, esc int) ([]byte, bool) {
 			return dst, true
 		}
 		var ok bool
-		if dst, r, ok = appendEscape(dst, s, r); !ok {
+		if dst, r, ok = AppendEscape(dst, s, r); !ok {
 			return dst, false
 		}
 		if esc = bytes.IndexByte(s[r:], '\\'); esc < 0 {
@@ -356,11 +371,11 @@ func appendValid(dst, s []byte, esc int) ([]byte, bool) {
 	}
 }
 
-// appendEscape decodes the escape at s[r] (a backslash) onto dst and
+// AppendEscape decodes the escape at s[r] (a backslash) onto dst and
 // returns the index after it; ok is false for a bad escape. A \u escape
 // of a surrogate takes the next one with it when the two make a pair, and
 // is U+FFFD otherwise.
-func appendEscape(dst, s []byte, r int) (_ []byte, next int, ok bool) {
+func AppendEscape(dst, s []byte, r int) (_ []byte, next int, ok bool) {
 	if r+1 >= len(s) {
 		return dst, r, false
 	}
@@ -428,13 +443,54 @@ func OptString(v []byte) (string, bool) {
 	return StringValue(v)
 }
 
+// StrictString is StringValue for a reader that decides by itself
+// whether a line is valid: it also refuses what encoding/json refuses and
+// StringValue lets through, a control character or a bare quote inside v.
+func StrictString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	body := v[1 : len(v)-1]
+	n := plainPrefix(body)
+	if n == len(body) {
+		return string(body), true
+	}
+	if HasControl(body[n:]) {
+		return "", false
+	}
+	out, ok := appendUnquoted(append(make([]byte, 0, len(body)), body[:n]...), body[n:])
+	if !ok {
+		return "", false
+	}
+	// out is new and never written again: make it the string, without a copy.
+	return unsafe.String(unsafe.SliceData(out), len(out)), true
+}
+
+// HasControl reports whether b holds a byte below 0x20, 8 bytes at a time.
+func HasControl(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if (x-0x20*ones)&^x&highs != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
 // appendUnquoted appends the decoded contents of a JSON string (without
 // its quotes) to dst, as encoding/json decodes them: invalid UTF-8 and
 // unpaired surrogates become U+FFFD.
 func appendUnquoted(dst, s []byte) ([]byte, bool) {
 	for r := 0; r < len(s); {
 		// Plain bytes (most of a prompt), 8 at a time.
-		if k := PlainPrefix(s[r:]); k > 0 {
+		if k := plainPrefix(s[r:]); k > 0 {
 			dst = append(dst, s[r:r+k]...)
 			if r += k; r >= len(s) {
 				break
@@ -454,7 +510,7 @@ func appendUnquoted(dst, s []byte) ([]byte, bool) {
 		switch c := s[r]; {
 		case c == '\\':
 			var ok bool
-			if dst, r, ok = appendEscape(dst, s, r); !ok {
+			if dst, r, ok = AppendEscape(dst, s, r); !ok {
 				return dst, false
 			}
 		case c == '"':
@@ -471,10 +527,10 @@ func appendUnquoted(dst, s []byte) ([]byte, bool) {
 	return dst, true
 }
 
-// PlainPrefix returns the length of the longest prefix of s made of bytes
+// plainPrefix returns the length of the longest prefix of s made of bytes
 // that stand for themselves in a JSON string: printable ASCII other than
 // the quote and the backslash. It looks at 8 bytes at a time.
-func PlainPrefix(s []byte) int {
+func plainPrefix(s []byte) int {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
@@ -520,3 +576,23 @@ func hex4(s []byte) rune {
 	}
 	return r
 }
+
+// ObjectShaped reports whether a non-blank line starts with "{" and ends
+// with "}" (ignoring surrounding white space): the cheap test that catches
+// torn and garbage lines without decoding them. blank is true for a line of
+// white space only.
+func ObjectShaped(line []byte) (ok, blank bool) {
+	i, j := 0, len(line)
+	for i < j && isSpace(line[i]) {
+		i++
+	}
+	for j > i && isSpace(line[j-1]) {
+		j--
+	}
+	if i == j {
+		return false, true
+	}
+	return line[i] == '{' && line[j-1] == '}', false
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -1,4 +1,4 @@
-package jsonscan
+package filescan
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"hist/lib/jsonscan"
 	"hist/lib/transcript"
 )
 
@@ -69,6 +70,34 @@ func TestLineReaderError(t *testing.T) {
 	}
 }
 
+// A long line SkipLong says no use for is read through and not handed
+// out; the others, and the short lines, are handed out as usual.
+func TestSkipLong(t *testing.T) {
+	const size = 16
+	keep, drop := "k"+strings.Repeat("x", 3*size), "s"+strings.Repeat("y", 3*size)
+	for _, in := range []string{
+		"a\n" + drop + "\n" + keep + "\ns\n" + drop,
+		"a\n" + drop + "\r\n" + keep + "\ns\n" + drop + "\n",
+	} {
+		var asked []string
+		lr := NewLineReader(iotest.OneByteReader(strings.NewReader(in)), size)
+		lr.SkipLong(func(prefix []byte) bool {
+			asked = append(asked, string(prefix))
+			return prefix[0] == 's'
+		})
+		got := readAll(t, lr)
+		if want := []string{"a", keep, "s"}; strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%.20q: got %q, want %q", in, got, want)
+		}
+		if len(asked) != 3 || len(asked[0]) != size {
+			t.Errorf("%.20q: asked about %q", in, asked)
+		}
+		if lr.Bytes() != int64(len(in)) {
+			t.Errorf("%.20q: %d bytes, want %d", in, lr.Bytes(), len(in))
+		}
+	}
+}
+
 // A buffer grown by a huge line is not kept for the lines after it.
 func TestLineReaderReleasesHugeBuffer(t *testing.T) {
 	huge := strings.Repeat("z", keepLongCap+1)
@@ -90,7 +119,7 @@ func TestResetFileStopsAtSize(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\ntwo\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, size, skip, err := Open(path)
+	f, size, skip, err := open(path)
 	if err != nil || skip {
 		t.Fatal(skip, err)
 	}
@@ -108,7 +137,7 @@ func TestResetFileStopsAtSize(t *testing.T) {
 	if got := readAll(t, lr); strings.Join(got, "|") != "one|two" || lr.Bytes() != size {
 		t.Errorf("got %q, %d bytes", got, lr.Bytes())
 	}
-	if _, _, skip, err := Open(filepath.Join(t.TempDir(), "gone")); !skip || err != nil {
+	if _, _, skip, err := open(filepath.Join(t.TempDir(), "gone")); !skip || err != nil {
 		t.Errorf("missing file: skip %v, err %v", skip, err)
 	}
 	// A FIFO is passed over at once (a blocking open would wait for a
@@ -117,12 +146,12 @@ func TestResetFileStopsAtSize(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if f, _, skip, err := Open(fifo); !skip || err != nil || f != nil {
+	if f, _, skip, err := open(fifo); !skip || err != nil || f != nil {
 		t.Errorf("FIFO: skip %v, err %v", skip, err)
 	}
 	// A folder opens; reading it fails with a ReadError naming it.
 	dir := t.TempDir()
-	df, dsize, skip, err := Open(dir)
+	df, dsize, skip, err := open(dir)
 	if err != nil || skip {
 		t.Fatalf("folder: skip %v, err %v", skip, err)
 	}
@@ -130,30 +159,6 @@ func TestResetFileStopsAtSize(t *testing.T) {
 	lr.resetFile(df, dsize)
 	if _, err := lr.Next(); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("reading a folder: %v", err)
-	}
-}
-
-func TestObjectShaped(t *testing.T) {
-	for in, want := range map[string][2]bool{
-		`{}`: {true, false}, " \t{\"a\":1}\r": {true, false}, "": {false, true}, " \r\t": {false, true},
-		`{"a":1`: {false, false}, `[]`: {false, false}, `x{}`: {false, false}, `}{`: {false, false},
-	} {
-		if ok, blank := ObjectShaped([]byte(in)); ok != want[0] || blank != want[1] {
-			t.Errorf("ObjectShaped(%q) = %v, %v", in, ok, blank)
-		}
-	}
-}
-
-func TestExpandHome(t *testing.T) {
-	for in, want := range map[string]string{
-		"~": "/h", " ~/a/b ": "/h/a/b", "~x": "~x", "/abs": "/abs", "": "", "rel/~": "rel/~",
-	} {
-		if got := ExpandHome(in, "/h"); got != want {
-			t.Errorf("ExpandHome(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if Getenv(nil, "X") != "" || Getenv(func(k string) string { return k + "!" }, "X") != "X!" {
-		t.Error("Getenv")
 	}
 }
 
@@ -182,25 +187,27 @@ func TestDedup(t *testing.T) {
 	}
 }
 
+// A line longer than MaxLine is read through, not held, and handed out
+// as oversize, whether a newline ends it or the file does.
 func TestOversizeLineSkipped(t *testing.T) {
 	big := strings.Repeat("x", MaxLine+5)
-	lr := NewLineReader(strings.NewReader("{\"a\":1}\n"+big+"\n{\"b\":2}\n"), 64<<10)
-	var got []string
-	for {
-		l, err := lr.Next()
-		if err == io.EOF {
-			break
+	for _, tail := range []string{"\n{\"b\":2}\n", ""} {
+		in := "{\"a\":1}\n" + big + tail
+		lr := NewLineReader(strings.NewReader(in), 64<<10)
+		got := readAll(t, lr)
+		want := []string{`{"a":1}`, string(oversize)}
+		if tail != "" {
+			want = append(want, `{"b":2}`)
 		}
-		if err != nil {
-			t.Fatal(err)
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("got %d lines: %.40q", len(got), got)
 		}
-		got = append(got, string(l))
+		if lr.Bytes() != int64(len(in)) {
+			t.Errorf("Bytes = %d, want %d", lr.Bytes(), len(in))
+		}
 	}
-	if len(got) != 3 || got[0] != `{"a":1}` || got[1] != string(Oversize) || got[2] != `{"b":2}` {
-		t.Fatalf("got %d lines: %.40q", len(got), got)
-	}
-	if ok, _ := ObjectShaped(Oversize); ok {
-		t.Fatal("Oversize looks like a record")
+	if ok, _ := jsonscan.ObjectShaped(oversize); ok {
+		t.Fatal("oversize looks like a record")
 	}
 }
 

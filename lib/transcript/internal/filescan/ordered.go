@@ -1,14 +1,15 @@
-// Package ordered runs work on several goroutines and hands the results
-// back in the order of the work, so that a parallel reader yields exactly
-// what a sequential one would.
-package ordered
+package filescan
 
 import (
 	"sync"
 	"sync/atomic"
 )
 
-// Map calls fn on each item on up to workers goroutines, each with a state
+// Map runs work on several goroutines and hands the results back in the
+// order of the work, so that a parallel reader yields exactly what a
+// sequential one would.
+//
+// It calls fn on each item on up to workers goroutines, each with a state
 // of its own made by newState (read buffers, decoders), a few items ahead
 // of apply, which gets the results in item order on the calling goroutine.
 // It stops at the first error apply returns and returns it, once the

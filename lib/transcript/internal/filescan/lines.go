@@ -1,4 +1,10 @@
-package jsonscan
+// Package filescan reads transcript files: a line reader that holds at
+// most one line in memory whatever the input, an opener that reads files
+// with plain system calls by their name in a kept-open folder, a parallel
+// folder walk, and ScanPaths, which reads many files ahead on several
+// goroutines and hands their prompts over in file order, deduplicated.
+// What a line holds is package jsonscan's business.
+package filescan
 
 import (
 	"bufio"
@@ -6,7 +12,6 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,7 +20,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/ordered"
 )
 
 // Read buffers: lines that fit are handled in place, without a copy.
@@ -33,12 +37,13 @@ const keepLongCap = 8 << 20
 // MaxLine is the longest transcript line handed out whole. A longer line
 // (no typed prompt is that long; a line of many megabytes is a tool's
 // output or an attachment) is read through to its newline without being
-// held, and handed out as Oversize, which no parser takes for a record, so
+// held, and handed out as oversize, which no parser takes for a record, so
 // it is counted as malformed: memory stays bounded whatever the input.
 const MaxLine = 32 << 20
 
-// Oversize is what Next returns in place of a line longer than MaxLine.
-var Oversize = []byte("\x00oversize line")
+// oversize is what Next returns in place of a line longer than MaxLine:
+// it is not JSON, so every reader counts it as malformed.
+var oversize = []byte("\x00oversize line")
 
 // LineReader hands out the lines of a stream one at a time, of any length,
 // holding at most one line (plus the read buffer) in memory.
@@ -47,6 +52,7 @@ type LineReader struct {
 	long []byte // a line longer than the buffer, assembled
 	n    int64  // bytes consumed since the last reset
 	lim  io.LimitedReader
+	skip func(prefix []byte) bool
 }
 
 // NewLineReader returns a LineReader reading r through a buffer of size
@@ -55,7 +61,15 @@ func NewLineReader(r io.Reader, size int) *LineReader {
 	return &LineReader{br: bufio.NewReaderSize(r, size)}
 }
 
-func (lr *LineReader) reset(r io.Reader) {
+// SkipLong makes the reader ask skip about every line longer than its
+// buffer, with the buffer's worth of the line's beginning: a line skip
+// says yes to is read through without being held, and not handed out. A
+// reader that can tell from a line's start that it has no use for it
+// (a tool's output) so never assembles it.
+func (lr *LineReader) SkipLong(skip func(prefix []byte) bool) { lr.skip = skip }
+
+// Reset makes lr read r from its start, keeping its buffers.
+func (lr *LineReader) Reset(r io.Reader) {
 	lr.br.Reset(r)
 	lr.n = 0
 	if cap(lr.long) > keepLongCap {
@@ -78,8 +92,18 @@ func (lr *LineReader) Next() ([]byte, error) {
 		switch err {
 		case nil:
 		case bufio.ErrBufferFull:
+			if len(lr.long) == 0 && lr.skip != nil && lr.skip(frag) {
+				if err := lr.discard(); err != nil {
+					return nil, err
+				}
+				continue // at the end, the next read finds io.EOF
+			}
 			if len(lr.long)+len(frag) > MaxLine {
-				return lr.skipRest()
+				lr.long = nil
+				if err := lr.discard(); err != nil {
+					return nil, err
+				}
+				return oversize, nil
 			}
 			lr.long = append(lr.long, frag...)
 			continue
@@ -93,7 +117,7 @@ func (lr *LineReader) Next() ([]byte, error) {
 		if len(lr.long) > 0 {
 			if len(lr.long)+len(frag) > MaxLine+2 { // +2: the line ending
 				lr.long = nil
-				return Oversize, nil
+				return oversize, nil
 			}
 			lr.long = append(lr.long, frag...)
 			frag = lr.long
@@ -102,9 +126,8 @@ func (lr *LineReader) Next() ([]byte, error) {
 	}
 }
 
-// skipRest reads the rest of an oversize line and returns Oversize.
-func (lr *LineReader) skipRest() ([]byte, error) {
-	lr.long = nil
+// discard reads the rest of a line that is not held.
+func (lr *LineReader) discard() error {
 	for {
 		frag, err := lr.br.ReadSlice('\n')
 		lr.n += int64(len(frag))
@@ -112,9 +135,9 @@ func (lr *LineReader) skipRest() ([]byte, error) {
 		case bufio.ErrBufferFull:
 			continue
 		case nil, io.EOF:
-			return Oversize, nil
+			return nil
 		default:
-			return nil, err
+			return err
 		}
 	}
 }
@@ -133,28 +156,8 @@ func trimEOL(b []byte) []byte {
 	return b
 }
 
-// ObjectShaped reports whether a non-blank line starts with "{" and ends
-// with "}" (ignoring surrounding white space): the cheap test that catches
-// torn and garbage lines without decoding them. blank is true for a line of
-// white space only.
-func ObjectShaped(line []byte) (ok, blank bool) {
-	i, j := 0, len(line)
-	for i < j && isSpace(line[i]) {
-		i++
-	}
-	for j > i && isSpace(line[j-1]) {
-		j--
-	}
-	if i == j {
-		return false, true
-	}
-	return line[i] == '{' && line[j-1] == '}', false
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-// File is a transcript opened by Open. It is read with plain system
-// calls: Open lets only regular files (and folders, whose read fails)
+// File is a transcript opened by an Opener. It is read with plain system
+// calls: opening lets only regular files (and folders, whose read fails)
 // through, and their reads never block, so the runtime's poller, which an
 // os.File registers each file with, has nothing to do for them.
 type File struct {
@@ -162,15 +165,15 @@ type File struct {
 	name string
 }
 
-// Open opens path for reading without blocking on a FIFO that replaced the
+// open opens path for reading without blocking on a FIFO that replaced the
 // file after the walk, and returns its size when opened. skip is true (and
 // f nil) for a file that vanished or is not a regular file or folder. An
 // error is a *transcript.ReadError.
-func Open(path string) (f *File, size int64, skip bool, err error) {
+func open(path string) (f *File, size int64, skip bool, err error) {
 	return openAt(unix.AT_FDCWD, path, path, -1)
 }
 
-// openAt is Open for name in the folder dirfd; path is for errors. A
+// openAt is open for name in the folder dirfd; path is for errors. A
 // known size (not negative: what a listing found) is taken as the file's,
 // which saves a system call: the file is then not checked to be a regular
 // one, as the listing did (one that became a FIFO since reads nothing, as
@@ -204,7 +207,7 @@ func openAt(dirfd int, name, path string, known int64) (f *File, size int64, ski
 	return &File{fd: fd, name: path}, st.Size, false, nil
 }
 
-// Opener opens files as Open does, but by their name in their folder,
+// Opener opens files as open does, but by their name in their folder,
 // which it keeps open: the kernel then looks up one name per file instead
 // of every folder of its path, and a folder is opened once per scan
 // however its files are ordered. It keeps up to maxDirs folders open;
@@ -228,14 +231,14 @@ var maxDirs = func() int {
 	return int(max(min(lim.Cur/4, 1024), 16))
 }()
 
-// Open is Open(path).
+// Open is open(path), with the folder kept open.
 func (o *Opener) Open(path string) (f *File, size int64, skip bool, err error) {
-	return o.OpenKnown(path, -1)
+	return o.openKnown(path, -1)
 }
 
-// OpenKnown is Open for a regular file whose size a listing found (see
+// openKnown is Open for a regular file whose size a listing found (see
 // openAt); a negative size is unknown.
-func (o *Opener) OpenKnown(path string, known int64) (f *File, size int64, skip bool, err error) {
+func (o *Opener) openKnown(path string, known int64) (f *File, size int64, skip bool, err error) {
 	i := strings.LastIndexByte(path, '/')
 	if i <= 0 || i == len(path)-1 {
 		return openAt(unix.AT_FDCWD, path, path, known)
@@ -254,7 +257,7 @@ func (o *Opener) OpenKnown(path string, known int64) (f *File, size int64, skip 
 		}
 	}
 	if err != nil {
-		return Open(path) // which says what is wrong with it
+		return open(path) // which says what is wrong with it
 	}
 	o.mu.Lock()
 	kept := false
@@ -317,27 +320,7 @@ func (lr *LineReader) resetFile(f *File, size int64) {
 		size = 1 // a folder or an empty file: let the read report it
 	}
 	lr.lim = io.LimitedReader{R: f, N: size}
-	lr.reset(&lr.lim)
-}
-
-// ExpandHome expands a leading "~" the way the agent does for its variables.
-func ExpandHome(p, home string) string {
-	p = strings.TrimSpace(p)
-	switch {
-	case p == "~":
-		return home
-	case strings.HasPrefix(p, "~/"):
-		return filepath.Join(home, p[2:])
-	}
-	return p
-}
-
-// Getenv returns env(key), or "" when env is nil.
-func Getenv(env transcript.Env, key string) string {
-	if env == nil {
-		return ""
-	}
-	return env(key)
+	lr.Reset(&lr.lim)
 }
 
 // KeySet is a set of prompt keys, held as 128-bit hashes (two 64-bit
@@ -407,7 +390,7 @@ const (
 
 // ScanPaths reads the files in order and passes their prompts, deduplicated
 // by Key, to emit, in file order and on the calling goroutine. sizes, when
-// not nil, holds each file's size as a listing found it (see OpenKnown):
+// not nil, holds each file's size as a listing found it (see openKnown):
 // a file is read up to that size. With more
 // than one CPU, the next files are read ahead by other goroutines (each
 // file's prompts are held until their turn). It stops at the first error
@@ -428,7 +411,7 @@ func ScanPaths(paths []string, sizes []int64, scan ScanFunc, emit func(transcrip
 		var op Opener
 		defer op.Close()
 		for i, path := range paths {
-			f, size, skip, err := op.OpenKnown(path, sizeOf(i))
+			f, size, skip, err := op.openKnown(path, sizeOf(i))
 			if err != nil {
 				return err
 			}
@@ -475,7 +458,7 @@ func ScanPaths(paths []string, sizes []int64, scan ScanFunc, emit func(transcrip
 		for _, file := range batch {
 			path := file.path
 			var r result
-			f, size, skip, err := op.OpenKnown(path, file.size)
+			f, size, skip, err := op.openKnown(path, file.size)
 			switch {
 			case err != nil:
 				r.err = err
@@ -497,7 +480,7 @@ func ScanPaths(paths []string, sizes []int64, scan ScanFunc, emit func(transcrip
 		return rs
 	}
 	newState := func() *state { return &state{lr: NewLineReader(nil, readBufSize)} }
-	return ordered.Map(batches, workers, newState, read, func(rs []result) error {
+	return Map(batches, workers, newState, read, func(rs []result) error {
 		for _, r := range rs {
 			st.Add(r.st)
 			for _, p := range r.prompts {

@@ -1,4 +1,4 @@
-package ordered
+package filescan
 
 import (
 	"errors"

@@ -16,8 +16,8 @@ import (
 func fixtureLines(f testing.TB) [][]byte {
 	var files []string
 	for _, pattern := range []string{
-		"../../pi/testdata/sessions/*/*.jsonl",
-		"../../claude/testdata/*/projects/*/*.jsonl",
+		"../transcript/pi/testdata/sessions/*/*.jsonl",
+		"../transcript/claude/testdata/*/projects/*/*.jsonl",
 	} {
 		m, _ := filepath.Glob(pattern)
 		if len(m) == 0 {
@@ -208,7 +208,7 @@ func TestEachMemberNested(t *testing.T) {
 	}
 }
 
-// TestPlainPrefix checks the word-at-a-time scan against a byte loop: every
+// TestplainPrefix checks the word-at-a-time scan against a byte loop: every
 // byte value at every position of strings of 0 to 24 bytes, past a run of
 // plain bytes or after other flagged bytes.
 func TestPlainPrefix(t *testing.T) {
@@ -230,8 +230,8 @@ func TestPlainPrefix(t *testing.T) {
 						s[pos+1] = '"' // a second flagged byte after the first
 					}
 				}
-				if got, want := PlainPrefix(s), ref(s); got != want {
-					t.Fatalf("%q: PlainPrefix %d, want %d", s, got, want)
+				if got, want := plainPrefix(s), ref(s); got != want {
+					t.Fatalf("%q: plainPrefix %d, want %d", s, got, want)
 				}
 			}
 		}
@@ -260,6 +260,55 @@ func TestStringValueEscapes(t *testing.T) {
 	for _, in := range []string{`"abc\"`, `"\x"`, `"\u12"`, `"\u12g4"`, `"a\`, `"\`} {
 		if s, ok := StringValue([]byte(in + `"`)); ok && !json.Valid([]byte(in+`"`)) {
 			t.Errorf("StringValue(%q) = %q, accepted", in+`"`, s)
+		}
+	}
+}
+
+func TestObjectShaped(t *testing.T) {
+	for in, want := range map[string][2]bool{
+		`{}`: {true, false}, " \t{\"a\":1}\r": {true, false}, "": {false, true}, " \r\t": {false, true},
+		`{"a":1`: {false, false}, `[]`: {false, false}, `x{}`: {false, false}, `}{`: {false, false},
+	} {
+		if ok, blank := ObjectShaped([]byte(in)); ok != want[0] || blank != want[1] {
+			t.Errorf("ObjectShaped(%q) = %v, %v", in, ok, blank)
+		}
+	}
+}
+
+// FuzzStrictString checks StrictString against encoding/json.
+func FuzzStrictString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\ud83d\ude80"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`, `"\xff\xfe"`, `"caf\u00e9 日本"`, `"\'"`, "\"a\x01\"", `"\u12"`, `"\ud800\udc00\udfff"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(bytes.TrimSpace(raw)) != len(raw) {
+			return // located values come without surrounding space
+		}
+		got, ok := StrictString(raw)
+		var want string
+		err := json.Unmarshal(raw, &want)
+		if (err == nil) != ok {
+			t.Fatalf("%q: StrictString ok=%v, json err=%v", raw, ok, err)
+		}
+		if ok && got != want {
+			t.Fatalf("%q: StrictString %q, json %q", raw, got, want)
+		}
+	})
+}
+
+func TestHasControl(t *testing.T) {
+	for n := range 20 {
+		for pos := range n {
+			for c := range 256 {
+				b := bytes.Repeat([]byte{'a'}, n)
+				b[pos] = byte(c)
+				if pos > 0 {
+					b[pos-1] = 0xff // high bytes around never count
+				}
+				if got, want := HasControl(b), c < 0x20; got != want {
+					t.Fatalf("HasControl(%q) = %v", b, got)
+				}
+			}
 		}
 	}
 }
