@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/mattn/go-isatty"
@@ -22,8 +23,8 @@ import (
 )
 
 const usage = `Usage:
-    hist-delete [--project [DIR] | --all] [--dry-run] [--json] [--store DIR] TEXT
-    hist-delete [--project [DIR] | --all] [--dry-run] [--json] [--store DIR] --stdin[=FORMAT] | -0
+    hist-delete [--project DIR | --all] [--hide] [--dry-run] [--json] [--store DIR] TEXT
+    hist-delete [--project DIR | --all] [--hide] [--dry-run] [--json] [--store DIR] --stdin[=FORMAT] | -0
 
 Deletes a prompt from the prompt history: every copy of it in the scope's
 store files is removed (each affected file is rewritten atomically; files
@@ -36,46 +37,60 @@ A prompt is matched by its identity: whitespace runs collapsed, leading and
 trailing whitespace trimmed, letter case ignored. Only that exact prompt is
 deleted: prompts that merely share a beginning stay.
 
-A prompt with no copy in the scope is still tombstoned (the report says
-"0 copies"), so it cannot come back from a transcript import.
+A prompt with no copy in the scope is not tombstoned: hist-delete says so
+("no copy of ... in this project: nothing removed") and exits 9 when nothing
+matched at all. --hide tombstones it anyway, so it stays hidden and is not
+imported again. Copies left outside the scope are counted ("2 copies remain
+in 1 other project: hist-delete --all removes them").
 
 Scopes:
-    --project [DIR]  The project at DIR (default: the working directory): its
+    (none)           The working directory's project.
+    --project DIR    The project at DIR (--project=DIR works too): its
                      capture, seed and compact files and the carry and claim
-                     files beside them. The default scope. "--project TEXT"
-                     keeps TEXT as the prompt; write --project=DIR TEXT, or
-                     --project DIR TEXT.
+                     files beside them, and the copies in
+                     history-global.jsonl that came from it (same session).
+                     The argument after --project is always the folder; the
+                     prompt is another argument.
     --all            Every project, plus history-global.jsonl and its carry files.
 
 Input:
     TEXT             The prompt to delete, as one argument.
     --stdin          Read the prompts to delete from standard input, in
                      hist-list's default format: one prompt a line, "\\" for a
-                     backslash and "\n" for a newline. Empty lines are skipped.
+                     backslash, "\n" for a newline, "\0" for a NUL. Empty
+                     lines are skipped.
     --stdin=nul, -0  NUL-terminated raw prompts (hist-list -0).
     --stdin=json     One JSON object a line with a "text" string (hist-list --json).
                      So any hist-list output piped back deletes exactly what
                      was listed. Input that looks like another format than the
-                     one named is refused before anything is changed.
+                     one named, or that names a prompt the store holds no
+                     copy of (a record cut short, say), is refused before
+                     anything is changed (unless --hide).
+    --hide           Tombstone the prompts even where the scope holds no copy.
 
 Output:
     --dry-run        Report what would be removed (files on stdout, a summary
                      on stderr); change nothing.
     --json           Print a JSON report on stdout: outcome, notice, prompts,
                      copies, files_rewritten, files_failed, carry_files,
-                     tombstones, files_scanned, dry_run, error.
+                     tombstones, files_scanned, dry_run, error,
+                     already_tombstoned, not_found, copies_elsewhere,
+                     tombstones_dropped.
     One line on stderr says what was done: copies removed, files rewritten,
-    tombstones written; or, when something failed, the notice below.
+    tombstones written (new ones; prompts tombstoned already are counted
+    apart); or, when something failed, the notice below. Lines after it name
+    the prompts with no copy in the scope, the copies left outside it, and
+    tombstones hidden.json's cap of 1000 dropped.
 
 Deletes need capture on (hist-capture --enable, or GENTLE_PI_HISTORY_CAPTURE=1):
 with capture off hist-delete names the control that decides and changes nothing.
 
 Exit status:
-    0  deleted: every copy removed and the tombstone written (or, with
-       --dry-run, nothing would fail)
+    0  deleted: every copy in the scope removed and the tombstone written (or,
+       with --dry-run, nothing would fail)
     1  standard input could not be read; nothing was changed
-    2  usage error (also a --project DIR that does not exist and is not in
-       the store, or HOME unset); nothing was changed
+    2  usage error, standard input refused, a --project DIR that does not
+       exist and is not in the store, or HOME unset; nothing was changed
     3  hidden.json cannot be trusted (unreadable, corrupt, not an array of
        strings): nothing was changed; restore the file or delete it yourself
        (hidden prompts may then reappear)
@@ -89,9 +104,12 @@ Exit status:
     7  "Some history files could not be rewritten and hiding failed — the
        prompt may reappear from those files or from session transcripts."
     8  capture is off: refused, nothing was changed
+    9  no copy of the prompt (of any prompt given) in the scope: nothing was
+       removed and no tombstone written (--hide writes it)
 
 Examples:
     $ hist-delete 'my AWS key is AKIA...'
+    $ hist-delete --project ~/src/app 'deploy with password hunter2'
     $ hist-delete --all --dry-run 'deploy to prod with password hunter2'
     $ hist-list --all | grep -F 'AKIA' | hist-delete --all --stdin
     $ hist-list -0 | grep -z token | hist-delete -0
@@ -106,6 +124,7 @@ const (
 	exitNotHidden      = 6
 	exitBoth           = 7
 	exitCaptureOff     = 8
+	exitNoCopy         = 9
 )
 
 // format is the --stdin flag: a bool flag that also takes a format name.
@@ -143,11 +162,10 @@ func run(e *cli.Env) int {
 	nul := fs.Bool("0", false, "")
 	dry := fs.Bool("dry-run", false, "")
 	asJSON := fs.Bool("json", false, "")
-	minRest := 1
-	if readsStdin(e.Args) {
-		minRest = 0
-	}
-	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", minRest))
+	hide := fs.Bool("hide", false, "")
+	// "--project DIR" always takes DIR as the folder; the prompt is
+	// another argument.
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
 	if stop {
 		return code
 	}
@@ -161,6 +179,9 @@ func run(e *cli.Env) int {
 	switch {
 	case in.name != "" && len(args) > 0:
 		e.Errorf("a prompt argument and --stdin both name prompts: use one (see '%s --help')", e.Name)
+		return cli.ExitUsage
+	case in.name == "" && len(args) == 0 && scope.ProjectDir != "":
+		e.Errorf("--project %s names the project folder, and no prompt is given: pass the prompt as one more argument, or pipe prompts with --stdin (see '%s --help')", scope.ProjectDir, e.Name)
 		return cli.ExitUsage
 	case in.name == "" && len(args) == 0:
 		e.Errorf("no prompt given: pass it as one argument, or pipe prompts with --stdin (see '%s --help')", e.Name)
@@ -209,26 +230,15 @@ func run(e *cli.Env) int {
 		}
 	}
 
-	res := deletion.Delete(st, sc, prompts, deletion.Options{DryRun: *dry})
+	res := deletion.Delete(st, sc, prompts, deletion.Options{DryRun: *dry, Hide: *hide, Stored: in.name != ""})
 	if *asJSON {
 		writeJSON(e, res, st.Hidden())
 	}
-	return report(e, res, st.Hidden())
-}
-
-// readsStdin reports whether the flags before "--" ask for --stdin or -0,
-// so that "--project DIR" needs no prompt argument after it.
-func readsStdin(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		name := strings.TrimLeft(a, "-")
-		if a != name && (name == "0" || name == "stdin" || strings.HasPrefix(name, "stdin=")) {
-			return true
-		}
+	where := "in this project"
+	if sc.All {
+		where = "in the store"
 	}
-	return false
+	return report(e, res, st.Hidden(), where)
 }
 
 // parseInput splits standard input into prompts, in hist-list's formats.
@@ -299,17 +309,17 @@ func summary(r deletion.Result) string {
 	if r.DryRun {
 		fmt.Fprintf(&b, "dry run: would remove %s of %s from %s",
 			cli.Plural(r.Copies, "copy", "copies"), cli.Plural(r.Prompts, "prompt", "prompts"), cli.Plural(len(r.Rewritten), "file", "files"))
-		fmt.Fprintf(&b, " (%s scanned) and write %s; nothing was changed",
-			cli.Plural(r.Scanned, "file", "files"), cli.Plural(r.Tombstones, "tombstone", "tombstones"))
+		fmt.Fprintf(&b, " (%s scanned) and write %s%s; nothing was changed",
+			cli.Plural(r.Scanned, "file", "files"), cli.Plural(r.Tombstones, "tombstone", "tombstones"), already(r))
 		return b.String()
 	}
 	fmt.Fprintf(&b, "removed %s of %s, %s rewritten (%s scanned)",
 		cli.Plural(r.Copies, "copy", "copies"), cli.Plural(r.Prompts, "prompt", "prompts"),
 		cli.Plural(len(r.Rewritten), "file", "files"), cli.Plural(r.Scanned, "file", "files"))
 	if r.Tombstones > 0 {
-		fmt.Fprintf(&b, ", %s written", cli.Plural(r.Tombstones, "tombstone", "tombstones"))
+		fmt.Fprintf(&b, ", %s written%s", cli.Plural(r.Tombstones, "tombstone", "tombstones"), already(r))
 	} else {
-		b.WriteString(", no tombstone written")
+		fmt.Fprintf(&b, ", no tombstone written%s", already(r))
 	}
 	if len(r.Carry) > 0 {
 		fmt.Fprintf(&b, "; lines appended meanwhile kept in %s", strings.Join(r.Carry, ", "))
@@ -317,13 +327,96 @@ func summary(r deletion.Result) string {
 	return b.String()
 }
 
-func report(e *cli.Env, r deletion.Result, hiddenPath string) int {
+// already counts the prompts whose tombstone was there before.
+func already(r deletion.Result) string {
+	if r.AlreadyHidden == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s tombstoned already)", cli.Plural(r.AlreadyHidden, "prompt", "prompts"))
+}
+
+// quoted shows a prompt in a message: quoted and escaped, at most 60
+// characters of it.
+func quoted(p string) string {
+	if r := []rune(p); len(r) > 60 {
+		return strconv.Quote(string(r[:60])) + "…"
+	}
+	return strconv.Quote(p)
+}
+
+// some names up to three prompts.
+func some(ps []string) string {
+	var q []string
+	for _, p := range ps[:min(len(ps), 3)] {
+		q = append(q, quoted(p))
+	}
+	out := strings.Join(q, ", ")
+	if len(ps) > 3 {
+		out += fmt.Sprintf(" and %d more", len(ps)-3)
+	}
+	return out
+}
+
+// nothingMatched reports whether no prompt had a copy in the scope and
+// none was tombstoned (no --hide): nothing was done at all.
+func nothingMatched(r deletion.Result) bool {
+	return r.Prompts > 0 && len(r.NotFound) > 0 && r.Copies == 0 && len(r.Failed) == 0 && r.Tombstones == 0 && r.AlreadyHidden == 0
+}
+
+// notes says what the summary line leaves out: prompts with no copy in
+// the scope, copies left outside it, tombstones hidden.json's cap dropped.
+func notes(e *cli.Env, r deletion.Result, where string) {
+	if n := len(r.NotFound); n > 0 && !nothingMatched(r) {
+		what := "nothing removed for it"
+		if n > 1 {
+			what = "nothing removed for them"
+		}
+		if r.Tombstones+r.AlreadyHidden > 0 {
+			what += ", tombstoned all the same (--hide)"
+		}
+		e.Say("no copy of %s %s: %s", some(r.NotFound), where, what)
+	}
+	if s := r.Elsewhere.String(); s != "" {
+		e.Say("%s", s)
+	}
+	if r.Dropped > 0 {
+		e.Say("hidden.json keeps the newest %d tombstones: %s dropped; their prompts show again where copies remain (delete them again)",
+			tombstone.Cap, cli.Plural(r.Dropped, "older one was", "older ones were"))
+	}
+	if r.DroppedOwn > 0 {
+		e.Say("%s of this delete did not fit in hidden.json (at most %d): those prompts, whose copies were all removed, may be imported again from transcripts; delete at most %d prompts at a time",
+			cli.Plural(r.DroppedOwn, "tombstone", "tombstones"), tombstone.Cap, tombstone.Cap)
+	}
+}
+
+func report(e *cli.Env, r deletion.Result, hiddenPath, where string) int {
+	if r.Outcome == deletion.NotStored {
+		e.Errorf("standard input names %s, which the store holds no copy of: nothing was changed; check the input's format (hist-list -0 pairs with -0, --json with --stdin=json), or pass --hide to tombstone such prompts",
+			some(r.NotStored))
+		return cli.ExitUsage
+	}
+	if nothingMatched(r) && r.Outcome == deletion.Clean {
+		dry := ""
+		if r.DryRun {
+			dry = "dry run: "
+		}
+		if len(r.NotFound) == 1 {
+			e.Say("%sno copy of %s %s: nothing removed; --hide hides it from imports anyway", dry, quoted(r.NotFound[0]), where)
+		} else {
+			e.Say("%sno copy of any of the %d prompts %s: nothing removed; --hide hides them from imports anyway", dry, len(r.NotFound), where)
+		}
+		if s := r.Elsewhere.String(); s != "" {
+			e.Say("%s", s)
+		}
+		return exitNoCopy
+	}
 	if r.DryRun && r.Outcome != deletion.Untrusted && r.Outcome != deletion.NothingRemoved {
 		out := termsafe.Writer(e.Stdout) // paths escaped on a terminal
 		for _, p := range r.Rewritten {
 			fmt.Fprintln(out, p)
 		}
 		e.Say("%s", summary(r))
+		notes(e, r, where)
 		for _, f := range r.Failed {
 			e.Errorf("cannot read %v: its copies would remain", f)
 		}
@@ -335,6 +428,7 @@ func report(e *cli.Env, r deletion.Result, hiddenPath string) int {
 	switch r.Outcome {
 	case deletion.Clean:
 		e.Say("%s", summary(r))
+		notes(e, r, where)
 		return cli.ExitOK
 	case deletion.Untrusted:
 		var u *tombstone.UntrustedError
@@ -349,6 +443,7 @@ func report(e *cli.Env, r deletion.Result, hiddenPath string) int {
 		return exitNothingRemoved
 	}
 	e.Errorf("%s (%s)", r.Outcome.Notice(), summary(r))
+	notes(e, r, where)
 	for _, f := range r.Failed {
 		e.Errorf("could not rewrite %v", f)
 	}
@@ -383,6 +478,10 @@ type jsonReport struct {
 	FilesScanned   int           `json:"files_scanned"`
 	Hidden         string        `json:"hidden"`
 	Error          string        `json:"error"`
+	Already        int           `json:"already_tombstoned"`
+	NotFound       int           `json:"not_found"`
+	Elsewhere      int           `json:"copies_elsewhere"`
+	Dropped        int           `json:"tombstones_dropped"`
 }
 
 func writeJSON(e *cli.Env, r deletion.Result, hiddenPath string) {
@@ -391,6 +490,11 @@ func writeJSON(e *cli.Env, r deletion.Result, hiddenPath string) {
 		Prompts: r.Prompts, Copies: r.Copies, FilesRewritten: r.Rewritten, CarryFiles: r.Carry,
 		Tombstones: r.Tombstones, FilesScanned: r.Scanned, Hidden: hiddenPath,
 		FilesFailed: []jsonFailure{},
+		Already:     r.AlreadyHidden, NotFound: len(r.NotFound),
+		Elsewhere: r.Elsewhere.ProjectCopies + r.Elsewhere.Global, Dropped: r.Dropped + r.DroppedOwn,
+	}
+	if nothingMatched(r) && r.Outcome == deletion.Clean {
+		rep.Outcome = "no-copy"
 	}
 	if rep.FilesRewritten == nil {
 		rep.FilesRewritten = []string{}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"hist/lib/cli"
@@ -35,9 +37,13 @@ Scopes:
     --all            Every project, plus history-global.jsonl and its carry files.
 
 Formats:
-    (default)        One prompt a line; "\" is written "\\" and a newline "\n",
+    (default)        One prompt a line; "\" is written "\\", a newline "\n" and a NUL "\0",
                      so every prompt is one line and the encoding is reversible.
-    -0               The raw prompt, each ended by a NUL byte.
+    -0               The raw prompt, each ended by a NUL byte. A prompt that
+                     holds a NUL itself (stored by older builds; new records
+                     keep U+FFFD instead) is not printed: stderr counts them
+                     and the exit status is 1. List those with --json or the
+                     default format, where a NUL is written "\0".
     --json           One JSON object a line: text, ts, cwd (the project folder,
                      from registry.json; "" when unknown), file, and src and
                      session for imported prompts.
@@ -51,7 +57,8 @@ control that decides and exits 0 with no output.
 
 Exit status:
     0  listed (possibly nothing)
-    1  some store files could not be read (the others were listed; stderr names them)
+    1  some store files could not be read (the others were listed; stderr names
+       them), or -0 left out prompts that hold a NUL byte
     2  usage error, a --project DIR that does not exist (and is not in the
        store), or HOME unset or not absolute while the store needs it
     3  hidden.json cannot be trusted: nothing is printed; restore the file or
@@ -143,10 +150,17 @@ func run(e *cli.Env) int {
 	if *asJSON {
 		reg = st.LoadRegistry()
 	}
+	var withNUL atomic.Int64
 	encode := func(buf []byte, i int) []byte {
 		en := res.At(i)
 		switch {
 		case *nul:
+			// A NUL inside the prompt would end its record early: the
+			// parts would read as other prompts.
+			if strings.IndexByte(en.Text, 0) >= 0 {
+				withNUL.Add(1)
+				return buf
+			}
 			buf = append(buf, en.Text...)
 			return append(buf, 0)
 		case *asJSON:
@@ -165,6 +179,10 @@ func run(e *cli.Env) int {
 	}
 	for _, f := range res.Failed {
 		e.Errorf("could not read %v: its prompts are not listed", f)
+	}
+	if n := int(withNUL.Load()); n > 0 {
+		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", cli.Plural(n, "prompt", "prompts"))
+		return cli.ExitFailure
 	}
 	if len(res.Failed) > 0 {
 		return cli.ExitFailure

@@ -16,16 +16,22 @@ package deletion
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"hist/lib/atomicfile"
+	"hist/lib/cli"
+	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/lock"
+	"hist/lib/record"
 	"hist/lib/redact"
 	"hist/lib/store"
 	"hist/lib/tombstone"
@@ -41,6 +47,7 @@ const (
 	RemovedNotHidden                // copies removed, tombstone write failed
 	Both                            // some files not rewritten and tombstone write failed
 	Untrusted                       // hidden.json cannot be trusted: refused, nothing changed
+	NotStored                       // Options.Stored: a prompt has no copy in the store; refused, nothing changed
 )
 
 // String names the outcome for scripts (hist-delete --json).
@@ -58,6 +65,8 @@ func (o Outcome) String() string {
 		return "partly-rewritten-not-hidden"
 	case Untrusted:
 		return "untrusted"
+	case NotStored:
+		return "not-stored"
 	}
 	return fmt.Sprintf("outcome(%d)", int(o))
 }
@@ -85,12 +94,50 @@ type Result struct {
 	Copies     int      // copies removed (or that would be, with DryRun)
 	Rewritten  []string // files rewritten (or that would be, with DryRun), sorted
 	Failed     []error  // files that could not be read or rewritten (*FileError)
-	Tombstones int      // tombstone entries written (or that would be)
+	Tombstones int      // prompts newly tombstoned (or that would be)
 	Err        error    // the error behind NothingRemoved/RemovedNotHidden/Both/Untrusted
+
+	AlreadyHidden int      // prompts tombstoned already: their entry moved to the newest end
+	NotFound      []string // prompts with no copy in the scope: nothing removed for them
+	NotStored     []string // Options.Stored: prompts with no copy anywhere in the store
+	Elsewhere     Elsewhere
+	// Dropped counts the oldest tombstones hidden.json's cap pushed out
+	// (their prompts can be listed again where copies remain); DroppedOwn
+	// those of this delete itself, when it tombstoned more than the cap.
+	Dropped, DroppedOwn int
 
 	Scanned int      // store files read
 	Carry   []string // carry files written for lines that could not be put back
 	DryRun  bool
+}
+
+// Elsewhere counts the copies of the deleted prompts a delete leaves
+// outside its scope (a tombstone hides them, until hidden.json's cap drops
+// it).
+type Elsewhere struct {
+	ProjectCopies int // in other projects' files
+	Projects      int // how many other projects hold them
+	Global        int // in history-global.jsonl and its carry files
+}
+
+// String says where copies remain and how to remove them; "" when none.
+func (e Elsewhere) String() string {
+	var where []string
+	if e.ProjectCopies > 0 {
+		where = append(where, "in "+cli.Plural(e.Projects, "other project", "other projects"))
+	}
+	if e.Global > 0 {
+		where = append(where, "in history-global.jsonl")
+	}
+	n := e.ProjectCopies + e.Global
+	if n == 0 {
+		return ""
+	}
+	verb := "remain"
+	if n == 1 {
+		verb = "remains"
+	}
+	return fmt.Sprintf("%s %s %s: hist-delete --all removes them", cli.Plural(n, "copy", "copies"), verb, strings.Join(where, " and "))
 }
 
 // FileError is one store file that could not be read or rewritten; the
@@ -110,35 +157,53 @@ const DefaultWait = 30 * time.Second
 type Options struct {
 	DryRun bool          // report what would be removed; change nothing (no lock is taken)
 	Wait   time.Duration // how long to wait for the rewriters' lock (0: DefaultWait)
+	// Hide tombstones the prompts with no copy in the scope too, so they
+	// stay hidden wherever a copy turns up and are not imported again.
+	Hide bool
+	// Stored refuses the whole delete (NotStored), before anything is
+	// changed, when a prompt has no copy anywhere in the store and Hide is
+	// not set: prompts read from a pipe must be ones the store holds, so
+	// a garbled or cut record never deletes another prompt.
+	Stored bool
 
 	noPrefilter bool // tests: parse every file
 }
 
 // Delete removes every copy of each prompt (by identity) in the scope's
-// files, then tombstones them. Blank prompts are ignored. A prompt with no
-// copy in the scope is still tombstoned, so it cannot come back from a
-// transcript import.
+// files, then tombstones the prompts it found. Blank prompts are ignored.
+// A project's delete also removes the copies in history-global.jsonl that
+// came from the project: those whose session id the project's own records
+// name (the legacy migration copied its recall files there). Copies left
+// elsewhere in the store are counted in Result.Elsewhere.
+//
+// A prompt with no copy in the scope is listed in Result.NotFound and is
+// tombstoned only with Options.Hide.
 func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Result {
 	res := Result{Prompts: len(prompts), DryRun: opt.DryRun}
 	targets := make(map[string]struct{}, len(prompts))
-	var keys []string
-	add := func(p string) {
-		n := identity.AppendNormalized(nil, p)
-		if len(n) == 0 {
-			return
+	forms := make([][]string, len(prompts)) // each prompt's normalized forms
+	given := make(map[string]bool, len(prompts))
+	for i, p := range prompts {
+		n := identity.Normalize(p)
+		if given[n] {
+			continue // a repeat counts once
 		}
-		if _, dup := targets[string(n)]; dup {
-			return
+		given[n] = true
+		add := func(text string) {
+			n := identity.AppendNormalized(nil, text)
+			if len(n) == 0 || slices.Contains(forms[i], string(n)) {
+				return
+			}
+			targets[string(n)] = struct{}{}
+			forms[i] = append(forms[i], string(n))
 		}
-		targets[string(n)] = struct{}{}
-		keys = append(keys, identity.KeyOfNormalized(n))
-	}
-	for _, p := range prompts {
 		add(p)
 		// A prompt given with its secret was stored redacted (capture and
-		// imports redact by default): its redacted form goes too.
-		if r := redact.Text(p); r != p {
-			add(r)
+		// imports redact by default): its redacted form goes too. So does
+		// the form new records keep for a prompt holding a NUL.
+		for _, f := range []string{redact.Text(p), record.StoredText(p)} {
+			add(f)
+			add(record.StoredText(f))
 		}
 	}
 
@@ -180,38 +245,175 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	if len(targets) == 0 {
 		return res // nothing asked: Clean, nothing to do
 	}
+	var others []store.File // the store's files outside the scope
+	if !sc.All {
+		all, err := st.Files(store.Scope{All: true})
+		if err != nil {
+			res.Outcome, res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
+			return res
+		}
+		in := make(map[string]bool, len(files))
+		for _, f := range files {
+			in[f.Path] = true
+		}
+		for _, f := range all {
+			if !in[f.Path] {
+				others = append(others, f)
+			}
+		}
+	}
+
+	// Where the prompts have copies outside the scope, and, for prompts
+	// read from a pipe, whether each has a copy at all: read only.
+	elsewhere := map[string]int{} // copies by normalized prompt
+	var globalSessions map[string]struct{}
+	projects := map[string]bool{}
+	for i, fr := range rewriteAll(others, targets, true, opt.noPrefilter, nil) {
+		for _, c := range fr.hits {
+			if others[i].Project == "" {
+				res.Elsewhere.Global += c
+			} else {
+				res.Elsewhere.ProjectCopies += c
+				projects[others[i].Project] = true
+			}
+		}
+		res.Elsewhere.Projects = len(projects)
+		for n, c := range fr.hits {
+			elsewhere[n] += c
+		}
+		if others[i].Project == "" {
+			for s := range fr.sessions {
+				if globalSessions == nil {
+					globalSessions = map[string]struct{}{}
+				}
+				globalSessions[s] = struct{}{}
+			}
+		}
+	}
+	if opt.Stored && !opt.Hide {
+		stored := maps.Clone(elsewhere)
+		for _, fr := range rewriteAll(files, targets, true, opt.noPrefilter, nil) {
+			for n, c := range fr.hits {
+				stored[n] += c
+			}
+		}
+		for i, p := range prompts {
+			if len(forms[i]) > 0 && count(stored, forms[i]) == 0 {
+				res.NotStored = append(res.NotStored, p)
+			}
+		}
+		if len(res.NotStored) > 0 {
+			res.Outcome = NotStored
+			return res
+		}
+	}
 
 	res.Scanned = len(files)
-	for _, fr := range rewriteAll(files, targets, opt.DryRun, opt.noPrefilter) {
-		if fr.err != nil {
-			res.Failed = append(res.Failed, &FileError{Path: fr.path, Err: fr.err})
+	removed := map[string]int{} // copies removed (or found, in a failed file) by normalized prompt
+	collect := func(frs []fileResult) {
+		for _, fr := range frs {
+			if fr.err != nil {
+				res.Failed = append(res.Failed, &FileError{Path: fr.path, Err: fr.err})
+			}
+			if fr.rewritten {
+				res.Copies += fr.copies
+				res.Rewritten = append(res.Rewritten, fr.path)
+			}
+			if fr.carry != "" {
+				res.Carry = append(res.Carry, fr.carry)
+			}
+			for n, c := range fr.hits {
+				removed[n] += c
+			}
 		}
-		if fr.rewritten {
-			res.Copies += fr.copies
-			res.Rewritten = append(res.Rewritten, fr.path)
+	}
+	collect(rewriteAll(files, targets, opt.DryRun, opt.noPrefilter, nil))
+	if !sc.All && len(globalSessions) > 0 {
+		// The global copies from this project: their session is one the
+		// project's records name.
+		mine := projectSessions(files, globalSessions)
+		var global []store.File
+		for _, f := range others {
+			if f.Project == "" {
+				global = append(global, f)
+			}
 		}
-		if fr.carry != "" {
-			res.Carry = append(res.Carry, fr.carry)
+		if len(mine) > 0 {
+			frs := rewriteAll(global, targets, opt.DryRun, opt.noPrefilter, mine)
+			res.Scanned += len(global)
+			for _, fr := range frs {
+				for n, c := range fr.hits {
+					elsewhere[n] -= c
+					res.Elsewhere.Global -= c
+				}
+			}
+			collect(frs)
 		}
 	}
 	sort.Strings(res.Rewritten)
 	sort.Strings(res.Carry)
+	if !opt.DryRun {
+		sweepTemps(st, sc)
+	}
+
+	// The prompts to tombstone: those found, or all with Hide. Prompts
+	// with copies left elsewhere go last, so that when hidden.json is
+	// full their tombstones are the last to be dropped.
+	var keep, later []int
+	for i, p := range prompts {
+		if len(forms[i]) == 0 {
+			continue
+		}
+		left := count(elsewhere, forms[i])
+		if count(removed, forms[i]) == 0 {
+			res.NotFound = append(res.NotFound, p)
+			if !opt.Hide {
+				continue
+			}
+		}
+		if left > 0 {
+			later = append(later, i)
+		} else {
+			keep = append(keep, i)
+		}
+	}
+	var keys []string
+	var owner []int // the prompt of each key
+	for _, i := range append(keep, later...) {
+		for _, n := range forms[i] {
+			keys = append(keys, identity.KeyOfNormalized([]byte(n)))
+			owner = append(owner, i)
+		}
+	}
+	isNew, dropped := hidden.AddKeys(keys)
+	res.DroppedOwn = max(len(keys)-tombstone.Cap, 0)
+	res.Dropped = dropped - res.DroppedOwn
+	// A prompt counts once: newly tombstoned when one of its keys is new.
+	anyNew := false
+	for j := range keys {
+		anyNew = anyNew || isNew[j]
+		if j == len(keys)-1 || owner[j+1] != owner[j] {
+			if anyNew {
+				res.Tombstones++
+			} else {
+				res.AlreadyHidden++
+			}
+			anyNew = false
+		}
+	}
 
 	if opt.DryRun {
-		res.Tombstones = len(keys)
 		if len(res.Failed) > 0 {
 			res.Outcome = PartlyHidden // what a real delete would end with
 		}
 		return res
 	}
-	sweepTemps(st, sc)
-
-	for _, k := range keys {
-		hidden.AddKey(k)
+	var saveErr error
+	if len(keys) > 0 {
+		saveErr = hidden.Save()
 	}
-	saveErr := hidden.Save()
-	if saveErr == nil {
-		res.Tombstones = len(keys)
+	if saveErr != nil {
+		res.Tombstones, res.AlreadyHidden, res.Dropped, res.DroppedOwn = 0, 0, 0, 0
 	}
 	// The outcome is chosen now, after the tombstone write.
 	switch {
@@ -228,9 +430,39 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	return res
 }
 
+// count sums the copies of a prompt's forms.
+func count(by map[string]int, forms []string) int {
+	n := 0
+	for _, f := range forms {
+		n += by[f]
+	}
+	return n
+}
+
+// projectSessions returns the sessions of want that a record in files
+// names. An unreadable file names none.
+func projectSessions(files []store.File, want map[string]struct{}) map[string]struct{} {
+	out := map[string]struct{}{}
+	for _, f := range files {
+		fh, err := history.Open(f.Path)
+		if err != nil {
+			continue
+		}
+		record.Scan(fh, func(l *record.Line) error {
+			if _, ok := want[string(l.Session)]; ok && len(l.Session) > 0 {
+				out[string(l.Session)] = struct{}{}
+			}
+			return nil
+		})
+		fh.Close()
+	}
+	return out
+}
+
 // rewriteAll runs rewriteFile over files, a few at a time (at least 4 even
 // on fewer cores, so one file's fsync overlaps another's scan).
-func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilter bool) []fileResult {
+// With only set, a copy counts only in a record naming one of its sessions.
+func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilter bool, only map[string]struct{}) []fileResult {
 	out := make([]fileResult, len(files))
 	sorted := make([]string, 0, len(targets))
 	for t := range targets {
@@ -250,6 +482,7 @@ func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilte
 		go func() {
 			defer wg.Done()
 			m := newMatcher(targets, sorted, pf)
+			m.only = only
 			for {
 				mu.Lock()
 				i := next

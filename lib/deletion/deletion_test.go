@@ -566,15 +566,19 @@ func TestTombstonesMoveToEndCapAndKeepLegacy(t *testing.T) {
 	b, _ := json.Marshal(entries)
 	os.WriteFile(f.st.Hidden(), b, 0o600)
 	// Deleting an existing one moves it to the end; the count stays 1000.
-	if res := Delete(f.st, f.scope(), []string{"OLD 0"}, Options{}); res.Outcome != Clean {
-		t.Fatal(res)
+	res := Delete(f.st, f.scope(), []string{"OLD 0"}, Options{Hide: true})
+	if res.Outcome != Clean || res.Tombstones != 0 || res.AlreadyHidden != 1 || res.Dropped != 0 {
+		t.Fatalf("%+v", res)
 	}
 	e := hiddenEntries(t, f.st)
 	if len(e) != 1000 || e[0] != "a legacy plain entry" || e[999] != identity.Key("old 0") || e[1] != identity.Key("old 1") {
 		t.Errorf("after move-to-end: %d entries, first %q, last %q", len(e), e[0], e[999])
 	}
 	// A new one drops the oldest (the legacy entry, here).
-	Delete(f.st, f.scope(), []string{"new one", "new one ", "  "}, Options{})
+	res = Delete(f.st, f.scope(), []string{"new one", "new one ", "  "}, Options{Hide: true})
+	if res.Tombstones != 1 || res.Dropped != 1 || res.DroppedOwn != 0 {
+		t.Errorf("%+v", res)
+	}
 	e = hiddenEntries(t, f.st)
 	if len(e) != 1000 || e[0] != identity.Key("old 1") || e[999] != identity.Key("new one") {
 		t.Errorf("after the cap: %d entries, first %q, last %q", len(e), e[0], e[999])
@@ -590,7 +594,7 @@ func TestLegacyEntriesKept(t *testing.T) {
 	legacy := []string{"short legacy", strings.Repeat("p", 120)}
 	b, _ := json.Marshal(legacy)
 	os.WriteFile(f.st.Hidden(), b, 0o600)
-	Delete(f.st, f.scope(), []string{"short legacy"}, Options{})
+	Delete(f.st, f.scope(), []string{"short legacy"}, Options{Hide: true})
 	e := hiddenEntries(t, f.st)
 	if len(e) != 3 || e[0] != legacy[0] || e[1] != legacy[1] || e[2] != identity.Key("short legacy") {
 		t.Errorf("entries %q", e)
@@ -660,11 +664,20 @@ func TestNotices(t *testing.T) {
 	}
 }
 
-func TestNoCopyStillTombstoned(t *testing.T) {
+// A prompt with no copy in the scope is reported and not tombstoned;
+// with Hide it is.
+func TestNoCopyTombstonedOnlyWithHide(t *testing.T) {
 	f := newFixture(t)
 	a := f.write("a.jsonl", rec("other", 1))
 	before := snap(t, a)
 	res := Delete(f.st, f.scope(), []string{"never captured"}, Options{})
+	if res.Outcome != Clean || res.Copies != 0 || res.Tombstones != 0 || len(res.NotFound) != 1 || res.NotFound[0] != "never captured" {
+		t.Fatalf("result %+v", res)
+	}
+	if _, err := os.Stat(f.st.Hidden()); err == nil {
+		t.Fatalf("hidden.json written")
+	}
+	res = Delete(f.st, f.scope(), []string{"never captured"}, Options{Hide: true})
 	if res.Outcome != Clean || res.Copies != 0 || res.Tombstones != 1 || len(res.Rewritten) != 0 {
 		t.Fatalf("result %+v", res)
 	}
@@ -702,4 +715,131 @@ func TestSymlinkIsNotRewritten(t *testing.T) {
 		t.Errorf("the target changed")
 	}
 	noTemps(t, f.st.Root)
+}
+
+func srec(text string, ts int64, session string) string {
+	return string(record.Marshal(record.Record{Text: text, TS: ts, Src: "claude", Session: session}))
+}
+
+// A project's delete also removes the copies in history-global.jsonl whose
+// session the project's records name (the legacy migration copied them
+// there), and counts the copies it leaves in other projects and in the
+// global file.
+func TestProjectDeleteRemovesItsGlobalCopies(t *testing.T) {
+	f := newFixture(t)
+	p := f.write("seed-1.jsonl", srec("deploy it", 1, "s-mine")+srec("other", 2, "s-mine"))
+	g := filepath.Join(f.st.Root, store.GlobalName)
+	os.WriteFile(g, []byte(srec("deploy it", 1, "s-mine")+srec("Deploy  it", 3, "s-theirs")+rec("deploy it", 4)+srec("kept", 5, "s-mine")), 0o600)
+	other := filepath.Join(f.st.ProjectDir("fedcba9876543210"), "b.jsonl")
+	store.EnsureDir(filepath.Dir(other))
+	os.WriteFile(other, []byte(rec("deploy it", 6)+rec("DEPLOY IT", 7)), 0o600)
+
+	res := Delete(f.st, f.scope(), []string{"deploy it"}, Options{})
+	if res.Outcome != Clean || res.Copies != 2 || len(res.Rewritten) != 2 || res.Tombstones != 1 {
+		t.Fatalf("%+v", res)
+	}
+	if read(t, p) != srec("other", 2, "s-mine") {
+		t.Errorf("project file holds %q", read(t, p))
+	}
+	if want := srec("Deploy  it", 3, "s-theirs") + rec("deploy it", 4) + srec("kept", 5, "s-mine"); read(t, g) != want {
+		t.Errorf("global holds %q", read(t, g))
+	}
+	if e := res.Elsewhere; e.ProjectCopies != 2 || e.Projects != 1 || e.Global != 2 {
+		t.Errorf("elsewhere %+v", e)
+	}
+	if got, want := res.Elsewhere.String(), "4 copies remain in 1 other project and in history-global.jsonl: hist-delete --all removes them"; got != want {
+		t.Errorf("note %q", got)
+	}
+	// Nothing left outside: no note.
+	if s := (Elsewhere{}).String(); s != "" {
+		t.Errorf("empty note %q", s)
+	}
+}
+
+// Prompts read from a pipe must be prompts the store holds: one that is
+// not (a record cut at a NUL, say) refuses the whole delete before
+// anything changes, unless Hide asks for its tombstone.
+func TestStoredRefusesUnknownPrompt(t *testing.T) {
+	f := newFixture(t)
+	a := f.write("a.jsonl", rec("deploy", 1))
+	other := filepath.Join(f.st.ProjectDir("fedcba9876543210"), "b.jsonl")
+	store.EnsureDir(filepath.Dir(other))
+	os.WriteFile(other, []byte(rec("elsewhere", 2)), 0o600)
+	before := snap(t, a)
+	res := Delete(f.st, f.scope(), []string{"deploy", " the staging branch"}, Options{Stored: true})
+	if res.Outcome != NotStored || len(res.NotStored) != 1 || res.NotStored[0] != " the staging branch" || res.Copies != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if snap(t, a) != before {
+		t.Errorf("changed")
+	}
+	if _, err := os.Stat(f.st.Hidden()); err == nil {
+		t.Errorf("hidden.json written")
+	}
+	// A prompt stored in another project is one the store holds.
+	res = Delete(f.st, f.scope(), []string{"deploy", "elsewhere"}, Options{Stored: true})
+	if res.Outcome != Clean || res.Copies != 1 || len(res.NotFound) != 1 || res.Tombstones != 1 || res.Elsewhere.ProjectCopies != 1 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// Deleting an already tombstoned prompt writes no new tombstone and says so.
+func TestAlreadyTombstonedCounted(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.jsonl", rec("gone", 1))
+	if res := Delete(f.st, f.scope(), []string{"gone"}, Options{}); res.Tombstones != 1 || res.AlreadyHidden != 0 {
+		t.Fatalf("%+v", res)
+	}
+	f.write("b.jsonl", rec("gone", 2))
+	before := read(t, f.st.Hidden())
+	res := Delete(f.st, f.scope(), []string{"gone"}, Options{})
+	if res.Tombstones != 0 || res.AlreadyHidden != 1 || res.Copies != 1 {
+		t.Fatalf("%+v", res)
+	}
+	if read(t, f.st.Hidden()) != before {
+		t.Errorf("hidden.json changed")
+	}
+}
+
+// A prompt holding a NUL also deletes the form new records keep (U+FFFD),
+// and a stored prompt holding a NUL (older builds) is deleted by its text.
+func TestNULForms(t *testing.T) {
+	f := newFixture(t)
+	a := f.write("a.jsonl", rec("deploy\x00 the staging branch", 1)+`{"v":1,"text":"deploy\u0000 the staging branch","ts":2}`+"\n"+rec("deploy", 3))
+	res := Delete(f.st, f.scope(), []string{"deploy\x00 the staging branch"}, Options{})
+	if res.Outcome != Clean || res.Copies != 2 {
+		t.Fatalf("%+v", res)
+	}
+	if read(t, a) != rec("deploy", 3) {
+		t.Errorf("file holds %q", read(t, a))
+	}
+}
+
+// A batch larger than hidden.json's cap says how many of its own
+// tombstones did not fit; those of prompts with copies left elsewhere go
+// last, so they are kept.
+func TestCapKeepsPromptsWithCopiesLeft(t *testing.T) {
+	f := newFixture(t)
+	var b strings.Builder
+	var prompts []string
+	for i := range tombstone.Cap + 5 {
+		p := fmt.Sprint("prompt ", i)
+		prompts = append(prompts, p)
+		b.WriteString(rec(p, int64(i)))
+	}
+	f.write("a.jsonl", b.String())
+	other := filepath.Join(f.st.ProjectDir("fedcba9876543210"), "b.jsonl")
+	store.EnsureDir(filepath.Dir(other))
+	os.WriteFile(other, []byte(rec("prompt 0", 1)), 0o600)
+	res := Delete(f.st, f.scope(), prompts, Options{})
+	if res.Outcome != Clean || res.Tombstones != tombstone.Cap+5 || res.DroppedOwn != 5 || res.Dropped != 0 {
+		t.Fatalf("%+v", res)
+	}
+	h, err := tombstone.Load(f.st.Hidden())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Hidden("prompt 0") {
+		t.Errorf("the tombstone of a prompt with a copy left elsewhere was dropped")
+	}
 }

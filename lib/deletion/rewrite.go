@@ -67,6 +67,9 @@ type fileResult struct {
 	rewritten bool   // the file was replaced (or would be, dry run)
 	carry     string // carry file written
 	err       error
+
+	hits     map[string]int      // copies by normalized prompt (nil: none)
+	sessions map[string]struct{} // the session ids the copies name
 }
 
 // matcher says whether a line is a copy of one of the deleted prompts.
@@ -78,6 +81,10 @@ type matcher struct {
 	pfBuf   []byte
 	view    record.View
 	norm    []byte
+	// only, when not nil, limits the copies to records naming one of
+	// these sessions.
+	only    map[string]struct{}
+	session []byte // the session of the line last matched
 }
 
 func newMatcher(targets map[string]struct{}, sorted []string, pf *prefilter) *matcher {
@@ -88,8 +95,18 @@ func newMatcher(targets map[string]struct{}, sorted []string, pf *prefilter) *ma
 // prompt. A line readers skip as malformed (a record without "ts", say) is
 // still a copy when its "text" is the prompt: it is dropped too.
 func (m *matcher) match(line []byte) bool {
+	m.session = nil
 	if record.ParseView(line, &m.view) == nil {
+		m.session = m.view.Session
+		if m.only != nil {
+			if _, ok := m.only[string(m.session)]; !ok {
+				return false
+			}
+		}
 		return m.matchText(m.view.Text)
+	}
+	if m.only != nil {
+		return false // no session to check
 	}
 	if t := trimLeft(line); len(t) == 0 || t[0] != '{' {
 		return false
@@ -200,8 +217,24 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 			return fr // no copy: not even parsed
 		}
 	}
-	drop := func(line []byte) ([]byte, bool) { return nil, m.match(line) }
-	return editOpen(path, f, drop, dry)
+	var hits map[string]int
+	var sessions map[string]struct{}
+	drop := func(line []byte) ([]byte, bool) {
+		if !m.match(line) {
+			return nil, false
+		}
+		if hits == nil {
+			hits, sessions = map[string]int{}, map[string]struct{}{}
+		}
+		hits[string(m.norm)]++
+		if len(m.session) > 0 {
+			sessions[string(m.session)] = struct{}{}
+		}
+		return nil, true
+	}
+	fr = editOpen(path, f, drop, dry)
+	fr.hits, fr.sessions = hits, sessions
+	return fr
 }
 
 // EditFunc decides the fate of one complete line of a store file (given

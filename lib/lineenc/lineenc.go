@@ -1,5 +1,6 @@
 // Package lineenc holds hist-list's line format: one prompt a line, with
-// "\" written "\\" and a newline written "\n", so that every prompt is one
+// "\" written "\\", a newline written "\n" and a NUL byte (which older
+// builds stored) written "\0", so that every prompt is one
 // line and the encoding is reversible. hist-delete --stdin and hist-pick
 // read it back.
 package lineenc
@@ -8,7 +9,7 @@ import "strings"
 
 // Append appends the encoded text (without a line end) to dst.
 func Append(dst []byte, text string) []byte {
-	if strings.IndexByte(text, '\n') < 0 && strings.IndexByte(text, '\\') < 0 {
+	if strings.IndexByte(text, '\n') < 0 && strings.IndexByte(text, '\\') < 0 && strings.IndexByte(text, 0) < 0 {
 		return append(dst, text...)
 	}
 	start := 0
@@ -22,6 +23,10 @@ func Append(dst []byte, text string) []byte {
 			dst = append(dst, text[start:i]...)
 			dst = append(dst, '\\', 'n')
 			start = i + 1
+		case 0:
+			dst = append(dst, text[start:i]...)
+			dst = append(dst, '\\', '0')
+			start = i + 1
 		}
 	}
 	return append(dst, text[start:]...)
@@ -30,7 +35,7 @@ func Append(dst []byte, text string) []byte {
 // Encode returns the encoded text.
 func Encode(text string) string { return string(Append(nil, text)) }
 
-// Decode reverses Encode. A backslash followed by anything but "\" or "n"
+// Decode reverses Encode. A backslash followed by anything but "\", "n" or "0"
 // (which Encode never writes) is kept as it is.
 func Decode(line string) string {
 	if strings.IndexByte(line, '\\') < 0 {
@@ -48,6 +53,10 @@ func Decode(line string) string {
 				continue
 			case 'n':
 				b.WriteByte('\n')
+				i++
+				continue
+			case '0':
+				b.WriteByte(0)
 				i++
 				continue
 			}

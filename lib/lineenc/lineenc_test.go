@@ -15,6 +15,8 @@ func TestEncode(t *testing.T) {
 		{"ends with \\", `ends with \\`},
 		{"\n\n", `\n\n`},
 		{"tab\tand\rcr and é", "tab\tand\rcr and é"},
+		{"deploy\x00 the staging branch", `deploy\0 the staging branch`},
+		{`literal \0 stays`, `literal \\0 stays`},
 	}
 	for _, c := range cases {
 		if got := Encode(c.in); got != c.want {
@@ -29,6 +31,13 @@ func TestEncode(t *testing.T) {
 	}
 }
 
+// A line holds no NUL, so hist-delete --stdin takes it back whole.
+func TestEncodeNoNUL(t *testing.T) {
+	if e := Encode("a\x00\x00b\\0"); strings.IndexByte(e, 0) >= 0 {
+		t.Fatalf("Encode wrote a NUL: %q", e)
+	}
+}
+
 func TestDecodeLenient(t *testing.T) {
 	// Sequences Encode never writes are kept as they are.
 	for in, want := range map[string]string{`\t`: `\t`, `a\`: `a\`, `\x\\`: `\x\`, `\`: `\`} {
@@ -39,7 +48,7 @@ func TestDecodeLenient(t *testing.T) {
 }
 
 func FuzzRoundTrip(f *testing.F) {
-	for _, s := range []string{"", "a\nb", `\n`, "\\\n\\", "\xff\n", "é\\"} {
+	for _, s := range []string{"", "a\nb", `\n`, "\\\n\\", "\xff\n", "é\\", "a\x00b", `\0`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

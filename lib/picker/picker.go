@@ -283,6 +283,9 @@ func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
 				notice += ": " + res.Err.Error()
 			}
 		}
+		if notice == "" {
+			notice = res.Elsewhere.String() // copies left in other projects, say
+		}
 		p.setNotice(notice)
 		return d.pos, d.total - 1
 	}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"hist/lib/jsonscan"
@@ -34,10 +35,11 @@ type Record struct {
 // ErrMalformed is returned by Parse for a line that is not a record.
 var ErrMalformed = errors.New("malformed record")
 
-// Append appends rec's JSON line (with the trailing newline) to dst.
+// Append appends rec's JSON line (with the trailing newline) to dst. The
+// text is stored as StoredText makes it.
 func Append(dst []byte, rec Record) []byte {
 	dst = append(dst, `{"v":1,"text":`...)
-	dst = AppendString(dst, rec.Text)
+	dst = AppendString(dst, StoredText(rec.Text))
 	dst = append(dst, `,"ts":`...)
 	dst = strconv.AppendInt(dst, rec.TS, 10)
 	if rec.Src != "" {
@@ -53,6 +55,17 @@ func Append(dst []byte, rec Record) []byte {
 
 // Marshal returns rec's JSON line with its trailing newline.
 func Marshal(rec Record) []byte { return Append(nil, rec) }
+
+// StoredText is the text a new record keeps for a prompt: each NUL byte
+// becomes U+FFFD, since a prompt holding a NUL cannot be listed with
+// hist-list -0, whose records NUL bytes end (docs/store-format.md).
+// Every other byte is kept as it is.
+func StoredText(text string) string {
+	if strings.IndexByte(text, 0) < 0 {
+		return text
+	}
+	return strings.ReplaceAll(text, "\x00", "\uFFFD")
+}
 
 const hexDigits = "0123456789abcdef"
 

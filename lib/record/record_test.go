@@ -19,7 +19,9 @@ func TestAppendShape(t *testing.T) {
 	}{
 		{Record{Text: "fix the test", TS: 1700000000000}, `{"v":1,"text":"fix the test","ts":1700000000000}` + "\n"},
 		{Record{Text: "a\nb\t\"c\" \\ d\r", TS: 1}, `{"v":1,"text":"a\nb\t\"c\" \\ d\r","ts":1}` + "\n"},
-		{Record{Text: "\x00\x01\x1f\x7f é 🙂 <&>", TS: -5}, `{"v":1,"text":"\u0000\u0001\u001f\u007f é 🙂 <&>","ts":-5}` + "\n"},
+		{Record{Text: "\x00\x01\x1f\x7f é 🙂 <&>", TS: -5}, `{"v":1,"text":"�\u0001\u001f\u007f é 🙂 <&>","ts":-5}` + "\n"},
+		// A NUL in the text is stored as U+FFFD; in other fields it is escaped.
+		{Record{Text: "a\x00b", TS: 1, Session: "s\x00"}, `{"v":1,"text":"a�b","ts":1,"session":"s\u0000"}` + "\n"},
 		{Record{Text: "", TS: 0}, `{"v":1,"text":"","ts":0}` + "\n"},
 		{Record{Text: "x", TS: 2, Src: "claude", Session: "s-1"}, `{"v":1,"text":"x","ts":2,"src":"claude","session":"s-1"}` + "\n"},
 		{Record{Text: "x", TS: 2, Session: "only"}, `{"v":1,"text":"x","ts":2,"session":"only"}` + "\n"},
@@ -340,6 +342,8 @@ func FuzzAppendParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, ts int64, src, session string) {
 		rec := Record{Text: text, TS: ts, Src: src, Session: session}
 		line := Marshal(rec)
+		rec.Text = StoredText(text) // NUL bytes become U+FFFD
+		text = rec.Text
 		if i := bytes.IndexByte(line, '\n'); i != len(line)-1 {
 			t.Fatalf("Marshal(%q) has a newline at %d of %d", text, i, len(line))
 		}

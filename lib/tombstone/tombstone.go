@@ -243,19 +243,43 @@ func (s *Set) Add(text string) string {
 }
 
 // AddKey is Add for an already computed key.
-func (s *Set) AddKey(key string) {
+func (s *Set) AddKey(key string) { s.AddKeys([]string{key}) }
+
+// AddKeys adds keys in order, as AddKey would one by one: each moves to
+// (or is added at) the end, and past Cap the oldest entries are dropped.
+// It reports which keys were not in the set before (isNew, by index;
+// repeats of a key count once) and how many entries were dropped: older
+// ones first, then the first of keys when they alone are more than Cap.
+func (s *Set) AddKeys(keys []string) (isNew []bool, dropped int) {
+	had := make(map[string]bool, len(s.Entries))
+	for _, e := range s.Entries {
+		had[e] = true
+	}
+	isNew = make([]bool, len(keys))
+	last := make(map[string]int, len(keys)) // where each key goes: its last place in keys
+	for i, k := range keys {
+		isNew[i] = !had[k]
+		had[k] = true
+		last[k] = i
+	}
 	out := s.Entries[:0:0]
 	for _, e := range s.Entries {
-		if e != key {
+		if _, moved := last[e]; !moved {
 			out = append(out, e)
 		}
 	}
-	out = append(out, key)
+	for i, k := range keys {
+		if last[k] == i {
+			out = append(out, k)
+		}
+	}
 	if len(out) > Cap {
-		out = out[len(out)-Cap:]
+		dropped = len(out) - Cap
+		out = out[dropped:]
 	}
 	s.Entries = out
 	s.index()
+	return isNew, dropped
 }
 
 // Save writes the set to its path atomically (0600).
