@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -144,12 +145,9 @@ func run(e *cli.Env) int {
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.BoolVar(&o.quiet, "q", false, "")
 	fs.BoolVar(&o.legacyOnly, "legacy-only", false, "")
-	args, ok, help := e.Parse(fs, usage, cli.SplitOptional(e.Args, "project", 0))
-	if help {
-		return cli.ExitOK
-	}
-	if !ok {
-		return cli.ExitUsage
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if stop {
+		return code
 	}
 	if len(args) > 0 {
 		e.Errorf("unexpected argument %q: hist-seed takes only flags (write --project=DIR for a project folder)", args[0])
@@ -179,15 +177,17 @@ func run(e *cli.Env) int {
 		e.Errorf("--legacy-only runs only the migration into history-global.jsonl: drop --project, %s and --sessions", allFlag)
 		return cli.ExitUsage
 	}
+	if !filepath.IsAbs(e.Home) {
+		// The agents' transcripts are found under HOME; a relative or
+		// empty HOME would read them from the working folder.
+		e.Errorf("HOME is not set to an absolute path (%q): hist-seed finds the agents' transcripts under it: set HOME", e.Home)
+		return cli.ExitUsage
+	}
 	st := e.Store(o.storeDir)
 	var canon string
 	if !o.legacyOnly {
-		if _, canon, err = o.scope.Resolve(st); err != nil {
-			if o.scope.ProjectDir == "" {
-				e.Errorf("%v: pass --project=DIR", err)
-			} else {
-				e.Errorf("resolving --project %q: %v", o.scope.ProjectDir, err)
-			}
+		var ok bool
+		if _, canon, ok = e.Scope(&o.scope, st); !ok {
 			return cli.ExitUsage
 		}
 	}

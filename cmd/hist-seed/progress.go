@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"hist/lib/cli"
 	"hist/lib/seed"
+	"hist/lib/termsafe"
 )
 
 // startProgress draws a progress line on the terminal f every 200ms until
@@ -45,12 +47,12 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 			if secs > 0 {
 				rate = float64(bytesRead) / 1e6 / secs
 			}
-			src := p.Source()
+			src := termsafe.Line(p.Source())
 			if src == "" {
 				src = "…"
 			}
 			fmt.Fprintf(f, "\r\033[K%s: reading %s: %s, %.1f MB, %s, %.0f MB/s",
-				name, src, plural(int(p.Files.Load()), "file", "files"), float64(bytesRead)/1e6, prompts(int(p.Prompts.Load())), rate)
+				name, src, cli.Plural(int(p.Files.Load()), "file", "files"), float64(bytesRead)/1e6, prompts(int(p.Prompts.Load())), rate)
 		}
 	}()
 	var once sync.Once

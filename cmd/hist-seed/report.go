@@ -62,7 +62,7 @@ func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
 			if s.Status == seed.LegacyWould {
 				verb = "would be added to"
 			}
-			fmt.Fprintf(r.e.Stderr, "%s: legacy %s: %s %s %s from %s%s\n", r.e.Name, s.Name, prompts(s.Added), verb,
+			r.e.Say("legacy %s: %s %s %s from %s%s", s.Name, prompts(s.Added), verb,
 				store.GlobalName, s.Path, extras(s.Hidden, s.Dupes, s.Stats.Malformed, "already there"))
 		case seed.LegacyRetry:
 			r.e.Errorf("legacy %s: %s: nothing was migrated from it; run hist-seed again later", s.Name, s.Err)
@@ -101,7 +101,7 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		case seed.SourceMissing:
 			if r.explicit {
 				if !r.quiet {
-					fmt.Fprintf(r.e.Stderr, "%s: %s: no transcripts at %s\n", r.e.Name, s.Name, s.Root)
+					r.e.Say("%s: no transcripts at %s", s.Name, s.Root)
 				}
 			} else {
 				missing = append(missing, s.Name)
@@ -114,17 +114,17 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 			r.worse(exitLayout)
 		case seed.SourceSeeded:
 			if !r.quiet {
-				fmt.Fprintf(r.e.Stderr, "%s: %s: this project's %s exists: its transcripts were not read again\n", r.e.Name, s.Name, seed.FileName(s.Name))
+				r.e.Say("%s: this project's %s exists: its transcripts were not read again", s.Name, seed.FileName(s.Name))
 			}
 		case seed.SourceRead:
 			if !r.quiet {
-				fmt.Fprintf(r.e.Stderr, "%s: %s: read %s (%s) in %s: %s%s\n", r.e.Name, s.Name, plural(s.Stats.Files, "file", "files"),
+				r.e.Say("%s: read %s (%s) in %s: %s%s", s.Name, cli.Plural(s.Stats.Files, "file", "files"),
 					mb(s.Stats.Bytes), s.Elapsed.Round(time.Millisecond), prompts(s.Stats.Prompts), sourceExtras(s))
 			}
 		}
 	}
 	if len(missing) > 0 && !r.quiet {
-		fmt.Fprintf(r.e.Stderr, "%s: not found: %s\n", r.e.Name, strings.Join(missing, ", "))
+		r.e.Say("not found: %s", strings.Join(missing, ", "))
 	}
 	if brep.RegistryErr != "" {
 		r.e.Warnf("updating %s: %s (the seeds are written; labels may show the project hash)", st.Registry(), brep.RegistryErr)
@@ -149,7 +149,7 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		case seed.FileNone:
 			what = "no prompts for this project"
 		}
-		fmt.Fprintf(r.e.Stderr, "%s: %s: %s: %s%s\n", r.e.Name, f.Source, f.Cwd, what, extras(f.Hidden, f.Dupes, 0, "repeated"))
+		r.e.Say("%s: %s: %s%s", f.Source, f.Cwd, what, extras(f.Hidden, f.Dupes, 0, "repeated"))
 	}
 }
 
@@ -182,15 +182,7 @@ func rank(code int) int {
 	return 9
 }
 
-// plural is "1 <one>" or "<n> <many>".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-func prompts(n int) string { return plural(n, "prompt", "prompts") }
+func prompts(n int) string { return cli.Plural(n, "prompt", "prompts") }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
@@ -203,7 +195,7 @@ func extras(hidden, dupes, malformed int, dupWord string) string {
 		parts = append(parts, fmt.Sprintf("%d %s", dupes, dupWord))
 	}
 	if malformed > 0 {
-		parts = append(parts, plural(malformed, "malformed line", "malformed lines")+" skipped")
+		parts = append(parts, cli.Plural(malformed, "malformed line", "malformed lines")+" skipped")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -214,16 +206,16 @@ func extras(hidden, dupes, malformed int, dupWord string) string {
 func sourceExtras(s seed.SourceResult) string {
 	var parts []string
 	if s.Stats.Malformed > 0 {
-		parts = append(parts, plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
+		parts = append(parts, cli.Plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
 	}
 	if s.Stats.Skipped > 0 {
-		parts = append(parts, plural(s.Stats.Skipped, "file", "files")+" passed over")
+		parts = append(parts, cli.Plural(s.Stats.Skipped, "file", "files")+" passed over")
 	}
 	if s.NoCwd > 0 {
 		parts = append(parts, prompts(s.NoCwd)+" without a project folder")
 	}
 	if s.Approx > 0 {
-		parts = append(parts, plural(s.Approx, "with an approximate time", "with approximate times"))
+		parts = append(parts, cli.Plural(s.Approx, "with an approximate time", "with approximate times"))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -411,9 +411,3 @@ func Describe(err error) string {
 	return err.Error()
 }
 
-// Parse is ParseArgs with its outcome as ok (parsed) and help (--help
-// printed), for hist-seed until it calls ParseArgs.
-func (e *Env) Parse(fs *flag.FlagSet, usage string, args []string) (pos []string, ok, help bool) {
-	pos, code, stop := e.ParseArgs(fs, usage, args)
-	return pos, !stop, stop && code == ExitOK
-}
