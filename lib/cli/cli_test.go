@@ -109,20 +109,6 @@ func TestParseArgsErrors(t *testing.T) {
 	}
 }
 
-// Parse keeps its ok/help form on top of ParseArgs.
-func TestParse(t *testing.T) {
-	e, _, _ := testEnv(nil)
-	if pos, ok, help := e.Parse(e.Flags(), "u\n", []string{"a"}); !ok || help || !slices.Equal(pos, []string{"a"}) {
-		t.Errorf("args: %q %v %v", pos, ok, help)
-	}
-	if _, ok, help := e.Parse(e.Flags(), "u\n", []string{"-h"}); ok || !help {
-		t.Errorf("-h: %v %v", ok, help)
-	}
-	if _, ok, help := e.Parse(e.Flags(), "u\n", []string{"-x"}); ok || help {
-		t.Errorf("-x: %v %v", ok, help)
-	}
-}
-
 func TestPlural(t *testing.T) {
 	for n, want := range map[int]string{0: "0 entries", 1: "1 entry", 2: "2 entries"} {
 		if got := Plural(n, "entry", "entries"); got != want {
