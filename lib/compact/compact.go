@@ -1,5 +1,5 @@
-// Package compact consolidates a project's store files (the spec's
-// "Compaction"): when a project's folder holds more than MaxFiles files or
+// Package compact consolidates a project's store files
+// (docs/hist-compact.md): when a project's folder holds more than MaxFiles files or
 // more than MaxEntries entries, every file older than the Keep newest is
 // merged, oldest first, into one new compact-<ms>-<rand>.jsonl. It is
 // housekeeping, not a retention limit: no visible prompt ever leaves the
@@ -72,7 +72,7 @@ import (
 	"hist/lib/tombstone"
 )
 
-// The spec's defaults.
+// The default thresholds (docs/hist-compact.md).
 const (
 	DefaultMaxFiles   = 50
 	DefaultMaxEntries = 5000
@@ -91,7 +91,7 @@ type Options struct {
 	Now func() time.Time
 }
 
-// DefaultOptions returns the spec's thresholds.
+// DefaultOptions returns the default thresholds.
 func DefaultOptions() Options {
 	return Options{MaxFiles: DefaultMaxFiles, MaxEntries: DefaultMaxEntries, Keep: DefaultKeep}
 }

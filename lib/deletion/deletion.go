@@ -7,7 +7,7 @@
 // never lock and keep appending while files are rewritten. See rewrite.go
 // for how no concurrent append is lost.
 //
-// The order is the spec's: hidden.json is loaded first (an untrusted file
+// The order (docs/hist-delete.md): hidden.json is loaded first (an untrusted file
 // stops everything), the scope's files are rewritten, then the tombstones
 // are written, and only then is the outcome chosen, so it describes the
 // final state.
@@ -71,7 +71,7 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("outcome(%d)", int(o))
 }
 
-// Notice is the spec's exact user notice for o ("" for Clean; Untrusted
+// Notice is the user notice for o (docs/hist-delete.md) ("" for Clean; Untrusted
 // has none: show Result.Err, the recovery message, instead).
 func (o Outcome) Notice() string {
 	switch o {

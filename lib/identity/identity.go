@@ -1,5 +1,5 @@
 // Package identity holds what makes two prompts "the same prompt": the
-// normalized form the spec defines for deletes (whitespace runs collapsed to
+// normalized form deletes match by (docs/hist-delete.md; whitespace runs collapsed to
 // one space, leading and trailing whitespace trimmed, letter case ignored),
 // its tombstone key, and the rule that says which prompts are never captured.
 package identity

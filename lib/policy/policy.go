@@ -1,5 +1,5 @@
-// Package policy decides whether capture is on: the spec's "Which setting
-// wins" table. The environment variable GENTLE_PI_HISTORY_CAPTURE forces a
+// Package policy decides whether capture is on (README.md, "Capture is
+// opt-in"). The environment variable GENTLE_PI_HISTORY_CAPTURE forces a
 // value when it is 1/true/on or 0/false/off (trimmed, case-insensitive);
 // otherwise the saved preference decides; no preference means off; a
 // preference file that is malformed or unreadable means off (fail closed),

@@ -94,7 +94,7 @@ func env(vals map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := vals[k]; return v, ok }
 }
 
-// TestEffective is the spec's "Which setting wins" table.
+// TestEffective is README's "Capture is opt-in" table.
 func TestEffective(t *testing.T) {
 	on := `{"schema":"gentle-pi.history-capture/v1","policy":"on"}`
 	off := `{"schema":"gentle-pi.history-capture/v1","policy":"off"}`

@@ -149,7 +149,7 @@ func Classify(name string) Kind {
 
 // Origin returns the base name of the file a carry or claim file came
 // from (the name itself for other files). Both spellings are understood:
-// the spec's "<name>.jsonl.carry-<ms>-<rand>.jsonl" (so
+// "<name>.jsonl.carry-<ms>-<rand>.jsonl" (so
 // "history-global.jsonl.carry-*.jsonl" is part of the global scope) and
 // "<stem>.carry-<ms>-<rand>.jsonl".
 func Origin(name string) string {
