@@ -14,6 +14,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"hist/lib/agent"
 	"hist/lib/cli"
 	"hist/lib/identity"
 	"hist/lib/instance"
@@ -287,25 +288,6 @@ func redactionStatus(e *cli.Env) string {
 	return fmt.Sprintf("%s (%s=%s)", state, redact.EnvVar, strconv.Quote(v))
 }
 
-// hookPayload is what the agents' prompt hooks send.
-type hookPayload struct {
-	Prompt         *string  `json:"prompt"`
-	Cwd            string   `json:"cwd"`
-	SessionID      string   `json:"session_id"`
-	WorkspaceRoots []string `json:"workspace_roots"`
-	ConversationID string   `json:"conversation_id"`
-	HookEventName  string   `json:"hook_event_name"`
-	// Codex's UserPromptSubmit payload is Claude Code's shape plus these.
-	TurnID         string `json:"turn_id"`
-	TranscriptPath string `json:"transcript_path"`
-}
-
-// isCodex tells Codex's UserPromptSubmit payload from Claude Code's: only
-// Codex sends "turn_id", and its transcript is a rollout-*.jsonl file.
-func (p *hookPayload) isCodex() bool {
-	return p.TurnID != "" || strings.HasPrefix(filepath.Base(p.TranscriptPath), "rollout-")
-}
-
 // runHook captures the prompt of one hook payload. It never fails the
 // hook: errors go to stderr, the exit code is always 0, stdout stays empty.
 // Without a usable HOME (homeOK false: ParseArgs left that to it) it reads
@@ -328,7 +310,7 @@ func runHook(e *cli.Env, st store.Store, homeOK bool) {
 		}
 		return
 	}
-	var p hookPayload
+	var p agent.Hook
 	if err := json.Unmarshal(data, &p); err != nil || p.Prompt == nil {
 		e.Errorf("--hook: the payload is not a JSON object with a \"prompt\" string: the prompt was not captured")
 		return
@@ -337,15 +319,7 @@ func runHook(e *cli.Env, st store.Store, homeOK bool) {
 	if cwd == "" && len(p.WorkspaceRoots) > 0 {
 		cwd = p.WorkspaceRoots[0]
 	}
-	src, session := "", ""
-	switch {
-	case p.SessionID != "" && p.isCodex():
-		src, session = "codex", p.SessionID
-	case p.SessionID != "":
-		src, session = "claude", p.SessionID
-	case p.ConversationID != "":
-		src, session = "cursor", p.ConversationID
-	}
+	src, session := agent.FromHook(&p)
 	inst := ""
 	if session != "" {
 		inst = instance.ForSession(src, session)

@@ -20,28 +20,30 @@ import (
 	"hist/lib/seed"
 )
 
-const usage = `Usage:
+// usageTemplate is the help text; the {{...}} lines are the passages
+// that name the agents, written from agent.List (see usage).
+const usageTemplate = `Usage:
     hist-seed [--project [DIR] | --all-projects] [--from SOURCES] [--sessions DIR]
               [--dry-run] [--json] [-q] [--legacy-only] [--store DIR]
 
 Imports the prompts you typed before hist was capturing, once, when capture
 is on:
 
- 1. The legacy migration: the agents' own prompt-recall files (Claude Code's
-    history.jsonl, Codex's history.jsonl, opencode's prompt-history.jsonl,
-    cursor-agent's prompt history) are added to history-global.jsonl, which
-    belongs to the global scope only (hist-list --all). Each file is
-    migrated once and recorded in history-global.migrated.json; one that
-    cannot be read is tried again by the next run. While it runs, the
-    migration holds the folder history-global.jsonl.migration-lock.
+ 1. The legacy migration: the agents' own prompt-recall files are added to
+    history-global.jsonl, which belongs to the global scope only (hist-list
+    --all). Each file is migrated once and recorded in
+    history-global.migrated.json; one that cannot be read is tried again by
+    the next run. While it runs, the migration holds the folder
+    history-global.jsonl.migration-lock.
+{{recall}}
  2. The bootstrap: for each project, each agent's session transcripts are
     read and the prompts typed in that project (by the cwd the transcript
     records, never by its folder name) are written to the project's seed
-    file: seed.jsonl (pi), seed-claude.jsonl, seed-codex.jsonl,
-    seed-cursor.jsonl, seed-opencode.jsonl. A seed file is written only when
-    it does not exist and is never regenerated, so a prompt deleted since
-    does not come back. Each record keeps the prompt's own time and carries
-    "src" (the agent) and "session" (its session id).
+    file, one per agent. A seed file is written only when it does not exist
+    and is never regenerated, so a prompt deleted since does not come back.
+    Each record keeps the prompt's own time and carries "src" (the agent)
+    and "session" (its session id).
+{{seedfiles}}
 
 Prompts hidden by hidden.json, empty prompts and command-like prompts
 ("/name ...") are never imported. A source with a transcript that cannot be
@@ -56,9 +58,10 @@ Options:
                      directory). The default.
     --all-projects   Bootstrap every project any transcript names (what a new
                      user runs once after installing). --all is the same.
-    --from SOURCES   Comma-separated sources: pi, claude, codex, cursor,
-                     opencode, or all (the default: every source found). It
-                     also selects the prompt-recall files to migrate.
+    --from SOURCES   Comma-separated sources, or all (the default: every
+                     source found); it also selects the prompt-recall files
+                     to migrate. The sources:
+{{from}}
     --sessions DIR   Read pi's sessions from DIR instead of
                      $PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR/sessions
                      or ~/.pi/agent/sessions. The folder may be flat: sessions
@@ -73,14 +76,7 @@ Options:
                      ~/.pi/agent/history.
 
 Where the transcripts are read from (and the prompt-recall files):
-    pi        $PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR/sessions, ~/.pi/agent/sessions
-    claude    $CLAUDE_CONFIG_DIR/projects, ~/.claude/projects (history.jsonl beside)
-    codex     $CODEX_HOME/sessions and archived_sessions, ~/.codex (history.jsonl)
-    cursor    $CURSOR_CONFIG_DIR, $XDG_CONFIG_HOME/cursor, ~/.cursor: chats/*/*/store.db
-              and projects/*/agent-transcripts (prompt_history.json); times are
-              the chat's start, approximate
-    opencode  $OPENCODE_DB, $XDG_DATA_HOME/opencode, ~/.local/share/opencode: opencode*.db
-              and storage/ ($XDG_STATE_HOME/opencode/prompt-history.jsonl)
+{{where}}
 
 On a terminal, a progress line on stderr shows files and MB read, prompts
 found and the rate; it is cleared at the end. Then one summary line per
@@ -245,9 +241,6 @@ func run(e *cli.Env) int {
 	}
 	return rp.finish(o.json)
 }
-
-// knownSources are the names --from takes, in the order they are read.
-var knownSources = []string{"pi", "claude", "codex", "cursor", "opencode"}
 
 func parseFrom(v string) (names []string, all bool, err error) {
 	want := map[string]bool{}

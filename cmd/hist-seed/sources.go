@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
+	"hist/lib/agent"
 	"hist/lib/cli"
 	"hist/lib/seed"
 	"hist/lib/transcript"
@@ -12,6 +16,28 @@ import (
 	"hist/lib/transcript/pi"
 )
 
+// reader is how hist-seed reads one agent's files: its session
+// transcripts and, when it has one, its prompt-recall file.
+type reader struct {
+	root       func(transcript.Env, string) string
+	scan       func(string, func(transcript.Prompt) error) (transcript.Stats, error)
+	recall     func(transcript.Env, string) legacy.Source // nil: no prompt-recall file
+	scanRecall func(legacy.Source, func(transcript.Prompt) error) (transcript.Stats, error)
+}
+
+// readers are the readers of the agents in agent.List, by name (the
+// readers are linked into hist-seed only: see lib/agent).
+var readers = map[string]reader{
+	transcript.SrcPi:       {pi.DefaultRoot, pi.Scan, nil, nil},
+	transcript.SrcClaude:   {claude.DefaultRoot, claude.Scan, legacy.ClaudeSource, legacy.ScanClaude},
+	transcript.SrcCodex:    {codex.DefaultRoot, codex.Scan, legacy.CodexSource, legacy.ScanCodex},
+	transcript.SrcCursor:   {cursor.DefaultRoot, cursor.Scan, legacy.CursorSource, legacy.ScanCursor},
+	transcript.SrcOpencode: {opencode.DefaultRoot, opencode.Scan, legacy.OpencodeSource, legacy.ScanOpencode},
+}
+
+// knownSources are the names --from takes, in the order they are read.
+var knownSources = agent.Names()
+
 // sources returns the readers of the named sources (in knownSources
 // order), the prompt-recall files of the legacy migration, and the names
 // this build has no reader for.
@@ -20,33 +46,93 @@ func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed
 	var srcs []seed.Source
 	var legs []seed.LegacySource
 	var unsupported []string
-	addLegacy := func(s legacy.Source, scan func(legacy.Source, func(transcript.Prompt) error) (transcript.Stats, error)) {
-		legs = append(legs, seed.LegacySource{Name: s.Name, Path: s.Path,
-			Scan: func(emit func(transcript.Prompt) error) (transcript.Stats, error) { return scan(s, emit) }})
-	}
 	for _, n := range names {
-		switch n {
-		case transcript.SrcPi:
-			root := pi.DefaultRoot(env, e.Home)
-			if sessions != "" {
-				root = sessions
-			}
-			srcs = append(srcs, seed.Source{Name: n, Root: root, Scan: pi.Scan})
-		case transcript.SrcClaude:
-			srcs = append(srcs, seed.Source{Name: n, Root: claude.DefaultRoot(env, e.Home), Scan: claude.Scan})
-			addLegacy(legacy.ClaudeSource(env, e.Home), legacy.ScanClaude)
-		case transcript.SrcCodex:
-			srcs = append(srcs, seed.Source{Name: n, Root: codex.DefaultRoot(env, e.Home), Scan: codex.Scan})
-			addLegacy(legacy.CodexSource(env, e.Home), legacy.ScanCodex)
-		case transcript.SrcCursor:
-			srcs = append(srcs, seed.Source{Name: n, Root: cursor.DefaultRoot(env, e.Home), Scan: cursor.Scan})
-			addLegacy(legacy.CursorSource(env, e.Home), legacy.ScanCursor)
-		case transcript.SrcOpencode:
-			srcs = append(srcs, seed.Source{Name: n, Root: opencode.DefaultRoot(env, e.Home), Scan: opencode.Scan})
-			addLegacy(legacy.OpencodeSource(env, e.Home), legacy.ScanOpencode)
-		default:
+		r, ok := readers[n]
+		if !ok {
 			unsupported = append(unsupported, n)
+			continue
+		}
+		root := r.root(env, e.Home)
+		if n == transcript.SrcPi && sessions != "" {
+			root = sessions
+		}
+		srcs = append(srcs, seed.Source{Name: n, Root: root, Scan: r.scan})
+		if r.recall != nil {
+			s, scan := r.recall(env, e.Home), r.scanRecall
+			legs = append(legs, seed.LegacySource{Name: s.Name, Path: s.Path,
+				Scan: func(emit func(transcript.Prompt) error) (transcript.Stats, error) { return scan(s, emit) }})
 		}
 	}
 	return srcs, legs, unsupported
+}
+
+// usage is the help text, with the passages that name the agents written
+// from agent.List.
+var usage = strings.NewReplacer(
+	"{{recall}}\n", wrap("    ", "The files: "+recallFiles()+".", 4),
+	"{{seedfiles}}\n", wrap("    ", "The seed files: "+seedFiles()+".", 4),
+	"{{from}}\n", wrap(strings.Repeat(" ", 21), strings.Join(knownSources, ", ")+".", 21),
+	"{{where}}\n", whereLines(),
+).Replace(usageTemplate)
+
+// recallFiles lists the agents' prompt-recall files.
+func recallFiles() string {
+	var fs []string
+	for _, a := range agent.List {
+		if a.Recall != "" {
+			fs = append(fs, a.Display+"'s "+a.Recall)
+		}
+	}
+	return strings.Join(fs, ", ")
+}
+
+// seedFiles lists the seed files, one per agent.
+func seedFiles() string {
+	var fs []string
+	for _, a := range agent.List {
+		f := seed.FileName(a.Name)
+		if !strings.Contains(f, a.Name) {
+			f += " (" + a.Name + ")"
+		}
+		fs = append(fs, f)
+	}
+	return strings.Join(fs, ", ")
+}
+
+// whereLines are the lines, one agent each, saying where its files are
+// read from.
+func whereLines() string {
+	var b strings.Builder
+	for _, a := range agent.List {
+		b.WriteString(wrap(fmt.Sprintf("    %-9s ", a.Name), a.Where, 14))
+	}
+	return b.String()
+}
+
+// usageWidth is the widest line of the usage's generated passages.
+const usageWidth = 80
+
+// wrap is prefix then text's words, broken into lines of at most
+// usageWidth columns (a longer word gets a line of its own) that start
+// with indent spaces after the first. It ends with a newline.
+func wrap(prefix, text string, indent int) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	col, start := len(prefix), true
+	for _, w := range strings.Fields(text) {
+		switch {
+		case start:
+		case col+1+len(w) > usageWidth:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += len(w)
+		start = false
+	}
+	b.WriteByte('\n')
+	return b.String()
 }

@@ -410,4 +410,3 @@ func Describe(err error) string {
 	}
 	return err.Error()
 }
-

@@ -8,6 +8,7 @@ import (
 	fzf "github.com/junegunn/fzf/src"
 	"github.com/mattn/go-runewidth"
 
+	"hist/lib/agent"
 	"hist/lib/shellquote"
 )
 
@@ -82,6 +83,9 @@ func TestRow(t *testing.T) {
 
 func TestResumeCommand(t *testing.T) {
 	const refused = "refused"
+	// The agents a case below resumes: exactly those of agent.List with a
+	// resume command.
+	resumed := map[string]bool{}
 	for _, tc := range []struct {
 		src, session, cwd string
 		sh                shellquote.Shell
@@ -112,6 +116,9 @@ func TestResumeCommand(t *testing.T) {
 		{"unknown", "s", "", shellquote.POSIX, ""},
 	} {
 		got, err := ResumeCommand(tc.src, tc.session, tc.cwd, tc.sh)
+		if err == nil {
+			resumed[tc.src] = true
+		}
 		switch {
 		case tc.want == refused:
 			if err == nil || err == errNoSession || got != "" || !strings.Contains(err.Error(), "is not a plain id") {
@@ -124,6 +131,21 @@ func TestResumeCommand(t *testing.T) {
 		case got != tc.want || err != nil:
 			t.Errorf("ResumeCommand(%q, %q, %q, %d) = %q, %v; want %q", tc.src, tc.session, tc.cwd, tc.sh, got, err, tc.want)
 		}
+	}
+	for _, a := range agent.List {
+		if (a.Resume != nil) != resumed[a.Name] {
+			t.Errorf("agent %q: resume command %q, but resumed by a case here: %v", a.Name, a.Resume, resumed[a.Name])
+		}
+		if got := Agent(a.Name); got != a.Display {
+			t.Errorf("Agent(%q) = %q, want %q", a.Name, got, a.Display)
+		}
+		delete(resumed, a.Name)
+	}
+	for src := range resumed {
+		t.Errorf("%q is resumed but is not in agent.List", src)
+	}
+	if got := Agent("unknown"); got != "unknown" {
+		t.Errorf("Agent(%q) = %q: an unknown source is shown as it is", "unknown", got)
 	}
 }
 

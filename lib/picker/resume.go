@@ -5,22 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"hist/lib/agent"
 	"hist/lib/shellquote"
 )
 
 // Agent is the name shown for an import source.
 func Agent(src string) string {
-	switch src {
-	case "pi":
-		return "pi"
-	case "claude":
-		return "Claude Code"
-	case "codex":
-		return "Codex CLI"
-	case "cursor":
-		return "cursor-agent"
-	case "opencode":
-		return "opencode"
+	if a, ok := agent.Lookup(src); ok {
+		return a.Display
 	}
 	return src
 }
@@ -39,25 +31,14 @@ func ResumeCommand(src, session, cwd string, sh shellquote.Shell) (string, error
 	if session == "" {
 		return "", errNoSession
 	}
-	var cmd string
-	switch src {
-	case "pi":
-		cmd = "pi --session "
-	case "claude":
-		cmd = "claude --resume "
-	case "codex":
-		cmd = "codex resume "
-	case "cursor":
-		cmd = "cursor-agent --resume "
-	case "opencode":
-		cmd = "opencode -s "
-	default:
+	a, ok := agent.Lookup(src)
+	if !ok || a.Resume == nil {
 		return "", errNoSession
 	}
 	if !plainID(session) {
 		return "", fmt.Errorf("the session id %q is not a plain id (letters, digits, . _ : -, not starting with -): no resume command is printed for it", session)
 	}
-	cmd += session
+	cmd := strings.Join(a.Resume, " ") + " " + session
 	if strings.HasPrefix(cwd, "/") {
 		cmd = "cd " + shellquote.Quote(cwd, sh) + " && " + cmd
 	}

@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// Sources, as written in a record's "src" field.
+// Sources, as written in a record's "src" field: one per agent of
+// lib/agent's list (a test there checks).
 const (
 	SrcPi       = "pi"
 	SrcClaude   = "claude"
