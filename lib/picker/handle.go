@@ -190,5 +190,6 @@ func (p *picker) preview(n int, arg string) string {
 	f := r.list.file(e)
 	return preview(previewItem{
 		Text: e.text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: e.src, Session: e.session,
+		Live: captured(f.Path),
 	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
 }
