@@ -50,3 +50,53 @@ func TestPreviewOrigin(t *testing.T) {
 		tm.result()
 	}
 }
+
+// On a short terminal (80x24) the preview gets only the rows left over
+// after 10 prompts, the key hint stays on screen, and ctrl-p hides and
+// shows the preview; on a shorter one the preview starts hidden.
+func TestShortTerminal(t *testing.T) {
+	f := newFixture(t)
+	tm := newTerm(t, f.dir, 80, 24)
+	tm.pick("")
+	tm.waitFor("the loaded header", func(s string) bool {
+		return strings.Contains(s, "32 loaded") && !strings.Contains(s, "loaded…")
+	})
+	tm.waitText("Time ")
+	s := tm.settle()
+	check := func(what string, s string, preview bool) {
+		t.Helper()
+		l := parseLayout(t, s)
+		if len(l.list) < 10 {
+			t.Errorf("%s: %d prompt rows, want at least 10:\n%s", what, len(l.list), s)
+		}
+		if !strings.Contains(l.footer, "enter pick") || !strings.Contains(l.footer, "ctrl-p preview") {
+			t.Errorf("%s: the key hint (with ctrl-p preview) is not under the list: %q\n%s", what, l.footer, s)
+		}
+		if got := strings.Contains(s, "Time "); got != preview {
+			t.Errorf("%s: preview shown %v, want %v:\n%s", what, got, preview, s)
+		}
+	}
+	check("80x24", s, true)
+	t.Logf("80x24:\n%s", s)
+
+	tm.keys("C-p")
+	tm.waitFor("the preview to hide", func(s string) bool { return !strings.Contains(s, "Time ") })
+	check("ctrl-p", tm.settle(), false)
+	tm.keys("C-p")
+	tm.waitText("Time ")
+	check("ctrl-p again", tm.settle(), true)
+
+	// 18 rows: no room for a useful preview under 10 prompts.
+	tm.tmux("resize-window", "-t", "t", "-y", "18")
+	tm.waitFor("the preview to hide at 18 rows", func(s string) bool { return !strings.Contains(s, "Time ") })
+	check("80x18", tm.settle(), false)
+	tm.keys("C-p")
+	tm.waitText("Time ")
+	if s := tm.settle(); !strings.Contains(s, "ctrl-p preview") {
+		t.Errorf("80x18 with the preview: the hint is gone:\n%s", s)
+	}
+	tm.keys("Escape")
+	if code, _, _ := tm.result(); code != "130" {
+		t.Errorf("Esc: exit %s", code)
+	}
+}

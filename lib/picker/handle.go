@@ -39,6 +39,9 @@ func (p *picker) handle(req request) string {
 		if req.Cols > 0 {
 			p.cols = req.Cols
 		}
+		if req.Lines > 0 {
+			p.lines = req.Lines
+		}
 	}
 	if r.kind == armedRun {
 		return p.handleArmed(r, req, verb, arg)
@@ -108,6 +111,8 @@ func (p *picker) handle(req request) string {
 		return "accept"
 	case "sort":
 		p.noSort = !p.noSort
+	case "toggle":
+		p.togglePreview()
 	}
 	// After a delete, select the same position again: once fzf holds the
 	// whole list (the load event), or, with an empty query (where the
@@ -148,13 +153,16 @@ func (p *picker) handleArmed(r *run, req request, verb, arg string) string {
 // reply joins actions, a footer change when due, and the header (last: its
 // argument runs to the end of the reply).
 func (p *picker) reply(r *run, acts []string, header []string) string {
-	if r.footer != r.footerSent {
-		f := r.footer
+	if f := p.footer(r); f != r.footerSent {
+		r.footerSent = f
 		if f == "" {
 			f = " "
 		}
 		acts = append(acts, "change-footer"+wrapArg(row(f)))
-		r.footerSent = r.footer
+	}
+	if w := p.previewWindow(); w != r.windowSent {
+		acts = append(acts, "change-preview-window("+w+")")
+		r.windowSent = w
 	}
 	acts = append(acts, "change-header:"+strings.Join(header, "\n"))
 	return strings.Join(acts, "+")
