@@ -100,3 +100,25 @@ func TestShortTerminal(t *testing.T) {
 		t.Errorf("Esc: exit %s", code)
 	}
 }
+
+// An empty project whose store holds prompts elsewhere: the hint says how
+// many All projects has and which key switches to it.
+func TestEmptyProjectHint(t *testing.T) {
+	f := newFixture(t)
+	empty := filepath.Join(f.dir, "empty")
+	if err := os.MkdirAll(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tm := newTerm(t, f.dir, 120, 40)
+	tm.pick("--project " + empty)
+	tm.waitText("0 loaded")
+	// 32 in the fixture's project, 1 more in the other, 1 in history-global.jsonl.
+	s := tm.waitText("All projects (34 prompts)")
+	if !strings.Contains(s, "tab shows All projects") {
+		t.Errorf("the empty project's hint does not name the key:\n%s", s)
+	}
+	tm.keys("Tab")
+	tm.waitText("34 loaded")
+	tm.keys("Escape")
+	tm.result()
+}

@@ -24,6 +24,9 @@ func (p *picker) handle(req request) string {
 		// waits for them, and applies the answer later, after other
 		// events' answers maybe: it only asks for a synchronous callback,
 		// which then sees fzf's state as it is.
+		if verb == "load" && req.Total == 0 {
+			p.countOthers(n)
+		}
 		return "transform(" + strconv.Itoa(n) + " " + verb + "-now)"
 	}
 	p.mu.Lock()
@@ -65,6 +68,9 @@ func (p *picker) handle(req request) string {
 			r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", cli.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
 		case req.Total == 0 && r.footer == "":
 			r.footer = emptyHint
+			if r.others > 0 {
+				r.footer = othersHint(r.others)
+			}
 		}
 	case "home":
 		r.end = false

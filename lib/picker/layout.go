@@ -5,6 +5,9 @@ import (
 	"strconv"
 
 	"github.com/mattn/go-runewidth"
+
+	"hist/lib/history"
+	"hist/lib/store"
 )
 
 // The preview pane takes what the selector's height leaves under the
@@ -84,4 +87,34 @@ func (p *picker) footer(r *run) string {
 		return r.footer
 	}
 	return runewidth.Truncate(hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey, p.toggleKey(), true), max(1, p.cols-gutter-1), "…")
+}
+
+// countOthers counts, for a project scope that loaded empty, the prompts
+// of All projects, for the footer's hint (othersHint). It runs in fzf's
+// background load callback, so the selector never waits for the read.
+func (p *picker) countOthers(n int) {
+	p.mu.Lock()
+	r := p.cur
+	p.mu.Unlock()
+	if r == nil || r.n != n || r.kind != normalRun || r.list.all {
+		return
+	}
+	files, err := p.cfg.Store.Files(store.Scope{All: true})
+	if err != nil {
+		return
+	}
+	c := history.Read(files, p.cfg.Hidden).Len()
+	p.mu.Lock()
+	r.others = c
+	p.mu.Unlock()
+}
+
+// othersHint is the footer of an empty project when All projects has n
+// prompts: how many, and the key that switches to them.
+func othersHint(n int) string {
+	prompts := "prompts"
+	if n == 1 {
+		prompts = "prompt"
+	}
+	return "No prompts in this project yet: tab shows All projects (" + count(n) + " " + prompts + ")."
 }

@@ -119,6 +119,15 @@ func TestCapturedAndLabel(t *testing.T) {
 	}
 }
 
+func TestOthersHint(t *testing.T) {
+	if got := othersHint(1234); got != "No prompts in this project yet: tab shows All projects (1,234 prompts)." {
+		t.Errorf("othersHint(1234) = %q", got)
+	}
+	if got := othersHint(1); !strings.Contains(got, "(1 prompt).") {
+		t.Errorf("othersHint(1) = %q", got)
+	}
+}
+
 // A press that gives what the size gives goes back to following the size.
 func TestToggleBackToAuto(t *testing.T) {
 	p := &picker{cfg: Config{ResumeKey: "ctrl-o", DeleteKeys: []string{"ctrl-delete"}}, cols: 80, lines: 24}

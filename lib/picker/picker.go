@@ -124,6 +124,7 @@ type run struct {
 	footer                     string
 	footerSent                 string  // what the footer row shows
 	windowSent                 string  // the preview layout fzf has
+	others                     int     // an empty project: All projects' prompts
 	latest                     request // the newest state fzf reported
 }
 
