@@ -70,6 +70,9 @@ Keys:
                      for the whole scope to load). Otherwise: the start / end of
                      the query.
     ctrl-r           Toggle sorting matches by relevance / by time.
+    ctrl-p           Hide or show the preview. It shrinks on short terminals so
+                     that the list keeps 10 prompts, and hides under 19 rows.
+                     Not bound when --resume-key or --delete-key takes ctrl-p.
     esc, ctrl-c      Quit, printing nothing.
 
 Shell key bindings (ctrl-r inserts the chosen prompt at the cursor as one

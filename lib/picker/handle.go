@@ -24,6 +24,9 @@ func (p *picker) handle(req request) string {
 		// waits for them, and applies the answer later, after other
 		// events' answers maybe: it only asks for a synchronous callback,
 		// which then sees fzf's state as it is.
+		if verb == "load" && req.Total == 0 {
+			p.countOthers(n)
+		}
 		return "transform(" + strconv.Itoa(n) + " " + verb + "-now)"
 	}
 	p.mu.Lock()
@@ -38,6 +41,9 @@ func (p *picker) handle(req request) string {
 		r.latest = req
 		if req.Cols > 0 {
 			p.cols = req.Cols
+		}
+		if req.Lines > 0 {
+			p.lines = req.Lines
 		}
 	}
 	if r.kind == armedRun {
@@ -62,6 +68,9 @@ func (p *picker) handle(req request) string {
 			r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", cli.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
 		case req.Total == 0 && r.footer == "":
 			r.footer = emptyHint
+			if r.others > 0 {
+				r.footer = othersHint(r.others)
+			}
 		}
 	case "home":
 		r.end = false
@@ -108,6 +117,8 @@ func (p *picker) handle(req request) string {
 		return "accept"
 	case "sort":
 		p.noSort = !p.noSort
+	case "toggle":
+		p.togglePreview()
 	}
 	// After a delete, select the same position again: once fzf holds the
 	// whole list (the load event), or, with an empty query (where the
@@ -148,13 +159,16 @@ func (p *picker) handleArmed(r *run, req request, verb, arg string) string {
 // reply joins actions, a footer change when due, and the header (last: its
 // argument runs to the end of the reply).
 func (p *picker) reply(r *run, acts []string, header []string) string {
-	if r.footer != r.footerSent {
-		f := r.footer
+	if f := p.footer(r); f != r.footerSent {
+		r.footerSent = f
 		if f == "" {
 			f = " "
 		}
 		acts = append(acts, "change-footer"+wrapArg(row(f)))
-		r.footerSent = r.footer
+	}
+	if w := p.previewWindow(); w != r.windowSent {
+		acts = append(acts, "change-preview-window("+w+")")
+		r.windowSent = w
 	}
 	acts = append(acts, "change-header:"+strings.Join(header, "\n"))
 	return strings.Join(acts, "+")
@@ -190,5 +204,6 @@ func (p *picker) preview(n int, arg string) string {
 	f := r.list.file(e)
 	return preview(previewItem{
 		Text: e.text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: e.src, Session: e.session,
+		Live: captured(f.Path),
 	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
 }

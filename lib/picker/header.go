@@ -53,6 +53,14 @@ func listRows(c class) int {
 	return 10
 }
 
+// headerRows is how many rows the header takes in a class.
+func headerRows(c class) int {
+	if c == narrow {
+		return 3
+	}
+	return 2
+}
+
 // headerState is what the header shows.
 type headerState struct {
 	Cols    int  // terminal columns
@@ -139,7 +147,16 @@ func header(h headerState) []string {
 	return rows
 }
 
-// hint is the filter hint of the wide header, for the keys in use.
-func hint(deleteKey, resumeKey string) string {
-	return "type to filter · enter pick · " + resumeKey + " resume cmd · tab scope · " + deleteKey + " delete · esc quit"
+// hint is the key hint for the keys in use (previewKey "" when the
+// preview has no key): the wide header's second row, and, compact, the
+// footer of narrower classes while it has nothing else to say.
+func hint(deleteKey, resumeKey, previewKey string, compact bool) string {
+	keys := []string{"enter pick", resumeKey + " resume", "tab scope", deleteKey + " delete"}
+	if previewKey != "" {
+		keys = append(keys, previewKey+" preview")
+	}
+	if !compact {
+		keys = append([]string{"type to filter"}, keys...)
+	}
+	return strings.Join(keys, " · ")
 }

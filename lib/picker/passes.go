@@ -20,14 +20,17 @@ var armedIgnore = []string{
 
 func cb(r *run, s string) string { return strconv.Itoa(r.n) + " " + s }
 
-func (p *picker) commonArgs(r *run, header []string, footer string) []string {
-	if footer == "" {
-		footer = " " // keeps the footer's row, so the list never moves
-	}
+func (p *picker) commonArgs(r *run, header []string) []string {
 	sort := "--sort"
 	p.mu.Lock()
 	noSort := p.noSort
+	footer := p.footer(r)
+	r.footerSent, r.windowSent = footer, p.previewWindow()
+	window := r.windowSent
 	p.mu.Unlock()
+	if footer == "" {
+		footer = " " // keeps the footer's row, so the list never moves
+	}
 	if noSort {
 		sort = "--no-sort" // ctrl-r turned sorting off: every pass follows
 	}
@@ -36,21 +39,22 @@ func (p *picker) commonArgs(r *run, header []string, footer string) []string {
 		"--info=hidden", "--no-tmux", "--with-shell=" + p.exe + " " + CallbackFlag,
 		"--scheme=history", "--no-multi", "--ellipsis=…", "--prompt=> ",
 		"--preview=" + cb(r, "preview {n}"),
-		"--preview-window=down," + strconv.Itoa(previewRows-1) + ",wrap,border-top",
+		"--preview-window=" + window,
 		"--header=" + strings.Join(header, "\n"),
 		"--footer=" + footer, "--footer-border=none",
 		"--bind=resize:transform(" + cb(r, "resize") + ")",
 	}
 }
 
-func (p *picker) hint() string { return hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey) }
+func (p *picker) hint() string {
+	return hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey, p.toggleKey(), false)
+}
 
 func (p *picker) normalArgs(r *run, query string) []string {
 	p.mu.Lock()
 	h := header(headerState{Cols: p.cols, Loading: true, All: r.list.all, Hint: p.hint()})
-	footer := r.footer
 	p.mu.Unlock()
-	args := p.commonArgs(r, h, footer)
+	args := p.commonArgs(r, h)
 	args = append(args,
 		"--query="+query,
 		"--bind=enter:transform("+cb(r, "pick {n}")+")",
@@ -67,6 +71,9 @@ func (p *picker) normalArgs(r *run, query string) []string {
 		"--bind=ctrl-r:toggle-sort+transform("+cb(r, "sort")+")",
 		"--bind=change:first", // editing the query selects the first match
 	)
+	if k := p.toggleKey(); k != "" {
+		args = append(args, "--bind="+k+":transform("+cb(r, "toggle")+")")
+	}
 	for _, k := range p.cfg.DeleteKeys {
 		args = append(args, "--bind="+k+":transform("+cb(r, "arm {n}")+")")
 	}
@@ -77,7 +84,7 @@ func (p *picker) armedArgs(r *run) []string {
 	p.mu.Lock()
 	h := p.armedHeader(r, p.cols)
 	p.mu.Unlock()
-	args := p.commonArgs(r, h, armedQuestion)
+	args := p.commonArgs(r, h)
 	args = append(args,
 		"--query="+r.query, // filters the list as it was; the box is hidden
 		"--no-input", "--no-mouse", "--highlight-line",

@@ -35,7 +35,8 @@ import (
 // height is the selector's height in rows.
 const height = 30
 
-// previewRows is the preview pane's height, its top border included.
+// previewRows is the preview pane's height, its top border included, when
+// the terminal has room for it (see layout.go).
 const previewRows = 16
 
 // armedQuestion is the footer of an armed delete.
@@ -121,7 +122,9 @@ type run struct {
 	armPos, armMatch, armTotal int
 	query                      string // armed: the query shown
 	footer                     string
-	footerSent                 string
+	footerSent                 string  // what the footer row shows
+	windowSent                 string  // the preview layout fzf has
+	others                     int     // an empty project: All projects' prompts
 	latest                     request // the newest state fzf reported
 }
 
@@ -148,8 +151,11 @@ type picker struct {
 	cur    *run
 	runs   int
 	cols   int
+	lines  int // the selector's height: the terminal's, up to height
 	notice string
 	noSort bool // ctrl-r turned sorting by relevance off
+
+	previewMode previewMode // the preview key's choice
 }
 
 // Run opens the selector on the terminal and returns the choice with
@@ -168,16 +174,16 @@ func Run(cfg Config) (Choice, int, error) {
 	if err != nil {
 		return Choice{}, exitError, fmt.Errorf("no terminal to draw the selector on (%v): run hist-pick from a terminal", err)
 	}
-	cols := 80
-	if w, _, err := term.GetSize(int(tty.Fd())); err == nil && w > 0 {
-		cols = w
+	cols, lines := 80, height
+	if w, h, err := term.GetSize(int(tty.Fd())); err == nil && w > 0 && h > 0 {
+		cols, lines = w, min(h, height)
 	}
 	tty.Close()
 	// The store is read from here on, while the rest starts.
 	all := cfg.All
 	l := load(cfg.Store, scopeOf(all, cfg.Project), cfg.Hidden)
 	defer func() { l.close() }()
-	p := &picker{cfg: cfg, cols: cols}
+	p := &picker{cfg: cfg, cols: cols, lines: lines}
 	rl, err := newRelay(p.handle)
 	if err != nil {
 		return Choice{}, exitError, fmt.Errorf("starting the selector's callback socket: %v", err)
@@ -306,7 +312,6 @@ func (p *picker) newRun(kind runKind, l *list) *run {
 	if kind == armedRun {
 		r.footer = armedQuestion
 	}
-	r.footerSent = r.footer
 	p.cur = r
 	return r
 }

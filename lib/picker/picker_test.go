@@ -25,7 +25,7 @@ func TestClassAndRows(t *testing.T) {
 }
 
 func TestHeader(t *testing.T) {
-	keys := hint("ctrl-delete", "ctrl-o")
+	keys := hint("ctrl-delete", "ctrl-o", "ctrl-p", false)
 	for _, tc := range []struct {
 		h    headerState
 		want []string

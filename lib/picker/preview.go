@@ -2,10 +2,12 @@ package picker
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"hist/lib/shellquote"
+	"hist/lib/store"
 )
 
 // previewItem is what the preview pane shows about one prompt.
@@ -16,6 +18,19 @@ type previewItem struct {
 	Cwd     string // the project's folder from registry.json ("" when unknown)
 	Src     string
 	Session string
+	Live    bool // captured live (a capture or compact file), not imported
+}
+
+// captured reports whether the store file at path holds prompts captured
+// live: a capture file, a compact file (compaction merges capture files
+// only), or a carry or claim file of one. Seed files and
+// history-global.jsonl hold imported prompts.
+func captured(path string) bool {
+	switch store.Classify(store.Origin(filepath.Base(path))) {
+	case store.Capture, store.Compact:
+		return true
+	}
+	return false
 }
 
 // ago says how long ago t was, coarsely.
@@ -36,9 +51,10 @@ func ago(t, now time.Time) string {
 	return fmt.Sprintf("%dmo ago", int(d/(30*24*time.Hour)))
 }
 
-// preview renders the preview pane: the prompt's time, project, and for an
-// imported prompt its agent, session and resume command, then the whole
-// prompt. The resume command is quoted for sh.
+// preview renders the preview pane: the prompt's time, project, and for a
+// prompt that names its agent (imported, or captured by an agent's hook)
+// the agent, session and resume command, then the whole prompt. The resume
+// command is quoted for sh.
 func preview(it previewItem, resumeKey string, sh shellquote.Shell, now time.Time) string {
 	var b strings.Builder
 	t := time.UnixMilli(it.TS)
@@ -52,7 +68,11 @@ func preview(it previewItem, resumeKey string, sh shellquote.Shell, now time.Tim
 		fmt.Fprintf(&b, "Project  %s (folder unknown: not in registry.json)\n", it.Project)
 	}
 	if it.Src != "" {
-		fmt.Fprintf(&b, "Agent    %s (imported)\n", safe(Agent(it.Src)))
+		origin := "imported"
+		if it.Live {
+			origin = "captured live"
+		}
+		fmt.Fprintf(&b, "Agent    %s (%s)\n", safe(Agent(it.Src)), origin)
 		if it.Session != "" {
 			fmt.Fprintf(&b, "Session  %s\n", safe(it.Session))
 		}

@@ -32,6 +32,7 @@ type request struct {
 	Match int    `json:"match"`
 	Total int    `json:"total"`
 	Cols  int    `json:"cols"`
+	Lines int    `json:"lines"` // the selector's height (fzf's $FZF_LINES)
 	Query string `json:"query"`
 	Time  int64  `json:"time"` // when the child started (UnixNano): fzf's state is as of then
 }
@@ -107,7 +108,7 @@ func Callback(cmd string, stdout io.Writer) int {
 	}
 	req := request{
 		Cmd: cmd, Pos: atoi("FZF_POS"), Match: atoi("FZF_MATCH_COUNT"), Total: atoi("FZF_TOTAL_COUNT"),
-		Cols: atoi("FZF_COLUMNS"), Query: os.Getenv("FZF_QUERY"), Time: time.Now().UnixNano(),
+		Cols: atoi("FZF_COLUMNS"), Lines: atoi("FZF_LINES"), Query: os.Getenv("FZF_QUERY"), Time: time.Now().UnixNano(),
 	}
 	c, err := net.Dial("unix", sock)
 	if err != nil {

@@ -1,0 +1,120 @@
+package picker
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/mattn/go-runewidth"
+
+	"hist/lib/history"
+	"hist/lib/store"
+)
+
+// The preview pane takes what the selector's height leaves under the
+// header, the search box, the list and the footer, up to previewRows: on a
+// short terminal the list keeps its prompts and the preview shrinks, or
+// hides when too little is left. The preview key shows or hides it; the
+// choice holds, across passes and resizes, until a press gives back what
+// the size gives.
+
+// previewKey toggles the preview pane.
+const previewKey = "ctrl-p"
+
+// minPreviewRows is the smallest preview pane shown unasked, its border
+// included: the time, the project and two lines of the prompt.
+const minPreviewRows = 5
+
+type previewMode int
+
+const (
+	previewAuto   previewMode = iota // shown when it gets minPreviewRows
+	previewShown                     // the preview key showed it
+	previewHidden                    // the preview key hid it
+)
+
+// previewSize is the preview pane's height, its border included, in a
+// selector lines rows tall in class c, and whether it shows.
+func previewSize(lines int, c class, mode previewMode) (rows int, shown bool) {
+	rows = min(previewRows, lines-headerRows(c)-1-listRows(c)-1)
+	shown = mode == previewShown || mode == previewAuto && rows >= minPreviewRows
+	if rows < minPreviewRows {
+		// Shown on request on a short terminal: half of it.
+		rows = max(minPreviewRows, lines/2)
+	}
+	return rows, shown
+}
+
+// previewWindow is fzf's --preview-window now. p.mu is held.
+func (p *picker) previewWindow() string {
+	rows, shown := previewSize(p.lines, classOf(p.cols), p.previewMode)
+	w := "down," + strconv.Itoa(rows-1) + ",wrap,border-top"
+	if !shown {
+		w += ",hidden"
+	}
+	return w
+}
+
+// togglePreview hides the preview when it shows, and shows it otherwise.
+// A press that gives what the terminal's size gives goes back to that
+// rule, so the preview follows later resizes again. p.mu is held.
+func (p *picker) togglePreview() {
+	c := classOf(p.cols)
+	_, shown := previewSize(p.lines, c, p.previewMode)
+	_, auto := previewSize(p.lines, c, previewAuto)
+	switch {
+	case !shown == auto:
+		p.previewMode = previewAuto
+	case shown:
+		p.previewMode = previewHidden
+	default:
+		p.previewMode = previewShown
+	}
+}
+
+// toggleKey is the preview key, or "" when the resume or a delete key
+// took it.
+func (p *picker) toggleKey() string {
+	if p.cfg.ResumeKey == previewKey || slices.Contains(p.cfg.DeleteKeys, previewKey) {
+		return ""
+	}
+	return previewKey
+}
+
+// footer is what the footer row shows: the run's notice or question, or
+// else, where the header has no room for it, the key hint. p.mu is held.
+func (p *picker) footer(r *run) string {
+	if r.footer != "" || classOf(p.cols) == wide {
+		return r.footer
+	}
+	return runewidth.Truncate(hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey, p.toggleKey(), true), max(1, p.cols-gutter-1), "…")
+}
+
+// countOthers counts, for a project scope that loaded empty, the prompts
+// of All projects, for the footer's hint (othersHint). It runs in fzf's
+// background load callback, so the selector never waits for the read.
+func (p *picker) countOthers(n int) {
+	p.mu.Lock()
+	r := p.cur
+	p.mu.Unlock()
+	if r == nil || r.n != n || r.kind != normalRun || r.list.all {
+		return
+	}
+	files, err := p.cfg.Store.Files(store.Scope{All: true})
+	if err != nil {
+		return
+	}
+	c := history.Read(files, p.cfg.Hidden).Len()
+	p.mu.Lock()
+	r.others = c
+	p.mu.Unlock()
+}
+
+// othersHint is the footer of an empty project when All projects has n
+// prompts: how many, and the key that switches to them.
+func othersHint(n int) string {
+	prompts := "prompts"
+	if n == 1 {
+		prompts = "prompt"
+	}
+	return "No prompts in this project yet: tab shows All projects (" + count(n) + " " + prompts + ")."
+}

@@ -1,0 +1,152 @@
+package picker
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+
+	"hist/lib/shellquote"
+)
+
+func TestPreviewSize(t *testing.T) {
+	for _, tc := range []struct {
+		lines int
+		c     class
+		mode  previewMode
+		rows  int
+		shown bool
+	}{
+		{30, wide, previewAuto, 16, true}, // the full preview: 2+1+10+1 rows above
+		{30, medium, previewAuto, 16, true},
+		{30, narrow, previewAuto, 16, true}, // 3+1+9+1 rows above
+		{24, medium, previewAuto, 10, true}, // 80x24: 10 prompts, 9 preview lines
+		{19, medium, previewAuto, 5, true},
+		{18, medium, previewAuto, 9, false}, // too short: hidden, half when asked
+		{18, medium, previewShown, 9, true},
+		{24, medium, previewHidden, 10, false},
+		{30, wide, previewHidden, 16, false},
+		{8, medium, previewShown, 5, true},
+	} {
+		rows, shown := previewSize(tc.lines, tc.c, tc.mode)
+		if rows != tc.rows || shown != tc.shown {
+			t.Errorf("%d lines, %v, mode %d: %d rows, shown %v; want %d, %v", tc.lines, tc.c, tc.mode, rows, shown, tc.rows, tc.shown)
+		}
+	}
+}
+
+func TestTogglePreview(t *testing.T) {
+	p := &picker{cfg: Config{ResumeKey: "ctrl-o", DeleteKeys: []string{"ctrl-delete"}}, cols: 80, lines: 24}
+	for i, want := range []string{"down,9,wrap,border-top", "down,9,wrap,border-top,hidden", "down,9,wrap,border-top"} {
+		if i > 0 {
+			p.togglePreview()
+		}
+		if got := p.previewWindow(); got != want {
+			t.Errorf("after %d toggles: %q, want %q", i, got, want)
+		}
+	}
+	p.lines, p.previewMode = 18, previewAuto
+	if got := p.previewWindow(); got != "down,8,wrap,border-top,hidden" {
+		t.Errorf("18 lines: %q", got)
+	}
+	p.togglePreview()
+	if got := p.previewWindow(); got != "down,8,wrap,border-top" {
+		t.Errorf("18 lines, toggled: %q", got)
+	}
+	if p.toggleKey() != "ctrl-p" {
+		t.Errorf("toggle key %q", p.toggleKey())
+	}
+	p.cfg.DeleteKeys = []string{"alt-d", "ctrl-p"}
+	if p.toggleKey() != "" || strings.Contains(p.hint(), "preview") {
+		t.Errorf("a delete key on ctrl-p: toggle key %q, hint %q", p.toggleKey(), p.hint())
+	}
+}
+
+// The hint fits the header at the wide breakpoint, and the footer at 80
+// columns, with the default keys; the footer shows it below the wide class
+// while it has nothing else to say.
+func TestHintAndFooter(t *testing.T) {
+	if w := runewidth.StringWidth(hint("ctrl-delete", "ctrl-o", "ctrl-p", false)); w > wideMin-gutter-1 {
+		t.Errorf("the wide hint is %d wide", w)
+	}
+	p := &picker{cfg: Config{ResumeKey: "ctrl-o", DeleteKeys: []string{"ctrl-delete", "alt-d"}}, cols: 80, lines: 24}
+	r := &run{}
+	want := "enter pick · ctrl-o resume · tab scope · ctrl-delete delete · ctrl-p preview"
+	if got := p.footer(r); got != want {
+		t.Errorf("80 columns: footer %q, want %q", got, want)
+	}
+	p.cols = 50
+	if got := p.footer(r); runewidth.StringWidth(got) > 47 || !strings.HasPrefix(got, "enter pick") || !strings.HasSuffix(got, "…") {
+		t.Errorf("50 columns: footer %q", got)
+	}
+	p.cols = 120
+	if got := p.footer(r); got != "" {
+		t.Errorf("wide: footer %q, want none (the header has the hint)", got)
+	}
+	r.footer = "a notice"
+	p.cols = 80
+	if got := p.footer(r); got != "a notice" {
+		t.Errorf("a notice: footer %q", got)
+	}
+}
+
+func TestCapturedAndLabel(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/s/projects/h/0b7c1e2a-1111-4222-8333-444455556666.jsonl":            true,
+		"/s/projects/h/compact-1700000000000-ab12.jsonl":                      true,
+		"/s/projects/h/0b7c1e2a.jsonl.carry-1700000000000-ab12.jsonl":         true,
+		"/s/projects/h/compact-1-a.gc-1700000000000-ab12.jsonl":               true,
+		"/s/projects/h/seed.jsonl":                                            false,
+		"/s/projects/h/seed-claude.jsonl":                                     false,
+		"/s/projects/h/seed-claude.jsonl.carry-1700000000000-ab12.jsonl":      false,
+		"/s/history-global.jsonl":                                             false,
+		"/s/history-global.jsonl.carry-1700000000000-ab12.jsonl":              false,
+		"/s/history-global.jsonl.carry-1-a.jsonl.gc-1700000000000-ab12.jsonl": false,
+	} {
+		if got := captured(path); got != want {
+			t.Errorf("captured(%q) = %v, want %v", path, got, want)
+		}
+	}
+	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
+	it := previewItem{Text: "t", TS: now.UnixMilli(), Project: "abcd", Src: "claude", Session: "s-1", Live: true}
+	if got := preview(it, "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (captured live)\n") {
+		t.Errorf("a live capture's preview:\n%s", got)
+	}
+	it.Live = false
+	if got := preview(it, "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (imported)\n") {
+		t.Errorf("an imported prompt's preview:\n%s", got)
+	}
+}
+
+func TestOthersHint(t *testing.T) {
+	if got := othersHint(1234); got != "No prompts in this project yet: tab shows All projects (1,234 prompts)." {
+		t.Errorf("othersHint(1234) = %q", got)
+	}
+	if got := othersHint(1); !strings.Contains(got, "(1 prompt).") {
+		t.Errorf("othersHint(1) = %q", got)
+	}
+}
+
+// A press that gives what the size gives goes back to following the size.
+func TestToggleBackToAuto(t *testing.T) {
+	p := &picker{cfg: Config{ResumeKey: "ctrl-o", DeleteKeys: []string{"ctrl-delete"}}, cols: 80, lines: 24}
+	p.togglePreview()
+	p.togglePreview()
+	if p.previewMode != previewAuto {
+		t.Fatalf("hide then show at 24 lines: mode %d, want auto", p.previewMode)
+	}
+	p.lines = 18
+	if got := p.previewWindow(); !strings.HasSuffix(got, ",hidden") {
+		t.Errorf("then 18 lines: %q, want hidden", got)
+	}
+	p.togglePreview()
+	p.lines = 30
+	if got := p.previewWindow(); got != "down,15,wrap,border-top" {
+		t.Errorf("shown at 18 lines, then 30: %q", got)
+	}
+	p.togglePreview()
+	if got := p.previewWindow(); !strings.HasSuffix(got, ",hidden") || p.previewMode != previewHidden {
+		t.Errorf("hidden at 30 lines: %q, mode %d", got, p.previewMode)
+	}
+}
