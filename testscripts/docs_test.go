@@ -5,16 +5,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
+
+	"hist/internal/testbin"
 )
 
 // repoRoot is the module's root folder.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
+	return testbin.Root()
 }
 
 // TestReadmeInstallLines runs the first command of every row of README's
@@ -103,5 +103,44 @@ func TestQuickstartSaysFirstBuildIsSlow(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?i)first build.*minutes`).MatchString(s[:i]) {
 		t.Errorf("quickstart runs go without saying the first build takes a few minutes:\n%s", s)
+	}
+}
+
+// TestReadmeDeleteExample runs README's "delete what you listed" line, as
+// written, on a store where a prompt held a secret (stored redacted) and
+// checks that it deletes that prompt and only it.
+func TestReadmeDeleteExample(t *testing.T) {
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^(hist-list [^\n#]*\| hist-delete --all --stdin)\s*#`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README has no hist-list | ... | hist-delete --all --stdin example")
+	}
+	line := strings.TrimSpace(string(m[1]))
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home, "PATH="+BinDir+":"+os.Getenv("PATH"),
+		"GENTLE_PI_HISTORY_CAPTURE=1", "GENTLE_PI_HISTORY_REDACT=")
+	run := func(script string) string {
+		t.Helper()
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = home
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+		return string(out)
+	}
+	run(`hist-capture 'push with AKIAIOSFODNN7EXAMPLE to the bucket' && hist-capture 'fix the flaky test'`)
+	if out := run(`hist-list --all`); !strings.Contains(out, "[REDACTED:") {
+		t.Fatalf("the key was not redacted:\n%s", out)
+	}
+	run(line)
+	out := run(`hist-list --all`)
+	if strings.Contains(out, "bucket") || !strings.Contains(out, "fix the flaky test") {
+		t.Errorf("after README's %q the store lists:\n%s", line, out)
 	}
 }
