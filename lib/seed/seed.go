@@ -168,6 +168,7 @@ type Runner struct {
 	// Records beyond spillAt bytes go to the buckets' temp files.
 	collectors []*collector
 	held       int64 // bytes of records in memory
+	kept       int64 // capacity of the buffers kept for reuse since the last spill began
 	spills     int   // spills done (for tests)
 }
 
