@@ -144,3 +144,54 @@ func TestReadmeDeleteExample(t *testing.T) {
 		t.Errorf("after README's %q the store lists:\n%s", line, out)
 	}
 }
+
+// TestCIRunsReadmeCommands: .ci/run runs exactly the commands README's
+// "Tests" section gives, and README names every package .ci/run installs.
+func TestCIRunsReadmeCommands(t *testing.T) {
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := string(readme)
+	i := strings.Index(sec, "\n## Tests\n")
+	if i < 0 {
+		t.Fatal(`README has no "## Tests" section`)
+	}
+	sec = sec[i+1:]
+	if j := strings.Index(sec[1:], "\n## "); j >= 0 {
+		sec = sec[:j+1]
+	}
+	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(sec)
+	if block == nil {
+		t.Fatal("README's Tests section has no sh block of commands")
+	}
+	var want []string
+	for _, l := range strings.Split(block[1], "\n") {
+		if l, _, _ = strings.Cut(l, "#"); strings.TrimSpace(l) != "" {
+			want = append(want, strings.TrimSpace(l))
+		}
+	}
+	_, cmds, ok := strings.Cut(string(ci), "# README's test commands:\n")
+	if !ok {
+		t.Fatal(`.ci/run has no "# README's test commands:" line`)
+	}
+	var got []string
+	for _, l := range strings.Split(cmds, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			got = append(got, l)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf(".ci/run runs:\n%s\nREADME's Tests section gives:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, m := range regexp.MustCompile(`need\+=\(([a-z0-9-]+)\)`).FindAllStringSubmatch(string(ci), -1) {
+		if !strings.Contains(sec, m[1]) {
+			t.Errorf(".ci/run installs %s, which README's Tests section does not name", m[1])
+		}
+	}
+}
