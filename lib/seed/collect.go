@@ -454,6 +454,15 @@ func (r *Runner) spill() error {
 			if err := r.appendTemp(b, open < maxOpen); err != nil {
 				return err
 			}
+			// The buffer is kept for the bucket's next records while the
+			// kept buffers stay within the budget: growing a fresh one
+			// from nothing after every spill cost pi's import about a
+			// third of its time (bench/seed.md).
+			if c := int64(cap(b.data)); r.kept+c <= spillAt {
+				r.kept += c
+			} else {
+				b.data = nil
+			}
 			if b.f != nil {
 				open++
 			}
@@ -495,16 +504,7 @@ func (r *Runner) appendTemp(b *bucket, keepOpen bool) error {
 		b.f = f
 	}
 	_, err := b.f.Write(b.data)
-	// The buffer is kept for the bucket's next records while the kept
-	// buffers stay within the budget: growing a fresh one from nothing
-	// after every spill costs pi's import about a third of its time
-	// (bench/seed.md).
-	if c := int64(cap(b.data)); r.kept+c <= spillAt {
-		r.kept += c
-		b.data = b.data[:0]
-	} else {
-		b.data = nil
-	}
+	b.data = b.data[:0] // spill decides whether the buffer is kept
 	if err != nil {
 		return writeError(b.tmp, err)
 	}

@@ -48,8 +48,10 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 		// Its records were not kept: writing now would lose them.
 		return fail(errors.New("the seed file was removed while hist-seed ran: run it again"))
 	}
-	if err := r.appendTemp(b, true); err != nil {
-		return fail(err)
+	werr := r.appendTemp(b, true)
+	b.data = nil
+	if werr != nil {
+		return fail(werr)
 	}
 	if refilter && !hidden.Empty() {
 		if err := r.refilter(b, hidden, &fr); err != nil {
