@@ -149,3 +149,7 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+// TestSourcesTracked makes go test's cached result of this package depend
+// on the sources of the binaries it runs (testbin.Track).
+func TestSourcesTracked(t *testing.T) { testbin.Track(t) }

@@ -913,3 +913,7 @@ func TestEmptyStore(t *testing.T) {
 		t.Error("the selector created the store")
 	}
 }
+
+// TestSourcesTracked makes go test's cached result of this package depend
+// on the sources of the binaries it runs (testbin.Track).
+func TestSourcesTracked(t *testing.T) { testbin.Track(t) }

@@ -69,3 +69,40 @@ func Scale(short, long int) int {
 	}
 	return short
 }
+
+// Track reads every source file the binaries are built from (and the
+// scripts the tests install), from inside a test: go test's result cache
+// then depends on them, so a change to a command never leaves the cached
+// result of a test that runs the command's binary. Call it from one test
+// of each package that runs the binaries.
+func Track(t *testing.T) {
+	t.Helper()
+	root := Root()
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "testdata", "node_modules", "bench":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".go", ".mod", ".sum", ".ts", ".js", ".json", ".bash", ".zsh", ".fish", ".sh":
+			if _, err := os.ReadFile(p); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no source files found under " + root)
+	}
+}

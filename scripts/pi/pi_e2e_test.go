@@ -669,3 +669,7 @@ func TestPiExtensionPickKey(t *testing.T) {
 		t.Errorf("hist-pick exit codes in the extension's log: %v, want [0 130]", codes)
 	}
 }
+
+// TestSourcesTracked makes go test's cached result of this package depend
+// on the sources of the binaries it runs (testbin.Track).
+func TestSourcesTracked(t *testing.T) { testbin.Track(t) }

@@ -13,3 +13,7 @@ import (
 var BinDir string
 
 func TestMain(m *testing.M) { testbin.Main(m, &BinDir) }
+
+// TestSourcesTracked makes go test's cached result of this package depend
+// on the sources of the binaries it runs (testbin.Track).
+func TestSourcesTracked(t *testing.T) { testbin.Track(t) }
