@@ -46,7 +46,8 @@ Formats:
                      default format, where a NUL is written "\0".
     --json           One JSON object a line: text, ts, cwd (the project folder,
                      from registry.json; "" when unknown), file, and src and
-                     session for imported prompts.
+                     session where the prompt has them (imports, hook
+                     captures).
     --limit N        Print at most N prompts (the newest N).
 
 hist-delete --stdin reads each of these formats back, so a filtered listing

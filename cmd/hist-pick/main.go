@@ -39,8 +39,8 @@ Output:
     (default)        The prompt as it was typed, then a newline.
     -0               The prompt, ended by a NUL byte.
     --json           One JSON object: text, ts, cwd, file, and src and session
-                     for imported prompts (as hist-list --json), plus resume
-                     when the resume key chose.
+                     where the prompt has them (as hist-list --json), plus
+                     resume when the resume key chose.
     --word           The prompt as one shell word, single-quoted for --shell
                      (what the key bindings insert).
     --resume         Only a resume command: enter prints the chosen prompt's
@@ -55,9 +55,10 @@ Output:
 Keys:
     enter            Print the prompt (with --resume: its resume command).
     ctrl-o           Print the command that resumes the prompt's agent session
-                     instead (imported prompts only; a session id that is not
-                     a plain id, letters, digits and . _ : - not starting
-                     with -, is refused). --resume-key KEY (or
+                     instead (prompts that carry a session: imported ones
+                     and hook captures; a session id that is not a plain id,
+                     letters, digits and . _ : - not starting with -, is
+                     refused). --resume-key KEY (or
                      $HIST_PICK_RESUME_KEY) binds another key.
     tab, ctrl-s      Switch the scope: Current project | All projects.
     ctrl-delete, alt-d
