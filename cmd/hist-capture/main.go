@@ -17,6 +17,7 @@ import (
 	"hist/lib/agent"
 	"hist/lib/cli"
 	"hist/lib/identity"
+	"hist/lib/install"
 	"hist/lib/instance"
 	"hist/lib/policy"
 	"hist/lib/record"
@@ -29,6 +30,7 @@ const usage = `Usage:
     hist-capture [--cwd DIR] [--instance ID] [--ts MS] [--store DIR] [--] [TEXT]
     hist-capture --hook < PAYLOAD.json
     hist-capture --enable | --disable | --status
+    hist-capture --install | --uninstall [LIST] [--dry-run]
 
 Appends one prompt to the prompt history, if capture is on. The prompt is
 TEXT, or all of standard input when TEXT is absent (multi-line kept, one
@@ -67,19 +69,46 @@ Options:
     --disable        Save the preference "off".
     --status         Print whether capture is on, what decided it, the store,
                      and whether redaction is on.
+    --install [LIST] Wire hist into each agent of LIST whose folder exists:
+                     "all" (the default) or names joined by commas: pi,
+                     claude, codex, cursor, opencode. It copies pi's
+                     extension, opencode's plugin and Cursor's hook script,
+                     and adds the hook "hist-capture --hook" (the binary's
+                     full path when hist-capture is not on PATH) to Claude
+                     Code's settings.json, Codex's hooks.json and Cursor's
+                     hooks.json, keeping their other keys and hooks in order.
+                     What it does is docs/integrations.md's manual steps.
+                     One line per file written; an agent not found, or
+                     already installed, is said and skipped. Every file is
+                     replaced atomically, the previous one kept as NAME.bak.
+    --uninstall [LIST]
+                     Remove what --install adds: hist's hook entries, and
+                     the copied files when their content is hist's own.
+    --dry-run        With --install or --uninstall: print the changes,
+                     write nothing.
 
 Exit status:
-    0  captured, or nothing to do (capture off, empty or command-like prompt)
-    1  the store could not be written (the message says which file)
+    0  captured, or nothing to do (capture off, empty or command-like prompt);
+       --install/--uninstall: done, agents not found included
+    1  the store could not be written, or --install/--uninstall could not
+       write an agent's file (the message says which file)
     2  usage error, or HOME unset or not absolute while the store or the
        preference needs it (nothing is written)
     3  --enable/--disable refused: the preference file is invalid or unreadable
+    4  --install/--uninstall refused a settings file that is not valid JSON
+       (or not laid out as the agent reads it): nothing was written for that
+       agent; the other agents were done
 
 Examples:
     $ hist-capture --enable
     $ hist-capture "fix the flaky test in store_test.go"
     $ git diff | hist-capture --cwd ~/src/app
     $ GENTLE_PI_HISTORY_CAPTURE=1 hist-capture --instance "$PI_SESSION" -- "$PROMPT"
+    $ hist-capture --install
+    claude: added the UserPromptSubmit hook to /home/me/.claude/settings.json (previous kept as settings.json.bak)
+    codex: not found (no /home/me/.codex): skipped
+    $ hist-capture --install claude,codex --dry-run
+    $ hist-capture --uninstall pi
 `
 
 const exitPreference = 3
@@ -96,18 +125,23 @@ func run(e *cli.Env) int {
 	enable := fs.Bool("enable", false, "")
 	disable := fs.Bool("disable", false, "")
 	status := fs.Bool("status", false, "")
+	installF, uninst, dry := fs.Bool("install", false, ""), fs.Bool("uninstall", false, ""), fs.Bool("dry-run", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, e.Args)
 	if stop {
 		return code
 	}
 	modes := 0
-	for _, b := range []bool{*hook, *enable, *disable, *status} {
+	for _, b := range []bool{*hook, *enable, *disable, *status, *installF, *uninst} {
 		if b {
 			modes++
 		}
 	}
 	if modes > 1 {
-		e.Errorf("--hook, --enable, --disable and --status are separate modes: use one at a time")
+		e.Errorf("--hook, --enable, --disable, --status, --install and --uninstall are separate modes: use one at a time")
+		return cli.ExitUsage
+	}
+	if *dry && !*installF && !*uninst {
+		e.Errorf("--dry-run goes with --install or --uninstall: add one of them")
 		return cli.ExitUsage
 	}
 	st := e.Store(*storeDir)
@@ -124,6 +158,8 @@ func run(e *cli.Env) int {
 			return cli.ExitUsage
 		}
 		return printStatus(e, st)
+	case *installF || *uninst:
+		return install.Main(e, args, *uninst, *dry)
 	case *hook:
 		runHook(e, st, e.HomeProblem(fs) == "")
 		return cli.ExitOK
