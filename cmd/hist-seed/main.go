@@ -233,7 +233,7 @@ func run(e *cli.Env) int {
 		stopProgress()
 	}
 
-	rp := &reporter{e: e, quiet: o.quiet, explicit: explicit,
+	rp := &reporter{e: e, quiet: o.quiet, explicit: explicit, oneProject: canon != "",
 		out: &report{DryRun: o.dryRun, Store: st.Root, Sources: []sourceReport{}, Seeds: []seedReport{}}}
 	rp.migration(mig, merr)
 	if brep != nil {

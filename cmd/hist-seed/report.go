@@ -18,11 +18,12 @@ import (
 // summary line per source and per seed file on stderr; the report --json
 // prints; and the exit code.
 type reporter struct {
-	e        *cli.Env
-	quiet    bool
-	explicit bool // --from named the sources: a missing one is said on its own line
-	out      *report
-	code     int
+	e          *cli.Env
+	quiet      bool
+	oneProject bool // one project asked for: a source with nothing new for it says so
+	explicit   bool // --from named the sources: a missing one is said on its own line
+	out        *report
+	code       int
 }
 
 // worse makes c the exit code when it matters more than the one so far.
@@ -112,10 +113,6 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		case seed.SourceLayout:
 			r.e.Errorf("%s: layout not recognised (%s): skipped", s.Name, s.Err)
 			r.worse(exitLayout)
-		case seed.SourceSeeded:
-			if !r.quiet {
-				r.e.Say("%s: this project's %s exists: its transcripts were not read again", s.Name, seed.FileName(s.Name))
-			}
 		case seed.SourceRead:
 			if !r.quiet {
 				r.e.Say("%s: read %s (%s) in %s: %s%s", s.Name, cli.Plural(s.Stats.Files, "file", "files"),
@@ -130,6 +127,11 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		r.e.Warnf("updating %s: %s (the seeds are written; labels may show the project hash)", st.Registry(), brep.RegistryErr)
 	}
 	for _, f := range brep.Files {
+		// With every project asked for, the ones with nothing new go
+		// unsaid.
+		if f.Status == seed.FileNone && !r.oneProject && f.Live+f.Hidden == 0 {
+			continue
+		}
 		if f.Status == seed.FileFailed {
 			r.e.Errorf("%s: %s: writing %s: %s: nothing was written for it; fix it and run hist-seed again", f.Source, f.Cwd, f.Path, f.Err)
 			continue
@@ -144,12 +146,10 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 			what = fmt.Sprintf("%s written to %s", prompts(f.Prompts), name)
 		case seed.FileWould:
 			what = fmt.Sprintf("%s would be written to %s (dry run)", prompts(f.Prompts), name)
-		case seed.FileExists:
-			what = fmt.Sprintf("%s exists: left as it is (a seed is never regenerated)", name)
 		case seed.FileNone:
-			what = "no prompts for this project"
+			what = "nothing new"
 		}
-		r.e.Say("%s: %s: %s%s", f.Source, f.Cwd, what, extras(f.Hidden, f.Dupes, 0, "repeated"))
+		r.e.Say("%s: %s: %s%s", f.Source, f.Cwd, what, fileExtras(f))
 	}
 }
 
@@ -201,6 +201,33 @@ func extras(hidden, dupes, malformed int, dupWord string) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, ", ") + " left out)"
+}
+
+// fileExtras says what a project's import left out, and why.
+func fileExtras(f seed.FileResult) string {
+	var before string
+	if f.Known > 0 {
+		before = fmt.Sprintf("%d imported before", f.Known)
+	}
+	var parts []string
+	if f.Live > 0 {
+		parts = append(parts, fmt.Sprintf("%d captured live", f.Live))
+	}
+	if f.Hidden > 0 {
+		parts = append(parts, fmt.Sprintf("%d hidden by hidden.json", f.Hidden))
+	}
+	if f.Dupes > 0 {
+		parts = append(parts, fmt.Sprintf("%d repeated", f.Dupes))
+	}
+	switch {
+	case len(parts) > 0 && before != "":
+		return " (" + before + "; " + strings.Join(parts, ", ") + " left out)"
+	case len(parts) > 0:
+		return " (" + strings.Join(parts, ", ") + " left out)"
+	case before != "":
+		return " (" + before + ")"
+	}
+	return ""
 }
 
 func sourceExtras(s seed.SourceResult) string {
@@ -272,9 +299,11 @@ type seedReport struct {
 	Project  string `json:"project"`
 	Cwd      string `json:"cwd"`
 	Source   string `json:"source"`
-	File     string `json:"file"`
+	File     string `json:"file,omitempty"`
 	Status   string `json:"status"`
 	Prompts  int    `json:"prompts"`
+	Known    int    `json:"imported_before"`
+	Live     int    `json:"captured_live"`
 	Hidden   int    `json:"hidden"`
 	Repeated int    `json:"repeated"`
 	Error    string `json:"error,omitempty"`
@@ -311,7 +340,7 @@ func bootstrapJSON(b *seed.Report) ([]sourceReport, []seedReport) {
 	for _, f := range b.Files {
 		seeds = append(seeds, seedReport{
 			Project: f.Project, Cwd: f.Cwd, Source: f.Source, File: f.Path, Status: f.Status,
-			Prompts: f.Prompts, Hidden: f.Hidden, Repeated: f.Dupes, Error: f.Err,
+			Prompts: f.Prompts, Known: f.Known, Live: f.Live, Hidden: f.Hidden, Repeated: f.Dupes, Error: f.Err,
 		})
 	}
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].Cwd < seeds[j].Cwd })

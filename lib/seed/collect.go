@@ -19,6 +19,7 @@ import (
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
+	"hist/lib/ledger"
 	"hist/lib/record"
 	"hist/lib/redact"
 	"hist/lib/store"
@@ -66,14 +67,25 @@ var maxOpen = func() int {
 // bucket holds one project's records for one source: the ones spilled to
 // its temp file, then data.
 type bucket struct {
-	hash   string
-	cwd    string
-	path   string // the seed file
-	exists bool   // the seed file was there when the bucket was made
+	hash string
+	cwd  string
+	// path is the file the records go to: the source's seed file, or,
+	// when the project has one already, a new import file.
+	path   string
 	data   []byte // the records not written to the temp file yet
 	n      int
 	hidden int
 	dupes  int
+	known  int // prompts an earlier run imported (the ledger, or a seed's cutoff)
+	// The ledger keys: of the records, in their order (wkeys), and of the
+	// other prompts that count as imported once this run is (okeys: the
+	// hidden ones, repeats, and the ones a seed file's cutoff covers).
+	wkeys, okeys []ledger.Key
+	// The records' times span [minTS, maxTS].
+	minTS, maxTS int64
+	// cutoff: the prompts up to this time are the ones the project's seed
+	// file of the source stands for (noCutoff: none).
+	cutoff int64
 	// The prompts kept so far, for the dedup (see seen): by time, the
 	// offset of the record of the one prompt kept at that time, or -1
 	// once two or more were, whose keys are then in keys.
@@ -81,8 +93,7 @@ type bucket struct {
 	keys map[eventKey]struct{}
 	pos  int64 // bytes of records appended so far (temp file and data)
 	// eager: every prompt's key is in keys (no records to read back:
-	// a dry run, a seed that exists; or the keys come free with the
-	// tombstone check).
+	// a dry run; or the keys come free with the tombstone check).
 	eager bool
 
 	tmp     string   // temp file in the project folder ("" until the first write)
@@ -240,6 +251,7 @@ type batch struct {
 type prepared struct {
 	skip   bool // not capturable once redacted
 	hidden bool
+	lkey   ledger.Key
 	hasKey bool // key is set (the tombstone check normalized the text)
 	key    eventKey
 	end    int // the record's end in recs (its start is the previous one's end)
@@ -270,6 +282,7 @@ func (c *collector) prepare(b *batch) {
 	for i := range b.in {
 		p := &b.in[i]
 		raw := p.Text
+		b.out[i].lkey = ledger.KeyOf(c.src, p.Key, p.Session, p.TS, raw)
 		if !c.r.Opts.NoRedact {
 			p.Text = redact.Text(p.Text)
 		}
@@ -320,18 +333,28 @@ func (c *collector) apply(b *batch) error {
 		}
 		bk := c.buckets[pr.hash]
 		if bk == nil {
-			bk = &bucket{hash: pr.hash, cwd: pr.cwd, byTS: map[int64]int64{}, keys: map[eventKey]struct{}{},
-				path: filepath.Join(o.Store.ProjectDir(pr.hash), FileName(c.src))}
-			// A seed that exists is never rewritten: its prompts are only
-			// counted (the check under the lock has the last word).
-			if _, err := os.Lstat(bk.path); err == nil {
-				bk.exists = true
+			var err error
+			if bk, err = c.newBucket(pr); err != nil {
+				return err
 			}
-			bk.eager = o.DryRun || bk.exists || !c.hidden.Empty()
 			c.buckets[pr.hash] = bk
+		}
+		known, err := c.r.imported(pp.lkey)
+		if err != nil {
+			return err
+		}
+		if known {
+			bk.known++
+			continue
+		}
+		if bk.cutoff != noCutoff && p.TS <= bk.cutoff {
+			bk.known++
+			bk.okeys = append(bk.okeys, pp.lkey)
+			continue
 		}
 		if pp.hidden {
 			bk.hidden++
+			bk.okeys = append(bk.okeys, pp.lkey)
 			continue
 		}
 		c.applied++
@@ -341,15 +364,23 @@ func (c *collector) apply(b *batch) error {
 		}
 		if dup {
 			bk.dupes++
+			bk.okeys = append(bk.okeys, pp.lkey)
 			continue
 		}
 		bk.n++
 		if p.Approx {
 			c.approx++
 		}
-		if o.DryRun || bk.exists {
+		if o.DryRun {
 			continue // counted, never written
 		}
+		if bk.n == 1 || p.TS < bk.minTS {
+			bk.minTS = p.TS
+		}
+		if bk.n == 1 || p.TS > bk.maxTS {
+			bk.maxTS = p.TS
+		}
+		bk.wkeys = append(bk.wkeys, pp.lkey)
 		c.r.hold(bk, rec)
 		if c.r.held > spillAt {
 			if err := c.r.spill(); err != nil {

@@ -1,14 +1,17 @@
-// Package seed imports past prompts into the store, once: the per-project
-// bootstrap from the agents' session transcripts (seed.jsonl for pi,
-// seed-<agent>.jsonl for the others) and the legacy migration of the
-// agents' prompt-recall files into history-global.jsonl.
+// Package seed imports the prompts of the agents' transcripts into the
+// store, each once: the per-project import from the agents' session
+// transcripts (a project's first import writes its seed file, seed.jsonl
+// for pi, seed-<agent>.jsonl for the others; later ones write import
+// files) and the legacy migration of the agents' prompt-recall files into
+// history-global.jsonl.
 //
-// A seed file is written only when it does not exist, and never again: an
-// existing seed is never regenerated, since that would bring back prompts
-// deleted since. Each source is read whole before anything is written for
-// it; a source that cannot be read whole (an I/O error in any of its files)
-// writes nothing, so that a later run retries. Tombstoned prompts are never
-// written, and while hidden.json cannot be trusted nothing is.
+// The import ledger (lib/ledger) remembers every prompt event imported, so
+// that a run imports only what no earlier run did, and a prompt deleted
+// since never comes back (see docs/hist-seed.md). A seed file is never
+// regenerated. Each source is read whole before anything is written for
+// it; a source that cannot be read whole (an I/O error in any of its
+// files) writes nothing, so that a later run retries. Tombstoned prompts
+// are never written, and while hidden.json cannot be trusted nothing is.
 //
 // Writes happen under the rewriters' lock (store.Lock), so a seed never
 // races a delete or a compaction. The transcripts themselves are read
@@ -27,6 +30,7 @@ import (
 	"time"
 
 	"hist/lib/atomicfile"
+	"hist/lib/ledger"
 	"hist/lib/lock"
 	"hist/lib/store"
 	"hist/lib/tombstone"
@@ -57,15 +61,13 @@ const (
 	SourceMissing = "missing" // its root does not exist
 	SourceRetry   = "retry"   // a transcript could not be read: nothing written, run again later
 	SourceLayout  = "layout"  // its layout was not recognised: skipped
-	SourceSeeded  = "seeded"  // one project asked for, and its seed file for the source exists: not read again
 )
 
 // Seed file statuses.
 const (
-	FileWritten = "written" // the seed file was created
+	FileWritten = "written" // the seed or import file was created
 	FileWould   = "would"   // --dry-run: it would be created
-	FileExists  = "exists"  // it was there already: left as it is
-	FileNone    = "none"    // the source has no prompt for the project
+	FileNone    = "none"    // the source has no new prompt for the project
 	FileFailed  = "failed"  // it could not be written (Err says why)
 )
 
@@ -81,7 +83,8 @@ type SourceResult struct {
 	Elapsed time.Duration
 }
 
-// FileResult is one seed file: one project and one source.
+// FileResult is what one project got from one source: its seed file (the
+// project's first import) or an import file.
 type FileResult struct {
 	Project string // hash
 	Cwd     string // canonical project folder
@@ -89,6 +92,8 @@ type FileResult struct {
 	Path    string
 	Status  string
 	Prompts int    // records written (or that would be)
+	Known   int    // prompts an earlier run imported, left out
+	Live    int    // prompts the project holds already (captured live), left out
 	Hidden  int    // prompts left out because hidden.json hides them
 	Dupes   int    // repeats of a prompt at the same time, left out
 	Err     string // for FileFailed
@@ -170,6 +175,9 @@ type Runner struct {
 	held       int64 // bytes of records in memory
 	kept       int64 // capacity of the buffers kept for reuse since the last spill began
 	spills     int   // spills done (for tests)
+
+	led *ledger.Ledger // read when the first prompt comes
+	st  *ledger.State  // read when first needed
 }
 
 // New returns a Runner for opts.
@@ -251,19 +259,6 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	var reads []read
 	for _, src := range sources {
 		res := SourceResult{Name: src.Name, Root: src.Root}
-		// With one project asked for (what the pi extension runs at every
-		// session start), a source whose seed file that project already
-		// has would only be read to find that nothing may be written.
-		if o.Project != "" {
-			hash := store.Hash(o.Project)
-			path := filepath.Join(o.Store.ProjectDir(hash), FileName(src.Name))
-			if _, err := os.Lstat(path); err == nil {
-				res.Status = SourceSeeded
-				rep.Sources = append(rep.Sources, res)
-				rep.Files = append(rep.Files, FileResult{Project: hash, Cwd: o.Project, Source: src.Name, Path: path, Status: FileExists})
-				continue
-			}
-		}
 		if _, err := os.Stat(src.Root); errors.Is(err, fs.ErrNotExist) {
 			res.Status = SourceMissing
 			rep.Sources = append(rep.Sources, res)
@@ -358,10 +353,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		hash := store.Hash(o.Project)
 		for _, rd := range reads {
 			if !have[rd.src.Name] {
-				rep.Files = append(rep.Files, FileResult{
-					Project: hash, Cwd: o.Project, Source: rd.src.Name,
-					Path: filepath.Join(o.Store.ProjectDir(hash), FileName(rd.src.Name)), Status: FileNone,
-				})
+				rep.Files = append(rep.Files, FileResult{Project: hash, Cwd: o.Project, Source: rd.src.Name, Status: FileNone})
 			}
 		}
 	}
@@ -379,7 +371,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	}
 
 	var lk *lock.Lock
-	refilter := false
+	refilter, ledgerGrew := false, false
 	if !o.DryRun {
 		lk, err = lock.Acquire(o.Store.Lock(), o.LockWait)
 		if errors.Is(err, lock.ErrTimeout) {
@@ -399,6 +391,12 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		}
 		refilter = !sameEntries(hidden, now)
 		hidden = now
+		// Another run may have imported meanwhile.
+		if r.led != nil {
+			if ledgerGrew, err = r.led.Refresh(); err != nil {
+				return rep, fmt.Errorf("reading %s: %w", r.led.Path, err)
+			}
+		}
 		swept := map[string]bool{o.Store.Root: true}
 		sweepTemps(o.Store.Root) // registry.json's, history-global.jsonl's
 		for _, j := range jobs {
@@ -413,9 +411,20 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	// commit costs a cache flush of the disk).
 	results := make([]FileResult, len(jobs))
 	eachParallel(len(jobs), writers, func(i int) {
-		results[i] = r.writeSeed(jobs[i].src, jobs[i].b, hidden, refilter)
+		results[i] = r.writeSeed(jobs[i].src, jobs[i].b, hidden, refilter, ledgerGrew)
 	})
 	syncFolders(results, writers)
+	if !o.DryRun {
+		buckets := make([]*bucket, len(jobs))
+		for i, j := range jobs {
+			buckets[i] = j.b
+		}
+		if err := r.commitKeys(buckets, results); err != nil {
+			// The files are in place: the next run finds their records
+			// in the store and does not import them again.
+			return rep, err
+		}
+	}
 	var firstErr error
 	reg := map[string]string{}
 	for _, fr := range results {

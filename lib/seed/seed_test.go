@@ -248,7 +248,7 @@ func TestSpill(t *testing.T) {
 		}
 		ents, _ := os.ReadDir(st.Root)
 		for _, e := range ents {
-			if e.Name() != "projects" && e.Name() != store.RegistryName && e.Name() != store.LockName {
+			if e.Name() != "projects" && e.Name() != store.RegistryName && e.Name() != store.LockName && e.Name() != store.LedgerName && e.Name() != store.StateName {
 				t.Errorf("left in the store: %s", e.Name())
 			}
 		}

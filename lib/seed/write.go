@@ -1,7 +1,6 @@
 package seed
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,14 +11,14 @@ import (
 	"sync/atomic"
 
 	"hist/lib/atomicfile"
-	"hist/lib/identity"
-	"hist/lib/record"
 	"hist/lib/tombstone"
 )
 
-// writeSeed makes a bucket's temp file its seed file, unless the seed
-// file exists. When refilter is set, hidden.json has changed since the
-// sources were read: the records it now hides are left out.
+// writeSeed makes a bucket's temp file its seed or import file. When
+// refilter is set, hidden.json has changed since the sources were read:
+// the records it now hides are left out; so are the ones the ledger holds
+// now when it grew (ledgerGrew: another run imported meanwhile), and the
+// ones the project holds already (captured live).
 //
 // The temp file (0600, in the project folder) is fsynced and hard-linked
 // to the seed's name, which fails rather than replace a file that appeared
@@ -27,35 +26,45 @@ import (
 // file system without hard links it is renamed instead, after checking
 // that the name is still free (the caller holds the rewriters' lock). On
 // any failure the temp file is left for discard to remove.
-func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilter bool) FileResult {
+func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilter, ledgerGrew bool) FileResult {
 	fr := FileResult{Project: b.hash, Cwd: b.cwd, Source: src, Path: b.path,
-		Prompts: b.n, Hidden: b.hidden, Dupes: b.dupes}
+		Prompts: b.n, Known: b.known, Hidden: b.hidden, Dupes: b.dupes}
 	fail := func(err error) FileResult {
 		fr.Status, fr.Err = FileFailed, err.Error()
 		return fr
 	}
-	if _, err := os.Lstat(b.path); err == nil {
-		fr.Status = FileExists
-		return fr
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fail(err)
-	}
 	switch {
+	case b.n == 0:
+		fr.Status, fr.Path = FileNone, ""
+		return fr
 	case r.Opts.DryRun:
 		fr.Status = FileWould
 		return fr
-	case b.exists:
-		// Its records were not kept: writing now would lose them.
-		return fail(errors.New("the seed file was removed while hist-seed ran: run it again"))
+	}
+	if isSeedPath(b.path, src) {
+		// Another run may have written the seed file meanwhile: then
+		// this run's records go to an import file.
+		if _, err := os.Lstat(b.path); err == nil {
+			b.path = importName(filepath.Dir(b.path), src, r.Opts.Now().UnixMilli())
+			fr.Path = b.path
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fail(err)
+		}
 	}
 	werr := r.appendTemp(b, true)
 	b.data = nil
 	if werr != nil {
 		return fail(werr)
 	}
-	if refilter && !hidden.Empty() {
-		if err := r.refilter(b, hidden, &fr); err != nil {
+	hideCheck := refilter && !hidden.Empty()
+	if live := r.liveCopies(b); hideCheck || ledgerGrew || live != nil {
+		if err := r.filter(b, hidden, hideCheck, live, &fr); err != nil {
 			return fail(err)
+		}
+		if fr.Prompts == 0 {
+			r.removeTemp(b)
+			fr.Status, fr.Path = FileNone, ""
+			return fr
 		}
 	}
 	if err := b.f.Sync(); err != nil {
@@ -71,12 +80,10 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 	case lerr == nil:
 		os.Remove(b.tmp)
 	case errors.Is(lerr, fs.ErrExist):
-		fr.Status = FileExists
-		return fr
+		return fail(errors.New("the file appeared while hist-seed wrote it: run hist-seed again"))
 	default:
 		if _, err := os.Lstat(b.path); err == nil {
-			fr.Status = FileExists
-			return fr
+			return fail(errors.New("the file appeared while hist-seed wrote it: run hist-seed again"))
 		}
 		if err := os.Rename(b.tmp, b.path); err != nil {
 			return fail(err)
@@ -141,49 +148,6 @@ func eachParallel(n, workers int, fn func(int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-// refilter copies b's temp file to a new one without the records hidden
-// now hides, and makes the copy b's temp file.
-func (r *Runner) refilter(b *bucket, hidden *tombstone.Set, fr *FileResult) error {
-	old, err := os.Open(b.tmp)
-	if err != nil {
-		return err
-	}
-	defer old.Close()
-	p, err := atomicfile.Create(b.path)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", b.path, err)
-	}
-	if err := r.track(p.File.Name()); err != nil {
-		p.Cleanup()
-		return err
-	}
-	w := bufio.NewWriterSize(p.File, 64<<10)
-	var norm []byte
-	_, err = record.Scan(old, func(l *record.Line) error {
-		norm = identity.AppendNormalized(norm[:0], string(l.Text))
-		if hidden.HiddenNormalized(norm) {
-			fr.Prompts--
-			fr.Hidden++
-			return nil
-		}
-		w.Write(l.Raw)
-		return w.WriteByte('\n')
-	})
-	if err == nil {
-		err = w.Flush()
-	}
-	if err != nil {
-		r.untrack(p.File.Name())
-		p.Cleanup()
-		return fmt.Errorf("writing %s: %w", b.path, err)
-	}
-	b.f.Close()
-	os.Remove(b.tmp)
-	r.untrack(b.tmp)
-	b.tmp, b.f = p.File.Name(), p.File
-	return nil
 }
 
 // sameEntries reports whether two loads of hidden.json hold the same

@@ -3,10 +3,12 @@
 //
 //	<root>/registry.json                 advisory map of project hash -> cwd
 //	<root>/projects/<hash>/<id>.jsonl    one append-only capture file per agent process
-//	<root>/projects/<hash>/seed.jsonl    one-time transcript import (pi); seed-<agent>.jsonl for the others
+//	<root>/projects/<hash>/seed.jsonl    first transcript import (pi); seed-<agent>.jsonl for the others
+//	<root>/projects/<hash>/import-<agent>-<ms>-<rand>.jsonl   later transcript imports
 //	<root>/projects/<hash>/compact-<ms>-<rand>.jsonl   files merged by compaction
 //	<root>/history-global.jsonl          imported legacy prompt-recall files
 //	<root>/hidden.json                   deletion records (tombstones)
+//	<root>/imports.ledger, imports.state what hist-seed imported, and where it read to
 //
 // Rewrites leave two more kinds of store files beside the one they came
 // from, which belong to that file's scope: carry files
@@ -36,6 +38,8 @@ const (
 	RegistryName = "registry.json"
 	LockName     = ".rewrite.lock"
 	SeedName     = "seed.jsonl"
+	LedgerName   = "imports.ledger"
+	StateName    = "imports.state"
 )
 
 // Store is a store folder.
@@ -80,6 +84,12 @@ func (s Store) Hidden() string { return s.path(HiddenName) }
 // Registry is registry.json.
 func (s Store) Registry() string { return s.path(RegistryName) }
 
+// Ledger is the import ledger (lib/ledger).
+func (s Store) Ledger() string { return s.path(LedgerName) }
+
+// State is the import state (lib/ledger).
+func (s Store) State() string { return s.path(StateName) }
+
 // Lock is the file rewriters lock.
 func (s Store) Lock() string { return s.path(LockName) }
 
@@ -111,6 +121,7 @@ const (
 	NotStore   Kind = iota // not a store file (temp files, other names)
 	Capture                // <id>.jsonl
 	Seed                   // seed.jsonl, seed-<agent>.jsonl
+	Import                 // import-<agent>-<ms>-<rand>.jsonl
 	Compact                // compact-<ms>-<rand>.jsonl
 	Carry                  // <name>.carry-<ms>-<rand>.jsonl
 	Claim                  // <name>.gc-<ms>-<rand>.jsonl
@@ -118,7 +129,7 @@ const (
 )
 
 func (k Kind) String() string {
-	return [...]string{"other", "capture", "seed", "compact", "carry", "claim", "global"}[k]
+	return [...]string{"other", "capture", "seed", "import", "compact", "carry", "claim", "global"}[k]
 }
 
 // Classify says what kind of store file a base name is.
@@ -141,6 +152,8 @@ func Classify(name string) Kind {
 		return GlobalFile
 	case name == SeedName || strings.HasPrefix(name, "seed-"):
 		return Seed
+	case strings.HasPrefix(name, "import-"):
+		return Import
 	case strings.HasPrefix(name, "compact-"):
 		return Compact
 	}

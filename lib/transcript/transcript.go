@@ -29,7 +29,8 @@ type Prompt struct {
 	Src     string // one of the Src constants
 	// Key identifies one prompt event within its source, so that the copies a
 	// fork, clone or resume writes into another file count once (pi: entry id
-	// or timestamp+text, Claude: record uuid, ...). Empty when there is none.
+	// or timestamp+text, Claude: record uuid, ...). It is the same in every
+	// run (hist-seed's import ledger keeps it). Empty when there is none.
 	Key string
 	// Approx is true when TS is not the prompt's own time (a session's
 	// creation time, a file's mtime).

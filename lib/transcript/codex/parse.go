@@ -2,6 +2,7 @@ package codex
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -531,7 +532,10 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 	if id != "" {
 		key = p.session + "/" + id
 	} else {
-		key = p.session + "/" + rawTS + "/" + hex.EncodeToString(sum[:8])
+		// A hash that is the same in every run: the import ledger keeps
+		// the key.
+		stable := sha256.Sum256([]byte(text))
+		key = p.session + "/" + rawTS + "/" + hex.EncodeToString(stable[:8])
 	}
 	return cand{
 		p: transcript.Prompt{

@@ -35,9 +35,8 @@ package pi
 
 import (
 	"bytes"
-	"encoding/binary"
+	"crypto/sha256"
 	"encoding/hex"
-	"hash/maphash"
 	"io"
 	"math"
 	"path/filepath"
@@ -423,12 +422,12 @@ func parseTime(raw []byte) (ms int64, ok bool) {
 	return int64(f), true
 }
 
-// promptKey identifies a prompt event within one scan: its own timestamp
-// and the length and a hash of its text (what a fork copy shares with its
-// original; two different prompts would need the same millisecond, length
-// and 64-bit maphash, whose seed is random, to collide). Without a
-// timestamp of its own, the entry id stands in; with neither there is no
-// key.
+// promptKey identifies a prompt event, the same in every scan (the import
+// ledger keeps it): its own timestamp and the length and a hash of its
+// text (what a fork copy shares with its original; two different prompts
+// would need the same millisecond, length and 64-bit SHA-256 prefix to
+// collide). Without a timestamp of its own, the entry id stands in; with
+// neither there is no key.
 func promptKey(ts int64, approx bool, id, text string) string {
 	var b []byte
 	switch {
@@ -442,9 +441,6 @@ func promptKey(ts int64, approx bool, id, text string) string {
 	b = append(b, ':')
 	b = strconv.AppendInt(b, int64(len(text)), 10)
 	b = append(b, ':')
-	var sum [8]byte
-	binary.BigEndian.PutUint64(sum[:], maphash.String(keySeed, text))
-	return string(hex.AppendEncode(b, sum[:]))
+	sum := sha256.Sum256([]byte(text))
+	return string(hex.AppendEncode(b, sum[:8]))
 }
-
-var keySeed = maphash.MakeSeed()

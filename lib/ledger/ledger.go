@@ -1,0 +1,212 @@
+// Package ledger holds what hist-seed remembers between runs: the import
+// ledger (one 16-byte key per prompt event ever imported, so that none is
+// imported twice, whatever became of its record since) and the import
+// state (where each transcript file was read to, and the seed files'
+// cutoffs). See docs/hist-seed.md, "Incremental import".
+package ledger
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"hist/lib/atomicfile"
+)
+
+// Key identifies one prompt event of one source.
+type Key [16]byte
+
+// KeyOf is the key of a prompt event: its source and the id the reader
+// gives it (Claude's record uuid, pi's entry id, ...), or, when the reader
+// has none, its session, time and text.
+func KeyOf(src, id, session string, ts int64, text string) Key {
+	h := sha256.New()
+	var n [8]byte
+	put := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		io.WriteString(h, s)
+	}
+	put(src)
+	if id != "" {
+		h.Write([]byte{'i'})
+		put(id)
+	} else {
+		h.Write([]byte{'t'})
+		put(session)
+		binary.LittleEndian.PutUint64(n[:], uint64(ts))
+		h.Write(n[:])
+		put(text)
+	}
+	var k Key
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// header starts a ledger file; it is one key long, so that keys stay
+// aligned.
+var header = []byte("hist ledger v1\n\n")
+
+// Ledger is the set of keys imported so far. The file is a header, then
+// keys, appended by each run that imports (under the store's rewriters'
+// lock). A torn last key (a run killed during its append) is ignored and
+// cut off by the next append.
+type Ledger struct {
+	Path   string
+	sorted []Key            // the keys read from the file, sorted
+	added  map[Key]struct{} // keys read by Refresh since
+	size   int64            // bytes of the file read (aligned)
+}
+
+// Load reads the ledger at path; a missing file is an empty ledger.
+func Load(path string) (*Ledger, error) {
+	l := &Ledger{Path: path, added: map[Key]struct{}{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	keys, size, err := parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(keys, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	l.sorted, l.size = keys, size
+	return l, nil
+}
+
+// parse reads a ledger file's bytes: the keys, and the size they end at.
+func parse(path string, data []byte) ([]Key, int64, error) {
+	if len(data) == 0 {
+		return nil, 0, nil
+	}
+	if len(data) < len(header) || !bytes.Equal(data[:len(header)], header) {
+		return nil, 0, fmt.Errorf("%s is not an import ledger (it does not start with %q): move it away", path, header[:14])
+	}
+	n := (len(data) - len(header)) / len(Key{})
+	keys := make([]Key, n)
+	for i := range keys {
+		copy(keys[i][:], data[len(header)+i*len(Key{}):])
+	}
+	return keys, int64(len(header) + n*len(Key{})), nil
+}
+
+// Len is the number of keys known (some may be counted twice).
+func (l *Ledger) Len() int { return len(l.sorted) + len(l.added) }
+
+// Has reports whether k was imported.
+func (l *Ledger) Has(k Key) bool {
+	if _, ok := l.added[k]; ok {
+		return true
+	}
+	_, ok := slices.BinarySearchFunc(l.sorted, k, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	return ok
+}
+
+// Refresh reads the keys appended to the file since it was read, and
+// reports whether there were any (another run imported meanwhile).
+func (l *Ledger) Refresh() (bool, error) {
+	f, err := os.Open(l.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() <= l.size {
+		return false, nil
+	}
+	data := make([]byte, fi.Size()-l.size)
+	if _, err := f.ReadAt(data, l.size); err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	var keys []Key
+	if l.size == 0 {
+		keys, l.size, err = parse(l.Path, data)
+		if err != nil {
+			return false, err
+		}
+	} else {
+		n := len(data) / len(Key{})
+		keys = make([]Key, n)
+		for i := range keys {
+			copy(keys[i][:], data[i*len(Key{}):])
+		}
+		l.size += int64(n * len(Key{}))
+	}
+	for _, k := range keys {
+		l.added[k] = struct{}{}
+	}
+	return len(keys) > 0, nil
+}
+
+// Append adds keys to the file and fsyncs it (and, when it creates the
+// file, its folder). The caller holds the store's rewriters' lock. After
+// a failure the file may end with some of the keys: a later run then
+// skips those prompts' records, which are in the store already.
+func (l *Ledger) Append(keys []Key) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_CREATE, atomicfile.FilePerm)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	buf := make([]byte, 0, len(header)+len(keys)*len(Key{}))
+	created := size == 0
+	switch {
+	case created:
+		buf = append(buf, header...)
+	case size < int64(len(header)):
+		return fmt.Errorf("%s is not an import ledger (%d bytes): move it away", l.Path, size)
+	default:
+		// A torn last key (a killed append) is cut off.
+		if over := (size - int64(len(header))) % int64(len(Key{})); over != 0 {
+			size -= over
+			if err := f.Truncate(size); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range keys {
+		buf = append(buf, k[:]...)
+	}
+	if _, err := f.WriteAt(buf, size); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if created {
+		if err := atomicfile.SyncDir(filepath.Dir(l.Path)); err != nil {
+			return err
+		}
+	}
+	for _, k := range keys {
+		l.added[k] = struct{}{}
+	}
+	if l.size == size {
+		l.size = size + int64(len(buf))
+	}
+	return f.Close()
+}

@@ -1,0 +1,276 @@
+package seed
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"hist/lib/atomicfile"
+	"hist/lib/history"
+	"hist/lib/identity"
+	"hist/lib/ledger"
+	"hist/lib/record"
+	"hist/lib/tombstone"
+)
+
+// What makes the import incremental (docs/hist-seed.md, "Incremental
+// import"): each prompt event has a ledger key, and a run imports only
+// the prompts whose key the ledger does not hold, that a seed file
+// written before the ledger existed does not stand for (its cutoff), and
+// that the project does not hold already as a live capture.
+
+// noCutoff: the project has no seed file of the source that the ledger
+// does not cover.
+const noCutoff = math.MinInt64
+
+// liveWindow is how far apart (ms) a live capture and the transcript's
+// copy of the same prompt may be: the hook or extension stamps the prompt
+// as it is sent, the agent as it writes its transcript.
+const liveWindow = 5000
+
+// newBucket makes the bucket of pr's prompts. When the project has the
+// source's seed file, the records go to a new import file, and the seed's
+// cutoff applies.
+func (c *collector) newBucket(pr canonical) (*bucket, error) {
+	o := &c.r.Opts
+	dir := o.Store.ProjectDir(pr.hash)
+	b := &bucket{hash: pr.hash, cwd: pr.cwd, byTS: map[int64]int64{}, keys: map[eventKey]struct{}{},
+		cutoff: noCutoff, path: filepath.Join(dir, FileName(c.src))}
+	b.eager = o.DryRun || !c.hidden.Empty()
+	if _, err := os.Lstat(b.path); err == nil {
+		cut, err := c.r.cutoff(pr.hash, c.src, b.path)
+		if err != nil {
+			return nil, err
+		}
+		b.cutoff = cut
+		b.path = importName(dir, c.src, o.Now().UnixMilli())
+	}
+	return b, nil
+}
+
+// importName is a new import file's path.
+func importName(dir, src string, ms int64) string {
+	var r [4]byte
+	rand.Read(r[:])
+	return filepath.Join(dir, "import-"+src+"-"+strconv.FormatInt(ms, 10)+"-"+hex.EncodeToString(r[:])+".jsonl")
+}
+
+// isSeedPath reports whether path is src's seed file (not an import file).
+func isSeedPath(path, src string) bool { return filepath.Base(path) == FileName(src) }
+
+// imported reports whether the ledger holds k, reading the ledger the
+// first time.
+func (r *Runner) imported(k ledger.Key) (bool, error) {
+	if r.led == nil {
+		l, err := ledger.Load(r.Opts.Store.Ledger())
+		if err != nil {
+			return false, err
+		}
+		r.led = l
+	}
+	return r.led.Has(k), nil
+}
+
+// state returns the import state, reading it the first time.
+func (r *Runner) state() *ledger.State {
+	if r.st == nil {
+		r.st = ledger.LoadState(r.Opts.Store.State())
+	}
+	return r.st
+}
+
+// cutoff returns the cutoff of the seed file at path (src's, in project
+// hash): recorded in the state, or, for a seed file written before the
+// ledger existed, the time of its newest record, recorded then.
+func (r *Runner) cutoff(hash, src, path string) (int64, error) {
+	st := r.state()
+	if ms, ok := st.Cutoff(hash, src); ok {
+		if ms == 0 {
+			return noCutoff, nil
+		}
+		return ms, nil
+	}
+	f, err := history.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	newest := int64(math.MinInt64 + 1)
+	if _, err := record.Scan(bufio.NewReaderSize(f, 64<<10), func(l *record.Line) error {
+		newest = max(newest, l.TS)
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	st.SetCutoff(hash, src, newest)
+	return newest, nil
+}
+
+// liveSet holds the times of the prompts a project's store files hold,
+// by identity.
+type liveSet map[uint64][]int64
+
+func (s liveSet) has(norm []byte, ts int64) bool {
+	for _, t := range s[maphash.Bytes(keySeeds[0], norm)] {
+		if t >= ts-liveWindow && t <= ts+liveWindow {
+			return true
+		}
+	}
+	return false
+}
+
+// liveCopies reads the project's store files that may hold a copy of one
+// of b's records (a file last written before the oldest record's time,
+// less the window, holds none), or returns nil when there is none.
+// A file it cannot read is passed over: at worst a prompt is then
+// imported beside its live copy, which lists once.
+func (r *Runner) liveCopies(b *bucket) liveSet {
+	files, _ := r.Opts.Store.ProjectFiles(b.hash)
+	lo, hi := b.minTS-liveWindow, b.maxTS+liveWindow
+	var set liveSet
+	var norm []byte
+	for _, sf := range files {
+		fi, err := os.Stat(sf.Path)
+		if err != nil || fi.ModTime().UnixMilli() < lo {
+			continue
+		}
+		f, err := history.Open(sf.Path)
+		if err != nil {
+			continue
+		}
+		record.Scan(bufio.NewReaderSize(f, 64<<10), func(l *record.Line) error {
+			if l.TS < lo || l.TS > hi {
+				return nil
+			}
+			if set == nil {
+				set = liveSet{}
+			}
+			norm = identity.AppendNormalized(norm[:0], string(l.Text))
+			h := maphash.Bytes(keySeeds[0], norm)
+			set[h] = append(set[h], l.TS)
+			return nil
+		})
+		f.Close()
+	}
+	return set
+}
+
+// filter copies b's temp file to a new one without the records that must
+// not be written after all, and makes the copy b's temp file: the ones
+// another run imported since (the ledger), the ones hidden.json hides now
+// (when hideCheck), and the ones the project holds already (live).
+func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live liveSet, fr *FileResult) error {
+	old, err := os.Open(b.tmp)
+	if err != nil {
+		return err
+	}
+	defer old.Close()
+	p, err := atomicfile.Create(b.path)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", b.path, err)
+	}
+	if err := r.track(p.File.Name()); err != nil {
+		p.Cleanup()
+		return err
+	}
+	w := bufio.NewWriterSize(p.File, 64<<10)
+	var norm []byte
+	kept := b.wkeys[:0:0]
+	i := 0
+	_, err = record.Scan(old, func(l *record.Line) error {
+		if i >= len(b.wkeys) {
+			return errors.New("more records than keys")
+		}
+		k := b.wkeys[i]
+		i++
+		norm = identity.AppendNormalized(norm[:0], string(l.Text))
+		switch {
+		case r.led.Has(k):
+			fr.Prompts--
+			fr.Known++
+			return nil
+		case hideCheck && hidden.HiddenNormalized(norm):
+			fr.Prompts--
+			fr.Hidden++
+			b.okeys = append(b.okeys, k)
+			return nil
+		case live != nil && live.has(norm, l.TS):
+			fr.Prompts--
+			fr.Live++
+			b.okeys = append(b.okeys, k)
+			return nil
+		}
+		kept = append(kept, k)
+		w.Write(l.Raw)
+		return w.WriteByte('\n')
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		r.untrack(p.File.Name())
+		p.Cleanup()
+		return fmt.Errorf("writing %s: %w", b.path, err)
+	}
+	b.wkeys = kept
+	b.f.Close()
+	os.Remove(b.tmp)
+	r.untrack(b.tmp)
+	b.tmp, b.f = p.File.Name(), p.File
+	return nil
+}
+
+// removeTemp removes b's temp file (nothing of it is to be written).
+func (r *Runner) removeTemp(b *bucket) {
+	if b.f != nil {
+		b.f.Close()
+		b.f = nil
+	}
+	if b.tmp != "" {
+		os.Remove(b.tmp)
+		r.untrack(b.tmp)
+	}
+	b.done = true
+}
+
+// commitKeys appends to the ledger the keys of the buckets whose records
+// are in place (written, or nothing to write), and saves the state. The
+// caller holds the store's rewriters' lock.
+func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
+	var keys []ledger.Key
+	for i, b := range buckets {
+		switch fr := results[i]; fr.Status {
+		case FileWritten, FileNone:
+			keys = append(keys, b.wkeys...)
+			keys = append(keys, b.okeys...)
+			if fr.Status == FileWritten && isSeedPath(fr.Path, fr.Source) {
+				// The ledger covers the seed file this run wrote.
+				r.state().SetCutoff(fr.Project, fr.Source, 0)
+			}
+		}
+	}
+	if len(keys) > 0 {
+		if r.led == nil {
+			if _, err := r.imported(ledger.Key{}); err != nil {
+				return err
+			}
+		}
+		if err := r.led.Append(keys); err != nil {
+			return fmt.Errorf("writing %s: %w", r.led.Path, err)
+		}
+	}
+	if r.st != nil {
+		if err := r.st.Save(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("writing %s: %w", r.st.Path, err)
+		}
+	}
+	return nil
+}
