@@ -145,6 +145,7 @@ func TestCrashLoops(t *testing.T) {
 	t.Run("delete", func(t *testing.T) { crashDelete(t, kills) })
 	t.Run("compact", func(t *testing.T) { crashCompact(t, kills) })
 	t.Run("seed", func(t *testing.T) { crashSeed(t, kills) })
+	t.Run("import", func(t *testing.T) { crashImport(t, kills) })
 	t.Run("enable", func(t *testing.T) { crashEnable(t, kills) })
 }
 
@@ -417,6 +418,104 @@ func crashSeed(t *testing.T, kills int) {
 	}
 	t.Logf("hist-seed: %d runs: %d killed, %d ended before their kill; %d kills left the migration lock folder (reported by the next run, removed by hand, then migrated), %d more after the migration was recorded (nothing left to migrate: the next run exits 0; removed by hand); %d kills left the seed file written; %d left a stale temp file, swept by the clean run; %d prompts captured meanwhile; %d hist-list warnings; %v",
 		kills, c.Killed, c.Ended, locks, lateLocks, seedWritten, leftTemps, c.captured, c.warnings, time.Since(start).Round(time.Millisecond))
+}
+
+// crashImport: the project's pi sessions grow between runs (a session goes
+// on, a new one starts) and hist-seed imports them, killed at a random
+// moment; after the clean run that follows, every prompt of the
+// transcripts is in the project's store files exactly once (counted in
+// the files, not through hist-list, which would hide a second copy).
+func crashImport(t *testing.T, kills int) {
+	start := time.Now()
+	c := newCrashLoop(t)
+	c.fill("old", 200)
+	sessions := filepath.Join(c.Home, "sessions")
+	if err := os.MkdirAll(sessions, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	canon := mustCanon(c.Proj)
+	var typed []string
+	var sess *os.File
+	n := 0
+	grow := func(round int) {
+		if sess == nil || c.Rng.IntN(3) == 0 {
+			if sess != nil {
+				sess.Close()
+			}
+			var err error
+			sess, err = os.OpenFile(filepath.Join(sessions, fmt.Sprintf("s%03d.jsonl", round)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(sess, `{"type":"session","version":3,"id":"s%d","timestamp":"2026-01-01T00:00:00.000Z","cwd":%q}`+"\n", round, canon)
+		}
+		for range 1 + c.Rng.IntN(40) {
+			n++
+			text := fmt.Sprintf("imported prompt %05d %s", n, strings.Repeat("word ", c.Rng.IntN(30)))
+			typed = append(typed, text)
+			fmt.Fprintf(sess, `{"type":"message","id":"m%d","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":%q,"timestamp":%d}}`+"\n", n, text, 1767225601000+int64(n)*1000)
+		}
+	}
+	seedCmd := func() *exec.Cmd {
+		return c.Cmd("hist-seed", "--all-projects", "--from", "pi", "--sessions", sessions, "-q")
+	}
+	stop := c.capturers()
+	defer stop()
+	// exactlyOnce checks that each prompt typed so far has one record in
+	// the project's files, and that no other imported record is there.
+	exactlyOnce := func(when string) {
+		count := map[string]int{}
+		ents, _ := os.ReadDir(c.Dir)
+		for _, e := range ents {
+			if store.Classify(e.Name()) == store.NotStore {
+				continue
+			}
+			f, err := os.Open(filepath.Join(c.Dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			record.Scan(f, func(l *record.Line) error {
+				if text := string(l.Text); strings.HasPrefix(text, "imported prompt ") {
+					count[text]++
+				}
+				return nil
+			})
+			f.Close()
+		}
+		for _, text := range typed {
+			if count[text] != 1 {
+				t.Fatalf("%s: %q has %d records, want 1", when, text, count[text])
+			}
+		}
+		if len(count) != len(typed) {
+			t.Fatalf("%s: %d prompts imported, %d typed", when, len(count), len(typed))
+		}
+	}
+	var leftTemps int
+	for i := range kills {
+		grow(i)
+		delay, killed := c.killRun(seedCmd())
+		when := fmt.Sprintf("kill %d of hist-seed (at %v, killed %v)", i, delay, killed)
+		if crashtest.StaleTemps(c.Dir) > 0 {
+			leftTemps++
+		}
+		if code, out := c.clean(seedCmd()); code != 0 {
+			t.Fatalf("the clean run after %s: exit %d: %s", when, code, out)
+		}
+		exactlyOnce("after the clean run after " + when)
+		if n := crashtest.StaleTemps(c.Dir); n > 0 {
+			t.Errorf("after the clean run after %s: %d stale temp file(s) left", when, n)
+		}
+	}
+	sess.Close()
+	c.Mu.Lock()
+	for _, text := range typed {
+		c.want[text] = true
+	}
+	c.Mu.Unlock()
+	c.check("at the end")
+	t.Logf("hist-seed imports: %d runs: %d killed, %d ended before their kill; %d kills left a stale temp file, swept by the clean run; %d prompts typed, each imported once; %d prompts captured meanwhile; %v",
+		kills, c.Killed, c.Ended, leftTemps, len(typed), c.captured, time.Since(start).Round(time.Millisecond))
 }
 
 func mustCanon(dir string) string {
