@@ -233,7 +233,7 @@ fi
 if want opencode; then
 	PROJ="$WORK/projects/opencode proj ü"
 	mkdir -p "$PROJ"
-	PROJECT[opencode]=$PROJ SRC[opencode]=""
+	PROJECT[opencode]=$PROJ SRC[opencode]=opencode
 	jq -n --arg url "http://127.0.0.1:$PORT/v1" '{
 		"$schema": "https://opencode.ai/config.json",
 		provider: {mock: {npm: "@ai-sdk/openai-compatible", name: "mock",
@@ -285,6 +285,13 @@ for a in claude codex opencode; do
 		pass "$a: captured records carry src '${SRC[$a]}' ($(ls "$d" | grep -vc '^seed') capture file(s))"
 	else
 		fail "$a: captured records carry src '$srcs', want '${SRC[$a]}'"
+	fi
+	# Every captured record names the agent's session (what the selector resumes).
+	nosession=$(cat "$d"/[!s]*.jsonl 2>/dev/null | jq -r 'select((.session // "") == "") | .text' | wc -l)
+	if [ "$nosession" = 0 ]; then
+		pass "$a: captured records carry the agent's session id ($(cat "$d"/[!s]*.jsonl | jq -r .session | sort -u | tr '\n' ' '))"
+	else
+		fail "$a: $nosession captured record(s) carry no session id"
 	fi
 done
 

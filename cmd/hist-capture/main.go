@@ -27,7 +27,8 @@ import (
 )
 
 const usage = `Usage:
-    hist-capture [--cwd DIR] [--instance ID] [--ts MS] [--store DIR] [--] [TEXT]
+    hist-capture [--cwd DIR] [--instance ID] [--ts MS] [--src NAME --session ID]
+                 [--store DIR] [--] [TEXT]
     hist-capture --hook < PAYLOAD.json
     hist-capture --enable | --disable | --status
     hist-capture --install | --uninstall [LIST] [--dry-run]
@@ -55,6 +56,11 @@ Options:
                      one stable ID per calling process (the parent's pid and
                      start time), so one agent process writes one file.
     --ts MS          The prompt's time in Unix milliseconds. Default: now.
+    --src NAME       The agent that sent the prompt (pi, claude, codex, cursor,
+                     opencode), and --session ID its session: the record
+                     carries both, so the selector can resume that session.
+                     The id must be a plain id (letters, digits, . _ : -,
+                     not starting with -). Give both or neither.
     --store DIR      The store. Default: $PI_CODING_AGENT_DIR/history or
                      ~/.pi/agent/history.
     --hook           Read one agent hook payload (JSON) on stdin and capture
@@ -121,6 +127,8 @@ func run(e *cli.Env) int {
 	cwd := fs.String("cwd", "", "")
 	inst := fs.String("instance", "", "")
 	tsFlag := fs.String("ts", "", "")
+	src := fs.String("src", "", "")
+	session := fs.String("session", "", "")
 	hook := fs.Bool("hook", false, "")
 	enable := fs.Bool("enable", false, "")
 	disable := fs.Bool("disable", false, "")
@@ -182,6 +190,18 @@ func run(e *cli.Env) int {
 		e.Errorf("--instance %q cannot name a capture file: use letters, digits, '.', '_' and '-' (not seed, compact-, .gc- or .carry-)", *inst)
 		return cli.ExitUsage
 	}
+	if _, ok := agent.Lookup(*src); *src != "" && !ok {
+		e.Errorf("--src %q is not an agent hist knows: use one of %s", *src, strings.Join(agent.Names(), ", "))
+		return cli.ExitUsage
+	}
+	if *session != "" && !agent.PlainID(*session) {
+		e.Errorf("--session %q is not a plain id: use letters, digits and . _ : -, not starting with -", *session)
+		return cli.ExitUsage
+	}
+	if (*src == "") != (*session == "") {
+		e.Errorf("--src and --session go together: give both (the agent and its session id) or neither")
+		return cli.ExitUsage
+	}
 	var text string
 	if len(args) == 1 {
 		text = args[0]
@@ -210,7 +230,7 @@ func run(e *cli.Env) int {
 		}
 		return cli.ExitOK
 	}
-	return capture(e, st, text, *cwd, *inst, ts, "", "")
+	return capture(e, st, text, *cwd, *inst, ts, *src, *session)
 }
 
 // capture stores one prompt; policy already said yes. The prompt is

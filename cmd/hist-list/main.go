@@ -22,8 +22,10 @@ import (
 const usage = `Usage:
     hist-list [--project [DIR] | --all] [-0 | --json] [--limit N] [--store DIR]
 
-Prints the visible prompts of a scope, newest first, each prompt once (its
-newest copy). Prompts hidden by a deletion record in hidden.json are never
+Prints the visible prompts of a scope, newest first, each prompt once: its
+newest copy's text and time, with the cwd, file, src and session of its
+richest copy (a project and a session beat a project only, which beats
+neither). Prompts hidden by a deletion record in hidden.json are never
 printed.
 
 Scopes:

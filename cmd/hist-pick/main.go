@@ -18,8 +18,8 @@ import (
 
 const usage = `Usage:
     hist-pick [--project [DIR] | --all] [--query Q] [-0 | --json | --word | --resume]
-              [--shell bash|zsh|fish|sh] [--resume-key KEY] [--delete-key KEY]
-              [--store DIR]
+              [--shell bash|zsh|fish|sh] [--resume-key KEY | --no-resume-key]
+              [--delete-key KEY] [--store DIR]
     hist-pick --shell bash|zsh|fish
 
 Opens the prompt history selector on the terminal (/dev/tty, so it works
@@ -55,11 +55,14 @@ Output:
 Keys:
     enter            Print the prompt (with --resume: its resume command).
     ctrl-o           Print the command that resumes the prompt's agent session
-                     instead (prompts that carry a session: imported ones
-                     and hook captures; a session id that is not a plain id,
-                     letters, digits and . _ : - not starting with -, is
-                     refused). --resume-key KEY (or
-                     $HIST_PICK_RESUME_KEY) binds another key.
+                     instead (prompts that carry a session: imported ones,
+                     hook captures and captures given --session; a session
+                     id that is not a plain id, letters, digits and . _ : -
+                     not starting with -, is refused). --resume-key KEY (or
+                     $HIST_PICK_RESUME_KEY) binds another key;
+                     --no-resume-key binds none and leaves it out of the
+                     header (for a caller with no shell to run the command,
+                     such as the pi extension).
     tab, ctrl-s      Switch the scope: Current project | All projects.
     ctrl-delete, alt-d
                      Arm a delete of the selected prompt; then y deletes every
@@ -118,6 +121,7 @@ func run(e *cli.Env) int {
 	nul := fs.Bool("0", false, "")
 	asJSON := fs.Bool("json", false, "")
 	resumeKey := fs.String("resume-key", "", "")
+	noResumeKey := fs.Bool("no-resume-key", false, "")
 	deleteKey := fs.String("delete-key", "", "")
 	shellName := fs.String("shell", "", "")
 	word := fs.Bool("word", false, "")
@@ -154,6 +158,10 @@ func run(e *cli.Env) int {
 			e.Errorf("--shell %s: %v", *shellName, err)
 			return cli.ExitUsage
 		}
+	}
+	if *noResumeKey && *resumeKey != "" {
+		e.Errorf("--resume-key and --no-resume-key contradict each other: use one")
+		return cli.ExitUsage
 	}
 	rk := firstNonEmpty(*resumeKey, e.Getenv("HIST_PICK_RESUME_KEY"), "ctrl-o")
 	dk := firstNonEmpty(*deleteKey, e.Getenv("HIST_PICK_DELETE_KEY"), "ctrl-delete,alt-d")
@@ -196,7 +204,7 @@ func run(e *cli.Env) int {
 	}
 	c, code, err := picker.Run(picker.Config{
 		Store: st, Hidden: hidden, Project: project, All: sc.All, Query: *query,
-		ResumeKey: rk, DeleteKeys: deleteKeys, Shell: sh,
+		ResumeKey: rk, NoResumeKey: *noResumeKey, DeleteKeys: deleteKeys, Shell: sh,
 	})
 	switch code {
 	case picker.ExitChosen:

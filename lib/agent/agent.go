@@ -9,6 +9,8 @@ package agent
 import (
 	"regexp"
 	"strings"
+
+	"hist/lib/shellquote"
 )
 
 // Agent is one coding agent.
@@ -110,6 +112,13 @@ func Lookup(name string) (Agent, bool) {
 		}
 	}
 	return Agent{}, false
+}
+
+// PlainID reports whether a session id may become an argument of an
+// agent's resume command: non-empty, made of letters, digits and . _ : -,
+// and not starting with - (which the agent would take as an option).
+func PlainID(id string) bool {
+	return shellquote.Plain(id) && id[0] != '-' && !strings.ContainsAny(id, "/@+,")
 }
 
 var varRE = regexp.MustCompile(`\$[A-Z_][A-Z0-9_]*`)

@@ -1,6 +1,13 @@
 // Package history reads the visible history of a scope: every store file's
-// records, each prompt once (its newest copy), none that a tombstone hides,
-// newest first.
+// records, each prompt once, none that a tombstone hides, newest first.
+//
+// A prompt with several copies (a hook capture, a transcript import, a
+// copy migrated from an agent's recall file) shows at its newest copy's
+// time and text, with the provenance (src, session, file and project) of
+// its richest copy: one with a project and a session beats one with a
+// project only, which beats one with neither; among equally rich copies
+// the newest wins. So a prompt keeps its project and resume command when a
+// bare copy of it (history-global.jsonl) is a little newer.
 //
 // It streams: files are read one at a time through one buffer, and only
 // the winning copy of each prompt is kept, its text packed in an arena, so
@@ -27,14 +34,21 @@ import (
 	"hist/lib/tombstone"
 )
 
-// Entry is one visible prompt.
+// Entry is one visible prompt: the newest copy's text and time, the
+// richest copy's provenance.
 type Entry struct {
 	Text    string
 	TS      int64
 	Src     string
 	Session string
-	File    string // the store file the newest copy is in
+	File    string // the store file the richest copy is in
 	Project string // its project hash ("" for global files)
+	// Stream only: N is the prompt's place among the prompts sent (0 for
+	// the first). Richer marks a later call for the N-th prompt: an older
+	// copy of it is richer, and its Src, Session, File and Project replace
+	// the ones sent (its Text and TS are empty: the sent ones stay).
+	N      int
+	Richer bool
 }
 
 // FileError is a store file that could not be read.
@@ -70,15 +84,40 @@ type Result struct {
 
 type prov struct{ src, session string }
 
+// entry is one prompt: its newest copy's text, ts and seq, and its richest
+// copy's provenance.
 type entry struct {
 	text   string
 	ts     int64
 	seq    uint64 // file index << 32 | record number in the file: read order
-	prov   int32
-	hidden bool // a tombstone hides the prompt (all its copies alike)
+	pts    int64  // the richest copy's ts
+	pseq   uint64 // the richest copy's seq
+	prov   int32  // the richest copy's src and session
+	rank   int8   // the richest copy's richness
+	hidden bool   // a tombstone hides the prompt (all its copies alike)
 }
 
-func (e *entry) file() int32 { return int32(e.seq >> 32) }
+func (e *entry) file() int32 { return int32(e.pseq >> 32) }
+
+// rank is how much a copy tells of where its prompt came from: 3 with a
+// project and an agent session, 2 with a project, 1 with a session only,
+// 0 with neither.
+func rank(src, session []byte, project string) int8 {
+	var r int8
+	if project != "" {
+		r = 2
+	}
+	if len(src) > 0 && len(session) > 0 {
+		r++
+	}
+	return r
+}
+
+// richer reports whether a copy of richness r at (ts, seq) gives e its
+// provenance: it is richer, or as rich and newer.
+func (e *entry) richer(r int8, ts int64, seq uint64) bool {
+	return r > e.rank || r == e.rank && newer(ts, seq, e.pts, e.pseq)
+}
 
 // Len is the number of visible prompts.
 func (r *Result) Len() int { return len(r.entries) }
@@ -96,6 +135,7 @@ type key [2]uint64
 // reader holds the state of one Read worker: the files of one contiguous
 // group, read one at a time.
 type reader struct {
+	files   []store.File
 	index   *table
 	keys    []key // keys[i] is entries[i]'s
 	hidden  *tombstone.Set
@@ -170,9 +210,10 @@ const bytesPerRecord = 256
 // A large scope is read by a few workers (one per CPU, at most 4), each
 // taking the next file not yet taken, largest first, and their results
 // are merged. The result is the same as reading the files in order: for
-// each prompt the copy with the greatest ts wins, and of equal ts the one
-// read last (the later file, the later line), which every copy's seq
-// tells whoever read it.
+// each prompt the newest copy (the greatest ts, and of equal ts the one
+// read last: the later file, the later line) gives its text and time, and
+// the richest copy (of equally rich ones the newest) its provenance; every
+// copy's seq tells whoever read it its place.
 func Read(files []store.File, hidden *tombstone.Set) *Result {
 	res := &Result{files: files}
 	seed1, seed2 := maphash.MakeSeed(), maphash.MakeSeed()
@@ -187,6 +228,7 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 	for w := range readers {
 		hint := int(min(total/int64(n)/bytesPerRecord, 1<<24))
 		rd := &reader{
+			files:   files,
 			index:   newTable(hint),
 			entries: make([]entry, 0, hint),
 			keys:    make([]key, 0, hint),
@@ -338,13 +380,14 @@ func plan(files []store.File) ([]int, int64) {
 	return order, total
 }
 
-// newer reports whether copy a wins over copy b: a greater ts, or the same
-// ts read later.
-func newer(a, b *entry) bool {
-	return a.ts > b.ts || (a.ts == b.ts && a.seq > b.seq)
+// newer reports whether the copy at (ts, seq) is newer than the one at
+// (ts2, seq2): a greater ts, or the same ts read later.
+func newer(ts int64, seq uint64, ts2 int64, seq2 uint64) bool {
+	return ts > ts2 || (ts == ts2 && seq > seq2)
 }
 
-// merge moves o's prompts into rd, keeping the newest copy of each. The
+// merge moves o's prompts into rd, keeping the newest copy's text and
+// time and the richest copy's provenance of each. The
 // lookups run on two goroutines (each of o's keys is in rd at most once,
 // so they touch distinct entries); more says another merge follows, which
 // needs o's new keys in rd's index.
@@ -359,9 +402,12 @@ func (rd *reader) merge(o *reader, more bool) {
 		for oi := from; oi < to; oi++ {
 			oe := &o.entries[oi]
 			if i, _, ok := rd.index.find(o.keys[oi], rd.keys); ok {
-				if e := &rd.entries[i]; newer(oe, e) {
-					*e = *oe
-					e.prov = provs[oe.prov]
+				e := &rd.entries[i]
+				if newer(oe.ts, oe.seq, e.ts, e.seq) {
+					e.text, e.ts, e.seq = oe.text, oe.ts, oe.seq
+				}
+				if e.richer(oe.rank, oe.pts, oe.pseq) {
+					e.pts, e.pseq, e.rank, e.prov = oe.pts, oe.pseq, oe.rank, provs[oe.prov]
 				}
 				continue
 			}
@@ -434,20 +480,23 @@ func (rd *reader) add(l *record.Line) {
 	seq := uint64(rd.file)<<32 | rd.line
 	rd.norm = identity.AppendNormalized(rd.norm[:0], unsafe.String(unsafe.SliceData(l.Text), len(l.Text)))
 	k := key{maphash.Bytes(rd.seed1, rd.norm), maphash.Bytes(rd.seed2, rd.norm)}
+	r := rank(l.Src, l.Session, rd.files[rd.file].Project)
 	i, pos, ok := rd.index.find(k, rd.keys)
-	if ok {
+	if ok { // files come in any order
 		e := &rd.entries[i]
-		if l.TS < e.ts || (l.TS == e.ts && seq < e.seq) { // files come in any order
-			return
+		if newer(l.TS, seq, e.ts, e.seq) {
+			e.text, e.ts, e.seq = rd.store(l.Text), l.TS, seq
 		}
-		e.text, e.ts, e.seq = rd.store(l.Text), l.TS, seq
-		e.prov = rd.provOf(l.Src, l.Session)
+		if e.richer(r, l.TS, seq) {
+			e.pts, e.pseq, e.rank, e.prov = l.TS, seq, r, rd.provOf(l.Src, l.Session)
+		}
 		return
 	}
 	rd.keys = append(rd.keys, k)
 	rd.index.insert(pos, rd.keys)
 	rd.entries = append(rd.entries, entry{
-		text: rd.store(l.Text), ts: l.TS, seq: seq, prov: rd.provOf(l.Src, l.Session),
+		text: rd.store(l.Text), ts: l.TS, seq: seq, pts: l.TS, pseq: seq, rank: r,
+		prov:   rd.provOf(l.Src, l.Session),
 		hidden: rd.hidden != nil && rd.hidden.HiddenNormalized(rd.norm),
 	})
 }

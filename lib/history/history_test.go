@@ -74,8 +74,10 @@ func TestReadNewestWins(t *testing.T) {
 	if e.TS != 3000 || e.File != files[1].Path || e.Project != "pb" || e.Src != "" || e.Session != "" {
 		t.Errorf("entry 0 = %+v", e)
 	}
+	// The newest copy's text and time; the provenance of the copy with a
+	// project and a session (the newer one has no project).
 	e = r.At(1)
-	if e.TS != 2500 || e.File != files[2].Path || e.Project != "" || e.Src != "claude" || e.Session != "x" {
+	if e.Text != " Deploy " || e.TS != 2500 || e.File != files[1].Path || e.Project != "pb" || e.Src != "pi" || e.Session != "s" {
 		t.Errorf("entry 1 = %+v", e)
 	}
 	if e := r.At(2); e.TS != 50 || e.Text != "Same TS" {
@@ -233,12 +235,14 @@ func TestReadMatchesModel(t *testing.T) {
 	for round := range 20 {
 		dir := t.TempDir()
 		type line struct {
-			text, src string
-			ts        int64
+			text, src, project string
+			ts                 int64
+			file               int
 		}
 		var all [][]line
 		var files []store.File
 		for f := range 1 + r.IntN(6) {
+			project := []string{"p", ""}[r.IntN(2)]
 			var recs []record.Record
 			var ls []line
 			for range r.IntN(40) {
@@ -246,7 +250,7 @@ func TestReadMatchesModel(t *testing.T) {
 				for range 1 + r.IntN(4) {
 					b.WriteString(words[r.IntN(len(words))])
 				}
-				l := line{b.String(), []string{"", "", "pi", "claude"}[r.IntN(4)], int64(r.IntN(30))}
+				l := line{b.String(), []string{"", "", "pi", "claude"}[r.IntN(4)], project, int64(r.IntN(30)), f}
 				if identity.IsBlank(l.text) {
 					continue
 				}
@@ -258,14 +262,28 @@ func TestReadMatchesModel(t *testing.T) {
 				recs = append(recs, record.Record{Text: l.text, TS: l.ts, Src: l.src, Session: session})
 			}
 			all = append(all, ls)
-			files = append(files, mkfile(t, dir, fmt.Sprintf("%d.jsonl", f), "p", recs...))
+			files = append(files, mkfile(t, dir, fmt.Sprintf("%d.jsonl", f), project, recs...))
 		}
 		hide := []string{identity.Key(words[r.IntN(len(words))] + words[r.IntN(len(words))])}
 		h := hiddenSet(t, hide...)
-		// The model: last line in read order among those with the greatest ts.
+		// The model: text and time from the last line in read order among
+		// those with the greatest ts; provenance from the same among the
+		// richest lines (project and session, project, session, neither).
 		type win struct {
 			line
-			seq int
+			seq  int
+			prov line
+			rich int
+		}
+		richness := func(l line) int {
+			r := 0
+			if l.project != "" {
+				r = 2
+			}
+			if l.src != "" {
+				r++
+			}
+			return r
 		}
 		best := map[string]win{}
 		seq := 0
@@ -273,9 +291,18 @@ func TestReadMatchesModel(t *testing.T) {
 			for _, l := range ls {
 				seq++
 				n := identity.Normalize(l.text)
-				if w, ok := best[n]; !ok || l.ts >= w.ts {
-					best[n] = win{l, seq}
+				w, ok := best[n]
+				if !ok {
+					best[n] = win{l, seq, l, richness(l)}
+					continue
 				}
+				if l.ts >= w.ts {
+					w.line, w.seq = l, seq
+				}
+				if rl := richness(l); rl > w.rich || rl == w.rich && l.ts >= w.prov.ts {
+					w.prov, w.rich = l, rl
+				}
+				best[n] = w
 			}
 		}
 		var want []win
@@ -296,8 +323,9 @@ func TestReadMatchesModel(t *testing.T) {
 		}
 		for i, w := range want {
 			e := res.At(i)
-			if e.Text != w.text || e.TS != w.ts || e.Src != w.src || (e.Session != "") != (w.src != "") {
-				t.Fatalf("round %d, entry %d: %q@%d %q, want %q@%d %q", round, i, e.Text, e.TS, e.Src, w.text, w.ts, w.src)
+			if e.Text != w.text || e.TS != w.ts || e.Src != w.prov.src || (e.Session != "") != (w.prov.src != "") ||
+				e.Project != w.prov.project || e.File != files[w.prov.file].Path {
+				t.Fatalf("round %d, entry %d: %q@%d %q %q, want %q@%d %q %q", round, i, e.Text, e.TS, e.Src, e.File, w.text, w.ts, w.prov.src, files[w.prov.file].Path)
 			}
 		}
 	}

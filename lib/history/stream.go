@@ -45,6 +45,12 @@ type StreamResult struct {
 // reference. fn returning false stops the stream. Entry strings stay valid
 // after fn returns.
 //
+// A prompt is sent at its first copy met, the newest. When an older copy
+// met later is richer (see the package comment: a project, a session),
+// fn is called again for it with Entry.Richer set and Entry.N naming the
+// prompt: its provenance replaces the one sent, so the list ends with the
+// provenance Read gives.
+//
 // Each file is read up to the size it had when it was opened: lines
 // appended later are not read, and a last line with no newline yet (a
 // writer still finishing it) is skipped and counted as malformed, as Read
@@ -53,7 +59,7 @@ func Stream(files []store.File, hidden *tombstone.Set, fn func(Entry) bool) *Str
 	s := &streamer{
 		res:   &StreamResult{},
 		files: files,
-		seen:  make(map[key]struct{}),
+		seen:  make(map[key]sent),
 		seed1: maphash.MakeSeed(),
 		seed2: maphash.MakeSeed(),
 		provs: make(map[prov]prov),
@@ -82,11 +88,18 @@ func Stream(files []store.File, hidden *tombstone.Set, fn func(Entry) bool) *Str
 	return s.res
 }
 
+// sent is a prompt Stream met: its place among the prompts sent (-1 when
+// hidden) and the richness of the provenance sent.
+type sent struct {
+	n    int32
+	rank int8
+}
+
 type streamer struct {
 	res    *StreamResult
 	files  []store.File
 	hidden *tombstone.Set
-	seen   map[key]struct{}
+	seen   map[key]sent
 	seed1  maphash.Seed
 	seed2  maphash.Seed
 	norm   []byte
@@ -182,23 +195,32 @@ func (s *streamer) advance(r *rev) bool {
 	}
 }
 
-// emit sends r's current record unless its prompt was sent or is hidden.
+// emit sends r's current record unless its prompt was sent or is hidden;
+// a record of a sent prompt richer than what was sent is sent as Richer.
 func (s *streamer) emit(r *rev) bool {
 	v := &r.view
 	s.norm = identity.AppendNormalized(s.norm[:0], unsafe.String(unsafe.SliceData(v.Text), len(v.Text)))
 	k := key{maphash.Bytes(s.seed1, s.norm), maphash.Bytes(s.seed2, s.norm)}
-	if _, ok := s.seen[k]; ok {
-		return true
+	f := s.files[r.idx]
+	rk := rank(v.Src, v.Session, f.Project)
+	if o, ok := s.seen[k]; ok {
+		if o.n < 0 || rk <= o.rank {
+			return true
+		}
+		s.seen[k] = sent{o.n, rk}
+		p := s.prov(v.Src, v.Session)
+		return s.fn(Entry{Src: p.src, Session: p.session, File: f.Path, Project: f.Project, N: int(o.n), Richer: true})
 	}
-	s.seen[k] = struct{}{}
 	if s.hidden != nil && s.hidden.HiddenNormalized(s.norm) {
+		s.seen[k] = sent{-1, 0}
 		s.res.Hidden++
 		return true
 	}
-	f := s.files[r.idx]
+	n := s.res.Sent
+	s.seen[k] = sent{int32(n), rk}
 	p := s.prov(v.Src, v.Session)
 	s.res.Sent++
-	return s.fn(Entry{Text: s.store(v.Text), TS: v.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project})
+	return s.fn(Entry{Text: s.store(v.Text), TS: v.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project, N: n})
 }
 
 func (s *streamer) prov(src, session []byte) prov {

@@ -24,9 +24,22 @@ func writeFile(t *testing.T, path string, data string) store.File {
 	return store.File{Path: path, Project: "p", Kind: store.Capture}
 }
 
+// streamAll collects what Stream sends, a Richer call replacing the
+// provenance of the prompt it names.
 func streamAll(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
 	var got []Entry
-	res := Stream(files, hidden, func(e Entry) bool { got = append(got, e); return true })
+	res := Stream(files, hidden, func(e Entry) bool {
+		if e.Richer {
+			g := &got[e.N]
+			g.Src, g.Session, g.File, g.Project = e.Src, e.Session, e.File, e.Project
+			return true
+		}
+		if e.N != len(got) {
+			panic(fmt.Sprintf("entry %d sent as N=%d", len(got), e.N))
+		}
+		got = append(got, e)
+		return true
+	})
 	return got, res
 }
 
@@ -50,7 +63,11 @@ func TestStreamMatchesRead(t *testing.T) {
 			text = fmt.Sprintf("prompt %d %s", i, strings.Repeat("z", r.IntN(300)))
 		}
 		f := r.IntN(len(bufs))
-		bufs[f] = record.Append(bufs[f], record.Record{Text: text, TS: ts, Src: "claude", Session: fmt.Sprint("s", f)})
+		rec := record.Record{Text: text, TS: ts}
+		if r.IntN(3) > 0 {
+			rec.Src, rec.Session = "claude", fmt.Sprint("s", f)
+		}
+		bufs[f] = record.Append(bufs[f], rec)
 		if r.IntN(50) == 0 {
 			bufs[f] = append(bufs[f], "not json\n\n"...)
 		}
@@ -58,6 +75,9 @@ func TestStreamMatchesRead(t *testing.T) {
 	var files []store.File
 	for i, b := range bufs {
 		files = append(files, writeFile(t, filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i)), string(b)))
+		if i%3 == 0 {
+			files[i].Project = "" // a global file: copies there are the poorest
+		}
 	}
 	files = append(files, writeFile(t, filepath.Join(dir, "empty.jsonl"), ""))
 	hidden, err := tombstone.Load(filepath.Join(dir, "hidden.json"))
@@ -73,8 +93,12 @@ func TestStreamMatchesRead(t *testing.T) {
 	}
 	for i, e := range got {
 		w := want.At(i)
-		if e.TS != w.TS || normalize(e.Text) != normalize(w.Text) {
+		if e.TS != w.TS || e.Text != w.Text {
 			t.Fatalf("entry %d: stream %d %.40q, read %d %.40q", i, e.TS, e.Text, w.TS, w.Text)
+		}
+		if e.Src != w.Src || e.Session != w.Session || e.File != w.File || e.Project != w.Project {
+			t.Fatalf("entry %d %.40q: stream's provenance %q %q %s %q, read's %q %q %s %q", i, e.Text,
+				e.Src, e.Session, e.File, e.Project, w.Src, w.Session, w.File, w.Project)
 		}
 	}
 	if res.Hidden != 1 || want.Hidden != 1 {
@@ -88,7 +112,6 @@ func TestStreamMatchesRead(t *testing.T) {
 	}
 }
 
-func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
 
 func TestStreamTornAndNewest(t *testing.T) {
 	dir := t.TempDir()
@@ -312,4 +335,50 @@ func openFDs(t *testing.T) int {
 		t.Skip("no /proc/self/fd")
 	}
 	return len(ents)
+}
+
+// TestRichestProvenance: a prompt whose newest copy is a bare one (the
+// recall-file migration's, in history-global.jsonl) shows at that copy's
+// time and text with the provenance of its richest copy: a hook capture
+// with a project and a session beats an import with a project only,
+// which beats the bare copy. Read and Stream agree, the second only
+// through Richer calls. A copy with a project outranks one with a
+// session but no project.
+func TestRichestProvenance(t *testing.T) {
+	dir := t.TempDir()
+	files := []store.File{
+		mkfile(t, dir, "capture.jsonl", "p1", record.Record{Text: "fix the build", TS: 1000, Src: "claude", Session: "s-1"}, rec("other", 1500)),
+		mkfile(t, dir, "seed.jsonl", "p2", rec("Fix the build", 1002)),
+		mkfile(t, dir, "history-global.jsonl", "", rec("fix  the build", 1005), record.Record{Text: "other", TS: 2000, Src: "codex", Session: "s-2"}),
+	}
+	want := []Entry{
+		{Text: "other", TS: 2000, Src: "", Session: "", File: files[0].Path, Project: "p1"},
+		{Text: "fix  the build", TS: 1005, Src: "claude", Session: "s-1", File: files[0].Path, Project: "p1", N: 1},
+	}
+	res := Read(files, nil)
+	if res.Len() != len(want) {
+		t.Fatalf("read %d prompts, want %d", res.Len(), len(want))
+	}
+	for i, w := range want {
+		w.N = 0
+		if e := res.At(i); e != w {
+			t.Errorf("read entry %d = %+v, want %+v", i, e, w)
+		}
+	}
+	var richer int
+	got, sres := streamAll(files, nil)
+	Stream(files, nil, func(e Entry) bool {
+		if e.Richer {
+			richer++
+		}
+		return true
+	})
+	if len(got) != len(want) || sres.Sent != len(want) || richer != 3 {
+		t.Fatalf("stream sent %d (%d), %d richer calls: %+v", len(got), sres.Sent, richer, got)
+	}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("stream entry %d = %+v, want %+v", i, got[i], w)
+		}
+	}
 }

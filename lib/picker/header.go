@@ -147,11 +147,15 @@ func header(h headerState) []string {
 	return rows
 }
 
-// hint is the key hint for the keys in use (previewKey "" when the
-// preview has no key): the wide header's second row, and, compact, the
-// footer of narrower classes while it has nothing else to say.
+// hint is the key hint for the keys in use (resumeKey or previewKey ""
+// when unbound): the wide header's second row, and, compact, the footer
+// of narrower classes while it has nothing else to say.
 func hint(deleteKey, resumeKey, previewKey string, compact bool) string {
-	keys := []string{"enter pick", resumeKey + " resume", "tab scope", deleteKey + " delete"}
+	keys := []string{"enter pick"}
+	if resumeKey != "" {
+		keys = append(keys, resumeKey+" resume")
+	}
+	keys = append(keys, "tab scope", deleteKey+" delete")
 	if previewKey != "" {
 		keys = append(keys, previewKey+" preview")
 	}

@@ -99,6 +99,22 @@ func (l *list) stream(hidden *tombstone.Set) *history.StreamResult {
 		if l.stop.Load() {
 			return false
 		}
+		if e.Richer {
+			// An older, richer copy of the N-th prompt sent: its
+			// provenance (what the preview and the resume key use) is
+			// the prompt's. The text, which the feeder reads unlocked,
+			// stays.
+			l.mu.Lock()
+			var p *ent
+			if have := len(l.ents); e.N < have {
+				p = &l.ents[e.N]
+			} else {
+				p = &batch[e.N-have]
+			}
+			p.src, p.session, p.file = e.Src, e.Session, l.fileIx[e.File]
+			l.mu.Unlock()
+			return true
+		}
 		batch = append(batch, ent{text: e.Text, ts: e.TS, src: e.Src, session: e.Session, file: l.fileIx[e.File]})
 		if len(batch) >= limit {
 			flush()

@@ -123,3 +123,26 @@ func TestListSettlesAfterRewrite(t *testing.T) {
 		t.Fatalf("listed %d prompts, want %d", len(got), len(want))
 	}
 }
+
+// A prompt whose newest copy is in history-global.jsonl (no project, no
+// session) lists with the provenance of its hook capture, a few ms older:
+// the preview shows its project and the resume key its session, as
+// hist-list --json does.
+func TestListRichestProvenance(t *testing.T) {
+	st := store.Store{Root: t.TempDir()}
+	hash := "0123456789abcdef"
+	capture := filepath.Join(st.ProjectDir(hash), "c.jsonl")
+	writeFile(t, capture, record.Record{Text: "fix the build", TS: 1000, Src: "claude", Session: "s-1"})
+	writeFile(t, st.Global(), record.Record{Text: "bare", TS: 900}, record.Record{Text: "fix the build", TS: 1004})
+	_, l := loadAll(t, st, store.Scope{All: true})
+	if len(l.ents) != 2 {
+		t.Fatalf("listed %d prompts, want 2", len(l.ents))
+	}
+	e := l.ents[0]
+	if f := l.file(e); e.text != "fix the build" || e.ts != 1004 || e.src != "claude" || e.session != "s-1" || f.Path != capture || f.Project != hash {
+		t.Errorf("entry 0 = %+v in %+v", e, f)
+	}
+	if e := l.ents[1]; e.text != "bare" || e.src != "" || l.file(e).Path != st.Global() {
+		t.Errorf("entry 1 = %+v", e)
+	}
+}

@@ -59,7 +59,6 @@ func (p *picker) normalArgs(r *run, query string) []string {
 		"--query="+query,
 		"--bind=enter:transform("+cb(r, "pick {n}")+")",
 		"--bind=double-click:transform("+cb(r, "pick {n}")+")",
-		"--bind="+p.cfg.ResumeKey+":transform("+cb(r, "resume {n}")+")",
 		"--bind=tab:transform("+cb(r, "scope")+")",
 		"--bind=btab:transform("+cb(r, "scope")+")",
 		"--bind=ctrl-s:transform("+cb(r, "scope")+")",
@@ -71,6 +70,9 @@ func (p *picker) normalArgs(r *run, query string) []string {
 		"--bind=ctrl-r:toggle-sort+transform("+cb(r, "sort")+")",
 		"--bind=change:first", // editing the query selects the first match
 	)
+	if k := p.cfg.ResumeKey; k != "" {
+		args = append(args, "--bind="+k+":transform("+cb(r, "resume {n}")+")")
+	}
 	if k := p.toggleKey(); k != "" {
 		args = append(args, "--bind="+k+":transform("+cb(r, "toggle")+")")
 	}
@@ -101,7 +103,7 @@ func (p *picker) armedArgs(r *run) []string {
 	keys = append(keys, p.cfg.DeleteKeys...)
 	seen := map[string]bool{"y": true, "n": true, "esc": true}
 	for _, k := range keys {
-		if !seen[k] {
+		if k != "" && !seen[k] {
 			seen[k] = true
 			args = append(args, "--bind="+k+":ignore")
 		}

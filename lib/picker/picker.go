@@ -54,16 +54,19 @@ const (
 
 // Config is one selector session.
 type Config struct {
-	Store      store.Store
-	Hidden     *tombstone.Set // loaded and trusted; nil hides nothing
-	Project    string         // the current project's hash
-	All        bool           // start on "All projects"
-	Query      string
-	ResumeKey  string           // fzf key name, e.g. ctrl-o
-	Shell      shellquote.Shell // the shell the resume command is quoted for
-	DeleteKeys []string         // fzf key names, e.g. ctrl-delete, alt-d
-	Exe        string           // this program, which fzf calls back (see Callback)
-	Now        func() time.Time
+	Store     store.Store
+	Hidden    *tombstone.Set // loaded and trusted; nil hides nothing
+	Project   string         // the current project's hash
+	All       bool           // start on "All projects"
+	Query     string
+	ResumeKey string // fzf key name, e.g. ctrl-o
+	// NoResumeKey leaves the resume key unbound and unshown (a caller
+	// that has no shell to run the command in).
+	NoResumeKey bool
+	Shell       shellquote.Shell // the shell the resume command is quoted for
+	DeleteKeys  []string         // fzf key names, e.g. ctrl-delete, alt-d
+	Exe         string           // this program, which fzf calls back (see Callback)
+	Now         func() time.Time
 }
 
 // Choice is what the user chose.
@@ -164,7 +167,10 @@ func Run(cfg Config) (Choice, int, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.ResumeKey == "" {
+	switch {
+	case cfg.NoResumeKey:
+		cfg.ResumeKey = "" // unbound from here on
+	case cfg.ResumeKey == "":
 		cfg.ResumeKey = "ctrl-o"
 	}
 	if len(cfg.DeleteKeys) == 0 {

@@ -217,3 +217,29 @@ func TestPassArgsParse(t *testing.T) {
 		}
 	}
 }
+
+// Without a resume key (hist-pick --no-resume-key) nothing binds one and
+// neither the header nor the preview names one; the arguments still parse.
+func TestNoResumeKey(t *testing.T) {
+	p := &picker{cfg: Config{DeleteKeys: []string{"ctrl-delete", "alt-d"}}, exe: "/bin/hist-pick", cols: 100}
+	l := &list{all: true}
+	normal := p.normalArgs(&run{n: 1, list: l}, "")
+	armed := p.armedArgs(&run{n: 2, kind: armedRun, list: l, armPos: 3, query: "q"})
+	for name, args := range map[string][]string{"normal": normal, "armed": armed} {
+		if _, err := fzf.ParseOptions(false, args); err != nil {
+			t.Errorf("%s pass: fzf rejects its arguments: %v", name, err)
+		}
+		for _, a := range args {
+			if strings.Contains(a, "resume") || strings.HasPrefix(a, "--bind=:") {
+				t.Errorf("%s pass: %q", name, a)
+			}
+		}
+	}
+	if h := p.hint(); strings.Contains(h, "resume") || !strings.Contains(h, "enter pick · tab scope") {
+		t.Errorf("hint %q", h)
+	}
+	pv := preview(previewItem{Text: "x", TS: 1, Project: "p", Cwd: "/w", Src: "pi", Session: "s1"}, "", shellquote.Any, time.UnixMilli(1))
+	if !strings.Contains(pv, "Resume   cd /w && pi --session s1\n") || strings.Contains(pv, "prints it") {
+		t.Errorf("preview:\n%s", pv)
+	}
+}

@@ -77,6 +77,8 @@ func preview(it previewItem, resumeKey string, sh shellquote.Shell, now time.Tim
 			fmt.Fprintf(&b, "Session  %s\n", safe(it.Session))
 		}
 		switch cmd, err := ResumeCommand(it.Src, it.Session, it.Cwd, sh); {
+		case err == nil && resumeKey == "":
+			fmt.Fprintf(&b, "Resume   %s\n", safe(cmd))
 		case err == nil:
 			fmt.Fprintf(&b, "Resume   %s   (%s prints it)\n", safe(cmd), resumeKey)
 		case err != errNoSession:

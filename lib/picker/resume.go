@@ -35,7 +35,7 @@ func ResumeCommand(src, session, cwd string, sh shellquote.Shell) (string, error
 	if !ok || a.Resume == nil {
 		return "", errNoSession
 	}
-	if !plainID(session) {
+	if !agent.PlainID(session) {
 		return "", fmt.Errorf("the session id %q is not a plain id (letters, digits, . _ : -, not starting with -): no resume command is printed for it", session)
 	}
 	cmd := strings.Join(a.Resume, " ") + " " + session
@@ -43,12 +43,6 @@ func ResumeCommand(src, session, cwd string, sh shellquote.Shell) (string, error
 		cmd = "cd " + shellquote.Quote(cwd, sh) + " && " + cmd
 	}
 	return cmd, nil
-}
-
-// plainID reports id non-empty, made of letters, digits and . _ : -, and
-// not starting with -.
-func plainID(id string) bool {
-	return shellquote.Plain(id) && id[0] != '-' && !strings.ContainsAny(id, "/@+,")
 }
 
 // sentence is err's message with a capital letter and a full stop, for the

@@ -26,7 +26,9 @@ import (
 	"time"
 
 	"hist/internal/testbin"
+	"hist/lib/picker"
 	"hist/lib/record"
+	"hist/lib/shellquote"
 	"hist/lib/store"
 	"hist/scripts/mockmodel"
 )
@@ -437,6 +439,7 @@ func TestPiExtension(t *testing.T) {
 	}
 	want := [][]string{{p1, p2}, {p3}, nil}
 	instances := map[string]bool{}
+	var session string
 	for i, r := range all[1:] {
 		name := fmt.Sprintf("run %d (pid %d)", i+1, r.pid)
 		// hist-seed ran at session start, for this project, and succeeded.
@@ -480,9 +483,25 @@ func TestPiExtension(t *testing.T) {
 			}
 			continue
 		}
-		if got := texts(readRecords(t, file)); !slices.Equal(got, want[i]) {
+		recs := readRecords(t, file)
+		if got := texts(recs); !slices.Equal(got, want[i]) {
 			t.Errorf("%s: %s holds %q, want %q", name, file, got, want[i])
 		}
+		// Each record names pi and pi's session; run 2 continued run 1's.
+		for _, rec := range recs {
+			if rec.Src != "pi" || rec.Session == "" || rec.Session != recs[0].Session {
+				t.Errorf("%s: record %q carries src %q session %q, want pi and one session id", name, rec.Text, rec.Src, rec.Session)
+			}
+		}
+		if i == 0 {
+			session = recs[0].Session
+		} else if len(recs) > 0 && recs[0].Session != session {
+			t.Errorf("%s: the continued session's prompt carries session %q, want run 1's %q", name, recs[0].Session, session)
+		}
+	}
+	// The session id is pi's: its session file is named after it.
+	if m, _ := filepath.Glob(filepath.Join(agent, "sessions", "*", "*"+session+".jsonl")); session == "" || len(m) != 1 {
+		t.Errorf("pi's session files %v: want one named after the captured session %q", m, session)
 	}
 
 	// pi expanded the template (the model got the expansion).
@@ -539,6 +558,38 @@ func TestPiExtension(t *testing.T) {
 	if !slices.Equal(listed, wantListed) {
 		t.Errorf("hist-list shows\n%q\nwant\n%q", listed, wantListed)
 	}
+
+	// The resume command hist-pick prints for p3 (from what hist-list
+	// --json says of it, as hist-pick reads it), run by sh with one more
+	// prompt, continues the captured session: that prompt's record
+	// carries the same session id.
+	var got struct{ Text, Src, Session, Cwd string }
+	for l := range strings.SplitSeq(strings.TrimSpace(string(hist("hist-list", "--json"))), "\n") {
+		if json.Unmarshal([]byte(l), &got) == nil && got.Text == p3 {
+			break
+		}
+	}
+	cmdline, err := picker.ResumeCommand(got.Src, got.Session, got.Cwd, shellquote.Any)
+	if wantCmd := "cd " + shQuote(canon) + " && pi --session " + session; err != nil || cmdline != wantCmd {
+		t.Fatalf("resume command for %q: %q (%v), want %q", p3, cmdline, err, wantCmd)
+	}
+	p4 := "fourth prompt, in the resumed session"
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	resume := exec.CommandContext(ctx, "sh", "-c", cmdline+" -p --provider mock --model mock-model "+shQuote(p4))
+	resume.Env = env
+	if out, err := resume.CombinedOutput(); err != nil || !strings.Contains(string(out), mockmodel.Reply) {
+		t.Fatalf("%s: %v\n%s", cmdline, err, out)
+	}
+	last := runs(readLog(t, logPath))
+	r4 := last[len(last)-1]
+	if len(r4.captures) != 1 {
+		t.Fatalf("the resumed pi: want one hist-capture call, got %v", r4.order)
+	}
+	recs := readRecords(t, filepath.Join(pdir, flagValue(r4.captures[0].Args, "--instance")+".jsonl"))
+	if len(recs) != 1 || recs[0].Text != p4 || recs[0].Src != "pi" || recs[0].Session != session {
+		t.Errorf("the resumed session's prompt: %+v, want %q in session %q", recs, p4, session)
+	}
 	t.Logf("whole test: %s", time.Since(start).Round(time.Millisecond))
 }
 
@@ -575,7 +626,8 @@ func TestPiExtensionPickKey(t *testing.T) {
 	hist("--enable")
 	const chosen = "fix the flaky test in store_test.go"
 	for i, p := range []string{"an older prompt", chosen, "the newest prompt"} {
-		hist("--cwd", h.proj, "--ts", strconv.FormatInt(time.Now().UnixMilli()-int64(10-i)*1000, 10), p)
+		// The chosen prompt has a pi session, which the selector could resume.
+		hist("--cwd", h.proj, "--ts", strconv.FormatInt(time.Now().UnixMilli()-int64(10-i)*1000, 10), "--src", "pi", "--session", "sess-1", p)
 	}
 
 	var script strings.Builder
@@ -644,6 +696,16 @@ func TestPiExtensionPickKey(t *testing.T) {
 	wait("the selector with the editor's text as query", func(s string) bool {
 		return strings.Contains(s, "Prompt history") && strings.Contains(s, "1/1")
 	})
+	// Inside pi the selector offers no resume key: the header does not name
+	// one, the preview shows the command but no key, and ctrl-o does nothing
+	// (the resume command never lands in pi's editor).
+	wait("the preview of the chosen prompt", func(s string) bool { return strings.Contains(s, "Resume   cd ") })
+	if s := screen(); strings.Contains(s, "ctrl-o") || strings.Contains(s, "prints it") || !strings.Contains(s, "enter pick") {
+		t.Errorf("the selector inside pi offers a resume key:\n%s", s)
+	}
+	tm("send-keys", "-t", "pi", "C-o")
+	time.Sleep(500 * time.Millisecond)
+	wait("the selector still open after ctrl-o", func(s string) bool { return strings.Contains(s, "Prompt history") })
 	tm("send-keys", "-t", "pi", "Enter")
 	wait("the chosen prompt in pi's editor", func(s string) bool {
 		return hasLine(s, chosen) && !strings.Contains(s, "Prompt history")
