@@ -298,14 +298,25 @@ done
 say ""
 say "== hist-seed over the transcripts the agents wrote"
 FROM=$(for a in claude codex opencode; do want "$a" && printf '%s,' "$a"; done)
+# Into the store the hooks wrote: every prompt was captured live, so
+# nothing is imported a second time.
 "${ENV[@]}" hist-seed --all-projects --from "${FROM%,}" >"$WORK/seed.out" 2>"$WORK/seed.err"
 seed_rc=$?
 sed 's/^/    /' "$WORK/seed.err"
 say "    (exit $seed_rc)"
+if grep -q ' written to ' "$WORK/seed.err"; then
+	fail "hist-seed imported prompts the hooks had captured live"
+else
+	pass "hist-seed imported nothing the hooks had captured live"
+fi
+# Into a store of its own: the readers find what the hooks captured.
+SEEDSTORE="$WORK/seed-store"
+"${ENV[@]}" hist-seed --store "$SEEDSTORE" --all-projects --from "${FROM%,}" >"$WORK/seed2.out" 2>"$WORK/seed2.err"
+sed 's/^/    /' "$WORK/seed2.err"
 for a in claude codex opencode; do
 	want "$a" || continue
 	[ -n "${DIR[$a]:-}" ] || continue
-	f="${DIR[$a]}/seed-$a.jsonl"
+	f="$SEEDSTORE/projects/$(basename "${DIR[$a]}")/seed-$a.jsonl"
 	if [ ! -f "$f" ]; then
 		if grep -q "$a: .*no reader" "$WORK/seed.err"; then
 			skip "$a: this hist-seed has no reader for $a yet: the seed half was not checked"
