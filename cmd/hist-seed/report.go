@@ -115,7 +115,11 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 			r.worse(exitLayout)
 		case seed.SourceRead:
 			if !r.quiet {
-				r.e.Say("%s: read %s (%s) in %s: %s%s", s.Name, cli.Plural(s.Stats.Files, "file", "files"),
+				var unchanged string
+				if s.Unchanged > 0 {
+					unchanged = cli.Plural(s.Unchanged, "file", "files") + " unchanged, "
+				}
+				r.e.Say("%s: %sread %s (%s) in %s: %s%s", s.Name, unchanged, cli.Plural(s.Stats.Files, "file", "files"),
 					mb(s.Stats.Bytes), s.Elapsed.Round(time.Millisecond), prompts(s.Stats.Prompts), sourceExtras(s))
 			}
 		}
@@ -289,6 +293,7 @@ type sourceReport struct {
 	Prompts   int     `json:"prompts"`
 	Malformed int     `json:"malformed"`
 	Skipped   int     `json:"skipped"`
+	Unchanged int     `json:"unchanged"`
 	NoCwd     int     `json:"no_cwd"`
 	Approx    int     `json:"approx_times"`
 	Seconds   float64 `json:"seconds"`
@@ -333,7 +338,7 @@ func bootstrapJSON(b *seed.Report) ([]sourceReport, []seedReport) {
 	for _, s := range b.Sources {
 		srcs = append(srcs, sourceReport{
 			Source: s.Name, Root: s.Root, Status: s.Status, Files: s.Stats.Files, Bytes: s.Stats.Bytes,
-			Prompts: s.Stats.Prompts, Malformed: s.Stats.Malformed, Skipped: s.Stats.Skipped, NoCwd: s.NoCwd, Approx: s.Approx,
+			Prompts: s.Stats.Prompts, Malformed: s.Stats.Malformed, Skipped: s.Stats.Skipped, Unchanged: s.Unchanged, NoCwd: s.NoCwd, Approx: s.Approx,
 			Seconds: s.Elapsed.Seconds(), Error: s.Err,
 		})
 	}

@@ -20,7 +20,7 @@ import (
 // transcripts and, when it has one, its prompt-recall file.
 type reader struct {
 	root       func(transcript.Env, string) string
-	scan       func(string, func(transcript.Prompt) error) (transcript.Stats, error)
+	scan       func(string, transcript.Keep, func(transcript.Prompt) error) (transcript.Stats, error)
 	recall     func(transcript.Env, string) legacy.Source // nil: no prompt-recall file
 	scanRecall func(legacy.Source, func(transcript.Prompt) error) (transcript.Stats, error)
 }
@@ -28,11 +28,11 @@ type reader struct {
 // readers are the readers of the agents in agent.List, by name (the
 // readers are linked into hist-seed only: see lib/agent).
 var readers = map[string]reader{
-	transcript.SrcPi:       {pi.DefaultRoot, pi.Scan, nil, nil},
-	transcript.SrcClaude:   {claude.DefaultRoot, claude.Scan, legacy.ClaudeSource, legacy.ScanClaude},
-	transcript.SrcCodex:    {codex.DefaultRoot, codex.Scan, legacy.CodexSource, legacy.ScanCodex},
-	transcript.SrcCursor:   {cursor.DefaultRoot, cursor.Scan, legacy.CursorSource, legacy.ScanCursor},
-	transcript.SrcOpencode: {opencode.DefaultRoot, opencode.Scan, legacy.OpencodeSource, legacy.ScanOpencode},
+	transcript.SrcPi:       {pi.DefaultRoot, pi.ScanKept, nil, nil},
+	transcript.SrcClaude:   {claude.DefaultRoot, claude.ScanKept, legacy.ClaudeSource, legacy.ScanClaude},
+	transcript.SrcCodex:    {codex.DefaultRoot, codex.ScanKept, legacy.CodexSource, legacy.ScanCodex},
+	transcript.SrcCursor:   {cursor.DefaultRoot, cursor.ScanKept, legacy.CursorSource, legacy.ScanCursor},
+	transcript.SrcOpencode: {opencode.DefaultRoot, opencode.ScanKept, legacy.OpencodeSource, legacy.ScanOpencode},
 }
 
 // knownSources are the names --from takes, in the order they are read.

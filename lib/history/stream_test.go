@@ -112,7 +112,6 @@ func TestStreamMatchesRead(t *testing.T) {
 	}
 }
 
-
 func TestStreamTornAndNewest(t *testing.T) {
 	dir := t.TempDir()
 	a := record.Append(nil, record.Record{Text: "old copy", TS: 1}) // older copy, other file

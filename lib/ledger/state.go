@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ type Stamp struct {
 // by each run that imports.
 type State struct {
 	Path  string
+	Build string                      // the build that wrote the file stamps
 	Files map[string]map[string]Stamp // source -> path -> stamp
 	// Cutoffs, by project hash and source: the prompts of the source up
 	// to this time (unix ms) are the ones a seed file written before the
@@ -39,53 +41,70 @@ type State struct {
 // LoadState reads the state at path; a missing or unreadable file is an
 // empty state (then every transcript is read again: the ledger keeps that
 // from importing anything twice).
-func LoadState(path string) *State {
-	s := &State{Path: path, Files: map[string]map[string]Stamp{}, Cutoffs: map[string]int64{}}
+func LoadState(path, build string) *State {
+	s := &State{Path: path, Build: build, Files: map[string]map[string]Stamp{}, Cutoffs: map[string]int64{}}
 	f, err := os.Open(path)
 	if err != nil {
 		return s
 	}
 	defer f.Close()
-	if err := s.read(f); err != nil {
+	if err := s.read(f, build); err != nil {
 		s.Files, s.Cutoffs = map[string]map[string]Stamp{}, map[string]int64{}
 	}
 	return s
 }
 
-const stateHeader = "hist import state v1"
+const stateHeader = "hist import state v2"
 
-// read parses the state file: a header line, then one line per entry:
+// read parses the state file: a header line, the build line, then one
+// line per entry:
 //
-//	f <source> <dev> <ino> <size> <mtime> <quoted path>
+//	b <quoted build>
+//	f <dev> <ino> <size> <mtime> <quoted source key> <quoted path>
 //	c <hash>/<source> <ms>
-func (s *State) read(r io.Reader) error {
+//
+// The file stamps of another build are dropped (its readers may yield
+// other prompts from the same files).
+func (s *State) read(r io.Reader, build string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	if !sc.Scan() || sc.Text() != stateHeader {
 		return errors.New("no header")
 	}
+	sameBuild := false
 	for sc.Scan() {
 		line := sc.Text()
 		kind, rest, _ := strings.Cut(line, " ")
 		switch kind {
-		case "f":
-			var st Stamp
-			var src string
-			f := strings.SplitN(rest, " ", 6)
-			if len(f) != 6 {
-				return fmt.Errorf("bad line %q", line)
-			}
-			src = f[0]
-			var errs [4]error
-			st.Dev, errs[0] = strconv.ParseUint(f[1], 10, 64)
-			st.Ino, errs[1] = strconv.ParseUint(f[2], 10, 64)
-			st.Size, errs[2] = strconv.ParseInt(f[3], 10, 64)
-			st.Mtime, errs[3] = strconv.ParseInt(f[4], 10, 64)
-			path, err := strconv.Unquote(f[5])
-			if err = errors.Join(append(errs[:], err)...); err != nil {
+		case "b":
+			b, err := strconv.Unquote(rest)
+			if err != nil {
 				return err
 			}
-			s.set(src, path, st)
+			sameBuild = b == build
+		case "f":
+			if !sameBuild {
+				continue
+			}
+			f := strings.SplitN(rest, " ", 5)
+			if len(f) != 5 {
+				return fmt.Errorf("bad line %q", line)
+			}
+			var st Stamp
+			var q string
+			var errs [6]error
+			st.Dev, errs[0] = strconv.ParseUint(f[0], 10, 64)
+			st.Ino, errs[1] = strconv.ParseUint(f[1], 10, 64)
+			st.Size, errs[2] = strconv.ParseInt(f[2], 10, 64)
+			st.Mtime, errs[3] = strconv.ParseInt(f[3], 10, 64)
+			q, errs[4] = strconv.QuotedPrefix(f[4])
+			key, _ := strconv.Unquote(q)
+			path, err := strconv.Unquote(strings.TrimPrefix(f[4][len(q):], " "))
+			errs[5] = err
+			if err := errors.Join(errs[:]...); err != nil {
+				return err
+			}
+			s.set(key, path, st)
 		case "c":
 			k, ms, ok := strings.Cut(rest, " ")
 			n, err := strconv.ParseInt(ms, 10, 64)
@@ -117,6 +136,9 @@ func (s *State) Unchanged(src, path string, st Stamp) bool {
 // SetFiles replaces the stamps of source src with files (the files read
 // whole, or found unchanged, by a run of the source that was imported).
 func (s *State) SetFiles(src string, files map[string]Stamp) {
+	if maps.Equal(s.Files[src], files) {
+		return
+	}
 	s.Files[src] = files
 	s.changed = true
 }
@@ -142,12 +164,13 @@ func (s *State) Save() error {
 	err := atomicfile.WriteFile(s.Path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		bw.WriteString(stateHeader + "\n")
+		fmt.Fprintf(bw, "b %s\n", strconv.Quote(s.Build))
 		for k, ms := range s.Cutoffs {
 			fmt.Fprintf(bw, "c %s %d\n", k, ms)
 		}
 		for src, files := range s.Files {
 			for p, st := range files {
-				fmt.Fprintf(bw, "f %s %d %d %d %d %s\n", src, st.Dev, st.Ino, st.Size, st.Mtime, strconv.Quote(p))
+				fmt.Fprintf(bw, "f %d %d %d %d %s %s\n", st.Dev, st.Ino, st.Size, st.Mtime, strconv.Quote(src), strconv.Quote(p))
 			}
 		}
 		return bw.Flush()

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 
 	"hist/lib/atomicfile"
 	"hist/lib/history"
@@ -19,6 +21,7 @@ import (
 	"hist/lib/ledger"
 	"hist/lib/record"
 	"hist/lib/tombstone"
+	"hist/lib/transcript"
 )
 
 // What makes the import incremental (docs/hist-seed.md, "Incremental
@@ -82,10 +85,24 @@ func (r *Runner) imported(k ledger.Key) (bool, error) {
 // state returns the import state, reading it the first time.
 func (r *Runner) state() *ledger.State {
 	if r.st == nil {
-		r.st = ledger.LoadState(r.Opts.Store.State())
+		r.st = ledger.LoadState(r.Opts.Store.State(), build())
 	}
 	return r.st
 }
+
+// build names the running hist-seed build: its executable's size and
+// modification time (a rebuild reads every transcript once again).
+var build = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+})
 
 // cutoff returns the cutoff of the seed file at path (src's, in project
 // hash): recorded in the state, or, for a seed file written before the
@@ -268,9 +285,47 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 		}
 	}
 	if r.st != nil {
-		if err := r.st.Save(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := r.st.Save(); err != nil {
 			return fmt.Errorf("writing %s: %w", r.st.Path, err)
 		}
 	}
 	return nil
 }
+
+// keeper returns the Keep that a source's scan is given, and the map it
+// fills with the stamp of every file the reader lists. It keeps the files
+// whose stamp changed since a run over every project recorded it: a file
+// read whole by such a run, its prompts in place, holds nothing new while
+// it stays as it is. The stamps are recorded (advanced) by runs over
+// every project only: a run for one project passes over the prompts of
+// the others. A new hist-seed build reads everything once again (its
+// readers may recognise more).
+func (r *Runner) keeper(src Source, unchanged *int) (transcript.Keep, map[string]ledger.Stamp) {
+	seen := map[string]ledger.Stamp{}
+	st := r.state()
+	key := stateKey(src)
+	return func(path string, fi fs.FileInfo) bool {
+		s := ledger.StampOf(fi)
+		seen[path] = s
+		same := st.Unchanged(key, path, s)
+		if strings.HasSuffix(path, ".db") {
+			// A database's changes may sit in its write-ahead log.
+			wal := path + "-wal"
+			if wi, err := os.Stat(wal); err == nil {
+				ws := ledger.StampOf(wi)
+				seen[wal] = ws
+				same = same && st.Unchanged(key, wal, ws)
+			} else if _, had := st.Files[key][wal]; had {
+				same = false
+			}
+		}
+		if same {
+			*unchanged++
+		}
+		return !same
+	}, seen
+}
+
+// stateKey is what the import state keeps a source's file stamps under:
+// its name and root (pi's --sessions names another root).
+func stateKey(src Source) string { return src.Name + " " + strconv.Quote(src.Root) }

@@ -41,9 +41,10 @@ import (
 type Source struct {
 	Name string // transcript.SrcPi, SrcClaude, ...
 	Root string // where its transcripts are (what Scan takes)
-	// Scan reads every transcript under root and emits each typed prompt
-	// once; an I/O error is a *transcript.ReadError.
-	Scan func(root string, emit func(transcript.Prompt) error) (transcript.Stats, error)
+	// Scan reads every transcript under root that keep keeps (nil: all)
+	// and emits each typed prompt once; an I/O error is a
+	// *transcript.ReadError.
+	Scan func(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error)
 }
 
 // FileName is the seed file a source writes in each project folder:
@@ -73,14 +74,15 @@ const (
 
 // SourceResult is what reading one source gave.
 type SourceResult struct {
-	Name    string
-	Root    string
-	Status  string
-	Stats   transcript.Stats
-	NoCwd   int    // prompts without a usable cwd (not absolute), dropped
-	Approx  int    // prompts kept whose time is approximate (a session's start, a file's mtime)
-	Err     string // for SourceRetry and SourceLayout
-	Elapsed time.Duration
+	Name      string
+	Root      string
+	Status    string
+	Stats     transcript.Stats
+	Unchanged int    // files passed over: unchanged since a run read them
+	NoCwd     int    // prompts without a usable cwd (not absolute), dropped
+	Approx    int    // prompts kept whose time is approximate (a session's start, a file's mtime)
+	Err       string // for SourceRetry and SourceLayout
+	Elapsed   time.Duration
 }
 
 // FileResult is what one project got from one source: its seed file (the
@@ -255,6 +257,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	type read struct {
 		src     Source
 		buckets map[string]*bucket
+		seen    map[string]ledger.Stamp // the files listed, by path
 	}
 	var reads []read
 	for _, src := range sources {
@@ -269,7 +272,8 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		all = append(all, c)
 		o.Progress.setSource(src.Name)
 		start := time.Now()
-		st, err := src.Scan(src.Root, func(p transcript.Prompt) error {
+		keep, seen := r.keeper(src, &res.Unchanged)
+		st, err := src.Scan(src.Root, keep, func(p transcript.Prompt) error {
 			if o.Progress != nil {
 				o.Progress.Prompts.Add(1)
 			}
@@ -309,7 +313,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			res.Status = SourceRead
 		}
 		if res.Status == SourceRead {
-			reads = append(reads, read{src, c.buckets})
+			reads = append(reads, read{src, c.buckets, seen})
 		} else {
 			// Nothing of it is written: forget its records (its temp files
 			// go at the end).
@@ -357,6 +361,28 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			}
 		}
 	}
+	// advance records, once what each source yielded is in place, the
+	// files it read (see keeper).
+	advance := func(results []FileResult) error {
+		if o.DryRun || o.Project != "" {
+			return nil
+		}
+		failed := map[string]bool{}
+		for _, fr := range results {
+			if fr.Status == FileFailed {
+				failed[fr.Source] = true
+			}
+		}
+		for _, rd := range reads {
+			if !failed[rd.src.Name] {
+				r.state().SetFiles(stateKey(rd.src), rd.seen)
+			}
+		}
+		if err := r.state().Save(); err != nil {
+			return fmt.Errorf("writing %s: %w", r.state().Path, err)
+		}
+		return nil
+	}
 	if len(jobs) == 0 {
 		if !o.DryRun {
 			// Nothing to write (every source missing, empty or already
@@ -367,7 +393,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			}
 			r.sweepStale(dirs)
 		}
-		return rep, nil
+		return rep, advance(nil)
 	}
 
 	var lk *lock.Lock
@@ -422,6 +448,11 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		if err := r.commitKeys(buckets, results); err != nil {
 			// The files are in place: the next run finds their records
 			// in the store and does not import them again.
+			rep.Files = append(rep.Files, results...)
+			return rep, err
+		}
+		if err := advance(results); err != nil {
+			rep.Files = append(rep.Files, results...)
 			return rep, err
 		}
 	}

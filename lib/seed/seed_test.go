@@ -21,7 +21,7 @@ import (
 
 func emitting(t *testing.T, name string, ps []transcript.Prompt) Source {
 	root := t.TempDir()
-	return Source{Name: name, Root: root, Scan: func(_ string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return Source{Name: name, Root: root, Scan: func(_ string, _ transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 		for _, p := range ps {
 			if err := emit(p); err != nil {
 				return transcript.Stats{}, err
@@ -118,14 +118,14 @@ func TestBootstrapRetryAndLayout(t *testing.T) {
 	ps := []transcript.Prompt{{Text: "x", TS: 1, Cwd: "/p/a", Src: "pi"}}
 	bad := emitting(t, "pi", ps)
 	scan := bad.Scan
-	bad.Scan = func(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-		st, _ := scan(root, emit)
+	bad.Scan = func(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+		st, _ := scan(root, keep, emit)
 		return st, &transcript.ReadError{Path: "/x.jsonl", Err: errors.New("input/output error")}
 	}
-	layout := Source{Name: "cursor", Root: t.TempDir(), Scan: func(string, func(transcript.Prompt) error) (transcript.Stats, error) {
+	layout := Source{Name: "cursor", Root: t.TempDir(), Scan: func(string, transcript.Keep, func(transcript.Prompt) error) (transcript.Stats, error) {
 		return transcript.Stats{Skipped: 2}, nil
 	}}
-	missing := Source{Name: "codex", Root: filepath.Join(t.TempDir(), "nope"), Scan: func(string, func(transcript.Prompt) error) (transcript.Stats, error) {
+	missing := Source{Name: "codex", Root: filepath.Join(t.TempDir(), "nope"), Scan: func(string, transcript.Keep, func(transcript.Prompt) error) (transcript.Stats, error) {
 		t.Error("a missing root was scanned")
 		return transcript.Stats{}, nil
 	}}
@@ -276,7 +276,7 @@ func TestHiddenWhileReading(t *testing.T) {
 		defer func(v int64) { spillAt = v }(spillAt)
 		spillAt = limit
 		st := store.Store{Root: t.TempDir()}
-		src := Source{Name: "pi", Root: t.TempDir(), Scan: func(_ string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+		src := Source{Name: "pi", Root: t.TempDir(), Scan: func(_ string, _ transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 			emit(transcript.Prompt{Text: "keep me", TS: 1, Cwd: "/p/a", Src: "pi"})
 			emit(transcript.Prompt{Text: "Delete  me", TS: 2, Cwd: "/p/a", Src: "pi"})
 			h, err := tombstone.Load(st.Hidden())
@@ -311,7 +311,7 @@ func TestRetryAfterSpill(t *testing.T) {
 	spillAt = 10
 	st := store.Store{Root: filepath.Join(t.TempDir(), "store")}
 	ok := emitting(t, "pi", []transcript.Prompt{{Text: "fine", TS: 1, Cwd: "/p/ok", Src: "pi"}})
-	bad := Source{Name: "claude", Root: t.TempDir(), Scan: func(_ string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	bad := Source{Name: "claude", Root: t.TempDir(), Scan: func(_ string, _ transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 		for i := range 20 {
 			emit(transcript.Prompt{Text: fmt.Sprint("lost ", i), TS: int64(i), Cwd: fmt.Sprint("/p/", i%3), Src: "claude"})
 		}

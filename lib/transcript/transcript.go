@@ -6,6 +6,7 @@
 package transcript
 
 import (
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -36,6 +37,12 @@ type Prompt struct {
 	// creation time, a file's mtime).
 	Approx bool
 }
+
+// Keep says, for each transcript file a reader lists, whether to read it:
+// a reader given Keep reads only the files it keeps (nil keeps all).
+// hist-seed keeps the files that changed since its last run (see
+// docs/hist-seed.md, "Cheap when nothing changed").
+type Keep func(path string, fi fs.FileInfo) bool
 
 // Stats counts what a reader saw.
 type Stats struct {

@@ -42,6 +42,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -68,11 +69,18 @@ func DefaultRoot(env transcript.Env, home string) string {
 // lines are counted in Stats.Malformed. An error from emit stops the scan
 // and is returned as it is. A missing root holds no prompts.
 func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return ScanKept(root, nil, emit)
+}
+
+// ScanKept is Scan over the rollouts keep keeps, and the parents of the
+// legacy forks among them (which the fork rule needs).
+func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
-	files, err := s.list(root)
+	all, err := s.list(root)
 	if err != nil {
 		return s.stats, err
 	}
+	files := filescan.Kept(all, keep)
 	// Rollouts are parsed by up to maxWorkers goroutines, a few files
 	// ahead; what each yields is applied in file order on this one.
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(files)+7)/8)
@@ -91,10 +99,39 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 			return s.stats, err
 		}
 	}
+	if len(files) < len(all) {
+		// The parents of the legacy forks read, when they were not: the
+		// fork rule needs their prompts (they are emitted again, which
+		// the import ledger makes harmless).
+		w := reader{op: op}
+		for _, path := range forkParents(s, files, all) {
+			if err := s.apply(w.parse(path)); err != nil {
+				return s.stats, err
+			}
+		}
+	}
 	if err := s.flushForks(); err != nil {
 		return s.stats, err
 	}
 	return s.stats, nil
+}
+
+// forkParents lists the rollouts of all, not among read, whose session is
+// the parent of a legacy fork s found without it (a rollout's name ends
+// with its session id).
+func forkParents(s *scanner, read, all []string) []string {
+	var out []string
+	for _, fk := range s.forks {
+		if _, ok := s.sums[fk.parent]; ok || fk.parent == "" {
+			continue
+		}
+		for _, p := range all {
+			if strings.Contains(filepath.Base(p), fk.parent) && !slices.Contains(read, p) && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // maxWorkers bounds the rollouts parsed at the same time.

@@ -82,6 +82,13 @@ func DefaultRoot(env transcript.Env, home string) string {
 // Stats.Malformed. An error from emit stops the scan and is returned as it
 // is.
 func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return ScanKept(root, nil, emit)
+}
+
+// ScanKept is Scan over the chat stores and mirror transcripts keep keeps.
+// A chat whose store is passed over stays the chat's source: its mirror
+// is not read in its place.
+func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	stores, err := listStores(root)
 	if err != nil {
@@ -89,7 +96,13 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	}
 	var chats []*chat
 	have := map[string]bool{}
+	kept := filescan.Kept(stores, keep)
 	for _, path := range stores {
+		if len(kept) == 0 || kept[0] != path {
+			have[filepath.Base(filepath.Dir(path))] = true
+			continue
+		}
+		kept = kept[1:]
 		c, err := readStore(path, &st)
 		if err != nil {
 			return st, err
@@ -107,6 +120,9 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	}
 	for _, m := range mirrors {
 		if have[m.id] {
+			continue
+		}
+		if keep != nil && len(filescan.Kept([]string{m.path}, keep)) == 0 {
 			continue
 		}
 		c, err := readMirror(m, &st)

@@ -77,6 +77,17 @@ func DefaultRoot(env transcript.Env, home string) string {
 // An error from emit stops the scan and is returned as it is. A missing
 // root holds no prompts.
 func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return ScanKept(root, nil, emit)
+}
+
+// ScanKept is Scan when keep keeps any of opencode's files (its databases,
+// their write-ahead logs, its storage files; each is offered to keep);
+// otherwise it reads nothing. A message is found in one database or in
+// the storage, so opencode's files are read together.
+func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	if keep != nil && !anyKept(root, keep) {
+		return transcript.Stats{}, nil
+	}
 	var r reader
 	fi, err := os.Stat(root)
 	switch {
@@ -590,4 +601,27 @@ func (r *reader) readJSON(path string, v any) (ok bool, err error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// anyKept offers every file under root to keep (each one, so that keep
+// sees them all) and reports whether it kept any. A folder that cannot be
+// read counts as kept: reading it reports the error.
+func anyKept(root string, keep transcript.Keep) bool {
+	found := false
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == root && errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		// SQLite's shared-memory file changes as the database is read.
+		if d.Type().IsRegular() && !strings.HasSuffix(path, "-shm") {
+			if fi, err := d.Info(); err != nil || keep(path, fi) {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found || err != nil
 }

@@ -74,11 +74,17 @@ func DefaultRoot(env transcript.Env, home string) string {
 // malformed lines are skipped and counted in Stats.Malformed. An error
 // returned by emit stops the scan and is returned as is.
 func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return ScanKept(root, nil, emit)
+}
+
+// ScanKept is Scan over the sessions keep keeps.
+func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := listFiles(root, &st)
 	if err != nil {
 		return st, err
 	}
+	files = filescan.Kept(files, keep)
 	// By name, then path; the names are cut out once, not at each of the
 	// n log n comparisons.
 	type named struct{ name, path string }

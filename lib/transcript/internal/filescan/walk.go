@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hist/lib/transcript"
 )
 
 // maxWalkers bounds the goroutines that walk the folders under a root.
@@ -222,4 +224,20 @@ func (i statInfo) Mode() fs.FileMode {
 		m |= fs.ModeSticky
 	}
 	return m
+}
+
+// Kept returns the paths that keep keeps (all of them when keep is nil),
+// in their order. A path that cannot be stat'ed is kept: reading it
+// reports the error.
+func Kept(paths []string, keep transcript.Keep) []string {
+	if keep == nil {
+		return paths
+	}
+	out := paths[:0:0]
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || keep(p, fi) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
