@@ -13,7 +13,10 @@
 # Environment: SIZE_MB (default 1024), RUNS (default 3; jq runs once),
 #              PROJECTS (default 200), KEEP=1 keeps the temp folder,
 #              SAME_TIMES=1 keeps the fixtures' times in every copy.
-# Prints one markdown table row per source (see bench/seed.md).
+# Prints one markdown table row per source (see bench/seed.md), then the
+# incremental runs on the last store of each source: a run with nothing
+# new beside find printing each file's size and mtime, and a run after one
+# prompt is appended to one transcript.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -208,7 +211,7 @@ setup() { # SOURCE: sets fixtures, pattern, filter, envs
 }
 same=()
 [ "${SAME_TIMES:-}" = 1 ] && same=(-same-times)
-declare -A gen_bytes gen_files
+declare -A gen_bytes gen_files last_store
 for src in "${SOURCES[@]}"; do
     setup "$src"
     read -r bytes nfiles < <("$WORK/bin/gen" -src "$src" -in "$fixtures" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS" "${same[@]}")
@@ -260,5 +263,48 @@ for src in "${SOURCES[@]}"; do
         s = (s > 0) ? s : 0.01; g = (g > 0) ? g : 0.01
         printf "| %s | %d MB | %d | %d in %d projects | %.2f s | %.0f | %.2f s | %.2f | %.2f s | %.1f | %.0f MB | %.2f / %.2f / %.2f |\n",
             src, mb, n, p, pr, s, mb / s, g, s / g, j, j / s, r / 1024, sc, gc, jc
+    }'
+    last_store[$src]=$store
+done
+
+# Incremental runs, on each source's last store: its full import recorded
+# every file's stamp, so a run with nothing new only stats the files.
+echo
+echo "| source | files | nothing new: hist-seed (median of $RUNS) | find -printf '%s %T@' | x find | peak RSS | one prompt appended: hist-seed | minus nothing new |"
+echo "|---|---|---|---|---|---|---|---|"
+for src in "${SOURCES[@]}"; do
+    setup "$src"
+    store=${last_store[$src]}
+    nfiles=${gen_files[$src]}
+    run_seed() {
+        timed "$1" env -i HOME="$WORK/home" PATH="$PATH" GENTLE_PI_HISTORY_CAPTURE=1 "${envs[@]}" \
+            "$WORK/bin/hist-seed" --all-projects --from "$src" -q --store "$store"
+    }
+    : >"$WORK/none.times"
+    : >"$WORK/find.times"
+    : >"$WORK/append.times"
+    for i in $(seq "$RUNS"); do
+        run_seed "$WORK/none.times"
+        timed "$WORK/find.times" find "$data" -type f -printf '%s %T@\n'
+    done
+    # One prompt appended to one transcript: a copy of its last prompt
+    # record with a fresh tag and fresh ids.
+    file=$(grep -rl -F "$pattern" "$data" | head -1)
+    for i in $(seq "$RUNS"); do
+        before=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
+        grep -F "$pattern" "$file" | tail -1 |
+            perl -pe 's/\[(pi|cc|cx)[0-9]+/[${1}appended'"$i"'-/g; s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/ffff'"$(printf %04x "$i")"'$1/g' >>"$file"
+        run_seed "$WORK/append.times"
+        after=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
+        [ "$after" -eq $((before + 1)) ] || echo "bench-seed: $src: the appended prompt made $((after - before)) records, want 1" >&2
+    done
+    echo "bench-seed: $src: nothing-new runs (s): $(cut -d' ' -f1 "$WORK/none.times" | tr '\n' ' ')find runs (s): $(cut -d' ' -f1 "$WORK/find.times" | tr '\n' ' ')append runs (s): $(cut -d' ' -f1 "$WORK/append.times" | tr '\n' ' ')" >&2
+    none=$(cut -d' ' -f1 "$WORK/none.times" | median)
+    rss=$(cut -d' ' -f2 "$WORK/none.times" | sort -g | tail -1)
+    find_t=$(cut -d' ' -f1 "$WORK/find.times" | median)
+    app=$(cut -d' ' -f1 "$WORK/append.times" | median)
+    awk -v src="$src" -v n="$nfiles" -v s="$none" -v f="$find_t" -v r="$rss" -v a="$app" 'BEGIN {
+        f = (f > 0) ? f : 0.005
+        printf "| %s | %d | %.3f s | %.3f s | %.2f | %.0f MB | %.3f s | %+.0f ms |\n", src, n, s, f, s / f, r / 1024, a, (a - s) * 1000
     }'
 done

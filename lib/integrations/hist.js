@@ -7,7 +7,10 @@
 //
 // On each user message (the "chat.message" hook, before opencode stores it)
 // the plugin runs `hist-capture --cwd <session folder> --instance <id>
-// --ts <ms>` with the message's text on stdin: the text parts the user
+// --ts <ms> --src opencode --session <session id>` with the message's text
+// on stdin (the session id is the hook's sessionID, as `opencode -s <id>`
+// takes it, so the selector can print the command that resumes it; it is
+// left out when it is not a plain id): the text parts the user
 // sent, without the synthetic ones opencode adds (file contents, tool
 // notes). One instance id per opencode process, so each process writes one
 // capture file. Empty and command-like ("/name ...") prompts are skipped by
@@ -39,8 +42,9 @@ function log(entry) {
   } catch {}
 }
 
-function capture(text, cwd, ts) {
+function capture(text, cwd, ts, session) {
   const args = ["--cwd", cwd, "--instance", instance, "--ts", String(ts)]
+  if (typeof session === "string" && /^[A-Za-z0-9._:][A-Za-z0-9._:-]*$/.test(session)) args.push("--src", "opencode", "--session", session)
   const timeout = Number(process.env.HIST_OPENCODE_TIMEOUT_MS) || 3000
   return new Promise((resolve) => {
     let stderr = ""
@@ -77,7 +81,7 @@ function capture(text, cwd, ts) {
 
 export const HistPlugin = async ({ directory }) => {
   return {
-    "chat.message": async (_input, output) => {
+    "chat.message": async (input, output) => {
       try {
         const message = output?.message
         if (message && message.role !== "user") return
@@ -85,7 +89,7 @@ export const HistPlugin = async ({ directory }) => {
         if (parts.length === 0) return
         const text = parts.map((p) => p.text).join("\n")
         const ts = message?.time?.created ?? Date.now()
-        await capture(text, directory || process.cwd(), ts)
+        await capture(text, directory || process.cwd(), ts, input?.sessionID ?? message?.sessionID)
       } catch (e) {
         log({ ev: "error", error: String(e) })
       }

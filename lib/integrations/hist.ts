@@ -10,16 +10,22 @@
  * What it does:
  *   - session_start: runs `hist-seed --project <cwd>` in the background (the
  *     one-time import of this project's pi sessions); pi never waits for it.
- *   - input: runs `hist-capture --cwd <cwd> --instance <id> --ts <ms>` with
- *     the raw typed text on stdin, for every prompt (hist-capture itself skips
- *     empty and command-like "/name ..." prompts). <id> is one UUID per pi
- *     process, so each process writes one capture file. Captures run one at
- *     a time in the background, in order; the prompt is never delayed.
+ *   - input: runs `hist-capture --cwd <cwd> --instance <id> --ts <ms>
+ *     --src pi --session <pi's session id>` with the raw typed text on stdin,
+ *     for every prompt (hist-capture itself skips empty and command-like
+ *     "/name ..." prompts). <id> is one UUID per pi process, so each process
+ *     writes one capture file. The session id (pi's, as `pi --session <id>`
+ *     takes it) lets hist-pick print the command that resumes the session;
+ *     it is left out when pi has none that hist-capture takes as a plain
+ *     id. Captures run one at a time in the background, in order; the
+ *     prompt is never delayed.
  *   - session_shutdown: waits (bounded) for pending captures and the seed,
  *     then runs `hist-compact --project <cwd> --current <id>`.
  *   - alt+r (or $HIST_PI_PICK_KEY; "off" disables it) and the /hist command:
- *     hand the terminal to `hist-pick --project <cwd>` and put the chosen
- *     prompt in pi's editor. The editor's text, if any, is the initial query.
+ *     hand the terminal to `hist-pick --project <cwd> --no-resume-key` and put
+ *     the chosen prompt in pi's editor. The editor's text, if any, is the
+ *     initial query. The selector offers no resume key here: its shell
+ *     command has no place in pi's editor.
  *
  * Environment:
  *   HIST_BIN_DIR               folder of the hist binaries (default: PATH)
@@ -162,10 +168,24 @@ function shutdownWait(): number {
 	return Number.isFinite(v) && v >= 0 ? v : 10000;
 }
 
+/** pi's session id, or "" when there is none or it is not a plain id. */
+function sessionId(ctx: any): string {
+	let id: unknown;
+	try {
+		id = ctx.sessionManager?.getSessionId?.();
+	} catch {
+		return "";
+	}
+	return typeof id === "string" && /^[A-Za-z0-9._:][A-Za-z0-9._:-]*$/.test(id) ? id : "";
+}
+
 /** Hands the terminal to hist-pick and returns the chosen prompt, if any. */
 async function pick(ctx: any, query: string): Promise<void> {
 	if (ctx.mode !== "tui") return;
-	const args = ["--project", ctx.cwd];
+	// No resume key: its shell command would land in pi's editor, and Enter
+	// would send it to the model. (pi switches sessions only from a command,
+	// by session file, which a record does not name.)
+	const args = ["--project", ctx.cwd, "--no-resume-key"];
 	if (query.trim() !== "") args.push("--query", query);
 	let ui: any;
 	const r = await ctx.ui.custom((tui: any, _theme: any, _kb: any, done: (v: any) => void) => {
@@ -183,7 +203,7 @@ async function pick(ctx: any, query: string): Promise<void> {
 		return { render: () => [], invalidate: () => {} };
 	});
 	if (!r) return;
-	log({ ev: "hist-pick", args: ["--project", ctx.cwd], code: r.status, error: r.error ? String((r.error as any).code ?? r.error) : undefined });
+	log({ ev: "hist-pick", args: args.slice(0, 3), code: r.status, error: r.error ? String((r.error as any).code ?? r.error) : undefined });
 	if (r.error) {
 		reportFailure(ctx, "hist-pick", { code: null, signal: null, error: (r.error as any).code ?? String(r.error), stderr: "", ms: 0 });
 		return;
@@ -218,9 +238,11 @@ export default function hist(pi: ExtensionAPI) {
 		const ts = String(Date.now());
 		// Text on stdin (no argument-size limit, no flag parsing of "-..."),
 		// with one newline that hist-capture strips.
-		const job = state.queue.then(() =>
-			run("hist-capture", ["--cwd", cwd, "--instance", state.instance, "--ts", ts], cwd, text + "\n"),
-		);
+		const args = ["--cwd", cwd, "--instance", state.instance, "--ts", ts];
+		// pi's session: the selector's resume key then offers `pi --session <id>`.
+		const session = sessionId(ctx);
+		if (session) args.push("--src", "pi", "--session", session);
+		const job = state.queue.then(() => run("hist-capture", args, cwd, text + "\n"));
 		state.queue = job.then((r) => reportFailure(ctx, "hist-capture", r));
 		track(state.queue);
 		return { action: "continue" };
