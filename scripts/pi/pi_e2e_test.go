@@ -187,6 +187,7 @@ type logEntry struct {
 	Code  *int     `json:"code"`
 	Err   string   `json:"error"`
 	Msg   string   `json:"stderr"`
+	MS    int64    `json:"ms"` // how long it ran
 }
 
 func (e logEntry) exit() string {
@@ -735,3 +736,201 @@ func TestPiExtensionPickKey(t *testing.T) {
 // TestSourcesTracked makes go test's cached result of this package depend
 // on the sources of the binaries it runs (testbin.Track).
 func TestSourcesTracked(t *testing.T) { testbin.Track(t) }
+
+// storeRecords reads every store file of the project hash with
+// record.Scan: file name -> its records.
+func storeRecords(t *testing.T, st store.Store, hash string) map[string][]record.Record {
+	t.Helper()
+	files, err := st.ProjectFiles(hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]record.Record{}
+	for _, f := range files {
+		fh, err := os.Open(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(f.Path)
+		_, err = record.Scan(fh, func(l *record.Line) error {
+			out[name] = append(out[name], l.Record())
+			return nil
+		})
+		fh.Close()
+		if err != nil {
+			t.Fatalf("reading %s: %v", f.Path, err)
+		}
+	}
+	return out
+}
+
+// piSessions returns the ids of pi's session files under agent, from
+// their header lines.
+func piSessions(t *testing.T, agent string) map[string]bool {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(agent, "sessions", "*", "*.jsonl"))
+	ids := map[string]bool{}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _ := bufio.NewReader(f).ReadBytes('\n')
+		f.Close()
+		var h struct{ Type, ID string }
+		if err := json.Unmarshal(line, &h); err != nil || h.Type != "session" || h.ID == "" {
+			t.Fatalf("%s: the first line %q is not a session header (%v)", p, line, err)
+		}
+		ids[h.ID] = true
+	}
+	return ids
+}
+
+// TestPiImportThenInstall: with no extension, each pi session's prompts
+// come in only by hist-seed, and each run of it imports exactly what no
+// earlier one did (the project's first import writes seed.jsonl, later
+// ones import-pi-*.jsonl). Then `hist-capture --install pi` installs the
+// extension where pi loads it from: a prompt typed then is captured live
+// once, and hist-seed does not import it a second time.
+func TestPiImportThenInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end with the real pi: skipped in -short mode")
+	}
+	start := time.Now()
+	piPath, piBin := installPi(t)
+	bin := buildHist(t)
+	srv := httptest.NewServer(mockmodel.New())
+	defer srv.Close()
+	h := newPiHome(t, srv.URL, bin, piPath)
+	// No extension: the import is the only way in.
+	extPath := filepath.Join(h.agent, "extensions", "hist.ts")
+	if err := os.Remove(extPath); err != nil {
+		t.Fatal(err)
+	}
+	pi := func(prompt string) string {
+		t.Helper()
+		before := piSessions(t, h.agent)
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, piBin, "-p", "--provider", "mock", "--model", "mock-model", prompt)
+		cmd.Dir, cmd.Env = h.proj, h.env
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), mockmodel.Reply) {
+			t.Fatalf("pi %q: %v\n%s", prompt, err, out)
+		}
+		var id string
+		for s := range piSessions(t, h.agent) {
+			if !before[s] {
+				if id != "" {
+					t.Fatalf("pi %q started two sessions: %q and %q", prompt, id, s)
+				}
+				id = s
+			}
+		}
+		if id == "" {
+			t.Fatalf("pi %q wrote no new session file", prompt)
+		}
+		return id
+	}
+	hist := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(bin, name), args...)
+		cmd.Dir, cmd.Env = h.proj, h.env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	canon, err := store.Canonical(h.proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.Store{Root: filepath.Join(h.agent, "history")}
+	hash := store.Hash(canon)
+
+	// check asserts that the project's store files hold each of want
+	// (prompt -> its session) exactly once, with src pi and its session,
+	// and nothing else; it returns the files holding each prompt.
+	check := func(when string, want map[string]string) map[string]string {
+		t.Helper()
+		in := map[string]string{}
+		n := map[string]int{}
+		for file, recs := range storeRecords(t, st, hash) {
+			for _, r := range recs {
+				n[r.Text]++
+				in[r.Text] = file
+				if sess, ok := want[r.Text]; !ok {
+					t.Errorf("%s: %s holds %q, which nobody typed", when, file, r.Text)
+				} else if r.Src != "pi" || r.Session != sess {
+					t.Errorf("%s: %s: %q carries src %q session %q, want pi and %q", when, file, r.Text, r.Src, r.Session, sess)
+				}
+			}
+		}
+		for text := range want {
+			if n[text] != 1 {
+				t.Errorf("%s: the store holds %q %d times, want once", when, text, n[text])
+			}
+		}
+		return in
+	}
+
+	hist("hist-capture", "--enable")
+	typed := map[string]string{}
+	var imports []string
+	for i, p := range []string{
+		"first session: why is the cache cold",
+		"second session: add a --verbose flag",
+		"third session: explain the lock order",
+	} {
+		typed[p] = pi(p)
+		out := hist("hist-seed", "--project", h.proj)
+		in := check(fmt.Sprintf("after hist-seed %d", i+1), typed)
+		wantFile := "seed.jsonl"
+		if i > 0 {
+			wantFile = "import-pi-*.jsonl"
+		}
+		if ok, _ := filepath.Match(wantFile, in[p]); !ok || slices.Contains(imports, in[p]) {
+			t.Errorf("hist-seed %d imported %q into %q, want a new %s; it said:\n%s", i+1, p, in[p], wantFile, out)
+		}
+		imports = append(imports, in[p])
+	}
+
+	// The extension, installed by hist-capture --install where pi loads
+	// extensions from (HOME's .pi/agent).
+	out := hist("hist-capture", "--install", "pi")
+	if want := "pi: installed the extension " + extPath; !strings.Contains(out, want) {
+		t.Errorf("hist-capture --install pi said %q, want %q", out, want)
+	}
+	if got, err := os.ReadFile(extPath); err != nil {
+		t.Fatalf("the installed extension: %v", err)
+	} else if ext, _ := os.ReadFile(filepath.Join(testbin.Root(), "scripts", "pi", "hist.ts")); !bytes.Equal(got, ext) {
+		t.Errorf("%s is not scripts/pi/hist.ts", extPath)
+	}
+	live := "fourth session: captured live by the installed extension"
+	typed[live] = pi(live)
+	r := runs(readLog(t, h.log))
+	if len(r) != 1 || len(r[0].captures) != 1 || len(r[0].seed) != 1 {
+		t.Fatalf("the installed extension: want one pi process with one capture and one seed in its log, got %d", len(r))
+	}
+	for _, e := range []logEntry{r[0].seed[0], r[0].captures[0]} {
+		if e.Code == nil || *e.Code != 0 {
+			t.Errorf("the extension's %s %v exited %s, want 0 (%s)", e.Ev, e.Args, e.exit(), e.Msg)
+		}
+	}
+	inst := flagValue(r[0].captures[0].Args, "--instance")
+	if in := check("after the live capture", typed); in[live] != inst+".jsonl" {
+		t.Errorf("%q is in %q, want the extension's capture file %s.jsonl", live, in[live], inst)
+	}
+	if t.Failed() {
+		sd, c := r[0].seed[0], r[0].captures[0]
+		t.Logf("the extension's hist-seed ran from %d for %d ms, its hist-capture from %d for %d ms", sd.Start, sd.MS, c.Start, c.MS)
+	}
+	out = hist("hist-seed", "--project", h.proj)
+	t.Logf("hist-seed after the live capture: %s", strings.TrimSpace(out))
+	if !regexp.MustCompile(`pi: .*: nothing new \(.*(captured live|imported before)`).MatchString(out) {
+		t.Errorf("hist-seed after the live capture said:\n%s\nwant nothing new for pi, the prompt captured live or imported before", out)
+	}
+	check("after hist-seed once the extension captured", typed)
+	t.Logf("whole test: %s", time.Since(start).Round(time.Millisecond))
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,7 +46,8 @@ type soak struct {
 	delAll    map[string]bool  // the delete's scope was --all
 	capturing map[string]bool  // captures running
 	extra     map[string]bool  // prompts visible though nobody captured them in the loop (seeded)
-	counts    map[string]int64 // captures, deletes, compactions, reads, seeds
+	imported  map[string]bool  // the importer's prompts that an import finished since they were written
+	counts    map[string]int64 // captures, deletes, compactions, reads, seeds, imports
 }
 
 func (s *soak) run(stdin []byte, name string, args ...string) (string, string, error) {
@@ -118,11 +120,13 @@ func soakText(w, k int, rng *rand.Rand) string {
 // instance files, two capturers sharing one, and one through --hook with
 // a Claude Code payload), a delete loop (random captured prompts, project
 // and --all scopes in turn), a compaction loop at lowered thresholds, a
-// seed of a second project, and two readers that check, after every
+// seed of a second project, an importer (prompts appended to a pi session
+// of the project, and hist-seed run now and then), and two readers that check, after every
 // read, that no deleted prompt is shown and no prompt captured before the
 // read began is missing. At the end every captured prompt that was not
 // deleted is listed exactly once, no deleted prompt is listed or on disk,
-// every store line is a complete record (or the planted malformed line),
+// each imported prompt not deleted is on disk exactly once, every store
+// line is a complete record (or the planted malformed line),
 // no temp file is left, every file is 0600 and every folder 0700.
 func TestSoak(t *testing.T) {
 	if BinDir == "" {
@@ -146,6 +150,7 @@ func TestSoak(t *testing.T) {
 		delAll:    map[string]bool{},
 		capturing: map[string]bool{},
 		extra:     map[string]bool{},
+		imported:  map[string]bool{},
 		counts:    map[string]int64{},
 	}
 	s.env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1"}
@@ -342,6 +347,76 @@ func TestSoak(t *testing.T) {
 		s.mu.Unlock()
 	}()
 
+	// The importer: prompts typed in a pi session of the project, which
+	// only hist-seed brings in. A prompt joins the model once an import
+	// that started after it was written has finished; until then a reader
+	// may or may not list it. Once in the model the deleter may delete it,
+	// and no later import may bring it back from the transcript.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewPCG(200, uint64(time.Now().UnixNano())))
+		f, err := os.OpenFile(filepath.Join(sessions, "soak-s1.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			fail("importer: %v", err)
+			return
+		}
+		defer f.Close()
+		if _, err := fmt.Fprintf(f, `{"type":"session","version":3,"id":"soak-s1","timestamp":%q,"cwd":%q}`+"\n",
+			time.Now().UTC().Format(time.RFC3339Nano), canon); err != nil {
+			fail("importer: %v", err)
+			return
+		}
+		var pending []string // written, not yet in the model
+		parent := "null"
+		imp := func() bool {
+			written := len(pending)
+			_, stderr, err := s.run(nil, "hist-seed", "--project", s.proj, "--from", "pi", "--sessions", sessions, "-q")
+			if err != nil || stderr != "" {
+				fail("importer: hist-seed: %v: %s", err, stderr)
+				return false
+			}
+			s.mu.Lock()
+			for _, text := range pending[:written] {
+				s.captured[text]++
+				s.imported[text] = true
+				s.order = append(s.order, text)
+			}
+			s.counts["imports"]++
+			s.counts["prompts imported"] += int64(written)
+			s.mu.Unlock()
+			pending = pending[written:]
+			return true
+		}
+		n := 0 // prompts written
+		for k := 0; !stopped() && !failed.Load(); k++ {
+			for range 1 + rng.IntN(3) {
+				text := soakText(7, n, rng)
+				now := time.Now()
+				msg, _ := json.Marshal(map[string]any{"role": "user", "content": text, "timestamp": now.UnixMilli()})
+				id := "e" + strconv.Itoa(n)
+				// One write a line: a reader sees a line whole or not at all.
+				line := fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":%q,"message":%s}`+"\n",
+					id, parent, now.UTC().Format("2006-01-02T15:04:05.000Z"), msg)
+				if _, err := f.WriteString(line); err != nil {
+					fail("importer: %v", err)
+					return
+				}
+				parent = strconv.Quote(id)
+				pending = append(pending, text)
+				n++
+			}
+			if k%4 == 3 && !imp() {
+				return
+			}
+			time.Sleep(time.Duration(50+rng.IntN(150)) * time.Millisecond)
+		}
+		// The last prompts written join the model too.
+		if len(pending) > 0 && !failed.Load() {
+			imp()
+		}
+	}()
+
 	// Readers.
 	for r := range 2 {
 		wg.Add(1)
@@ -491,9 +566,22 @@ func TestSoak(t *testing.T) {
 			t.Errorf("deleted prompt %q has %d copies on disk", text, c)
 		}
 	}
+	// The imports wrote each of their prompts once (the store holds only
+	// the two projects, and the importer's texts are its own).
+	for text := range s.imported {
+		if c := onDisk[identity.Normalize(text)]; !s.delDone[text] && c != 1 {
+			t.Errorf("imported prompt %q has %d copies on disk, want 1", text, c)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t.Logf("%v soak (%v in all): %d captures by 6 capturers, %d deletes, %d compaction runs (%d merged), %d seed, %d reads; %d prompts visible at the end; %d store files, %d lines (%d planted malformed)",
+	var importedDeleted int
+	for text := range s.imported {
+		if s.delDone[text] {
+			importedDeleted++
+		}
+	}
+	t.Logf("%v soak (%v in all): %d captures by 6 capturers, %d deletes, %d compaction runs (%d merged), %d seed, %d imports (%d prompts, %d of them deleted since), %d reads; %d prompts visible at the end; %d store files, %d lines (%d planted malformed)",
 		dur, soakTime.Round(time.Millisecond), s.counts["captures"], s.counts["deletes"], s.counts["compaction runs"], s.counts["compactions"],
-		s.counts["seeds"], s.counts["reads"], visible, files, lines, malformed)
+		s.counts["seeds"], s.counts["imports"], s.counts["prompts imported"], importedDeleted, s.counts["reads"], visible, files, lines, malformed)
 }
