@@ -19,6 +19,20 @@ func projectHash(canon string) string {
 }
 
 func init() {
+	// nowms VAR [OFFSET]: sets VAR to the time now in Unix milliseconds,
+	// plus OFFSET milliseconds.
+	cmds["nowms"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) < 1 || len(args) > 2 {
+			ts.Fatalf("usage: nowms VAR [OFFSET]")
+		}
+		ms := time.Now().UnixMilli()
+		if len(args) == 2 {
+			off, err := strconv.ParseInt(args[1], 10, 64)
+			ts.Check(err)
+			ms += off
+		}
+		ts.Setenv(args[0], strconv.FormatInt(ms, 10))
+	}
 	// hash DIR VAR: sets VAR to the project hash of DIR (canonicalized).
 	cmds["hash"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 2 || neg {

@@ -133,7 +133,7 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 	for _, f := range brep.Files {
 		// With every project asked for, the ones with nothing new go
 		// unsaid.
-		if f.Status == seed.FileNone && !r.oneProject && f.Live+f.Hidden == 0 {
+		if f.Status == seed.FileNone && !r.oneProject && f.Live+f.Hidden+f.Recent == 0 {
 			continue
 		}
 		if f.Status == seed.FileFailed {
@@ -223,6 +223,12 @@ func fileExtras(f seed.FileResult) string {
 	if f.Dupes > 0 {
 		parts = append(parts, fmt.Sprintf("%d repeated", f.Dupes))
 	}
+	if f.Recent > 0 {
+		if before != "" {
+			before += ", "
+		}
+		before += fmt.Sprintf("%d typed in the last %s, left to the next run", f.Recent, seed.Settle)
+	}
 	switch {
 	case len(parts) > 0 && before != "":
 		return " (" + before + "; " + strings.Join(parts, ", ") + " left out)"
@@ -309,6 +315,7 @@ type seedReport struct {
 	Prompts  int    `json:"prompts"`
 	Known    int    `json:"imported_before"`
 	Live     int    `json:"captured_live"`
+	Recent   int    `json:"recent"`
 	Hidden   int    `json:"hidden"`
 	Repeated int    `json:"repeated"`
 	Error    string `json:"error,omitempty"`
@@ -345,7 +352,7 @@ func bootstrapJSON(b *seed.Report) ([]sourceReport, []seedReport) {
 	for _, f := range b.Files {
 		seeds = append(seeds, seedReport{
 			Project: f.Project, Cwd: f.Cwd, Source: f.Source, File: f.Path, Status: f.Status,
-			Prompts: f.Prompts, Known: f.Known, Live: f.Live, Hidden: f.Hidden, Repeated: f.Dupes, Error: f.Err,
+			Prompts: f.Prompts, Known: f.Known, Live: f.Live, Recent: f.Recent, Hidden: f.Hidden, Repeated: f.Dupes, Error: f.Err,
 		})
 	}
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].Cwd < seeds[j].Cwd })

@@ -77,6 +77,7 @@ type bucket struct {
 	hidden int
 	dupes  int
 	known  int // prompts an earlier run imported (the ledger, or a seed's cutoff)
+	recent int // prompts typed less than settle ago, left to a later run
 	// The ledger keys: of the records, in their order (wkeys), and of the
 	// other prompts that count as imported once this run is (okeys: the
 	// hidden ones, repeats, and the ones a seed file's cutoff covers).
@@ -110,6 +111,7 @@ type collector struct {
 	buckets map[string]*bucket   // by hash
 	canon   map[string]canonical // raw cwd -> its project
 	noCwd   int
+	recent  int   // prompts left to a later run (see settle)
 	approx  int   // prompts kept whose time is not their own
 	err     error // a failed spill: a store failure
 	// eagerKeys: prompts are normalized as they are prepared (for the
@@ -350,6 +352,12 @@ func (c *collector) apply(b *batch) error {
 		if bk.cutoff != noCutoff && p.TS <= bk.cutoff {
 			bk.known++
 			bk.okeys = append(bk.okeys, pp.lkey)
+			continue
+		}
+		if p.TS > c.r.settled {
+			// Typed a moment ago: its live capture may be on its way.
+			bk.recent++
+			c.recent++
 			continue
 		}
 		if pp.hidden {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"hist/lib/atomicfile"
 	"hist/lib/history"
@@ -38,6 +39,12 @@ const noCutoff = math.MinInt64
 // copy of the same prompt may be: the hook or extension stamps the prompt
 // as it is sent, the agent as it writes its transcript.
 const liveWindow = 5000
+
+// Settle is how long after it was typed a prompt is left to later runs:
+// a hook or extension capturing it live may not have written it yet
+// (the pi extension's own hist-seed runs as a session starts, as its
+// first prompt is sent), and an import first would store it twice.
+const Settle = 10 * time.Second
 
 // newBucket makes the bucket of pr's prompts. When the project has the
 // source's seed file, the records go to a new import file, and the seed's

@@ -79,6 +79,7 @@ type SourceResult struct {
 	Status    string
 	Stats     transcript.Stats
 	Unchanged int    // files passed over: unchanged since a run read them
+	Recent    int    // prompts typed less than Settle ago, left to a later run (the files are read again)
 	NoCwd     int    // prompts without a usable cwd (not absolute), dropped
 	Approx    int    // prompts kept whose time is approximate (a session's start, a file's mtime)
 	Err       string // for SourceRetry and SourceLayout
@@ -95,6 +96,7 @@ type FileResult struct {
 	Status  string
 	Prompts int    // records written (or that would be)
 	Known   int    // prompts an earlier run imported, left out
+	Recent  int    // prompts typed less than Settle ago, left to a later run
 	Live    int    // prompts the project holds already (captured live), left out
 	Hidden  int    // prompts left out because hidden.json hides them
 	Dupes   int    // repeats of a prompt at the same time, left out
@@ -178,6 +180,8 @@ type Runner struct {
 	kept       int64 // capacity of the buffers kept for reuse since the last spill began
 	spills     int   // spills done (for tests)
 
+	settled int64 // prompts after this time (ms) are left to a later run (Settle)
+
 	led *ledger.Ledger // read when the first prompt comes
 	st  *ledger.State  // read when first needed
 }
@@ -236,6 +240,7 @@ func (r *Runner) untrack(path string) {
 func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	o := &r.Opts
 	rep := &Report{}
+	r.settled = o.Now().Add(-Settle).UnixMilli()
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		rep.Untrusted = err
@@ -258,6 +263,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		src     Source
 		buckets map[string]*bucket
 		seen    map[string]ledger.Stamp // the files listed, by path
+		recent  int                     // prompts left to a later run
 	}
 	var reads []read
 	for _, src := range sources {
@@ -289,6 +295,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		res.Elapsed = time.Since(start)
 		res.Stats = st
 		res.NoCwd = c.noCwd
+		res.Recent = c.recent
 		res.Approx = c.approx
 		o.Progress.done(st)
 		o.Progress.setSource("")
@@ -313,7 +320,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			res.Status = SourceRead
 		}
 		if res.Status == SourceRead {
-			reads = append(reads, read{src, c.buckets, seen})
+			reads = append(reads, read{src, c.buckets, seen, c.recent})
 		} else {
 			// Nothing of it is written: forget its records (its temp files
 			// go at the end).
@@ -374,7 +381,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			}
 		}
 		for _, rd := range reads {
-			if !failed[rd.src.Name] {
+			if !failed[rd.src.Name] && rd.recent == 0 {
 				r.state().SetFiles(stateKey(rd.src), rd.seen)
 			}
 		}

@@ -28,7 +28,7 @@ import (
 // any failure the temp file is left for discard to remove.
 func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilter, ledgerGrew bool) FileResult {
 	fr := FileResult{Project: b.hash, Cwd: b.cwd, Source: src, Path: b.path,
-		Prompts: b.n, Known: b.known, Hidden: b.hidden, Dupes: b.dupes}
+		Prompts: b.n, Known: b.known, Recent: b.recent, Hidden: b.hidden, Dupes: b.dupes}
 	fail := func(err error) FileResult {
 		fr.Status, fr.Err = FileFailed, err.Error()
 		return fr

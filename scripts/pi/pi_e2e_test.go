@@ -28,6 +28,7 @@ import (
 	"hist/internal/testbin"
 	"hist/lib/picker"
 	"hist/lib/record"
+	"hist/lib/seed"
 	"hist/lib/shellquote"
 	"hist/lib/store"
 	"hist/scripts/mockmodel"
@@ -884,6 +885,9 @@ func TestPiImportThenInstall(t *testing.T) {
 		"third session: explain the lock order",
 	} {
 		typed[p] = pi(p)
+		// hist-seed leaves a prompt typed in the last seconds to a later
+		// run (its live capture may be on its way).
+		time.Sleep(seed.Settle)
 		out := hist("hist-seed", "--project", h.proj)
 		in := check(fmt.Sprintf("after hist-seed %d", i+1), typed)
 		wantFile := "seed.jsonl"

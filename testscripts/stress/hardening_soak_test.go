@@ -21,6 +21,7 @@ import (
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
 	"hist/lib/record"
+	"hist/lib/seed"
 	"hist/lib/store"
 )
 
@@ -392,7 +393,9 @@ func TestSoak(t *testing.T) {
 		for k := 0; !stopped() && !failed.Load(); k++ {
 			for range 1 + rng.IntN(3) {
 				text := soakText(7, n, rng)
-				now := time.Now()
+				// Typed a while ago: hist-seed leaves a prompt typed in the
+				// last seconds to a later run (seed.Settle).
+				now := time.Now().Add(-2 * seed.Settle)
 				msg, _ := json.Marshal(map[string]any{"role": "user", "content": text, "timestamp": now.UnixMilli()})
 				id := "e" + strconv.Itoa(n)
 				// One write a line: a reader sees a line whole or not at all.
