@@ -3,6 +3,7 @@ module hist
 go 1.26.8
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/uuid v1.6.0
 	github.com/junegunn/fzf v0.65.2
 	github.com/klauspost/compress v1.20.4

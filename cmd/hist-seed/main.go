@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/mattn/go-isatty"
@@ -18,6 +19,7 @@ import (
 	"hist/lib/cli"
 	"hist/lib/redact"
 	"hist/lib/seed"
+	"hist/lib/store"
 )
 
 // usageTemplate is the help text; the {{...}} lines are the passages
@@ -25,6 +27,8 @@ import (
 const usageTemplate = `Usage:
     hist-seed [--project [DIR] | --all-projects] [--from SOURCES] [--sessions DIR]
               [--dry-run] [--json] [-q] [--legacy-only] [--store DIR]
+    hist-seed --watch [--project [DIR] | --all-projects] [--from SOURCES]
+              [--sessions DIR] [-q] [--store DIR]
 
 Imports the prompts you typed before hist was capturing, once, when capture
 is on:
@@ -72,6 +76,14 @@ Options:
     -q               No summary lines and no progress line; problems are
                      still reported.
     --legacy-only    Run only the legacy migration.
+    --watch          Stay running, for use without hooks: import once, then
+                     again within 2 s of a write to a transcript of the
+                     sources (a folder that cannot be watched, or does not
+                     exist yet, is looked at every 2 s). An import that wrote
+                     nothing says only its problems; one that failed is tried
+                     again at the next change or after 30 s. SIGINT or
+                     SIGTERM stops it with exit 0. Not with --dry-run, --json
+                     or --legacy-only.
     --store DIR      The store. Default: $PI_CODING_AGENT_DIR/history or
                      ~/.pi/agent/history.
 
@@ -83,7 +95,8 @@ found and the rate; it is cleared at the end. Then one summary line per
 source and per project and source is printed on stderr.
 
 With capture off, hist-seed reads and writes nothing: it prints one line
-naming the control that decides and exits 0.
+naming the control that decides and exits 0; with --watch, capture turned
+off while it runs ends it the same way.
 
 Exit status:
     0  done, or nothing to do
@@ -103,6 +116,7 @@ Examples:
     $ hist-seed --dry-run --from claude,codex
     $ hist-seed --project ~/src/app --sessions /mnt/backup/pi-sessions
     $ hist-seed --all-projects --json -q | jq '.seeds[] | select(.status=="written")'
+    $ hist-seed --watch --all-projects -q    # what hist-seed-watch.service runs
 `
 
 // Exit codes above cli's.
@@ -127,6 +141,7 @@ type options struct {
 	quiet      bool
 	legacyOnly bool
 	storeDir   string
+	watch      bool
 }
 
 func run(e *cli.Env) int {
@@ -141,6 +156,7 @@ func run(e *cli.Env) int {
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.BoolVar(&o.quiet, "q", false, "")
 	fs.BoolVar(&o.legacyOnly, "legacy-only", false, "")
+	fs.BoolVar(&o.watch, "watch", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
 	if stop {
 		return code
@@ -173,6 +189,10 @@ func run(e *cli.Env) int {
 		e.Errorf("--legacy-only runs only the migration into history-global.jsonl: drop --project, %s and --sessions", allFlag)
 		return cli.ExitUsage
 	}
+	if bad := watchConflict(o); bad != "" {
+		e.Errorf("--watch imports again at each change, %s does not: drop one", bad)
+		return cli.ExitUsage
+	}
 	if !filepath.IsAbs(e.Home) {
 		// The agents' transcripts are found under HOME; a relative or
 		// empty HOME would read them from the working folder.
@@ -202,44 +222,87 @@ func run(e *cli.Env) int {
 		}
 	}
 
-	var prog *seed.Progress
-	var stopProgress func()
-	if f, ok := e.Stderr.(*os.File); ok && !o.quiet && isatty.IsTerminal(f.Fd()) {
-		prog = &seed.Progress{}
-		stopProgress = startProgress(f, e.Name, prog)
-	}
-	r := seed.New(seed.Options{Store: st, Project: canon, DryRun: o.dryRun, Progress: prog,
-		NoRedact: !redact.Enabled(e.Getenv(redact.EnvVar))})
-
+	im := &importer{e: e, o: o, st: st, canon: canon, srcs: srcs, legs: legs, explicit: explicit}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-sigs
-		r.Interrupt()
-		if stopProgress != nil {
-			stopProgress()
+		im.interrupt()
+		if o.watch {
+			os.Exit(cli.ExitOK) // the way a watch is stopped
 		}
 		e.Errorf("interrupted: what was not written yet was not imported; run hist-seed again")
 		os.Exit(exitInterrupt + int(s.(syscall.Signal)))
 	}()
+	if o.watch {
+		return im.watch()
+	}
+	return im.once(true)
+}
 
-	mig, merr := r.Migrate(legs)
+// importer runs imports: once, or again at each change with --watch.
+type importer struct {
+	e        *cli.Env
+	o        options
+	st       store.Store
+	canon    string
+	srcs     []seed.Source
+	legs     []seed.LegacySource
+	explicit bool
+
+	mu           sync.Mutex
+	cur          *seed.Runner // the import running, or the last one
+	stopProgress func()
+}
+
+// once runs one import (the legacy migration, then the bootstrap) and
+// reports it; it returns the exit code. progress allows the progress line.
+// With --watch, an import that wrote nothing reports only its problems.
+func (im *importer) once(progress bool) int {
+	e, o := im.e, im.o
+	var prog *seed.Progress
+	var stopProgress func()
+	if f, ok := e.Stderr.(*os.File); ok && progress && !o.quiet && isatty.IsTerminal(f.Fd()) {
+		prog = &seed.Progress{}
+		stopProgress = startProgress(f, e.Name, prog)
+	}
+	r := seed.New(seed.Options{Store: im.st, Project: im.canon, DryRun: o.dryRun, Progress: prog,
+		NoRedact: !redact.Enabled(e.Getenv(redact.EnvVar))})
+	im.mu.Lock()
+	im.cur, im.stopProgress = r, stopProgress
+	im.mu.Unlock()
+
+	mig, merr := r.Migrate(im.legs)
 	var brep *seed.Report
 	var berr error
 	if !o.legacyOnly && mig.Untrusted == nil {
-		brep, berr = r.Bootstrap(srcs)
+		brep, berr = r.Bootstrap(im.srcs)
 	}
 	if stopProgress != nil {
 		stopProgress()
 	}
 
-	rp := &reporter{e: e, quiet: o.quiet, explicit: explicit, oneProject: canon != "",
-		out: &report{DryRun: o.dryRun, Store: st.Root, Sources: []sourceReport{}, Seeds: []seedReport{}}}
+	quiet := o.quiet || (o.watch && !wrote(mig, brep))
+	rp := &reporter{e: e, quiet: quiet, explicit: im.explicit, oneProject: im.canon != "",
+		out: &report{DryRun: o.dryRun, Store: im.st.Root, Sources: []sourceReport{}, Seeds: []seedReport{}}}
 	rp.migration(mig, merr)
 	if brep != nil {
-		rp.bootstrap(brep, berr, st)
+		rp.bootstrap(brep, berr, im.st)
 	}
 	return rp.finish(o.json)
+}
+
+// interrupt removes what the import running holds (see seed's Interrupt)
+// before the process exits on a signal. It keeps the lock: no import
+// starts after it.
+func (im *importer) interrupt() {
+	im.mu.Lock()
+	if im.cur != nil {
+		im.cur.Interrupt()
+	}
+	if im.stopProgress != nil {
+		im.stopProgress()
+	}
 }
 
 func parseFrom(v string) (names []string, all bool, err error) {

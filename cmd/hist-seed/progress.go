@@ -21,38 +21,42 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 	start := time.Now()
 	base, haveIO := readChars()
 	done := make(chan struct{})
+	draw := func() {
+		bytesRead := p.Bytes.Load()
+		if haveIO {
+			if n, ok := readChars(); ok && n-base > bytesRead {
+				bytesRead = n - base
+			}
+		}
+		secs := time.Since(start).Seconds()
+		rate := 0.0
+		if secs > 0 {
+			rate = float64(bytesRead) / 1e6 / secs
+		}
+		src := termsafe.Line(p.Source())
+		if src == "" {
+			src = "…"
+		}
+		fmt.Fprintf(f, "\r\033[K%s: reading %s: %s, %.1f MB, %s, %.0f MB/s",
+			name, src, cli.Plural(int(p.Files.Load()), "file", "files"), float64(bytesRead)/1e6, prompts(int(p.Prompts.Load())), rate)
+	}
+	// The first line is drawn before the reading starts, however soon the
+	// drawing goroutine runs.
+	draw()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
-		for first := true; ; first = false {
-			if !first {
-				select {
-				case <-done:
-					fmt.Fprint(f, "\r\033[K")
-					return
-				case <-t.C:
-				}
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(f, "\r\033[K")
+				return
+			case <-t.C:
+				draw()
 			}
-			bytesRead := p.Bytes.Load()
-			if haveIO {
-				if n, ok := readChars(); ok && n-base > bytesRead {
-					bytesRead = n - base
-				}
-			}
-			secs := time.Since(start).Seconds()
-			rate := 0.0
-			if secs > 0 {
-				rate = float64(bytesRead) / 1e6 / secs
-			}
-			src := termsafe.Line(p.Source())
-			if src == "" {
-				src = "…"
-			}
-			fmt.Fprintf(f, "\r\033[K%s: reading %s: %s, %.1f MB, %s, %.0f MB/s",
-				name, src, cli.Plural(int(p.Files.Load()), "file", "files"), float64(bytesRead)/1e6, prompts(int(p.Prompts.Load())), rate)
 		}
 	}()
 	var once sync.Once

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+
+	"hist/lib/cli"
+	"hist/lib/seed"
+	"hist/lib/transcript"
+	"hist/lib/watch"
+)
+
+// retryAfter is when a failed import is tried again if no change came
+// first.
+const retryAfter = 30 * time.Second
+
+// watchConflict names the flag --watch does not go with, if one is given.
+func watchConflict(o options) string {
+	switch {
+	case !o.watch:
+		return ""
+	case o.dryRun:
+		return "--dry-run"
+	case o.json:
+		return "--json"
+	case o.legacyOnly:
+		return "--legacy-only"
+	}
+	return ""
+}
+
+// watch runs an import, then another each time the sources' transcripts
+// change, one at a time, until a signal ends the process (exit 0). A
+// failed import is tried again at the next change or after retryAfter.
+// Capture turned off ends it with the usual line (exit 0), as it ends a
+// run.
+func (im *importer) watch() int {
+	w := watch.Start(watchRoots(im.srcs), im.st.Root, func(paths []string, why string) {
+		if !im.o.quiet {
+			im.e.Say("watching: %s: %s", strings.Join(paths, ", "), why)
+		}
+	})
+	defer w.Close()
+	retry := time.NewTimer(retryAfter)
+	retry.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-w.C:
+			case <-retry.C:
+			}
+		}
+		if pol := im.e.Policy(); !pol.On {
+			im.e.Errorf("%s: nothing was imported", pol.OffHint())
+			return cli.ExitOK
+		}
+		retry.Stop()
+		switch im.once(first) {
+		case cli.ExitFailure, cli.ExitUntrusted, exitRetry:
+			retry.Reset(retryAfter)
+		}
+	}
+}
+
+// watchRoots are the folders where the sources' readers find transcripts:
+// the reader's root, or for the agents that keep other busy files there
+// (logs, snapshots, extensions) only the parts the reader reads.
+func watchRoots(srcs []seed.Source) []watch.Root {
+	var out []watch.Root
+	for _, s := range srcs {
+		switch s.Name {
+		case transcript.SrcCodex:
+			out = append(out, watch.Root{Path: filepath.Join(s.Root, "sessions")},
+				watch.Root{Path: filepath.Join(s.Root, "archived_sessions")})
+		case transcript.SrcCursor:
+			out = append(out, watch.Root{Path: filepath.Join(s.Root, "chats")},
+				watch.Root{Path: filepath.Join(s.Root, "projects")})
+		case transcript.SrcOpencode:
+			// The databases (or the one $OPENCODE_DB names) and the
+			// older JSON storage.
+			out = append(out, watch.Root{Path: s.Root, Flat: true},
+				watch.Root{Path: filepath.Join(s.Root, "storage")})
+		default:
+			out = append(out, watch.Root{Path: s.Root})
+		}
+	}
+	return out
+}
+
+// wrote is whether an import wrote something: a migrated prompt-recall
+// file or a seed or import file.
+func wrote(mig *seed.MigrationReport, brep *seed.Report) bool {
+	for _, s := range mig.Sources {
+		if s.Status == seed.LegacyMigrated {
+			return true
+		}
+	}
+	if brep != nil {
+		for _, f := range brep.Files {
+			if f.Status == seed.FileWritten {
+				return true
+			}
+		}
+	}
+	return false
+}
