@@ -249,6 +249,7 @@ type importer struct {
 	srcs     []seed.Source
 	legs     []seed.LegacySource
 	explicit bool
+	recent   bool // the last import left prompts typed a moment ago (seed.Settle)
 
 	mu           sync.Mutex
 	cur          *seed.Runner // the import running, or the last one
@@ -280,6 +281,12 @@ func (im *importer) once(progress bool) int {
 	}
 	if stopProgress != nil {
 		stopProgress()
+	}
+	im.recent = false
+	if brep != nil {
+		for _, s := range brep.Sources {
+			im.recent = im.recent || s.Recent > 0
+		}
 	}
 
 	quiet := o.quiet || (o.watch && !wrote(mig, brep))

@@ -59,6 +59,12 @@ func (im *importer) watch() int {
 		switch im.once(first) {
 		case cli.ExitFailure, cli.ExitUntrusted, exitRetry:
 			retry.Reset(retryAfter)
+		default:
+			if im.recent {
+				// Prompts typed a moment ago were left: import them once
+				// they have settled.
+				retry.Reset(seed.Settle + time.Second)
+			}
 		}
 	}
 }
