@@ -14,7 +14,7 @@
 // instructions, <user_instructions>, <turn_aborted>, …) is never a prompt,
 // nor is a prompt that hist would not capture (blank, or a command such as
 // "/prompts:greet …"). Subagent rollouts (session_meta source
-// {"subagent":…}) are skipped whole and counted in Stats.Skipped.
+// {"subagent":…}) are skipped whole and counted in Stats.Subagent.
 //
 // A prompt's time is its line's timestamp, its cwd the latest turn_context
 // cwd before it (else the session_meta cwd), its session the session_meta
@@ -113,7 +113,7 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 	s.stats.Malformed += p.malformed
 	switch {
 	case err == errStop:
-		s.stats.Skipped++
+		s.stats.Subagent++
 		return s.stats, nil
 	case err != nil:
 		if s.emitErr != nil {
@@ -261,7 +261,7 @@ type parsed struct {
 	session    string
 	bytes      int64
 	malformed  int
-	err        error // errStop, or a *transcript.ReadError
+	err        error // errStop, errNotRegular, or a *transcript.ReadError
 }
 
 // parse reads one rollout.
@@ -280,7 +280,7 @@ func (w *reader) parse(path string) *parsed {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			res.err = &transcript.ReadError{Path: path, Err: err}
 		} else {
-			res.err = errStop
+			res.err = errNotRegular
 		}
 		return res
 	}
@@ -346,6 +346,9 @@ func (s *scanner) apply(res *parsed) error {
 	s.stats.Malformed += res.malformed
 	switch {
 	case res.err == errStop:
+		s.stats.Subagent++
+		return nil
+	case res.err == errNotRegular:
 		s.stats.Skipped++
 		return nil
 	case res.err != nil:
