@@ -163,29 +163,15 @@ func hasToolResult(line []byte) bool {
 		if !bytes.HasPrefix(line[i-at:], toolResultValue) {
 			continue
 		}
-		k := skipSpaceBack(line, i-at)
+		k := jsonscan.SpaceBefore(line, i-at)
 		if k == 0 || line[k-1] != ':' {
 			continue
 		}
-		if bytes.HasSuffix(line[:skipSpaceBack(line, k-1)], typeKey) {
+		if bytes.HasSuffix(line[:jsonscan.SpaceBefore(line, k-1)], typeKey) {
 			return true
 		}
 	}
 	return false
-}
-
-// skipSpaceBack returns the index after the last byte of line[:i] that is
-// not JSON white space (0 when there is none).
-func skipSpaceBack(line []byte, i int) int {
-	for i > 0 {
-		switch line[i-1] {
-		case ' ', '\t', '\n', '\r':
-			i--
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // cwdKey is in every line whose record carries a cwd.
