@@ -114,10 +114,7 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 // prompt and is never decoded, and a user record carrying a tool result
 // block (as every one with a toolUseResult does) is dropped without
 // decoding it. Any JSON white space may stand around a member's colon.
-var (
-	typeKey         = []byte(`"type"`)
-	toolResultValue = []byte(`"tool_result"`)
-)
+var typeKey = []byte(`"type"`)
 
 // candidate reports whether line may hold a prompt, in one pass. It looks
 // for the "y" of `"type"` (a rarer byte than the quote, which makes the
@@ -130,22 +127,38 @@ func candidate(line []byte) bool {
 			return false
 		}
 		i += j
-		if !bytes.HasPrefix(line[i-y:], typeKey) {
+		if line[i-y] != '"' || len(line)-i < 4 || string(line[i-y:i+4]) != `"type"` {
 			continue
 		}
-		k := jsonscan.SkipSpace(line, i-y+len(typeKey))
-		if k >= len(line) || line[k] != ':' {
-			continue
-		}
-		val := line[jsonscan.SkipSpace(line, k+1):]
-		if bytes.HasPrefix(val, []byte(`"user"`)) {
+		val := memberValue(line, i+4)
+		if hasPrefix(val, `"user"`) {
 			return !hasToolResult(line)
 		}
-		if bytes.HasPrefix(val, []byte(`"queued_command"`)) {
+		if hasPrefix(val, `"queued_command"`) {
 			return true
 		}
 	}
 	return false
+}
+
+// memberValue returns line from the value of the member whose key ends
+// before line[i] (nil when no colon follows the key). The compact form,
+// with no white space around the colon, is the common one.
+func memberValue(line []byte, i int) []byte {
+	if i+1 < len(line) && line[i] == ':' && line[i+1] == '"' {
+		return line[i+1:]
+	}
+	i = jsonscan.SkipSpace(line, i)
+	if i >= len(line) || line[i] != ':' {
+		return nil
+	}
+	return line[jsonscan.SkipSpace(line, i+1):]
+}
+
+// hasPrefix is bytes.HasPrefix for a constant prefix, compared without a
+// call.
+func hasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
 }
 
 // hasToolResult reports whether line holds a "type" member whose value is
@@ -153,14 +166,14 @@ func candidate(line []byte) bool {
 // quotes, which would make a substring search slow) and checks what is
 // around it.
 func hasToolResult(line []byte) bool {
-	const at = len(`"tool`) // the index of '_' in toolResultValue
+	const at = len(`"tool`) // the index of '_' in "tool_result"
 	for i := at; i < len(line); i++ {
 		j := bytes.IndexByte(line[i:], '_')
 		if j < 0 {
 			return false
 		}
 		i += j
-		if !bytes.HasPrefix(line[i-at:], toolResultValue) {
+		if !hasPrefix(line[i-at:], `"tool_result"`) {
 			continue
 		}
 		k := jsonscan.SpaceBefore(line, i-at)
@@ -185,16 +198,6 @@ func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Pr
 	defer func() { st.Bytes = lr.Bytes() }()
 	var cwd string                  // the file's latest known cwd
 	var waiting []transcript.Prompt // prompts read before any cwd, in order
-	flush := func() error {
-		for i := range waiting {
-			waiting[i].Cwd = cwd
-			if err := add(waiting[i]); err != nil {
-				return err
-			}
-		}
-		waiting = nil
-		return nil
-	}
 	for {
 		line, rerr := lr.Next()
 		if rerr == io.EOF {
@@ -211,43 +214,60 @@ func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Pr
 			st.Malformed++
 			continue
 		}
-		if cwd == "" && bytes.Contains(line, cwdKey) {
-			if cwd = recordCwd(line); cwd != "" {
-				if err := flush(); err != nil {
+		if candidate(line) {
+			p, ok, bad := parseRecord(line)
+			if bad {
+				st.Malformed++
+				continue
+			}
+			if ok {
+				switch {
+				case p.Cwd != "":
+					if cwd == "" {
+						if err := flush(waiting, p.Cwd, add); err != nil {
+							return st, err
+						}
+						waiting = nil
+					}
+					cwd = p.Cwd
+				case cwd != "":
+					p.Cwd = cwd
+				default:
+					waiting = append(waiting, p)
+					continue
+				}
+				if err := add(p); err != nil {
 					return st, err
 				}
+				continue
 			}
 		}
-		if !candidate(line) {
-			continue
-		}
-		p, ok, bad := parseRecord(line)
-		if bad {
-			st.Malformed++
-			continue
-		}
-		if !ok {
-			continue
-		}
-		switch {
-		case p.Cwd != "":
-			cwd = p.Cwd
-		case cwd != "":
-			p.Cwd = cwd
-		default:
-			waiting = append(waiting, p)
-			continue
-		}
-		if err := add(p); err != nil {
-			return st, err
+		if cwd == "" && bytes.Contains(line, cwdKey) {
+			if cwd = recordCwd(line); cwd != "" {
+				if err := flush(waiting, cwd, add); err != nil {
+					return st, err
+				}
+				waiting = nil
+			}
 		}
 	}
 	// No record carried a cwd: the prompts go without one.
-	if err := flush(); err != nil {
+	if err := flush(waiting, "", add); err != nil {
 		return st, err
 	}
 	st.Files = 1
 	return st, nil
+}
+
+// flush hands the prompts that waited for a cwd over, with cwd.
+func flush(waiting []transcript.Prompt, cwd string, add func(transcript.Prompt) error) error {
+	for _, p := range waiting {
+		p.Cwd = cwd
+		if err := add(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordCwd returns the cwd member of the record line, or "" when it has
