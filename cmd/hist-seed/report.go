@@ -248,6 +248,9 @@ func sourceExtras(s seed.SourceResult) string {
 	if s.Stats.Skipped > 0 {
 		parts = append(parts, cli.Plural(s.Stats.Skipped, "file", "files")+" passed over")
 	}
+	if s.Stats.Subagent > 0 {
+		parts = append(parts, cli.Plural(s.Stats.Subagent, "subagent transcript", "subagent transcripts")+" passed over")
+	}
 	if s.NoCwd > 0 {
 		parts = append(parts, prompts(s.NoCwd)+" without a project folder")
 	}

@@ -41,6 +41,15 @@ func SkipSpace(b []byte, i int) int {
 	return i
 }
 
+// SpaceBefore returns the index after the last byte of b[:i] that is not
+// JSON white space (0 when there is none).
+func SpaceBefore(b []byte, i int) int {
+	for i > 0 && isSpace(b[i-1]) {
+		i--
+	}
+	return i
+}
+
 // skipString scans the string starting at b[i] (a quote) and returns the
 // index after its closing quote, and whether it holds escapes. It finds
 // quotes and backslashes with bytes.IndexByte, keeping the next quote found

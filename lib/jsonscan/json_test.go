@@ -312,3 +312,17 @@ func TestHasControl(t *testing.T) {
 		}
 	}
 }
+
+func TestSpaceBefore(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		i    int
+		want int
+	}{
+		{`"a" : `, 6, 5}, {`"a" : `, 4, 3}, {`"a":`, 4, 4}, {" \t\r\n", 4, 0}, {"", 0, 0}, {"x  y", 3, 1},
+	} {
+		if got := SpaceBefore([]byte(tc.in), tc.i); got != tc.want {
+			t.Errorf("SpaceBefore(%q, %d) = %d, want %d", tc.in, tc.i, got, tc.want)
+		}
+	}
+}

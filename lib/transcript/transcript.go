@@ -50,7 +50,11 @@ type Stats struct {
 	Bytes     int64 // bytes read
 	Prompts   int   // prompts emitted
 	Malformed int   // lines or rows that could not be parsed and were skipped
-	Skipped   int   // files passed over on purpose (subagent files, unknown layouts, ...)
+	Skipped   int   // files passed over on purpose (unknown layouts, files that are not regular, ...)
+	// Subagent counts the subagents' transcripts, passed over on purpose:
+	// apart from Skipped, since a folder of only these is a known layout
+	// that holds no typed prompt.
+	Subagent int
 }
 
 // Add adds o's counts to s.
@@ -60,6 +64,7 @@ func (s *Stats) Add(o Stats) {
 	s.Prompts += o.Prompts
 	s.Malformed += o.Malformed
 	s.Skipped += o.Skipped
+	s.Subagent += o.Subagent
 }
 
 // ReadError reports a transcript that could not be read (an I/O error, not a

@@ -11,9 +11,10 @@
 // {"kind":"human"}; a record with promptSource "system"; text made only of
 // wrappers (<system-reminder>, <local-command-stdout>, <bash-input>,
 // <task-notification>, …) or an interrupt marker ("[Request interrupted by
-// user…]"). A prompt typed while the agent was busy and handed over mid-turn
-// is an attachment record of type queued_command (commandMode "prompt"):
-// it counts too. The text is the string content, or the text blocks joined
+// user…]"); a text that starts with a <task-notification> element (a
+// background task's completion, whatever follows it). A prompt typed while
+// the agent was busy and handed over mid-turn is an attachment record of
+// type queued_command (commandMode "prompt"): it counts too. The text is the string content, or the text blocks joined
 // by "\n" (images are dropped, "[Image #N]" placeholders stay); leading IDE
 // tags (<ide_opened_file>, <ide_selection>) are removed, and so are the
 // <pasted_content id=…>…</pasted_content id=…> wrappers around a paste
@@ -23,8 +24,10 @@
 //
 // Records that repeat a prompt are never read as one: queue-operation,
 // last-prompt and api-request-blob records have other types. The cwd and
-// session of a prompt come from its own record (the folder name is lossy),
-// its time from the record's ISO timestamp.
+// session of a prompt come from its own record (the folder name is lossy);
+// a record without a cwd takes the one the file's other records carry (the
+// latest before it, else the first after it). Its time is the record's ISO
+// timestamp.
 //
 // --resume and --fork-session may copy earlier records, with the same uuid,
 // into a new file: prompts are keyed by uuid, so a copy counts once. Scan
@@ -32,7 +35,8 @@
 // is usually the original session's.
 //
 // Speed: a line is decoded only when a cheap byte search says it may hold a
-// prompt; the rest are only split off. So Stats.Malformed counts the lines
+// prompt (or, until the file's cwd is known, carry one); the rest are only
+// split off. So Stats.Malformed counts the lines
 // that are not JSON objects at all (garbage, a torn last line) and the
 // candidate lines that do not decode, not broken lines of other kinds. When
 // there is more than one CPU, Scan reads the next files ahead on other
@@ -69,8 +73,8 @@ func DefaultRoot(env transcript.Env, home string) string {
 // be a single file) and calls emit once per typed prompt, deduplicated
 // across files by Prompt.Key (the record uuid: records replayed by a resume
 // or fork count once). Subagent transcripts (under "subagents" folders, or
-// named agent-*.jsonl) and files that are not regular are passed over and
-// counted in Stats.Skipped. A missing root yields nothing. It stops at the
+// named agent-*.jsonl) are passed over and counted in Stats.Subagent, files
+// that are not regular in Stats.Skipped. A missing root yields nothing. It stops at the
 // first I/O error and returns it as a *transcript.ReadError; malformed lines
 // are skipped and counted in Stats.Malformed. An error returned by emit
 // stops the scan and is returned as is.
@@ -129,14 +133,11 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 // no "type" member has the value "user" or "queued_command" is never a
 // prompt and is never decoded, and a user record carrying a tool result
 // block (as every one with a toolUseResult does) is dropped without
-// decoding it.
-var (
-	typeKey         = []byte(`"type":"`)
-	toolResultBlock = []byte(`"type":"tool_result"`)
-)
+// decoding it. Any JSON white space may stand around a member's colon.
+var typeKey = []byte(`"type"`)
 
 // candidate reports whether line may hold a prompt, in one pass. It looks
-// for the "y" of `"type":"` (a rarer byte than the quote, which makes the
+// for the "y" of `"type"` (a rarer byte than the quote, which makes the
 // search faster) and checks what is around it.
 func candidate(line []byte) bool {
 	const y = 2 // the index of 'y' in typeKey
@@ -146,42 +147,77 @@ func candidate(line []byte) bool {
 			return false
 		}
 		i += j
-		s := line[i-y:]
-		if !bytes.HasPrefix(s, typeKey) {
+		if line[i-y] != '"' || len(line)-i < 4 || string(line[i-y:i+4]) != `"type"` {
 			continue
 		}
-		rest := s[len(typeKey):]
-		if bytes.HasPrefix(rest, []byte(`user"`)) {
+		val := memberValue(line, i+4)
+		if hasPrefix(val, `"user"`) {
 			return !hasToolResult(line)
 		}
-		if bytes.HasPrefix(rest, []byte(`queued_command"`)) {
+		if hasPrefix(val, `"queued_command"`) {
 			return true
 		}
 	}
 	return false
 }
 
-// hasToolResult reports whether line holds toolResultBlock. It looks at
-// the block's '_' (a byte much rarer than its quotes, which would make a
-// substring search slow) and checks what is before and after it.
+// memberValue returns line from the value of the member whose key ends
+// before line[i] (nil when no colon follows the key). The compact form,
+// with no white space around the colon, is the common one.
+func memberValue(line []byte, i int) []byte {
+	if i+1 < len(line) && line[i] == ':' && line[i+1] == '"' {
+		return line[i+1:]
+	}
+	i = jsonscan.SkipSpace(line, i)
+	if i >= len(line) || line[i] != ':' {
+		return nil
+	}
+	return line[jsonscan.SkipSpace(line, i+1):]
+}
+
+// hasPrefix is bytes.HasPrefix for a constant prefix, compared without a
+// call.
+func hasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
+}
+
+// hasToolResult reports whether line holds a "type" member whose value is
+// "tool_result". It looks for the value's '_' (a byte much rarer than its
+// quotes, which would make a substring search slow) and checks what is
+// around it.
 func hasToolResult(line []byte) bool {
-	const at = len(`"type":"tool`) // the index of '_' in toolResultBlock
+	const at = len(`"tool`) // the index of '_' in "tool_result"
 	for i := at; i < len(line); i++ {
 		j := bytes.IndexByte(line[i:], '_')
 		if j < 0 {
 			return false
 		}
 		i += j
-		if bytes.HasPrefix(line[i-at:], toolResultBlock) {
+		if !hasPrefix(line[i-at:], `"tool_result"`) {
+			continue
+		}
+		k := jsonscan.SpaceBefore(line, i-at)
+		if k == 0 || line[k-1] != ':' {
+			continue
+		}
+		if bytes.HasSuffix(line[:jsonscan.SpaceBefore(line, k-1)], typeKey) {
 			return true
 		}
 	}
 	return false
 }
 
-// scanTranscript reads one transcript (a scanFunc).
+// cwdKey is in every line whose record carries a cwd.
+var cwdKey = []byte(`"cwd"`)
+
+// scanTranscript reads one transcript (a scanFunc). A prompt whose record
+// has no cwd of its own takes the file's: the latest cwd a record before
+// it carried, or, when none did, the first one a later record carries.
+// Only the prompts waiting for that later record are held.
 func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
 	defer func() { st.Bytes = lr.Bytes() }()
+	var cwd string                  // the file's latest known cwd
+	var waiting []transcript.Prompt // prompts read before any cwd, in order
 	for {
 		line, rerr := lr.Next()
 		if rerr == io.EOF {
@@ -198,23 +234,73 @@ func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Pr
 			st.Malformed++
 			continue
 		}
-		if !candidate(line) {
-			continue
+		if candidate(line) {
+			p, ok, bad := parseRecord(line)
+			if bad {
+				st.Malformed++
+				continue
+			}
+			if ok {
+				switch {
+				case p.Cwd != "":
+					if cwd == "" {
+						if err := flush(waiting, p.Cwd, add); err != nil {
+							return st, err
+						}
+						waiting = nil
+					}
+					cwd = p.Cwd
+				case cwd != "":
+					p.Cwd = cwd
+				default:
+					waiting = append(waiting, p)
+					continue
+				}
+				if err := add(p); err != nil {
+					return st, err
+				}
+				continue
+			}
 		}
-		p, ok, bad := parseRecord(line)
-		if bad {
-			st.Malformed++
-			continue
+		if cwd == "" && bytes.Contains(line, cwdKey) {
+			if cwd = recordCwd(line); cwd != "" {
+				if err := flush(waiting, cwd, add); err != nil {
+					return st, err
+				}
+				waiting = nil
+			}
 		}
-		if !ok {
-			continue
-		}
-		if err := add(p); err != nil {
-			return st, err
-		}
+	}
+	// No record carried a cwd: the prompts go without one.
+	if err := flush(waiting, "", add); err != nil {
+		return st, err
 	}
 	st.Files = 1
 	return st, nil
+}
+
+// flush hands the prompts that waited for a cwd over, with cwd.
+func flush(waiting []transcript.Prompt, cwd string, add func(transcript.Prompt) error) error {
+	for _, p := range waiting {
+		p.Cwd = cwd
+		if err := add(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordCwd returns the cwd member of the record line, or "" when it has
+// none (or the line does not decode).
+func recordCwd(line []byte) string {
+	var v []byte
+	jsonscan.EachMember(line, func(k, val []byte) {
+		if string(k) == "cwd" {
+			v = val
+		}
+	})
+	s, _ := jsonscan.OptString(v)
+	return s
 }
 
 // parseRecord decodes one transcript line. ok is true when it is a typed
@@ -442,7 +528,7 @@ func promptText(parts []string) (string, bool) {
 	kept := parts[:0:0]
 	for _, s := range parts {
 		s = stripIDE(s)
-		if identity.IsBlank(s) || wrapperOnly(s) || isInterrupt(s) {
+		if identity.IsBlank(s) || wrapperOnly(s) || isInterrupt(s) || isNotification(s) {
 			continue
 		}
 		kept = append(kept, s)
@@ -467,6 +553,18 @@ var wrapperTags = []string{
 	"bash-input", "bash-stdout", "bash-stderr",
 	"task-notification", "system-reminder", "teammate-message", "user-memory-input",
 	"ide_opened_file", "ide_selection",
+}
+
+// A background task's completion is a user record whose text starts with
+// a <task-notification> element, often followed by a line telling the
+// model where the task's output is; Claude Code 2.1.39 writes no origin
+// for it.
+var notificationTag = []string{"task-notification"}
+
+// isNotification reports whether s starts with a task notification.
+func isNotification(s string) bool {
+	_, ok := cutElement(strings.TrimLeftFunc(s, unicode.IsSpace), notificationTag)
+	return ok
 }
 
 // ideTags name the elements an IDE prepends to a typed prompt.

@@ -232,6 +232,9 @@ func TestWhatIsAPrompt(t *testing.T) {
 		{"queued then sent", rec("while busy", with(human, m{"promptSource": "queued"})), []string{"while busy"}},
 		{"null origin", rec("x y", m{"origin": nil}), []string{"x y"}},
 		{"promptSource system", rec("made by the system", m{"promptSource": "system"}), nil},
+		{"task notification without origin", rec("<task-notification>\n<task-id>b1c2</task-id>\n<output-file>/tmp/claude/tasks/b1c2.output</output-file>\n<status>completed</status>\n<summary>Background command \"go test ./...\" completed (exit code 0)</summary>\n</task-notification>\nRead the output file to retrieve the result: /tmp/claude/tasks/b1c2.output", m{"version": "2.1.39"}), nil},
+		{"task notification block", rec([]any{text("<task-notification><status>failed</status></task-notification>\nRead the output file")}, nil), nil},
+		{"typed text that mentions a task notification", rec("why does <task-notification> show up?", nil), []string{"why does <task-notification> show up?"}},
 		{"origin task-notification", rec("<task-notification>done</task-notification>", m{"origin": m{"kind": "task-notification"}}), nil},
 		{"origin channel, plain text", rec("from a channel", m{"origin": m{"kind": "channel"}}), nil},
 		{"origin without kind", rec("no kind", m{"origin": m{}}), nil},
@@ -316,6 +319,61 @@ func TestRecordFields(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// A record without a cwd of its own takes the file's: the latest cwd
+// before it, else the first one after it; with none at all it has none.
+func TestCwdFromOtherRecords(t *testing.T) {
+	noCwd := func(s string) string { return rec(s, m{"cwd": nil}) }
+	other := func(cwd string) string {
+		return fmt.Sprintf(`{"type":"system","subtype":"x","cwd":%q,"sessionId":"sess-1","uuid":"sys"}`, cwd)
+	}
+	summary := `{"type":"summary","summary":"s","leafUuid":"l"}`
+	for _, tc := range []struct {
+		name string
+		in   string
+		want []string // cwd of each prompt, in order
+	}{
+		{"later record", lines(summary, noCwd("first"), noCwd("second"), other("/w/later")), []string{"/w/later", "/w/later"}},
+		{"earlier record", lines(other("/w/before"), noCwd("one")), []string{"/w/before"}},
+		{"latest before", lines(rec("a", m{"cwd": "/w/a"}), rec("b", m{"cwd": "/w/b"}), noCwd("c")), []string{"/w/a", "/w/b", "/w/b"}},
+		{"own cwd wins", lines(noCwd("early"), rec("own", m{"cwd": "/w/own"}), other("/w/other")), []string{"/w/own", "/w/own"}},
+		{"none at all", lines(summary, noCwd("alone")), []string{""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := ttest.Collect(t, scanString, tc.in)
+			var cwds []string
+			for _, p := range got {
+				cwds = append(cwds, p.Cwd)
+			}
+			if !reflect.DeepEqual(cwds, tc.want) {
+				t.Errorf("cwds %q, want %q (prompts %q)", cwds, tc.want, ttest.Texts(got))
+			}
+		})
+	}
+	// The prompts keep their file order.
+	got, _ := ttest.Collect(t, scanString, lines(noCwd("first"), noCwd("second"), other("/w"), noCwd("third")))
+	ttest.WantTexts(t, got, "first", "second", "third")
+}
+
+// Lines written with white space between their tokens (as Python's
+// json.dumps writes them) read as the compact ones.
+func TestSpacedLines(t *testing.T) {
+	compact := lines(
+		rec("typed with spaces", nil),
+		rec([]any{m{"type": "tool_result", "tool_use_id": "t1", "content": "x"}, text("beside a tool result")}, nil),
+		rec(nil, m{"type": "attachment", "message": nil, "attachment": m{"type": "queued_command", "prompt": "queued", "commandMode": "prompt"}}),
+	)
+	spaced := strings.NewReplacer(`":`, `": `, `,"`, `, "`, `{`, "{ \t", `}`, " }").Replace(compact)
+	if spaced == compact || !strings.Contains(spaced, `"type": "user"`) {
+		t.Fatalf("not re-spaced: %s", spaced)
+	}
+	want, _ := ttest.Collect(t, scanString, compact)
+	got, st := ttest.Collect(t, scanString, spaced)
+	ttest.WantTexts(t, want, "typed with spaces", "queued")
+	if !reflect.DeepEqual(got, want) || st.Malformed != 0 {
+		t.Errorf("spaced: %+v (%+v), want %+v", got, st, want)
 	}
 }
 
@@ -441,9 +499,19 @@ func TestLayouts(t *testing.T) {
 	}
 	sort.Slice(got, func(i, j int) bool { return got[i].Text < got[j].Text })
 	ttest.WantTexts(t, got, "flat", "nested")
-	if st.Files != 2 || st.Skipped != 6 {
-		t.Errorf("stats %+v, want 2 files and 6 skipped (5 subagent transcripts, 1 FIFO)", st)
+	if st.Files != 2 || st.Subagent != 5 || st.Skipped != 1 {
+		t.Errorf("stats %+v, want 2 files, 5 subagent transcripts and 1 skipped (a FIFO)", st)
 	}
+	t.Run("only subagent transcripts", func(t *testing.T) {
+		// A known layout that holds no typed prompt: nothing in Skipped.
+		only := t.TempDir()
+		ttest.WriteFile(t, filepath.Join(only, "-w-proj", "sess-2", "subagents", "agent-3c4d.jsonl"), looksTyped)
+		ttest.WriteFile(t, filepath.Join(only, "-w-proj", "agent-1a2b.jsonl"), looksTyped)
+		got, st := ttest.Collect(t, Scan, only)
+		if len(got) != 0 || st != (transcript.Stats{Subagent: 2}) {
+			t.Errorf("%v %+v", got, st)
+		}
+	})
 	t.Run("missing root", func(t *testing.T) {
 		got, st := ttest.Collect(t, Scan, filepath.Join(root, "nope"))
 		if len(got) != 0 || st != (transcript.Stats{}) {

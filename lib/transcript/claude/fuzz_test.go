@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"hist/lib/identity"
@@ -241,24 +242,24 @@ func FuzzParseRecordDiff(f *testing.F) {
 	})
 }
 
-// naiveCandidate is candidate written plainly: every `"type":"` in turn
-// (overlapping ones too).
+// naiveCandidate is candidate written plainly, with regular expressions.
 func naiveCandidate(line []byte) bool {
-	for i := 0; ; i++ {
-		j := bytes.Index(line[i:], typeKey)
-		if j < 0 {
-			return false
-		}
-		i += j
-		rest := line[i+len(typeKey):]
-		if bytes.HasPrefix(rest, []byte(`user"`)) {
-			return !bytes.Contains(line, toolResultBlock)
-		}
-		if bytes.HasPrefix(rest, []byte(`queued_command"`)) {
-			return true
-		}
+	// candidate stops at the first "user" or "queued_command" one.
+	u, q := typeUser.FindIndex(line), typeQueued.FindIndex(line)
+	if u == nil && q == nil {
+		return false
 	}
+	if u != nil && (q == nil || u[0] < q[0]) {
+		return !typeToolResult.Match(line)
+	}
+	return true
 }
+
+var (
+	typeUser       = regexp.MustCompile(`"type"[ \t\r\n]*:[ \t\r\n]*"user"`)
+	typeQueued     = regexp.MustCompile(`"type"[ \t\r\n]*:[ \t\r\n]*"queued_command"`)
+	typeToolResult = regexp.MustCompile(`"type"[ \t\r\n]*:[ \t\r\n]*"tool_result"`)
+)
 
 // FuzzCandidate: the line filter agrees with its plain version.
 func FuzzCandidate(f *testing.F) {
@@ -269,6 +270,8 @@ func FuzzCandidate(f *testing.F) {
 	}
 	f.Add([]byte(`"type":"user"`))
 	f.Add([]byte(`y"type":"queued_command"`))
+	f.Add([]byte(`{"type" :\t"user", "content": [{"type": "tool_result"}]}`))
+	f.Add([]byte(`"type": "type": "user"`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if got, want := candidate(line), naiveCandidate(line); got != want {
 			t.Fatalf("candidate(%q) = %v, want %v", line, got, want)

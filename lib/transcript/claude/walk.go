@@ -23,7 +23,7 @@ type file struct {
 // listFiles returns the transcript files under root (or root itself when it
 // is not a directory), and counts what it passes over in st: subagent
 // transcripts (every *.jsonl under a "subagents" folder, and agent-*.jsonl
-// files) and files that are not regular. A missing root yields nothing.
+// files) in Subagent, files that are not regular in Skipped. A missing root yields nothing.
 // Directories named like a transcript are returned too, so that reading
 // them reports the error.
 func listFiles(root string, st *transcript.Stats) ([]file, error) {
@@ -47,9 +47,9 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 	// lstat); the files are sorted afterwards.
 	var mu sync.Mutex
 	var files []file
-	skipped := func(n int) {
+	count := func(n *int, k int) {
 		mu.Lock()
-		st.Skipped += n
+		*n += k
 		mu.Unlock()
 	}
 	add := func(path string, d fs.DirEntry) error {
@@ -74,7 +74,7 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 		}
 		name := d.Name()
 		if d.IsDir() && name == "subagents" && path != walkRoot {
-			skipped(countTranscripts(path))
+			count(&st.Subagent, countTranscripts(path))
 			return fs.SkipDir
 		}
 		if !strings.HasSuffix(name, ".jsonl") {
@@ -90,7 +90,7 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 			}
 			return fs.SkipDir
 		case strings.HasPrefix(name, "agent-"):
-			skipped(1)
+			count(&st.Subagent, 1)
 		case t.IsRegular():
 			return add(path, d)
 		case t&fs.ModeSymlink != 0:
@@ -99,10 +99,10 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 				files = append(files, file{path, fi.ModTime().UnixNano(), fi.Size()})
 				mu.Unlock()
 			} else {
-				skipped(1)
+				count(&st.Skipped, 1)
 			}
 		default:
-			skipped(1) // a FIFO, socket or device: reading could block
+			count(&st.Skipped, 1) // a FIFO, socket or device: reading could block
 		}
 		return nil
 	})

@@ -8,17 +8,24 @@
 //     (Codex 0.171 and later), text = the item's text content;
 //   - an event_msg user_message (earlier builds), skipped when its "kind" is
 //     not "plain" (the injected context of 0.3x–0.4x builds);
-//   - in a rollout that holds neither, a response_item user message.
+//   - in a rollout that holds neither, a response_item user message;
+//   - in a rollout of the oldest format (a first line
+//     {"id":…,"timestamp":…,"instructions":…}, then bare response items
+//     and {"record_type":"state"} lines, no session_meta), a bare user
+//     message item: its session is the first line's id, its time that
+//     line's (approximate, the items have none).
 //
 // Text that starts with injected context (<environment_context>, AGENTS.md
 // instructions, <user_instructions>, <turn_aborted>, …) is never a prompt,
 // nor is a prompt that hist would not capture (blank, or a command such as
 // "/prompts:greet …"). Subagent rollouts (session_meta source
-// {"subagent":…}) are skipped whole and counted in Stats.Skipped.
+// {"subagent":…}) are skipped whole and counted in Stats.Subagent.
 //
 // A prompt's time is its line's timestamp, its cwd the latest turn_context
-// cwd before it (else the session_meta cwd), its session the session_meta
-// id, which is what "codex resume" takes. Its Key is the session id and the
+// cwd before it (else the session_meta cwd, else the <cwd> of the latest
+// <environment_context> message, else the first one's; none when the
+// rollout holds none of these), its session the session_meta id, which is
+// what "codex resume" takes. Its Key is the session id and the
 // UserMessage item id (older shapes: the line's timestamp and a hash of the
 // text), so the same rollout found twice (sessions/ and archived_sessions/)
 // counts once.
@@ -150,7 +157,7 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 	s.stats.Malformed += p.malformed
 	switch {
 	case err == errStop:
-		s.stats.Skipped++
+		s.stats.Subagent++
 		return s.stats, nil
 	case err != nil:
 		if s.emitErr != nil {
@@ -298,7 +305,7 @@ type parsed struct {
 	session    string
 	bytes      int64
 	malformed  int
-	err        error // errStop, or a *transcript.ReadError
+	err        error // errStop, errNotRegular, or a *transcript.ReadError
 }
 
 // parse reads one rollout.
@@ -317,7 +324,7 @@ func (w *reader) parse(path string) *parsed {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			res.err = &transcript.ReadError{Path: path, Err: err}
 		} else {
-			res.err = errStop
+			res.err = errNotRegular
 		}
 		return res
 	}
@@ -383,6 +390,9 @@ func (s *scanner) apply(res *parsed) error {
 	s.stats.Malformed += res.malformed
 	switch {
 	case res.err == errStop:
+		s.stats.Subagent++
+		return nil
+	case res.err == errNotRegular:
 		s.stats.Skipped++
 		return nil
 	case res.err != nil:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -313,7 +314,7 @@ func TestSubagentSkipped(t *testing.T) {
 	write(t, rolloutPath(root, sess), exec.bytes())
 	got, st := ttest.Collect(t, Scan, root)
 	eq(t, got, "typed as an argv prompt")
-	if st.Skipped != 2 || st.Files != 1 {
+	if st.Subagent != 2 || st.Skipped != 0 || st.Files != 1 {
 		t.Errorf("stats = %+v", st)
 	}
 }
@@ -590,4 +591,73 @@ func TestSessionFromName(t *testing.T) {
 	if len(got) != 1 || got[0].Session != "" {
 		t.Errorf("got %+v", got)
 	}
+}
+
+// oldestItem is a bare response item of the oldest rollout format.
+func oldestItem(role, text string) string {
+	typ := "input_text"
+	if role == "assistant" {
+		typ = "output_text"
+	}
+	b, err := json.Marshal(map[string]any{"type": "message", "role": role, "content": []any{map[string]any{"type": typ, "text": text}}})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// The oldest rollouts have no session_meta: a first line with the session
+// id, time and instructions, then bare response items (no timestamps) and
+// state lines. Their typed prompts are read, at the session's time
+// (approximate), with the cwd of the <environment_context> message when
+// there is one, and without a cwd (never dropped) when there is none.
+func TestOldestFormat(t *testing.T) {
+	const id = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
+	head := `{"id":"` + id + `","timestamp":"2025-05-07T17:24:21.123Z","instructions":"be brief"}`
+	envCtx := "<environment_context>\n  <cwd>/w/old</cwd>\n  <approval_policy>on-request</approval_policy>\n</environment_context>"
+	fn := `{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}`
+	out := `{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"a\\nb\"}"}`
+	withEnv := (&rb{}).raw(head).raw(`{"record_type":"state"}`).
+		raw(oldestItem("user", envCtx)).
+		raw(oldestItem("user", "list the files")).
+		raw(fn).raw(out).raw(`{"record_type":"state","previous_response_id":"r1"}`).
+		raw(oldestItem("assistant", "a and b")).
+		raw(oldestItem("user", "list the files")).
+		raw(oldestItem("user", "<user_instructions>\nbe brief\n</user_instructions>"))
+	noEnv := (&rb{}).raw(head).raw(oldestItem("user", "where am I?")).raw(oldestItem("assistant", "no idea"))
+	envLater := (&rb{}).raw(head).raw(oldestItem("user", "typed first")).raw(oldestItem("user", envCtx)).raw(oldestItem("user", "then this"))
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		texts []string
+		cwd   string
+	}{
+		{"environment context", withEnv.bytes(), []string{"list the files", "list the files"}, "/w/old"},
+		{"no cwd anywhere", noEnv.bytes(), []string{"where am I?"}, ""},
+		{"environment context after the first prompt", envLater.bytes(), []string{"typed first", "then this"}, "/w/old"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			// The oldest builds wrote the rollouts straight into sessions/.
+			write(t, filepath.Join(root, "sessions", "rollout-2025-05-07T17-24-21-"+id+".jsonl"), tc.data)
+			got, st := ttest.Collect(t, Scan, root)
+			eq(t, got, tc.texts...)
+			for _, p := range got {
+				if p.Cwd != tc.cwd || p.Session != id || p.TS != 1746638661123 || !p.Approx || p.Src != "codex" {
+					t.Errorf("prompt %+v", p)
+				}
+			}
+			if st.Files != 1 || st.Malformed != 0 {
+				t.Errorf("stats %+v", st)
+			}
+			rgot, _ := readerPrompts(t, tc.data)
+			if !reflect.DeepEqual(rgot, got) {
+				t.Errorf("ScanReader: %+v, Scan: %+v", rgot, got)
+			}
+		})
+	}
+	// A bare item in a rollout of a later format is not read as one.
+	later := (&rb{}).meta(sess, "/w", nil).raw(oldestItem("user", "not the oldest format"))
+	got, _ := readerPrompts(t, later.bytes())
+	eq(t, got)
 }

@@ -57,7 +57,7 @@ func FuzzRolloutLines(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Prompts != n || (st.Skipped == 0 && st.Bytes != int64(len(data))) {
+		if st.Prompts != n || (st.Subagent == 0 && st.Bytes != int64(len(data))) {
 			t.Fatalf("stats %+v after %d prompts of %d bytes", st, n, len(data))
 		}
 	})

@@ -96,7 +96,7 @@ func TestParallelScanEqualsSerial(t *testing.T) {
 		return got, st
 	}
 	serial, sst := collect(1)
-	if len(serial) < 40 || sst.Skipped == 0 || sst.Malformed == 0 {
+	if len(serial) < 40 || sst.Subagent == 0 || sst.Malformed == 0 {
 		t.Fatalf("the tree does not exercise enough: %d prompts, %+v", len(serial), sst)
 	}
 	for _, procs := range []int{2, 4} {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"hash/maphash"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,10 +65,18 @@ type parser struct {
 	legacyFork bool
 	metaCwd    string
 	cwd        string // of the latest turn_context
-	lastTS     int64
-	sawEvent   bool   // a user_message or UserMessage was seen
-	fallback   []cand // response_item prompts, used if sawEvent stays false
-	pending    []pendingLine
+	// envCwd is the cwd of the latest <environment_context> message, and
+	// firstEnvCwd the first one's: the only cwd the oldest rollouts hold.
+	envCwd, firstEnvCwd string
+	// oldest is true for a rollout of the oldest format: a first line
+	// {"id":…,"timestamp":…,"instructions":…} and then bare response
+	// items, without timestamps.
+	oldest   bool
+	seenLine bool // a non-blank line was read
+	lastTS   int64
+	sawEvent bool   // a user_message or UserMessage was seen
+	fallback []cand // response_item prompts, used if sawEvent stays false
+	pending  []pendingLine
 
 	prev       cand
 	prevOK     bool
@@ -83,14 +92,19 @@ type pendingLine struct {
 	line   []byte
 	cwd    string
 	lastTS int64
+	bare   bool // a bare response item (the oldest format)
 }
 
-// errStop ends a parse early (a subagent rollout).
-var errStop = stopError{}
+// errStop ends a parse early (a subagent rollout); errNotRegular passes
+// over a file that is not regular.
+var (
+	errStop       = stopError("subagent")
+	errNotRegular = stopError("not a regular file")
+)
 
-type stopError struct{}
+type stopError string
 
-func (stopError) Error() string { return "stop" }
+func (e stopError) Error() string { return string(e) }
 
 // run reads r to the end. It returns errStop when the rollout turned out to
 // be a subagent's, an error from out, or a read error.
@@ -315,6 +329,8 @@ func (p *parser) handle(b []byte) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
+	first := !p.seenLine
+	p.seenLine = true
 	act, kind := p.classify(b, true)
 	if act == actSkip {
 		return nil
@@ -338,10 +354,27 @@ func (p *parser) handle(b []byte) error {
 		}
 	case lineUnknown:
 		var env struct {
-			Type string `json:"type"`
+			Type      string          `json:"type"`
+			Role      string          `json:"role"`
+			ID        string          `json:"id"`
+			Timestamp string          `json:"timestamp"`
+			Payload   json.RawMessage `json:"payload"`
 		}
 		if err := json.Unmarshal(b, &env); err != nil {
 			p.malformed++
+			return nil
+		}
+		switch {
+		case first && env.Type == "" && env.Payload == nil && env.ID != "" && env.Timestamp != "":
+			// The oldest format's header.
+			p.oldest = true
+			p.session = env.ID
+			p.noteTS(env.Timestamp)
+			return nil
+		case p.oldest && env.Payload == nil:
+			if env.Type == "message" && env.Role == "user" && !p.sawEvent {
+				p.pending = append(p.pending, pendingLine{line: append([]byte(nil), b...), lastTS: p.lastTS, bare: true})
+			}
 			return nil
 		}
 		switch env.Type {
@@ -477,11 +510,23 @@ func (p *parser) response(m *respPayload, rawTS string) {
 		return
 	}
 	text := joinText(m.Content, "input_text")
+	if cwd, ok := environmentCwd(text); ok {
+		p.envCwd = cwd
+		if p.firstEnvCwd == "" {
+			p.firstEnvCwd = cwd
+		}
+	}
+	id := m.ID
+	if id == "" && rawTS == "" {
+		// An item of the oldest format: its place in the rollout tells
+		// two equal prompts apart.
+		id = "#" + strconv.Itoa(len(p.fallback))
+	}
 	if injected(text, true) {
 		p.noteTS(rawTS)
 		return
 	}
-	p.fallback = append(p.fallback, p.cand(text, m.ID, rawTS, kindResp))
+	p.fallback = append(p.fallback, p.cand(text, id, rawTS, kindResp))
 }
 
 // joinText joins the text of the content items of the given type.
@@ -528,6 +573,9 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 	if cwd == "" {
 		cwd = p.metaCwd
 	}
+	if cwd == "" {
+		cwd = p.envCwd
+	}
 	var key string
 	if id != "" {
 		key = p.session + "/" + id
@@ -560,6 +608,13 @@ func (p *parser) finish() error {
 	}
 	for _, pl := range p.pending {
 		p.cwd, p.lastTS = pl.cwd, pl.lastTS
+		if pl.bare {
+			var m respPayload
+			if p.decode(pl.line, &m) {
+				p.response(&m, "")
+			}
+			continue
+		}
 		var l typedLine[respPayload]
 		if p.decode(pl.line, &l) {
 			p.response(&l.Payload, l.Timestamp)
@@ -567,6 +622,10 @@ func (p *parser) finish() error {
 	}
 	p.pending = nil
 	for _, c := range p.fallback {
+		if c.p.Cwd == "" {
+			// Typed before the session's first <environment_context>.
+			c.p.Cwd = p.firstEnvCwd
+		}
 		if err := p.out(c); err != nil {
 			return err
 		}
@@ -597,6 +656,25 @@ var (
 		"you were originally given instructions from a user over one or more turns",
 	}
 )
+
+// environmentCwd returns the <cwd> of an <environment_context> message
+// (ok is false for any other text, or one without a cwd).
+func environmentCwd(text string) (string, bool) {
+	t := strings.TrimLeft(text, " \t\r\n")
+	if !strings.HasPrefix(t, "<environment_context>") {
+		return "", false
+	}
+	_, rest, ok := strings.Cut(t, "<cwd>")
+	if !ok {
+		return "", false
+	}
+	cwd, _, ok := strings.Cut(rest, "</cwd>")
+	cwd = strings.TrimSpace(cwd)
+	if !ok || cwd == "" {
+		return "", false
+	}
+	return cwd, true
+}
 
 func injected(text string, resp bool) bool {
 	t := strings.TrimLeft(text, " \t\r\n")

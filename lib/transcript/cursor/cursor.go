@@ -565,7 +565,7 @@ func listMirrors(root string, st *transcript.Stats) ([]mirror, error) {
 					continue
 				}
 				if subs, _ := os.ReadDir(filepath.Join(dir, name, "subagents")); len(subs) > 0 {
-					st.Skipped += len(subs)
+					st.Subagent += len(subs)
 				}
 			case strings.HasSuffix(name, ".jsonl"):
 				id, path = strings.TrimSuffix(name, ".jsonl"), filepath.Join(dir, name)

@@ -372,7 +372,7 @@ func TestMirror(t *testing.T) {
 	if m.Session != mirrorOnly || m.TS != mt.UnixMilli() || !m.Approx || m.Cwd != proj {
 		t.Errorf("got %+v (cwd want %q)", m, proj)
 	}
-	if st.Malformed != 1 || st.Skipped != 2 {
+	if st.Malformed != 1 || st.Skipped != 1 || st.Subagent != 1 {
 		t.Errorf("stats %+v", st)
 	}
 }
