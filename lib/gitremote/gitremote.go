@@ -1,0 +1,183 @@
+// Package gitremote finds the git remote of a folder, so that the same
+// repository checked out at different paths (on different machines) is one
+// project (docs/sync.md). It reads the repository's config file itself:
+// git is never run.
+package gitremote
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxConfig bounds the config file read: a bigger one is not a config
+// that git wrote.
+const maxConfig = 1 << 20
+
+// Identity returns the identity of dir's repository and dir's place in
+// it: "git:<host>/<path>" of its remote ("origin", or the only remote),
+// then "//<sub>" when dir is a subfolder of the work tree. ok is false
+// when dir is in no repository or the repository has no usable remote.
+// dir must be canonical (absolute, symbolic links resolved).
+func Identity(dir string) (id string, ok bool) {
+	top, gitdir := find(dir)
+	if top == "" {
+		return "", false
+	}
+	url, ok := remoteURL(gitdir)
+	if !ok {
+		return "", false
+	}
+	norm, ok := Normalize(url)
+	if !ok {
+		return "", false
+	}
+	id = "git:" + norm
+	if rel, err := filepath.Rel(top, dir); err == nil && rel != "." {
+		id += "//" + filepath.ToSlash(rel)
+	}
+	return id, true
+}
+
+// find returns the work tree's top folder holding dir and its git folder
+// (where config is), or "" when dir is in no repository.
+func find(dir string) (top, gitdir string) {
+	for d := dir; ; {
+		p := filepath.Join(d, ".git")
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			return d, p
+		case err == nil && fi.Mode().IsRegular():
+			// A worktree or a submodule: "gitdir: <path>".
+			if g := readGitdirFile(p); g != "" {
+				if !filepath.IsAbs(g) {
+					g = filepath.Join(d, g)
+				}
+				return d, commonDir(g)
+			}
+			return "", ""
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", ""
+		}
+		d = parent
+	}
+}
+
+func readGitdirFile(p string) string {
+	b, err := readSmall(p)
+	if err != nil {
+		return ""
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	g, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("gitdir:"))
+	if !ok {
+		return ""
+	}
+	return string(bytes.TrimSpace(g))
+}
+
+// commonDir returns the folder that holds a linked worktree's shared
+// config ("commondir"), or g itself.
+func commonDir(g string) string {
+	b, err := readSmall(filepath.Join(g, "commondir"))
+	if err != nil {
+		return g
+	}
+	c := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(g, c)
+	}
+	return filepath.Clean(c)
+}
+
+func readSmall(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxConfig))
+}
+
+// remoteURL reads the url of remote "origin" from gitdir's config, or of
+// the only remote there is.
+func remoteURL(gitdir string) (string, bool) {
+	b, err := readSmall(filepath.Join(gitdir, "config"))
+	if err != nil {
+		return "", false
+	}
+	urls := map[string]string{}
+	var section string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), maxConfig)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ';':
+		case line[0] == '[':
+			section = ""
+			if name, ok := strings.CutPrefix(strings.TrimSuffix(line, "]"), "[remote "); ok {
+				section = strings.Trim(strings.TrimSpace(name), `"`)
+			}
+		case section != "":
+			k, v, ok := strings.Cut(line, "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "url") {
+				if _, seen := urls[section]; !seen {
+					urls[section] = strings.Trim(strings.TrimSpace(v), `"`)
+				}
+			}
+		}
+	}
+	if u, ok := urls["origin"]; ok {
+		return u, true
+	}
+	if len(urls) == 1 {
+		for _, u := range urls {
+			return u, true
+		}
+	}
+	return "", false
+}
+
+// Normalize reduces a remote URL to "<host>/<path>": no scheme, user,
+// password or port, the host in lower case, no trailing ".git" or "/".
+// The forms git takes: scheme://[user@]host[:port]/path and the scp-like
+// [user@]host:path. A local path is not a remote: ok is false.
+func Normalize(url string) (string, bool) {
+	var host, path string
+	if scheme, rest, ok := strings.Cut(url, "://"); ok {
+		if scheme == "file" {
+			return "", false
+		}
+		host, path, _ = strings.Cut(rest, "/")
+		if i := strings.LastIndexByte(host, '@'); i >= 0 {
+			host = host[i+1:]
+		}
+		if h, _, ok := strings.Cut(host, ":"); ok && !strings.HasPrefix(host, "[") {
+			host = h
+		}
+	} else {
+		h, p, ok := strings.Cut(url, ":")
+		if !ok || strings.ContainsRune(h, '/') {
+			return "", false // a local path
+		}
+		host, path = h, p
+		if i := strings.LastIndexByte(host, '@'); i >= 0 {
+			host = host[i+1:]
+		}
+	}
+	path = strings.Trim(path, "/")
+	path = strings.TrimSuffix(path, ".git")
+	path = strings.TrimSuffix(path, "/")
+	host = strings.ToLower(host)
+	if host == "" || path == "" {
+		return "", false
+	}
+	return host + "/" + path, true
+}
