@@ -289,7 +289,7 @@ for src in "${SOURCES[@]}"; do
     done
     # One prompt appended to one transcript: a copy of its last prompt
     # record with a fresh tag and fresh ids.
-    file=$(grep -rl -F "$pattern" "$data" | head -1)
+    file=$({ grep -rl -F "$pattern" "$data" || true; } | head -1)
     for i in $(seq "$RUNS"); do
         before=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
         grep -F "$pattern" "$file" | tail -1 |
