@@ -289,10 +289,10 @@ for src in "${SOURCES[@]}"; do
     done
     # One prompt appended to one transcript: a copy of its last prompt
     # record with a fresh tag and fresh ids.
-    file=$({ grep -rl -F "$pattern" "$data" || true; } | head -1)
+    file=$({ grep -rlE '\[(pi|cc|cx)[0-9]' "$data" || true; } | head -1)
     for i in $(seq "$RUNS"); do
         before=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
-        grep -F "$pattern" "$file" | tail -1 |
+        { grep -F "$pattern" "$file" | grep -E '\[(pi|cc|cx)[0-9]' || true; } | tail -1 |
             perl -pe 's/\[(pi|cc|cx)[0-9]+/[${1}appended'"$i"'-/g; s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/ffff'"$(printf %04x "$i")"'$1/g' >>"$file"
         run_seed "$WORK/append.times"
         after=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
