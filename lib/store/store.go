@@ -42,9 +42,13 @@ const (
 	StateName    = "imports.state"
 )
 
-// Store is a store folder.
+// Store is a store folder, as seen by one machine.
 type Store struct {
 	Root string
+	// Machine is this machine's id (MachineID): the files it writes carry
+	// it in their names. "" is a store used before machine ids: every
+	// name is the plain one and every file is its own.
+	Machine string
 }
 
 // DefaultRoot is the store root: $PI_CODING_AGENT_DIR/history when the
@@ -78,17 +82,36 @@ func (s Store) ProjectDir(hash string) string { return s.path(ProjectsDir, hash)
 // Global is history-global.jsonl.
 func (s Store) Global() string { return s.path(GlobalName) }
 
-// Hidden is hidden.json.
-func (s Store) Hidden() string { return s.path(HiddenName) }
+// Hidden is this machine's tombstone file, hidden@<machine>.json
+// (hidden.json without a machine). Readers load every machine's
+// (lib/tombstone); a delete writes only its own.
+func (s Store) Hidden() string { return s.path(Named(HiddenName, s.Machine)) }
 
-// Registry is registry.json.
-func (s Store) Registry() string { return s.path(RegistryName) }
+// Registry is this machine's registry file, registry@<machine>.json.
+func (s Store) Registry() string { return s.path(Named(RegistryName, s.Machine)) }
 
-// Ledger is the import ledger (lib/ledger).
-func (s Store) Ledger() string { return s.path(LedgerName) }
+// Ledger is this machine's import ledger (lib/ledger).
+func (s Store) Ledger() string { return s.own(LedgerName) }
 
-// State is the import state (lib/ledger).
-func (s Store) State() string { return s.path(StateName) }
+// State is this machine's import state (lib/ledger).
+func (s Store) State() string { return s.own(StateName) }
+
+// own is this machine's file for a per-machine file at the root: the
+// machine's name; or, for the machine that owns the files without a
+// machine id (OwnsLegacy), the plain name while only that one exists, so
+// an upgraded store keeps its import ledger and state.
+func (s Store) own(base string) string {
+	mine := s.path(Named(base, s.Machine))
+	if s.Machine == "" {
+		return mine
+	}
+	if _, err := os.Lstat(mine); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(s.path(base)); err == nil && s.OwnsLegacy(false) {
+			return s.path(base)
+		}
+	}
+	return mine
+}
 
 // Lock is the file rewriters lock.
 func (s Store) Lock() string { return s.path(LockName) }
@@ -132,8 +155,13 @@ func (k Kind) String() string {
 	return [...]string{"other", "capture", "seed", "import", "compact", "carry", "claim", "global"}[k]
 }
 
-// Classify says what kind of store file a base name is.
+// Classify says what kind of store file a base name is. A Syncthing
+// conflict copy ("x.sync-conflict-<date>-<time>-<device>.jsonl") is the
+// kind of the file it was made from; Syncthing's temp files
+// (".syncthing.*.tmp") and folders (.stfolder, .stversions) are not store
+// files.
 func Classify(name string) Kind {
+	name, _ = Unconflicted(name)
 	if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") || atomicfile.IsTemp(name) {
 		return NotStore
 	}
@@ -150,7 +178,7 @@ func Classify(name string) Kind {
 	switch {
 	case name == GlobalName:
 		return GlobalFile
-	case name == SeedName || strings.HasPrefix(name, "seed-"):
+	case name == SeedName || strings.HasPrefix(name, "seed-") || strings.HasPrefix(name, "seed@"):
 		return Seed
 	case strings.HasPrefix(name, "import-"):
 		return Import
@@ -166,6 +194,7 @@ func Classify(name string) Kind {
 // "history-global.jsonl.carry-*.jsonl" is part of the global scope) and
 // "<stem>.carry-<ms>-<rand>.jsonl".
 func Origin(name string) string {
+	name, _ = Unconflicted(name)
 	stem := strings.TrimSuffix(name, ".jsonl")
 	cut := false
 	for {
