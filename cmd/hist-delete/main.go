@@ -204,6 +204,9 @@ func run(e *cli.Env) int {
 		e.Errorf("refused: %s; deletes need capture on: nothing was changed", pol.OffHint())
 		return exitCaptureOff
 	}
+	if code := e.NeedMachine(&st); code != cli.ExitOK {
+		return code
+	}
 
 	prompts := args
 	if in.name != "" {
@@ -378,6 +381,16 @@ func notes(e *cli.Env, r deletion.Result, where string) {
 	}
 	if s := r.Elsewhere.String(); s != "" {
 		e.Say("%s", s)
+	}
+	if r.Foreign > 0 {
+		verb := "are"
+		if r.Foreign == 1 {
+			verb = "is"
+		}
+		e.Say("%s in other machines' files %s hidden; their machines remove them", cli.Plural(r.Foreign, "copy", "copies"), verb)
+	}
+	if r.Swept > 0 {
+		e.Say("also removed %s that other machines' tombstones hide", cli.Plural(r.Swept, "copy", "copies"))
 	}
 	if r.Dropped > 0 {
 		e.Say("hidden.json keeps the newest %d tombstones: %s dropped; their prompts show again where copies remain (delete them again)",

@@ -172,11 +172,11 @@ func (s Store) Owns(name string, legacy bool) bool {
 
 // OwnsLegacy reports whether this machine may rewrite the files whose
 // names carry no machine id: the machine named in legacy-owner does. With
-// no legacy-owner, a rewriter (claim true; it holds the rewriters' lock)
-// claims them when the store's root shows no other machine's files, by
-// creating legacy-owner; otherwise nobody rewrites them (they stay
-// readable, and tombstones hide what they hold), until a user writes a
-// machine id into legacy-owner.
+// no legacy-owner, the machine would own them when the store's root shows
+// no other machine's files; a rewriter (claim true; it holds the
+// rewriters' lock) then claims them by creating legacy-owner. Otherwise
+// nobody rewrites them (they stay readable, and tombstones hide what they
+// hold), until a user writes a machine id into legacy-owner.
 func (s Store) OwnsLegacy(claim bool) bool {
 	if s.Machine == "" {
 		return true
@@ -186,7 +186,7 @@ func (s Store) OwnsLegacy(claim bool) bool {
 	if err == nil {
 		return strings.TrimSpace(string(data)) == s.Machine
 	}
-	if !errors.Is(err, fs.ErrNotExist) || !claim {
+	if !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
 	for _, m := range s.Machines() {
@@ -194,10 +194,16 @@ func (s Store) OwnsLegacy(claim bool) bool {
 			return false
 		}
 	}
+	if !claim {
+		return true
+	}
 	if EnsureDir(s.Root) != nil {
 		return false
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, atomicfile.FilePerm)
+	if errors.Is(err, fs.ErrExist) {
+		return s.OwnsLegacy(false) // another rewriter claimed first
+	}
 	if err != nil {
 		return false
 	}

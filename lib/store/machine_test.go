@@ -149,11 +149,17 @@ func TestOwnsAndLegacyOwner(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, LegacyOwnerName)); err == nil {
 		t.Fatal("legacy-owner written")
 	}
-	if b.OwnsLegacy(false) {
+	if !b.OwnsLegacy(false) {
+		t.Fatal("b, alone at the root, would not own the legacy files")
+	}
+	if _, err := os.Stat(filepath.Join(root, LegacyOwnerName)); err == nil {
 		t.Fatal("claim false claimed")
 	}
 	if !b.OwnsLegacy(true) || !b.OwnsLegacy(false) || a.OwnsLegacy(true) {
 		t.Fatal("b claims once, a never")
+	}
+	if got := a.Hidden(); filepath.Base(got) != "hidden@a.json" {
+		t.Fatalf("a's tombstones %q", got)
 	}
 	if got := a.Ledger(); filepath.Base(got) != "imports@a.ledger" {
 		t.Fatalf("a's ledger %q", got)

@@ -83,31 +83,42 @@ func (s Store) ProjectDir(hash string) string { return s.path(ProjectsDir, hash)
 func (s Store) Global() string { return s.path(GlobalName) }
 
 // Hidden is this machine's tombstone file, hidden@<machine>.json
-// (hidden.json without a machine). Readers load every machine's
+// (hidden.json without a machine, or for the machine that owns the files
+// without a machine id while hidden.json exists: a store used by one
+// machine keeps its hidden.json). Readers load every machine's
 // (lib/tombstone); a delete writes only its own.
-func (s Store) Hidden() string { return s.path(Named(HiddenName, s.Machine)) }
+func (s Store) Hidden() string { return s.own(HiddenName, false) }
 
 // Registry is this machine's registry file, registry@<machine>.json.
 func (s Store) Registry() string { return s.path(Named(RegistryName, s.Machine)) }
 
 // Ledger is this machine's import ledger (lib/ledger).
-func (s Store) Ledger() string { return s.own(LedgerName) }
+func (s Store) Ledger() string { return s.own(LedgerName, true) }
 
 // State is this machine's import state (lib/ledger).
-func (s Store) State() string { return s.own(StateName) }
+func (s Store) State() string { return s.own(StateName, true) }
 
 // own is this machine's file for a per-machine file at the root: the
 // machine's name; or, for the machine that owns the files without a
-// machine id (OwnsLegacy), the plain name while only that one exists, so
-// an upgraded store keeps its import ledger and state.
-func (s Store) own(base string) string {
-	mine := s.path(Named(base, s.Machine))
+// machine id (OwnsLegacy, claimed when claim is set: the caller is to
+// write it), the plain name while only that one exists, so an upgraded
+// store keeps its tombstones, import ledger and state.
+func (s Store) own(base string, claim bool) string { return s.ownIn(s.Root, base, claim) }
+
+// OwnPath is this machine's file named base (a plain name) in dir: the
+// same rule as for the root's files, so the machine that owns the files
+// without a machine id keeps using dir/base (seed.jsonl, say) while it
+// exists and dir has no file of its own name.
+func (s Store) OwnPath(dir, base string) string { return s.ownIn(dir, base, false) }
+
+func (s Store) ownIn(dir, base string, claim bool) string {
+	mine := filepath.Join(dir, Named(base, s.Machine))
 	if s.Machine == "" {
 		return mine
 	}
 	if _, err := os.Lstat(mine); errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Lstat(s.path(base)); err == nil && s.OwnsLegacy(false) {
-			return s.path(base)
+		if _, err := os.Lstat(filepath.Join(dir, base)); err == nil && s.OwnsLegacy(claim) {
+			return filepath.Join(dir, base)
 		}
 	}
 	return mine
