@@ -50,6 +50,11 @@ replaced by [REDACTED:<kind>] before anything is checked or written; the
 rest of the prompt is kept. GENTLE_PI_HISTORY_REDACT=0|false|off|no stores
 prompts verbatim (see docs/redaction.md).
 
+Every file a machine writes carries its machine id, so a store shared by a
+file synchronizer has one writer per file: the id is made once, at the
+first capture, in $GENTLE_PI_CONFIG_HOME/machine-id; HIST_MACHINE (1 to 32
+letters, digits, '-', '_') overrides it (see docs/store-format.md).
+
 Options:
     --cwd DIR        The prompt's project folder. Default: the working directory.
     --instance ID    Name of the capture file (projects/<hash>/ID@MACHINE.jsonl,

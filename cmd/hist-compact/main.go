@@ -69,7 +69,7 @@ Options:
     --all                  Every project under the store (for cron).
     --current FILE         The capture file of the session that is shutting
                            down, never merged: a path, a base name, or an
-                           instance id (ID means ID.jsonl).
+                           instance id (ID means this machine's ID@MACHINE.jsonl).
     --dry-run              Say what would be merged; change nothing.
     --json                 Print a report on stdout (one JSON object).
     --max-files N          Compact above N files (default 50).

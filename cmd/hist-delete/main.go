@@ -495,6 +495,9 @@ type jsonReport struct {
 	NotFound       int           `json:"not_found"`
 	Elsewhere      int           `json:"copies_elsewhere"`
 	Dropped        int           `json:"tombstones_dropped"`
+	// Only in a store shared between machines (docs/store-format.md).
+	Foreign int `json:"copies_other_machines,omitempty"`
+	Swept   int `json:"copies_swept,omitempty"`
 }
 
 func writeJSON(e *cli.Env, r deletion.Result, hiddenPath string) {
@@ -505,6 +508,7 @@ func writeJSON(e *cli.Env, r deletion.Result, hiddenPath string) {
 		FilesFailed: []jsonFailure{},
 		Already:     r.AlreadyHidden, NotFound: len(r.NotFound),
 		Elsewhere: r.Elsewhere.ProjectCopies + r.Elsewhere.Global, Dropped: r.Dropped + r.DroppedOwn,
+		Foreign: r.Foreign, Swept: r.Swept,
 	}
 	if nothingMatched(r) && r.Outcome == deletion.Clean {
 		rep.Outcome = "no-copy"

@@ -165,6 +165,12 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	dir := st.ProjectDir(hash)
 	p := &Plan{Project: hash, Dir: dir, Machine: st.Machine}
 	legacy := st.OwnsLegacy(false)
+	// --current names the capture file by its instance or its plain name:
+	// this machine's file of that name is the one it means.
+	current := opt.Current
+	if current != "" && store.MachineOf(current) == "" {
+		current = store.Named(current, st.Machine)
+	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		p.Reason = "no files"
@@ -230,7 +236,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	p.Kept = keep
 	p.Merge = leftover
 	for _, f := range files[keep:] {
-		if store.IsSeed(f.Name) || f.Link || (opt.Current != "" && f.Name == opt.Current) {
+		if store.IsSeed(f.Name) || f.Link || (opt.Current != "" && (f.Name == opt.Current || f.Name == current)) {
 			p.Kept++
 			continue
 		}
