@@ -268,14 +268,13 @@ func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, 
 	if ts == 0 {
 		ts = time.Now().UnixMilli()
 	}
-	m, err := store.MachineID(e.Getenv, e.ConfigHome(), true)
-	if err != nil {
-		e.Errorf("finding this machine's id: %v: the prompt was not captured; fix or remove %s, or set %s", err, filepath.Join(e.ConfigHome(), store.MachineFile), store.MachineEnv)
-		return cli.ExitFailure
+	// The machine id names the file (docs/store-format.md); a bad one is
+	// refused before (ParseArgs), except for a hook, which is never failed.
+	if code := e.NeedMachine(&st); code != cli.ExitOK {
+		return code
 	}
-	st.Machine = m
 	hash := store.Hash(canon)
-	path := filepath.Join(st.ProjectDir(hash), store.Named(inst+".jsonl", m))
+	path := filepath.Join(st.ProjectDir(hash), store.Named(inst+".jsonl", st.Machine))
 	line := record.Marshal(record.Record{Text: text, TS: ts, Src: src, Session: session})
 	if err := store.Append(path, line); err != nil {
 		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, cli.Describe(err))

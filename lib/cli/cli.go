@@ -152,7 +152,7 @@ func (e *Env) NeedMachine(st *store.Store) int {
 		e.badMachine()
 		return ExitUsage
 	}
-	e.Errorf("finding this machine's id (%s): %v: nothing was changed; fix or remove it, or set %s", filepath.Join(e.ConfigHome(), store.MachineFile), Describe(err), store.MachineEnv)
+	e.Errorf("finding this machine's id: %s: nothing was written; fix or remove %s (a new id is made), or set %s", Describe(err), filepath.Join(e.ConfigHome(), store.MachineFile), store.MachineEnv)
 	return ExitFailure
 }
 

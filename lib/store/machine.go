@@ -92,7 +92,7 @@ func readMachine(path string) (string, error) {
 	}
 	id := strings.TrimSpace(string(data))
 	if !ValidMachine(id) {
-		return "", fmt.Errorf("%s holds %q, not a machine id: remove it (a new id is made) or write one (letters, digits, '-', '_')", path, id)
+		return "", fmt.Errorf("%s holds %q, not a machine id", path, id)
 	}
 	return id, nil
 }
