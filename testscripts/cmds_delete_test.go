@@ -116,7 +116,7 @@ func init() {
 			entries = append(entries, identity.Key(fmt.Sprint("filler ", i)))
 		}
 		data, _ := json.Marshal(entries)
-		p := filepath.Join(ts.Getenv("STORE"), "hidden.json")
+		p := delHiddenPath(ts)
 		ts.Check(os.MkdirAll(filepath.Dir(p), 0o700))
 		ts.Check(os.WriteFile(p, data, 0o600))
 	}
@@ -151,8 +151,20 @@ func init() {
 	}
 }
 
+// delHiddenPath is the tombstone file of the script's machine:
+// hidden@$HIST_MACHINE.json, or hidden.json, which that machine keeps
+// writing when it was there first (docs/store-format.md).
+func delHiddenPath(ts *testscript.TestScript) string {
+	path := filepath.Join(ts.Getenv("STORE"), "hidden@"+ts.Getenv("HIST_MACHINE")+".json")
+	if _, err := os.Stat(path); err != nil {
+		path = filepath.Join(ts.Getenv("STORE"), "hidden.json")
+	}
+	return path
+}
+
+// delHiddenEntries reads delHiddenPath.
 func delHiddenEntries(ts *testscript.TestScript) []string {
-	data, err := os.ReadFile(filepath.Join(ts.Getenv("STORE"), "hidden.json"))
+	data, err := os.ReadFile(delHiddenPath(ts))
 	ts.Check(err)
 	var entries []string
 	ts.Check(json.Unmarshal(data, &entries))

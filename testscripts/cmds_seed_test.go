@@ -108,7 +108,7 @@ func envOf(ts *testscript.TestScript) []string {
 	var env []string
 	for _, k := range []string{"HOME", "PATH", "STORE", "CONFIG", "GENTLE_PI_HISTORY_CAPTURE", "GENTLE_PI_CONFIG_HOME",
 		"PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
-		"XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "OPENCODE_DB", binDirVar, "TMPDIR"} {
+		"XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "OPENCODE_DB", "HIST_MACHINE", binDirVar, "TMPDIR"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

@@ -110,6 +110,9 @@ func Setup(env *testscript.Env) error {
 	env.Setenv(binDirVar, BinDir)
 	env.Setenv("STORE", filepath.Join(home, ".pi", "agent", "history"))
 	env.Setenv("CONFIG", filepath.Join(home, ".pi", "gentle-ai"))
+	// One machine id for every script, so store file names are known
+	// (docs/store-format.md); sync_machine_id.txtar unsets it.
+	env.Setenv("HIST_MACHINE", "m1")
 	// The hash of $WORK, the folder scripts start in.
 	canon, err := filepath.EvalSymlinks(work)
 	if err != nil {

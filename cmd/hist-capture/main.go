@@ -50,11 +50,17 @@ replaced by [REDACTED:<kind>] before anything is checked or written; the
 rest of the prompt is kept. GENTLE_PI_HISTORY_REDACT=0|false|off|no stores
 prompts verbatim (see docs/redaction.md).
 
+Every file a machine writes carries its machine id, so a store shared by a
+file synchronizer has one writer per file: the id is made once, at the
+first capture, in $GENTLE_PI_CONFIG_HOME/machine-id; HIST_MACHINE (1 to 32
+letters, digits, '-', '_') overrides it (see docs/store-format.md).
+
 Options:
     --cwd DIR        The prompt's project folder. Default: the working directory.
-    --instance ID    Name of the capture file (projects/<hash>/ID.jsonl). Default:
-                     one stable ID per calling process (the parent's pid and
-                     start time), so one agent process writes one file.
+    --instance ID    Name of the capture file (projects/<hash>/ID@MACHINE.jsonl,
+                     MACHINE being this machine's id). Default: one stable ID
+                     per calling process (the parent's pid and start time),
+                     so one agent process writes one file.
     --ts MS          The prompt's time in Unix milliseconds. Default: now.
     --src NAME       The agent that sent the prompt (pi, claude, codex, cursor,
                      opencode), and --session ID its session: the record
@@ -74,7 +80,7 @@ Options:
     --enable         Save the preference "on" (atomically).
     --disable        Save the preference "off".
     --status         Print whether capture is on, what decided it, the store,
-                     and whether redaction is on.
+                     whether redaction is on, and this machine's id.
     --install [LIST] Wire hist into each agent of LIST whose folder exists:
                      "all" (the default) or names joined by commas: pi,
                      claude, codex, cursor, opencode. It copies pi's
@@ -152,7 +158,7 @@ func run(e *cli.Env) int {
 		e.Errorf("--dry-run goes with --install or --uninstall: add one of them")
 		return cli.ExitUsage
 	}
-	st := e.Store(*storeDir)
+	st := e.StoreRoot(*storeDir) // the machine id only once capture is on
 	switch {
 	case *enable || *disable:
 		if len(args) > 0 {
@@ -262,8 +268,13 @@ func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, 
 	if ts == 0 {
 		ts = time.Now().UnixMilli()
 	}
+	// The machine id names the file (docs/store-format.md); a bad one is
+	// refused before (ParseArgs), except for a hook, which is never failed.
+	if code := e.NeedMachine(&st); code != cli.ExitOK {
+		return code
+	}
 	hash := store.Hash(canon)
-	path := filepath.Join(st.ProjectDir(hash), inst+".jsonl")
+	path := filepath.Join(st.ProjectDir(hash), store.Named(inst+".jsonl", st.Machine))
 	line := record.Marshal(record.Record{Text: text, TS: ts, Src: src, Session: session})
 	if err := store.Append(path, line); err != nil {
 		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, cli.Describe(err))
@@ -328,7 +339,24 @@ func printStatus(e *cli.Env, st store.Store) int {
 	fmt.Fprintf(out, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\n",
 		state, pol.Describe(), pref, pol.PrefPath, policy.EnvVar, env, st.Root)
 	fmt.Fprintf(out, "redaction:   %s\n", redactionStatus(e))
+	fmt.Fprintf(out, "machine:     %s\n", machineStatus(e))
 	return cli.ExitOK
+}
+
+// machineStatus is this machine's id and where it comes from; --status
+// only reads it (the first capture or rewrite makes it).
+func machineStatus(e *cli.Env) string {
+	path := filepath.Join(e.ConfigHome(), store.MachineFile)
+	m, err := store.MachineID(e.Getenv, e.ConfigHome(), false)
+	switch {
+	case err == nil && e.Getenv(store.MachineEnv) != "":
+		return fmt.Sprintf("%s (%s)", m, store.MachineEnv)
+	case err == nil:
+		return fmt.Sprintf("%s (%s)", m, path)
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Sprintf("none yet (the first capture or rewrite makes it in %s)", path)
+	}
+	return fmt.Sprintf("unusable (%v)", err)
 }
 
 // redactionStatus is "on (GENTLE_PI_HISTORY_REDACT=unset)" or the like.

@@ -69,7 +69,7 @@ Options:
     --all                  Every project under the store (for cron).
     --current FILE         The capture file of the session that is shutting
                            down, never merged: a path, a base name, or an
-                           instance id (ID means ID.jsonl).
+                           instance id (ID means this machine's ID@MACHINE.jsonl).
     --dry-run              Say what would be merged; change nothing.
     --json                 Print a report on stdout (one JSON object).
     --max-files N          Compact above N files (default 50).
@@ -216,6 +216,9 @@ func run(e *cli.Env) int {
 		}
 		return finish(e, out, *asJSON, cli.ExitOK)
 	}
+	if code := e.NeedMachine(&st); code != cli.ExitOK {
+		return finish(e, out, *asJSON, code)
+	}
 
 	var hashes []string
 	var err error
@@ -248,6 +251,7 @@ func run(e *cli.Env) int {
 			return finish(e, out, *asJSON, cli.ExitFailure)
 		}
 		defer l.Release()
+		st.OwnsLegacy(true) // under the lock: see docs/store-format.md
 	}
 	hidden, ok := e.LoadHidden(st)
 	if !ok {
@@ -341,6 +345,9 @@ func summary(r *compact.Report, dry bool) string {
 		if r.Stale > 0 {
 			fmt.Fprintf(&b, ", %s removed", cli.Plural(r.Stale, "stale temp file", "stale temp files"))
 		}
+	}
+	if p.Foreign > 0 {
+		fmt.Fprintf(&b, "; %s of other machines left to them", cli.Plural(p.Foreign, "file", "files"))
 	}
 	var problems []string
 	for _, u := range p.Unreadable {

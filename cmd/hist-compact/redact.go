@@ -44,6 +44,9 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 		e.Say("nothing to do: %s", pol.OffHint())
 		return done(cli.ExitOK)
 	}
+	if code := e.NeedMachine(&st); code != cli.ExitOK {
+		return done(code)
+	}
 	// A scope with no file has nothing to redact: no lock (which would
 	// create the store) is taken. Redact lists the files again under it.
 	if files, err := st.Files(sc); err == nil && len(files) == 0 {
@@ -80,6 +83,9 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 		if dry {
 			b.WriteString(" (would be)")
 		}
+	}
+	if r.Foreign > 0 {
+		fmt.Fprintf(&b, "; %s of other machines left to their machine's --redact", cli.Plural(r.Foreign, "file", "files"))
 	}
 	e.Say("%s", b.String())
 	for _, c := range r.Carries {

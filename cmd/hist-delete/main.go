@@ -204,6 +204,9 @@ func run(e *cli.Env) int {
 		e.Errorf("refused: %s; deletes need capture on: nothing was changed", pol.OffHint())
 		return exitCaptureOff
 	}
+	if code := e.NeedMachine(&st); code != cli.ExitOK {
+		return code
+	}
 
 	prompts := args
 	if in.name != "" {
@@ -379,6 +382,16 @@ func notes(e *cli.Env, r deletion.Result, where string) {
 	if s := r.Elsewhere.String(); s != "" {
 		e.Say("%s", s)
 	}
+	if r.Foreign > 0 {
+		verb := "are"
+		if r.Foreign == 1 {
+			verb = "is"
+		}
+		e.Say("%s in other machines' files %s hidden; their machines remove them", cli.Plural(r.Foreign, "copy", "copies"), verb)
+	}
+	if r.Swept > 0 {
+		e.Say("also removed %s that other machines' tombstones hide", cli.Plural(r.Swept, "copy", "copies"))
+	}
 	if r.Dropped > 0 {
 		e.Say("hidden.json keeps the newest %d tombstones: %s dropped; their prompts show again where copies remain (delete them again)",
 			tombstone.Cap, cli.Plural(r.Dropped, "older one was", "older ones were"))
@@ -482,6 +495,9 @@ type jsonReport struct {
 	NotFound       int           `json:"not_found"`
 	Elsewhere      int           `json:"copies_elsewhere"`
 	Dropped        int           `json:"tombstones_dropped"`
+	// Only in a store shared between machines (docs/store-format.md).
+	Foreign int `json:"copies_other_machines,omitempty"`
+	Swept   int `json:"copies_swept,omitempty"`
 }
 
 func writeJSON(e *cli.Env, r deletion.Result, hiddenPath string) {
@@ -492,6 +508,7 @@ func writeJSON(e *cli.Env, r deletion.Result, hiddenPath string) {
 		FilesFailed: []jsonFailure{},
 		Already:     r.AlreadyHidden, NotFound: len(r.NotFound),
 		Elsewhere: r.Elsewhere.ProjectCopies + r.Elsewhere.Global, Dropped: r.Dropped + r.DroppedOwn,
+		Foreign: r.Foreign, Swept: r.Swept,
 	}
 	if nothingMatched(r) && r.Outcome == deletion.Clean {
 		rep.Outcome = "no-copy"

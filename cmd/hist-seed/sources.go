@@ -90,7 +90,7 @@ func recallFiles() string {
 func seedFiles() string {
 	var fs []string
 	for _, a := range agent.List {
-		f := seed.FileName(a.Name)
+		f := seed.FileName(a.Name, "")
 		if !strings.Contains(f, a.Name) {
 			f += " (" + a.Name + ")"
 		}

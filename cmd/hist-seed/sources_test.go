@@ -119,7 +119,7 @@ func TestUsageAgents(t *testing.T) {
 	}
 	var want []string
 	for _, n := range names {
-		want = append(want, seed.FileName(n))
+		want = append(want, seed.FileName(n, ""))
 	}
 	sameSet(t, "the usage's seed files", files, want)
 }

@@ -75,12 +75,16 @@ type Report struct {
 	Links       []string // symbolic links that are allowed and followed
 	MigLock     string   // the migration lock folder, when present
 	RewriterNow bool     // a rewriter holds the store's lock
+
+	st     store.Store
+	legacy bool // st's machine owns the files without a machine id
 }
 
 // Check walks the store at st.Root. redactEnv/redactSet are
 // GENTLE_PI_HISTORY_REDACT's value and whether it is set.
 func Check(st store.Store, redactEnv string, redactSet bool) *Report {
-	r := &Report{Root: st.Root, RedactEnv: redactEnv, RedactSet: redactSet, RedactOn: redact.Enabled(redactEnv)}
+	r := &Report{Root: st.Root, RedactEnv: redactEnv, RedactSet: redactSet, RedactOn: redact.Enabled(redactEnv),
+		st: st, legacy: st.OwnsLegacy(false)}
 	fi, err := os.Lstat(st.Root)
 	if errors.Is(err, fs.ErrNotExist) {
 		r.Missing = true
@@ -147,6 +151,13 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 		}
 		return nil
 	}
+	if store.IsSyncthing(d.Name()) {
+		// Syncthing's own: not store content.
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
 	info, err := d.Info()
 	if err != nil {
 		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
@@ -185,7 +196,9 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 		r.Permissions = append(r.Permissions, fmt.Sprintf("file %s is %04o, not 0600", path, mode.Perm()))
 	}
 	if atomicfile.IsTemp(name) {
-		r.Temps = append(r.Temps, Leftover{Path: path, Gone: atomicfile.Stale(name)})
+		// Another machine's temp file (synced mid-write) is its business:
+		// its pid means nothing here.
+		r.Temps = append(r.Temps, Leftover{Path: path, Gone: r.st.Owns(store.TempOrigin(name), r.legacy) && atomicfile.Stale(name)})
 		return nil
 	}
 	dir := filepath.Dir(rel)
@@ -197,7 +210,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	switch k {
 	case store.Claim:
-		r.Claims = append(r.Claims, Leftover{Path: path, Gone: !r.RewriterNow})
+		r.Claims = append(r.Claims, Leftover{Path: path, Gone: !r.RewriterNow && r.st.Owns(name, r.legacy)})
 	case store.Carry:
 		r.Carries = append(r.Carries, Leftover{Path: path})
 	}

@@ -115,12 +115,45 @@ func StoreFlag(fs *flag.FlagSet) *string {
 	return fs.String("store", "", "use the store at `DIR` (default $PI_CODING_AGENT_DIR/history or ~/.pi/agent/history)")
 }
 
-// Store returns the store named by --store, or the default one.
+// Store returns the store named by --store, or the default one, as this
+// machine sees it (store.MachineID). The machine id is made only when
+// capture is on: with capture off nothing is written, and reads do not
+// need it. No machine when the id cannot be had: WriterStore says why.
 func (e *Env) Store(flagValue string) store.Store {
+	st := e.StoreRoot(flagValue)
+	st.Machine, _ = store.MachineID(e.Getenv, e.ConfigHome(), e.Policy().On)
+	return st
+}
+
+// StoreRoot is Store without the machine id, which it neither reads nor
+// makes (hist-capture resolves it only once capture is on).
+func (e *Env) StoreRoot(flagValue string) store.Store {
 	if flagValue != "" {
 		return store.Store{Root: flagValue}
 	}
 	return store.Store{Root: store.DefaultRoot(e.Getenv, e.Home)}
+}
+
+// NeedMachine is for a command about to write the store st (from Store,
+// with capture on): every file a machine writes carries its id, so
+// without one it says why in one line and returns ExitUsage (a bad
+// HIST_MACHINE) or ExitFailure (a machine-id file that cannot be read or
+// made); ExitOK when st has its machine.
+func (e *Env) NeedMachine(st *store.Store) int {
+	if st.Machine != "" {
+		return ExitOK
+	}
+	m, err := store.MachineID(e.Getenv, e.ConfigHome(), true)
+	switch {
+	case err == nil:
+		st.Machine = m
+		return ExitOK
+	case errors.Is(err, store.ErrBadMachine):
+		e.badMachine()
+		return ExitUsage
+	}
+	e.Errorf("finding this machine's id: %s: nothing was written; fix or remove %s (a new id is made), or set %s", Describe(err), filepath.Join(e.ConfigHome(), store.MachineFile), store.MachineEnv)
+	return ExitFailure
 }
 
 // LoadHidden loads hidden.json, printing the recovery message when it
@@ -137,6 +170,11 @@ func (e *Env) LoadHidden(s store.Store) (*tombstone.Set, bool) {
 		return nil, false
 	}
 	return h, true
+}
+
+// badMachine says HIST_MACHINE is not a machine id.
+func (e *Env) badMachine() {
+	e.Errorf("%s=%q is not a machine id: use 1 to 32 letters, digits, '-' and '_', or unset it", store.MachineEnv, e.Getenv(store.MachineEnv))
 }
 
 // ScopeFlags are the --project [DIR] and --all flags.
@@ -309,6 +347,10 @@ func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
 	}
 	if p := e.HomeProblem(fs); p != "" {
 		e.Errorf("%s", p)
+		return nil, ExitUsage, true
+	}
+	if v := e.Getenv(store.MachineEnv); v != "" && !store.ValidMachine(v) {
+		e.badMachine()
 		return nil, ExitUsage, true
 	}
 	return pos, ExitOK, false

@@ -1,9 +1,11 @@
 // Package compact consolidates a project's store files
 // (docs/hist-compact.md): when a project's folder holds more than MaxFiles files or
 // more than MaxEntries entries, every file older than the Keep newest is
-// merged, oldest first, into one new compact-<ms>-<rand>.jsonl. It is
+// merged, oldest first, into one new compact-<ms>-<rand>@<machine>.jsonl;
+// only the running machine's own files (docs/store-format.md). It is
 // housekeeping, not a retention limit: no visible prompt ever leaves the
-// store through it; only prompts hidden by a tombstone are left out.
+// store through it; only prompts hidden by a tombstone (any machine's)
+// are left out.
 //
 // # Never losing a line
 //
@@ -141,6 +143,11 @@ type Plan struct {
 	Kept       int         `json:"kept"`            // readable files that stay
 	Reason     string      `json:"reason,omitempty"`
 	Stale      []string    `json:"-"` // temp files whose process is gone
+	// Foreign counts the store files of other machines in the folder:
+	// they are never read, merged or counted above (their machine
+	// compacts them).
+	Foreign int    `json:"foreign,omitempty"`
+	Machine string `json:"-"` // the machine whose compact file is written
 }
 
 // Runs reports whether the plan merges anything.
@@ -151,10 +158,19 @@ func (p *Plan) Runs() bool { return p.Reason == "" }
 // or more than MaxEntries entries; never the Keep newest files, seed files
 // (and their carries and claims), symbolic links or the current capture
 // file; nothing unless at least two files can be merged. Files it cannot
-// read are left out (Plan.Unreadable) and never touched.
+// read are left out (Plan.Unreadable) and never touched. Only this
+// machine's files are planned (store.Owns): other machines' are counted
+// in Plan.Foreign and left alone, so each file keeps one writer.
 func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	dir := st.ProjectDir(hash)
-	p := &Plan{Project: hash, Dir: dir}
+	p := &Plan{Project: hash, Dir: dir, Machine: st.Machine}
+	legacy := st.OwnsLegacy(false)
+	// --current names the capture file by its instance or its plain name:
+	// this machine's file of that name is the one it means.
+	current := opt.Current
+	if current != "" && store.MachineOf(current) == "" {
+		current = store.Named(current, st.Machine)
+	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		p.Reason = "no files"
@@ -168,13 +184,17 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	for _, e := range ents {
 		name := e.Name()
 		if atomicfile.IsTemp(name) {
-			if atomicfile.Stale(name) {
+			if st.Owns(store.TempOrigin(name), legacy) && atomicfile.Stale(name) {
 				p.Stale = append(p.Stale, filepath.Join(dir, name))
 			}
 			continue
 		}
 		k := store.Classify(name)
 		if k == store.NotStore || k == store.GlobalFile {
+			continue
+		}
+		if !st.Owns(name, legacy) {
+			p.Foreign++
 			continue
 		}
 		p.Files++
@@ -216,7 +236,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	p.Kept = keep
 	p.Merge = leftover
 	for _, f := range files[keep:] {
-		if store.IsSeed(f.Name) || f.Link || (opt.Current != "" && f.Name == opt.Current) {
+		if store.IsSeed(f.Name) || f.Link || (opt.Current != "" && (f.Name == opt.Current || f.Name == current)) {
 			p.Kept++
 			continue
 		}
@@ -491,7 +511,7 @@ func Run(p *Plan, opt Options) *Report {
 
 	// 2. Copy into the compact file and commit it.
 	m := newMerger(opt.Hidden, rep)
-	compact := filepath.Join(p.Dir, "compact-"+strconv.FormatInt(now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl")
+	compact := filepath.Join(p.Dir, store.Named("compact-"+strconv.FormatInt(now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl", p.Machine))
 	if err := writeCompact(compact, claims, m); err != nil {
 		rep.Written, rep.Hidden, rep.Duplicates, rep.Malformed = 0, 0, 0, 0
 		rep.fail(compact, "writing the compact file: %s: the claimed files stay on disk and are still read", cli.Describe(err))

@@ -504,3 +504,34 @@ func TestLeftoverClaimAlwaysMerged(t *testing.T) {
 		t.Fatalf("the leftover claim is still there: %v", err)
 	}
 }
+
+func TestMachinesOwnFilesOnly(t *testing.T) {
+	st, dir := newStore(t)
+	st.Machine = "a"
+	for _, n := range []string{"x@a.jsonl", "y@a.jsonl", "cur@a.jsonl", "x@b.jsonl", "y@b.jsonl", "z@b.jsonl",
+		"x@a.sync-conflict-20261201-101010-ABCDEFG.jsonl", "x@b.sync-conflict-20261201-101010-ABCDEFG.jsonl", "old.jsonl"} {
+		writeRecs(t, filepath.Join(dir, n), 1, 10)
+	}
+	// b has files at the root: the files without a machine id are not a's.
+	os.WriteFile(filepath.Join(st.Root, "hidden@b.json"), []byte("[]"), 0o600)
+	p, err := PlanProject(st, hash, Options{Keep: 0, Current: CurrentName("cur")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"x@a.jsonl", "x@a.sync-conflict-20261201-101010-ABCDEFG.jsonl", "y@a.jsonl"}
+	if got := names(p.Merge); !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+		t.Fatalf("merge %v, want %v", got, want)
+	}
+	if p.Foreign != 5 || p.Files != 4 {
+		t.Fatalf("foreign %d, files %d: want 5 and 4", p.Foreign, p.Files)
+	}
+	rep := Run(p, Options{})
+	if rep.Failed() || !strings.HasSuffix(rep.Compact, "@a.jsonl") || store.MachineOf(filepath.Base(rep.Compact)) != "a" {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, n := range []string{"x@b.jsonl", "y@b.jsonl", "z@b.jsonl", "x@b.sync-conflict-20261201-101010-ABCDEFG.jsonl", "old.jsonl", "cur@a.jsonl"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+}

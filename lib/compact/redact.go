@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"path/filepath"
 	"sort"
 
 	"hist/lib/deletion"
@@ -13,10 +14,11 @@ import (
 
 // RedactReport is what Redact did (or would do, dry run).
 type RedactReport struct {
-	Files     int         `json:"files"`     // store files read
-	Redacted  int         `json:"redacted"`  // records whose text was redacted
-	Hidden    int         `json:"hidden"`    // hidden records that needed redaction: removed instead
-	Rewritten []string    `json:"rewritten"` // files rewritten, sorted
+	Files     int         `json:"files"`             // store files read
+	Redacted  int         `json:"redacted"`          // records whose text was redacted
+	Hidden    int         `json:"hidden"`            // hidden records that needed redaction: removed instead
+	Rewritten []string    `json:"rewritten"`         // files rewritten, sorted
+	Foreign   int         `json:"foreign,omitempty"` // other machines' files: left to their machine
 	Carries   []string    `json:"carries,omitempty"`
 	Errors    []FileError `json:"errors,omitempty"`
 }
@@ -37,6 +39,9 @@ func (r *RedactReport) Failed() bool { return len(r.Errors) > 0 }
 // rather than redacted: its tombstone names the text as it was, so the
 // redacted copy would no longer be hidden.
 //
+// Only this machine's files are rewritten (store.Owns): other machines'
+// are counted in Foreign, and their own machine's --redact does them.
+//
 // Lines that are not records this version reads are kept as they are.
 // Temp files whose process is gone are removed. The caller holds the
 // rewriters' lock (store.Lock), unless dry.
@@ -47,8 +52,13 @@ func Redact(st store.Store, sc store.Scope, hidden *tombstone.Set, dry bool) *Re
 		rep.Errors = append(rep.Errors, FileError{Path: st.Root, Err: "listing the store: " + err.Error()})
 		return rep
 	}
-	rep.Files = len(files)
+	legacy := st.OwnsLegacy(!dry)
 	for _, f := range files {
+		if !st.Owns(filepath.Base(f.Path), legacy) {
+			rep.Foreign++
+			continue
+		}
+		rep.Files++
 		var redacted, dropped int
 		var norm []byte
 		edit := func(line []byte) ([]byte, bool) {

@@ -109,6 +109,16 @@ type Result struct {
 	Scanned int      // store files read
 	Carry   []string // carry files written for lines that could not be put back
 	DryRun  bool
+
+	// Foreign counts the copies of the deleted prompts in other machines'
+	// files anywhere in the store (and, on a machine that does not own
+	// them, in files without a machine id): a delete never rewrites those,
+	// the tombstone hides them, and their machine removes them at its next
+	// delete, compaction or import (docs/store-format.md).
+	Foreign int
+	// Swept counts the lines removed from this machine's files because
+	// another machine's tombstone hides them.
+	Swept int
 }
 
 // Elsewhere counts the copies of the deleted prompts a delete leaves
@@ -230,6 +240,11 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		}
 		defer lk.Release()
 	}
+	// Only this machine's files are rewritten; other machines' are read
+	// for the report (their machine removes the copies, and the tombstone
+	// hides them meanwhile). Claimed before st.Hidden() names the file to
+	// write, which may be hidden.json for the machine that owns it.
+	legacy := st.OwnsLegacy(!opt.DryRun)
 	// Loaded again under the lock, so two deletes never lose each other's
 	// entry.
 	hidden, err := tombstone.Load(st.Hidden())
@@ -237,7 +252,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		res.Outcome, res.Err = Untrusted, err
 		return res
 	}
-	files, err := st.Files(sc)
+	all, err := st.Files(sc)
 	if err != nil {
 		res.Outcome, res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
 		return res
@@ -245,20 +260,43 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	if len(targets) == 0 {
 		return res // nothing asked: Clean, nothing to do
 	}
-	var others []store.File // the store's files outside the scope
+	// This machine's files lose too what other machines' tombstones hide
+	// (sweep).
+	files, foreign := split(st, all, legacy)
+	sweep := hidden.HidesOthers()
+	var others []store.File // this machine's files outside the scope
 	if !sc.All {
-		all, err := st.Files(store.Scope{All: true})
+		whole, err := st.Files(store.Scope{All: true})
 		if err != nil {
 			res.Outcome, res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
 			return res
 		}
-		in := make(map[string]bool, len(files))
-		for _, f := range files {
+		in := make(map[string]bool, len(all))
+		for _, f := range all {
 			in[f.Path] = true
 		}
-		for _, f := range all {
+		for _, f := range whole {
 			if !in[f.Path] {
 				others = append(others, f)
+			}
+		}
+		var more []store.File
+		others, more = split(st, others, legacy)
+		foreign = append(foreign, more...)
+	}
+	// Copies in other machines' files, anywhere in the store: read only.
+	inScope := make(map[string]bool, len(all))
+	for _, f := range all {
+		inScope[f.Path] = true
+	}
+	found := map[string]int{}      // copies in the scope's foreign files, by normalized prompt
+	foreignAll := map[string]int{} // copies in every foreign file, by normalized prompt
+	for i, fr := range rewriteAll(foreign, targets, true, opt.noPrefilter, nil, nil) {
+		for n, c := range fr.hits {
+			res.Foreign += c
+			foreignAll[n] += c
+			if inScope[foreign[i].Path] {
+				found[n] += c
 			}
 		}
 	}
@@ -268,7 +306,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	elsewhere := map[string]int{} // copies by normalized prompt
 	var globalSessions map[string]struct{}
 	projects := map[string]bool{}
-	for i, fr := range rewriteAll(others, targets, true, opt.noPrefilter, nil) {
+	for i, fr := range rewriteAll(others, targets, true, opt.noPrefilter, nil, nil) {
 		for _, c := range fr.hits {
 			if others[i].Project == "" {
 				res.Elsewhere.Global += c
@@ -292,7 +330,10 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	}
 	if opt.Stored && !opt.Hide {
 		stored := maps.Clone(elsewhere)
-		for _, fr := range rewriteAll(files, targets, true, opt.noPrefilter, nil) {
+		for n, c := range foreignAll {
+			stored[n] += c
+		}
+		for _, fr := range rewriteAll(files, targets, true, opt.noPrefilter, nil, nil) {
 			for n, c := range fr.hits {
 				stored[n] += c
 			}
@@ -316,7 +357,8 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 				res.Failed = append(res.Failed, &FileError{Path: fr.path, Err: fr.err})
 			}
 			if fr.rewritten {
-				res.Copies += fr.copies
+				res.Copies += fr.copies - fr.swept
+				res.Swept += fr.swept
 				res.Rewritten = append(res.Rewritten, fr.path)
 			}
 			if fr.carry != "" {
@@ -327,7 +369,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 			}
 		}
 	}
-	collect(rewriteAll(files, targets, opt.DryRun, opt.noPrefilter, nil))
+	collect(rewriteAll(files, targets, opt.DryRun, opt.noPrefilter, nil, sweep))
 	if !sc.All && len(globalSessions) > 0 {
 		// The global copies from this project: their session is one the
 		// project's records name.
@@ -339,7 +381,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 			}
 		}
 		if len(mine) > 0 {
-			frs := rewriteAll(global, targets, opt.DryRun, opt.noPrefilter, mine)
+			frs := rewriteAll(global, targets, opt.DryRun, opt.noPrefilter, mine, nil)
 			res.Scanned += len(global)
 			for _, fr := range frs {
 				for n, c := range fr.hits {
@@ -353,7 +395,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	sort.Strings(res.Rewritten)
 	sort.Strings(res.Carry)
 	if !opt.DryRun {
-		sweepTemps(st, sc)
+		sweepTemps(st, sc, legacy)
 	}
 
 	// The prompts to tombstone: those found, or all with Hide. Prompts
@@ -365,7 +407,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 			continue
 		}
 		left := count(elsewhere, forms[i])
-		if count(removed, forms[i]) == 0 {
+		if count(removed, forms[i])+count(found, forms[i]) == 0 {
 			res.NotFound = append(res.NotFound, p)
 			if !opt.Hide {
 				continue
@@ -462,7 +504,8 @@ func projectSessions(files []store.File, want map[string]struct{}) map[string]st
 // rewriteAll runs rewriteFile over files, a few at a time (at least 4 even
 // on fewer cores, so one file's fsync overlaps another's scan).
 // With only set, a copy counts only in a record naming one of its sessions.
-func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilter bool, only map[string]struct{}) []fileResult {
+// With sweep set, the records it hides go too (counted apart: swept).
+func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilter bool, only map[string]struct{}, sweep *tombstone.Set) []fileResult {
 	out := make([]fileResult, len(files))
 	sorted := make([]string, 0, len(targets))
 	for t := range targets {
@@ -470,7 +513,7 @@ func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilte
 	}
 	sort.Strings(sorted)
 	var pf *prefilter
-	if !noPrefilter {
+	if !noPrefilter && sweep == nil { // a swept record may be any prompt
 		pf = newPrefilter(sorted)
 	}
 	workers := min(max(runtime.GOMAXPROCS(0), 4), 8, len(files)) // more than the cores: fsyncs overlap
@@ -482,7 +525,7 @@ func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilte
 		go func() {
 			defer wg.Done()
 			m := newMatcher(targets, sorted, pf)
-			m.only = only
+			m.only, m.sweep = only, sweep
 			for {
 				mu.Lock()
 				i := next
@@ -504,9 +547,11 @@ func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilte
 // files whose process is gone are touched, and only under the lock.
 // SweepTemps removes the temp files of the scope's folders whose process
 // is gone (left by a killed rewrite). The caller holds the rewriters' lock.
-func SweepTemps(st store.Store, sc store.Scope) { sweepTemps(st, sc) }
+func SweepTemps(st store.Store, sc store.Scope) { sweepTemps(st, sc, st.OwnsLegacy(false)) }
 
-func sweepTemps(st store.Store, sc store.Scope) {
+// sweepTemps touches only this machine's temp files (store.TempOrigin):
+// another machine's pid says nothing here.
+func sweepTemps(st store.Store, sc store.Scope, legacy bool) {
 	var dirs []string
 	if sc.All {
 		dirs = append(dirs, st.Root)
@@ -523,9 +568,21 @@ func sweepTemps(st store.Store, sc store.Scope) {
 			continue
 		}
 		for _, e := range ents {
-			if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && atomicfile.Stale(e.Name()) {
+			if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && st.Owns(store.TempOrigin(e.Name()), legacy) && atomicfile.Stale(e.Name()) {
 				os.Remove(filepath.Join(d, e.Name()))
 			}
 		}
 	}
+}
+
+// split parts files into this machine's (store.Owns) and the others'.
+func split(st store.Store, files []store.File, legacy bool) (own, foreign []store.File) {
+	for _, f := range files {
+		if st.Owns(filepath.Base(f.Path), legacy) {
+			own = append(own, f)
+		} else {
+			foreign = append(foreign, f)
+		}
+	}
+	return own, foreign
 }

@@ -21,6 +21,7 @@ import (
 	"hist/lib/identity"
 	"hist/lib/record"
 	"hist/lib/store"
+	"hist/lib/tombstone"
 )
 
 // How a file is rewritten while captures may still append to it (they
@@ -70,6 +71,7 @@ type fileResult struct {
 
 	hits     map[string]int      // copies by normalized prompt (nil: none)
 	sessions map[string]struct{} // the session ids the copies name
+	swept    int                 // of copies: records the sweep set hid (not in hits)
 }
 
 // matcher says whether a line is a copy of one of the deleted prompts.
@@ -85,6 +87,10 @@ type matcher struct {
 	// these sessions.
 	only    map[string]struct{}
 	session []byte // the session of the line last matched
+	// sweep, when not nil, also matches the records it hides (other
+	// machines' tombstones); swept says the last match was one of those.
+	sweep *tombstone.Set
+	swept bool
 }
 
 func newMatcher(targets map[string]struct{}, sorted []string, pf *prefilter) *matcher {
@@ -95,7 +101,7 @@ func newMatcher(targets map[string]struct{}, sorted []string, pf *prefilter) *ma
 // prompt. A line readers skip as malformed (a record without "ts", say) is
 // still a copy when its "text" is the prompt: it is dropped too.
 func (m *matcher) match(line []byte) bool {
-	m.session = nil
+	m.session, m.swept = nil, false
 	if record.ParseView(line, &m.view) == nil {
 		m.session = m.view.Session
 		if m.only != nil {
@@ -122,12 +128,15 @@ func (m *matcher) match(line []byte) bool {
 
 func (m *matcher) matchText(text []byte) bool {
 	s := unsafe.String(unsafe.SliceData(text), len(text))
-	if !m.maybePrefix(s) {
+	if m.sweep == nil && !m.maybePrefix(s) {
 		return false
 	}
 	m.norm = identity.AppendNormalized(m.norm[:0], s)
-	_, ok := m.targets[string(m.norm)]
-	return ok
+	if _, ok := m.targets[string(m.norm)]; ok {
+		return true
+	}
+	m.swept = m.sweep != nil && m.sweep.HiddenNormalized(m.norm)
+	return m.swept
 }
 
 func trimLeft(b []byte) []byte {
@@ -219,9 +228,14 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	}
 	var hits map[string]int
 	var sessions map[string]struct{}
+	swept := 0
 	drop := func(line []byte) ([]byte, bool) {
 		if !m.match(line) {
 			return nil, false
+		}
+		if m.swept {
+			swept++
+			return nil, true
 		}
 		if hits == nil {
 			hits, sessions = map[string]int{}, map[string]struct{}{}
@@ -233,7 +247,7 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 		return nil, true
 	}
 	fr = editOpen(path, f, drop, dry)
-	fr.hits, fr.sessions = hits, sessions
+	fr.hits, fr.sessions, fr.swept = hits, sessions, swept
 	return fr
 }
 

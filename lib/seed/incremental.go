@@ -21,6 +21,7 @@ import (
 	"hist/lib/identity"
 	"hist/lib/ledger"
 	"hist/lib/record"
+	"hist/lib/store"
 	"hist/lib/tombstone"
 	"hist/lib/transcript"
 )
@@ -53,7 +54,7 @@ func (c *collector) newBucket(pr canonical) (*bucket, error) {
 	o := &c.r.Opts
 	dir := o.Store.ProjectDir(pr.hash)
 	b := &bucket{hash: pr.hash, cwd: pr.cwd, byTS: map[int64]int64{}, keys: map[eventKey]struct{}{},
-		cutoff: noCutoff, path: filepath.Join(dir, FileName(c.src))}
+		cutoff: noCutoff, path: o.Store.OwnPath(dir, FileName(c.src, ""))}
 	b.eager = o.DryRun || !c.hidden.Empty()
 	if _, err := os.Lstat(b.path); err == nil {
 		cut, err := c.r.cutoff(pr.hash, c.src, b.path)
@@ -61,20 +62,22 @@ func (c *collector) newBucket(pr canonical) (*bucket, error) {
 			return nil, err
 		}
 		b.cutoff = cut
-		b.path = importName(dir, c.src, o.Now().UnixMilli())
+		b.path = importName(dir, c.src, o.Store.Machine, o.Now().UnixMilli())
 	}
 	return b, nil
 }
 
-// importName is a new import file's path.
-func importName(dir, src string, ms int64) string {
+// importName is a new import file's path, in machine's name.
+func importName(dir, src, machine string, ms int64) string {
 	var r [4]byte
 	rand.Read(r[:])
-	return filepath.Join(dir, "import-"+src+"-"+strconv.FormatInt(ms, 10)+"-"+hex.EncodeToString(r[:])+".jsonl")
+	return filepath.Join(dir, store.Named("import-"+src+"-"+strconv.FormatInt(ms, 10)+"-"+hex.EncodeToString(r[:])+".jsonl", machine))
 }
 
 // isSeedPath reports whether path is src's seed file (not an import file).
-func isSeedPath(path, src string) bool { return filepath.Base(path) == FileName(src) }
+func isSeedPath(path, src string) bool {
+	return filepath.Base(path) == FileName(src, store.MachineOf(filepath.Base(path)))
+}
 
 // imported reports whether the ledger holds k, reading the ledger the
 // first time.

@@ -47,13 +47,14 @@ type Source struct {
 	Scan func(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error)
 }
 
-// FileName is the seed file a source writes in each project folder:
-// seed.jsonl for pi, seed-<name>.jsonl for the others.
-func FileName(source string) string {
+// FileName is the seed file a source writes in each project folder from
+// machine: seed@<machine>.jsonl for pi, seed-<name>@<machine>.jsonl for
+// the others (seed.jsonl and seed-<name>.jsonl without a machine).
+func FileName(source, machine string) string {
 	if source == transcript.SrcPi {
-		return store.SeedName
+		return store.Named(store.SeedName, machine)
 	}
-	return "seed-" + source + ".jsonl"
+	return store.Named("seed-"+source+".jsonl", machine)
 }
 
 // Source statuses.

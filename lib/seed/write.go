@@ -45,7 +45,7 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 		// Another run may have written the seed file meanwhile: then
 		// this run's records go to an import file.
 		if _, err := os.Lstat(b.path); err == nil {
-			b.path = importName(filepath.Dir(b.path), src, r.Opts.Now().UnixMilli())
+			b.path = importName(filepath.Dir(b.path), src, r.Opts.Store.Machine, r.Opts.Now().UnixMilli())
 			fr.Path = b.path
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return fail(err)

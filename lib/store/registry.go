@@ -3,25 +3,64 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"hist/lib/atomicfile"
 )
 
-// Registry is registry.json: an advisory map of project hash -> cwd, used
-// for display labels. A garbage or unreadable registry is read as empty
-// and rebuilt by the next capture.
+// Registry is an advisory map of project hash -> cwd, used for display
+// labels. Each machine writes its own file (registry@<machine>.json);
+// readers take the union of registry.json and every machine's file. A
+// garbage or unreadable file is read as empty and rebuilt by the next
+// capture of its machine.
 type Registry map[string]string
 
-// LoadRegistry reads registry.json; any problem yields an empty registry.
-func (s Store) LoadRegistry() Registry {
-	data, err := atomicfile.ReadRegular(s.Registry())
+// registryFiles lists the root's registry files: registry.json, every
+// machine's, and Syncthing's conflict copies of them, this machine's own
+// file last.
+func (s Store) registryFiles() (others []string, own string, ownCopies []string) {
+	own = s.Registry()
+	ents, _ := os.ReadDir(s.Root)
+	for _, e := range ents {
+		name := e.Name()
+		orig, conflict := Unconflicted(name)
+		if orig != RegistryName && !(strings.HasPrefix(orig, "registry@") && strings.HasSuffix(orig, ".json")) {
+			continue
+		}
+		path := filepath.Join(s.Root, name)
+		switch {
+		case path == own:
+		case conflict && filepath.Join(s.Root, orig) == own:
+			ownCopies = append(ownCopies, path)
+		default:
+			others = append(others, path)
+		}
+	}
+	return others, own, ownCopies
+}
+
+func readRegistry(path string, into Registry) {
+	data, err := atomicfile.ReadRegular(path)
 	if err != nil {
-		return Registry{}
+		return
 	}
 	var r Registry
-	if json.Unmarshal(data, &r) != nil || r == nil {
-		return Registry{}
+	if json.Unmarshal(data, &r) != nil {
+		return
+	}
+	maps.Copy(into, r)
+}
+
+// LoadRegistry reads every machine's registry file; any problem with one
+// yields nothing from it.
+func (s Store) LoadRegistry() Registry {
+	others, own, copies := s.registryFiles()
+	r := Registry{}
+	for _, p := range append(append(others, copies...), own) {
+		readRegistry(p, r)
 	}
 	return r
 }
@@ -42,51 +81,49 @@ func (s Store) HasProject(hash string) bool {
 	return err == nil
 }
 
-// Register records hash -> cwd unless registry.json already says so; the
-// usual call reads one small file and writes nothing.
+// Register records hash -> cwd unless a registry file already says so;
+// the usual call reads a few small files and writes nothing.
 func (s Store) Register(hash, cwd string) error {
-	r := s.LoadRegistry()
-	if r[hash] == cwd {
-		return nil
-	}
-	r[hash] = cwd
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return err
-	}
-	if err := EnsureDir(s.Root); err != nil {
-		return err
-	}
-	return atomicfile.WriteBytes(s.Registry(), buf.Bytes())
+	return s.RegisterAll(map[string]string{hash: cwd})
 }
 
-// RegisterAll records every hash -> cwd of entries with one write (none
-// when registry.json already says all of them), for commands that add many
-// projects at once (hist-seed --all-projects).
+// RegisterAll records every hash -> cwd of entries with one write of this
+// machine's registry file (none when the registry already says all of
+// them), for commands that add many projects at once (hist-seed
+// --all-projects). The write takes in the entries of the file's Syncthing
+// conflict copies, which it then removes.
 func (s Store) RegisterAll(entries map[string]string) error {
 	r := s.LoadRegistry()
 	changed := false
 	for hash, cwd := range entries {
 		if r[hash] != cwd {
-			r[hash] = cwd
 			changed = true
 		}
 	}
 	if !changed {
 		return nil
 	}
+	_, own, copies := s.registryFiles()
+	mine := Registry{}
+	for _, p := range append(copies, own) {
+		readRegistry(p, mine)
+	}
+	maps.Copy(mine, entries)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(mine); err != nil {
 		return err
 	}
 	if err := EnsureDir(s.Root); err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(s.Registry(), buf.Bytes())
+	if err := atomicfile.WriteBytes(own, buf.Bytes()); err != nil {
+		return err
+	}
+	for _, p := range copies {
+		os.Remove(p)
+	}
+	return nil
 }

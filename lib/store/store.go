@@ -1,14 +1,18 @@
 // Package store holds the layout of the prompt store and the rules that
-// say which files belong to which scope:
+// say which files belong to which scope and to which machine. Each machine
+// M writes only files carrying its id (machine.go, docs/store-format.md):
 //
-//	<root>/registry.json                 advisory map of project hash -> cwd
-//	<root>/projects/<hash>/<id>.jsonl    one append-only capture file per agent process
-//	<root>/projects/<hash>/seed.jsonl    first transcript import (pi); seed-<agent>.jsonl for the others
-//	<root>/projects/<hash>/import-<agent>-<ms>-<rand>.jsonl   later transcript imports
-//	<root>/projects/<hash>/compact-<ms>-<rand>.jsonl   files merged by compaction
-//	<root>/history-global.jsonl          imported legacy prompt-recall files
-//	<root>/hidden.json                   deletion records (tombstones)
-//	<root>/imports.ledger, imports.state what hist-seed imported, and where it read to
+//	<root>/registry@M.json                 advisory map of project hash -> cwd
+//	<root>/projects/<hash>/<id>@M.jsonl    one append-only capture file per agent process
+//	<root>/projects/<hash>/seed@M.jsonl    first transcript import (pi); seed-<agent>@M.jsonl for the others
+//	<root>/projects/<hash>/import-<agent>-<ms>-<rand>@M.jsonl   later transcript imports
+//	<root>/projects/<hash>/compact-<ms>-<rand>@M.jsonl   files merged by compaction
+//	<root>/history-global.jsonl            imported legacy prompt-recall files
+//	<root>/hidden@M.json                   deletion records (tombstones)
+//	<root>/imports@M.ledger, imports@M.state   what hist-seed imported, and where it read to
+//	<root>/legacy-owner                    the machine that rewrites the files without "@M"
+//
+// Files from before machine ids have the same names without "@M".
 //
 // Rewrites leave two more kinds of store files beside the one they came
 // from, which belong to that file's scope: carry files
@@ -42,9 +46,13 @@ const (
 	StateName    = "imports.state"
 )
 
-// Store is a store folder.
+// Store is a store folder, as seen by one machine.
 type Store struct {
 	Root string
+	// Machine is this machine's id (MachineID): the files it writes carry
+	// it in their names. "" is a store used before machine ids: every
+	// name is the plain one and every file is its own.
+	Machine string
 }
 
 // DefaultRoot is the store root: $PI_CODING_AGENT_DIR/history when the
@@ -78,17 +86,47 @@ func (s Store) ProjectDir(hash string) string { return s.path(ProjectsDir, hash)
 // Global is history-global.jsonl.
 func (s Store) Global() string { return s.path(GlobalName) }
 
-// Hidden is hidden.json.
-func (s Store) Hidden() string { return s.path(HiddenName) }
+// Hidden is this machine's tombstone file, hidden@<machine>.json
+// (hidden.json without a machine, or for the machine that owns the files
+// without a machine id while hidden.json exists: a store used by one
+// machine keeps its hidden.json). Readers load every machine's
+// (lib/tombstone); a delete writes only its own.
+func (s Store) Hidden() string { return s.own(HiddenName, false) }
 
-// Registry is registry.json.
-func (s Store) Registry() string { return s.path(RegistryName) }
+// Registry is this machine's registry file, registry@<machine>.json.
+func (s Store) Registry() string { return s.path(Named(RegistryName, s.Machine)) }
 
-// Ledger is the import ledger (lib/ledger).
-func (s Store) Ledger() string { return s.path(LedgerName) }
+// Ledger is this machine's import ledger (lib/ledger).
+func (s Store) Ledger() string { return s.own(LedgerName, true) }
 
-// State is the import state (lib/ledger).
-func (s Store) State() string { return s.path(StateName) }
+// State is this machine's import state (lib/ledger).
+func (s Store) State() string { return s.own(StateName, true) }
+
+// own is this machine's file for a per-machine file at the root: the
+// machine's name; or, for the machine that owns the files without a
+// machine id (OwnsLegacy, claimed when claim is set: the caller is to
+// write it), the plain name while only that one exists, so an upgraded
+// store keeps its tombstones, import ledger and state.
+func (s Store) own(base string, claim bool) string { return s.ownIn(s.Root, base, claim) }
+
+// OwnPath is this machine's file named base (a plain name) in dir: the
+// same rule as for the root's files, so the machine that owns the files
+// without a machine id keeps using dir/base (seed.jsonl, say) while it
+// exists and dir has no file of its own name.
+func (s Store) OwnPath(dir, base string) string { return s.ownIn(dir, base, false) }
+
+func (s Store) ownIn(dir, base string, claim bool) string {
+	mine := filepath.Join(dir, Named(base, s.Machine))
+	if s.Machine == "" {
+		return mine
+	}
+	if _, err := os.Lstat(mine); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(filepath.Join(dir, base)); err == nil && s.OwnsLegacy(claim) {
+			return filepath.Join(dir, base)
+		}
+	}
+	return mine
+}
 
 // Lock is the file rewriters lock.
 func (s Store) Lock() string { return s.path(LockName) }
@@ -132,8 +170,13 @@ func (k Kind) String() string {
 	return [...]string{"other", "capture", "seed", "import", "compact", "carry", "claim", "global"}[k]
 }
 
-// Classify says what kind of store file a base name is.
+// Classify says what kind of store file a base name is. A Syncthing
+// conflict copy ("x.sync-conflict-<date>-<time>-<device>.jsonl") is the
+// kind of the file it was made from; Syncthing's temp files
+// (".syncthing.*.tmp") and folders (.stfolder, .stversions) are not store
+// files.
 func Classify(name string) Kind {
+	name, _ = Unconflicted(name)
 	if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") || atomicfile.IsTemp(name) {
 		return NotStore
 	}
@@ -150,7 +193,7 @@ func Classify(name string) Kind {
 	switch {
 	case name == GlobalName:
 		return GlobalFile
-	case name == SeedName || strings.HasPrefix(name, "seed-"):
+	case name == SeedName || strings.HasPrefix(name, "seed-") || strings.HasPrefix(name, "seed@"):
 		return Seed
 	case strings.HasPrefix(name, "import-"):
 		return Import
@@ -166,6 +209,7 @@ func Classify(name string) Kind {
 // "history-global.jsonl.carry-*.jsonl" is part of the global scope) and
 // "<stem>.carry-<ms>-<rand>.jsonl".
 func Origin(name string) string {
+	name, _ = Unconflicted(name)
 	stem := strings.TrimSuffix(name, ".jsonl")
 	cut := false
 	for {

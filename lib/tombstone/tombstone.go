@@ -18,6 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -25,6 +27,7 @@ import (
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
+	"hist/lib/store"
 )
 
 // Cap is the most entries hidden.json holds; past it the oldest is dropped.
@@ -45,11 +48,19 @@ func (e *UntrustedError) Error() string {
 }
 func (e *UntrustedError) Unwrap() error { return e.Err }
 
-// Set is a loaded hidden.json.
+// Set is a loaded tombstone file, with the other machines' ones beside it.
 type Set struct {
 	Path    string
 	Entries []string // in file order, oldest first
 	Exists  bool     // the file was there when loaded
+
+	// others are the entries of the other tombstone files in Path's
+	// folder (hidden.json, every machine's hidden@<machine>.json): they
+	// hide too, and Save never writes them. copies are Syncthing's
+	// conflict copies of Path: their entries are merged into Entries, and
+	// Save removes them once the merge is written.
+	others []string
+	copies []string
 
 	keys  map[[32]byte]struct{}
 	exact map[string]struct{} // legacy plain entries < 120 chars, normalized
@@ -59,23 +70,112 @@ type Set struct {
 	prefixLens []int
 }
 
-// Load reads hidden.json at path. A missing file is an empty, trusted set.
+// Load reads the tombstone file at path, and, when its name is a
+// tombstone file's (hidden.json, hidden@<machine>.json), every other
+// tombstone file in its folder, conflict copies included: a set hides what
+// any of them hides (docs/store-format.md). A missing file is an empty,
+// trusted set; any file that exists but cannot be trusted is an
+// *UntrustedError.
 func Load(path string) (*Set, error) {
 	s := &Set{Path: path}
-	data, err := atomicfile.ReadRegular(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		s.index()
-		return s, nil
+	if err := s.load(path, &s.Entries); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, &UntrustedError{Path: path, Err: err}
-	}
-	s.Exists = true
-	if err := parse(data, &s.Entries); err != nil {
-		return nil, &UntrustedError{Path: path, Err: err}
+	if isTombstoneName(filepath.Base(path)) {
+		dir := filepath.Dir(path)
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, &UntrustedError{Path: dir, Err: err}
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			orig, conflict := store.Unconflicted(e.Name())
+			if p == path || !isTombstoneName(orig) {
+				continue
+			}
+			var entries []string
+			if err := s.load(p, &entries); err != nil {
+				return nil, err
+			}
+			if conflict && orig == filepath.Base(path) {
+				s.copies = append(s.copies, p)
+				s.Entries = mergeEntries(s.Entries, entries)
+				continue
+			}
+			s.others = append(s.others, entries...)
+		}
 	}
 	s.index()
 	return s, nil
+}
+
+// load reads one tombstone file into out; a missing file leaves out alone.
+func (s *Set) load(path string, out *[]string) error {
+	data, err := atomicfile.ReadRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &UntrustedError{Path: path, Err: err}
+	}
+	if path == s.Path {
+		s.Exists = true
+	}
+	if err := parse(data, out); err != nil {
+		return &UntrustedError{Path: path, Err: err}
+	}
+	return nil
+}
+
+// isTombstoneName reports whether a base name is a tombstone file's.
+func isTombstoneName(name string) bool {
+	return name == store.HiddenName || strings.HasPrefix(name, "hidden@") && strings.HasSuffix(name, ".json") && store.MachineOf(name) != ""
+}
+
+// mergeEntries adds the entries of a conflict copy that a are missing,
+// before a's own (the copy holds the older state).
+func mergeEntries(a, copy []string) []string {
+	have := make(map[string]bool, len(a))
+	for _, e := range a {
+		have[e] = true
+	}
+	var out []string
+	for _, e := range copy {
+		if !have[e] {
+			have[e] = true
+			out = append(out, e)
+		}
+	}
+	out = append(out, a...)
+	if len(out) > Cap {
+		out = out[len(out)-Cap:]
+	}
+	return out
+}
+
+// Others reports how many entries the set holds from other tombstone
+// files than its own.
+func (s *Set) Others() int { return len(s.others) }
+
+// HidesOthers returns a set that hides what the other machines' tombstone
+// files hide and this one's does not: what this machine's rewriters still
+// have to remove from its own files. Nil when there is nothing.
+func (s *Set) HidesOthers() *Set {
+	own := make(map[string]bool, len(s.Entries))
+	for _, e := range s.Entries {
+		own[e] = true
+	}
+	o := &Set{Path: s.Path}
+	for _, e := range s.others {
+		if !own[e] {
+			o.Entries = append(o.Entries, e)
+		}
+	}
+	if len(o.Entries) == 0 {
+		return nil
+	}
+	o.index()
+	return o
 }
 
 func parse(data []byte, out *[]string) error {
@@ -102,11 +202,11 @@ func parse(data []byte, out *[]string) error {
 }
 
 func (s *Set) index() {
-	s.keys = make(map[[32]byte]struct{}, len(s.Entries))
+	s.keys = make(map[[32]byte]struct{}, len(s.Entries)+len(s.others))
 	s.exact = map[string]struct{}{}
 	s.prefixes = map[int]map[string]struct{}{}
 	s.prefixLens = s.prefixLens[:0]
-	for _, e := range s.Entries {
+	for _, e := range slices.Concat(s.Entries, s.others) {
 		if sum, ok := parseKey(e); ok {
 			s.keys[sum] = struct{}{}
 			continue
@@ -282,7 +382,8 @@ func (s *Set) AddKeys(keys []string) (isNew []bool, dropped int) {
 	return isNew, dropped
 }
 
-// Save writes the set to its path atomically (0600).
+// Save writes the set's own entries to its path atomically (0600), then
+// removes the conflict copies Load merged into them.
 func (s *Set) Save() error {
 	data, err := json.Marshal(s.Entries)
 	if err != nil {
@@ -292,5 +393,12 @@ func (s *Set) Save() error {
 		data = []byte("[]")
 	}
 	data = append(data, '\n')
-	return atomicfile.WriteBytes(s.Path, data)
+	if err := atomicfile.WriteBytes(s.Path, data); err != nil {
+		return err
+	}
+	for _, c := range s.copies {
+		os.Remove(c)
+	}
+	s.copies = nil
+	return nil
 }

@@ -1,0 +1,266 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"hist/lib/atomicfile"
+)
+
+// A store shared between machines (docs/store-format.md, "One store on
+// several machines") has one writer per file: every file a machine writes
+// carries the machine's id in its name, "<stem>@<machine>.<ext>".
+
+// MachineEnv overrides the machine id kept in the config home.
+const MachineEnv = "HIST_MACHINE"
+
+// MachineFile is the machine id's file in the config home.
+const MachineFile = "machine-id"
+
+// LegacyOwnerName is the file at the store's root naming the machine that
+// may rewrite the files whose names carry no machine id.
+const LegacyOwnerName = "legacy-owner"
+
+// ValidMachine reports whether id can be a machine id: 1 to 32 letters,
+// digits, '-' and '_'.
+func ValidMachine(id string) bool {
+	if id == "" || len(id) > 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c == '-' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrBadMachine says HIST_MACHINE holds a value that cannot be a machine id.
+var ErrBadMachine = errors.New("not a machine id")
+
+// MachineID is this machine's id: HIST_MACHINE when set, else the one kept
+// in configHome/machine-id, generated (8 random hex digits) the first
+// time (unless create is false: then a missing file is fs.ErrNotExist).
+// Concurrent first runs agree: the file is created by a hard link of a
+// complete temp file, which fails when another run linked first, and then
+// the other run's id is read.
+func MachineID(getenv func(string) string, configHome string, create bool) (string, error) {
+	if v := getenv(MachineEnv); v != "" {
+		if !ValidMachine(v) {
+			return "", fmt.Errorf("%s=%q: %w", MachineEnv, v, ErrBadMachine)
+		}
+		return v, nil
+	}
+	path := filepath.Join(configHome, MachineFile)
+	if id, err := readMachine(path); !errors.Is(err, fs.ErrNotExist) || !create {
+		return id, err
+	}
+	if err := EnsureDir(configHome); err != nil {
+		return "", err
+	}
+	p, err := atomicfile.Create(path)
+	if err != nil {
+		return "", err
+	}
+	defer p.Cleanup()
+	id := atomicfile.RandHex(4)
+	if _, err := p.File.WriteString(id + "\n"); err != nil {
+		return "", err
+	}
+	if err := p.File.Sync(); err != nil {
+		return "", err
+	}
+	if err := os.Link(p.File.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return readMachine(path)
+		}
+		return "", err
+	}
+	atomicfile.SyncDir(configHome)
+	return id, nil
+}
+
+func readMachine(path string) (string, error) {
+	data, err := atomicfile.ReadRegular(path)
+	if err != nil {
+		return "", err
+	}
+	id := strings.TrimSpace(string(data))
+	if !ValidMachine(id) {
+		return "", fmt.Errorf("%s holds %q, not a machine id", path, id)
+	}
+	return id, nil
+}
+
+// conflictMark starts the part Syncthing adds to the name of the losing
+// copy of a conflict, before the extension:
+// ".sync-conflict-YYYYMMDD-HHMMSS-DEVICE" (DEVICE: 7 of [A-Z0-9]).
+const conflictMark = ".sync-conflict-"
+
+// Unconflicted is the name of the file a Syncthing conflict copy was made
+// from (the name itself for other names), and whether name is one.
+func Unconflicted(name string) (string, bool) {
+	i := strings.LastIndex(name, conflictMark)
+	if i < 0 {
+		return name, false
+	}
+	rest := name[i+len(conflictMark):]
+	const shape = "dddddddd-dddddd-AAAAAAA"
+	if len(rest) < len(shape) {
+		return name, false
+	}
+	for j := 0; j < len(shape); j++ {
+		c := rest[j]
+		ok := false
+		switch shape[j] {
+		case 'd':
+			ok = '0' <= c && c <= '9'
+		case 'A':
+			ok = '0' <= c && c <= '9' || 'A' <= c && c <= 'Z'
+		default:
+			ok = c == '-'
+		}
+		if !ok {
+			return name, false
+		}
+	}
+	return name[:i] + rest[len(shape):], true
+}
+
+// Named is base ("x.jsonl", "hidden.json") with machine's id before its
+// extension: "x@m.jsonl"; base itself when machine is "".
+func Named(base, machine string) string {
+	if machine == "" {
+		return base
+	}
+	ext := filepath.Ext(base)
+	return strings.TrimSuffix(base, ext) + "@" + machine + ext
+}
+
+// MachineOf is the machine whose name a store file's base name carries
+// ("" for the names without one, written before machines had ids).
+// Conflict copies, carry and claim files belong to the file they came from.
+func MachineOf(name string) string {
+	stem, _ := Unconflicted(name)
+	if strings.HasSuffix(stem, ".jsonl") {
+		stem = Origin(stem)
+	}
+	stem = stem[:len(stem)-len(filepath.Ext(stem))]
+	i := strings.LastIndexByte(stem, '@')
+	if i < 0 || !ValidMachine(stem[i+1:]) {
+		return ""
+	}
+	return stem[i+1:]
+}
+
+// Owns reports whether this store's machine may rewrite the file with
+// base name name: its own files, and the files without a machine id when
+// it owns those (OwnsLegacy). A store without a machine (one used before
+// machine ids, or by tests) owns every file.
+func (s Store) Owns(name string, legacy bool) bool {
+	if s.Machine == "" {
+		return true
+	}
+	m := MachineOf(name)
+	return m == s.Machine || m == "" && legacy
+}
+
+// OwnsLegacy reports whether this machine may rewrite the files whose
+// names carry no machine id: the machine named in legacy-owner does. With
+// no legacy-owner, the machine would own them when the store's root shows
+// no other machine's files; a rewriter (claim true; it holds the
+// rewriters' lock) then claims them by creating legacy-owner. Otherwise
+// nobody rewrites them (they stay readable, and tombstones hide what they
+// hold), until a user writes a machine id into legacy-owner.
+func (s Store) OwnsLegacy(claim bool) bool {
+	if s.Machine == "" {
+		return true
+	}
+	path := s.path(LegacyOwnerName)
+	data, err := atomicfile.ReadRegular(path)
+	if err == nil {
+		return strings.TrimSpace(string(data)) == s.Machine
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	for _, m := range s.Machines() {
+		if m != s.Machine {
+			return false
+		}
+	}
+	if !claim {
+		return true
+	}
+	if EnsureDir(s.Root) != nil {
+		return false
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, atomicfile.FilePerm)
+	if errors.Is(err, fs.ErrExist) {
+		return s.OwnsLegacy(false) // another rewriter claimed first
+	}
+	if err != nil {
+		return false
+	}
+	_, err = f.WriteString(s.Machine + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	atomicfile.SyncDir(s.Root)
+	return err == nil
+}
+
+// Machines lists the machines whose files the store's root holds
+// (tombstones, registry, import ledger and state), sorted, once each.
+func (s Store) Machines() []string {
+	ents, err := os.ReadDir(s.Root)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range ents {
+		name, _ := Unconflicted(e.Name())
+		switch {
+		case strings.HasPrefix(name, "hidden@"), strings.HasPrefix(name, "registry@"), strings.HasPrefix(name, "imports@"):
+		default:
+			continue
+		}
+		if m := MachineOf(name); m != "" && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TempOrigin is the base name of the file a temp file of lib/atomicfile
+// (".<name>.tmp-<pid>-<rand>") was to replace, so a sweep of stale temp
+// files touches only its own machine's (another machine's pid means
+// nothing here).
+func TempOrigin(name string) string {
+	if i := strings.LastIndex(name, ".tmp-"); i > 1 && name[0] == '.' {
+		return name[1:i]
+	}
+	return name
+}
+
+// IsSyncthing reports whether a base name is one of Syncthing's own files
+// or folders in a shared folder (.stfolder, .stignore, .stversions, and
+// the temp files ".syncthing.<name>.tmp" it writes before a rename): never
+// store content, never reported.
+func IsSyncthing(name string) bool {
+	switch name {
+	case ".stfolder", ".stignore", ".stversions":
+		return true
+	}
+	return strings.HasPrefix(name, ".syncthing.") && strings.HasSuffix(name, ".tmp")
+}

@@ -1,0 +1,102 @@
+package tombstone
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"hist/lib/identity"
+)
+
+func writeSet(t *testing.T, path string, texts ...string) {
+	t.Helper()
+	s := &Set{Path: path}
+	for _, x := range texts {
+		s.Add(x)
+	}
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnionOfMachines(t *testing.T) {
+	dir := t.TempDir()
+	writeSet(t, filepath.Join(dir, "hidden.json"), "legacy")
+	writeSet(t, filepath.Join(dir, "hidden@b.json"), "from b")
+	writeSet(t, filepath.Join(dir, "other.json"), "not a tombstone file")
+	a, err := Load(filepath.Join(dir, "hidden@a.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Hidden("legacy") || !a.Hidden("from b") || a.Hidden("not a tombstone file") || a.Exists || len(a.Entries) != 0 {
+		t.Fatalf("union: exists %v entries %v", a.Exists, a.Entries)
+	}
+	if o := a.HidesOthers(); o == nil || !o.Hidden("from b") || !o.Hidden("legacy") {
+		t.Fatal("HidesOthers misses the others' entries")
+	}
+	a.Add("from a")
+	if err := a.Save(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "hidden@a.json"))
+	if want := `["` + identity.Key("from a") + `"]` + "\n"; string(data) != want {
+		t.Fatalf("a's file holds %s: only its own entries belong there", data)
+	}
+	b, _ := Load(filepath.Join(dir, "hidden@b.json"))
+	if !b.Hidden("from a") || len(b.Entries) != 1 {
+		t.Fatalf("b sees %v", b.Entries)
+	}
+	// What a hides too is not for a's rewriters to sweep again.
+	a.Add("from b")
+	a.Add("legacy")
+	if a.HidesOthers() != nil {
+		t.Fatal("HidesOthers holds entries a has")
+	}
+}
+
+func TestUntrustedOtherMachineStops(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hidden@b.json"), []byte("garbage"), 0o600)
+	_, err := Load(filepath.Join(dir, "hidden@a.json"))
+	var u *UntrustedError
+	if !errors.As(err, &u) || filepath.Base(u.Path) != "hidden@b.json" {
+		t.Fatalf("err = %v", err)
+	}
+	os.Remove(filepath.Join(dir, "hidden@b.json"))
+	os.WriteFile(filepath.Join(dir, "hidden@a.sync-conflict-20261201-101010-ABCDEFG.json"), []byte("[1]"), 0o600)
+	if _, err := Load(filepath.Join(dir, "hidden.json")); !errors.As(err, &u) {
+		t.Fatalf("an untrusted conflict copy was trusted: %v", err)
+	}
+}
+
+func TestConflictCopyMerged(t *testing.T) {
+	dir := t.TempDir()
+	own := filepath.Join(dir, "hidden@a.json")
+	writeSet(t, own, "kept")
+	cp := filepath.Join(dir, "hidden@a.sync-conflict-20261201-101010-ABCDEFG.json")
+	writeSet(t, cp, "lost side")
+	other := filepath.Join(dir, "hidden@b.sync-conflict-20261201-101010-ABCDEFG.json")
+	writeSet(t, other, "b's copy")
+	s, err := Load(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Hidden("lost side") || !s.Hidden("b's copy") || len(s.Entries) != 2 {
+		t.Fatalf("entries %v", s.Entries)
+	}
+	s.Add("new")
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cp); err == nil {
+		t.Fatal("own conflict copy kept after the merge")
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatal("another machine's conflict copy removed")
+	}
+	again, _ := Load(own)
+	if len(again.Entries) != 3 || !again.Hidden("lost side") {
+		t.Fatalf("after save %v", again.Entries)
+	}
+}
