@@ -99,6 +99,9 @@ func (l *list) stream(hidden *tombstone.Set) *history.StreamResult {
 		if l.stop.Load() {
 			return false
 		}
+		if e.Settled {
+			return true
+		}
 		if e.Richer {
 			// An older, richer copy of the N-th prompt sent: its
 			// provenance (what the preview and the resume key use) is
