@@ -140,6 +140,11 @@ func StreamWith(files []store.File, hidden *tombstone.Set, opt StreamOptions, fn
 		s.hidden = hidden
 	}
 	h := s.heads()
+	var size int64
+	for _, r := range h {
+		size += r.size
+	}
+	s.seen.reserve(int(min(size/bytesPerRecord, 1<<19))) // a guess: at most a 16 MB table
 	heap.Init(&h)
 	for len(h) > 0 {
 		r := h[0]
@@ -212,9 +217,23 @@ func (s *Seen) add(k key) bool {
 	}
 }
 
-func (s *Seen) grow() {
+// reserve makes room for n more prompts at once (a table grown step by
+// step leaves its smaller copies behind as garbage).
+func (s *Seen) reserve(n int) {
+	size := len(s.slots)
+	for 8*(s.n+n) > 7*size {
+		size *= 2
+	}
+	if size > len(s.slots) {
+		s.resize(size)
+	}
+}
+
+func (s *Seen) grow() { s.resize(2 * len(s.slots)) }
+
+func (s *Seen) resize(size int) {
 	old := s.slots
-	s.slots = make([]key, 2*len(old))
+	s.slots = make([]key, size)
 	mask := uint64(len(s.slots) - 1)
 	for _, k := range old {
 		if k == (key{}) {
@@ -331,6 +350,7 @@ func (s *streamer) heads() revHeap {
 // file); false when r is done (it is then closed, and a read error
 // recorded).
 func (s *streamer) advance(r *rev) bool {
+	r.dropScratch()
 	if r.order != nil {
 		return s.advanceSorted(r)
 	}
@@ -502,6 +522,24 @@ type rev struct {
 	unordered int          // its lines newer than the line after them
 }
 
+// dropScratch lets go of the buffer r's view decoded a long escaped text
+// into: hundreds of files would otherwise each keep one as large as their
+// longest prompt.
+func (r *rev) dropScratch() {
+	t := r.view.Text
+	if cap(t) <= 4<<10 {
+		return
+	}
+	b := r.buf[:cap(r.buf)]
+	if len(b) > 0 {
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		if p := uintptr(unsafe.Pointer(unsafe.SliceData(t))); p >= start && p < start+uintptr(len(b)) {
+			return // a view into the block
+		}
+	}
+	r.view = record.View{}
+}
+
 // lineRef is where a record is in its file.
 type lineRef struct {
 	ts  int64
@@ -511,11 +549,12 @@ type lineRef struct {
 
 const (
 	firstBlock = 4 << 10
-	minBlock   = 16 << 10
+	minBlock   = 8 << 10
 	maxBlock   = 256 << 10
-	// blockBudget is what the blocks of all files may hold together, as
+	// blockBudget is what the blocks of all files may hold together
+	// (twice that with what is left of a block, a line cut in two), as
 	// long as each may hold minBlock.
-	blockBudget = 16 << 20
+	blockBudget = 4 << 20
 	// maxLine is the longest line Stream keeps; a longer one is skipped
 	// and counted as malformed.
 	maxLine = 64 << 20
@@ -656,8 +695,8 @@ func (r *rev) fill() error {
 	}
 	need := int(n) + r.end
 	nb := r.buf
-	if cap(nb) < need {
-		nb = make([]byte, need)
+	if cap(nb) < need || cap(nb) > 4*r.limit && need <= 2*r.limit {
+		nb = make([]byte, need) // grown for a long line, or back once it is read
 	}
 	nb = nb[:need]
 	copy(nb[n:], r.buf[:r.end]) // before the read, which may overwrite it
