@@ -139,10 +139,10 @@ func TestListRichestProvenance(t *testing.T) {
 		t.Fatalf("listed %d prompts, want 2", len(l.ents))
 	}
 	e := l.ents[0]
-	if f := l.file(e); e.text != "fix the build" || e.ts != 1004 || e.src != "claude" || e.session != "s-1" || f.Path != capture || f.Project != hash {
-		t.Errorf("entry 0 = %+v in %+v", e, f)
+	if f, pv := l.file(e), l.provOf(e); e.text != "fix the build" || e.ts != 1004 || pv.src != "claude" || pv.session != "s-1" || f.Path != capture || f.Project != hash {
+		t.Errorf("entry 0 = %+v %+v in %+v", e, pv, f)
 	}
-	if e := l.ents[1]; e.text != "bare" || e.src != "" || l.file(e).Path != st.Global() {
+	if e := l.ents[1]; e.text != "bare" || l.provOf(e).src != "" || l.file(e).Path != st.Global() {
 		t.Errorf("entry 1 = %+v", e)
 	}
 }
