@@ -340,7 +340,9 @@ func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list)
 	if err != nil {
 		return fzf.ExitError, err
 	}
-	in, out := make(chan string), make(chan string)
+	// A buffered input: fzf's reader takes items as fast as it can, and
+	// an unbuffered channel costs a goroutine switch per prompt.
+	in, out := make(chan string, 4096), make(chan string)
 	opts.Input, opts.Output = in, out
 	quit := &quitter{ch: make(chan struct{})}
 	go feed(in, quit)
