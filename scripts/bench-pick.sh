@@ -1,61 +1,122 @@
 #!/usr/bin/env bash
-# Benchmark: the time from starting hist-pick to its first full screen
-# (the header and 10 list rows) in a real terminal (tmux), on a store of
-# 10k and of 1M prompts, beside Debian's fzf binary reading the same
-# prompts from a file (the peer; hist never uses an fzf binary).
+# Benchmark: hist-pick --all in a real terminal (tmux, 120x40) beside the fzf
+# binary (v0.65.2, the version hist-pick embeds, built from the module
+# cache) reading the same prompts from a file (the peer; hist never uses an
+# fzf binary), on stores of 10k, 100k and 1M prompts of two mixes
+# (genstore's default, most prompts with some non-ASCII text, and -mix
+# realistic, mostly ASCII). Three measures, each side, same run:
+#   first screen  the time to the first screen with the header and 10 rows
+#   all loaded    the time until every prompt is loaded (hist-pick's header
+#                 says "N loaded" without its ellipsis; fzf's info line N/N)
+#   peak RSS      of the process, loaded to the end (GNU time)
 #
-#   scripts/bench-pick.sh            # RUNS=11 runs each, median and spread
-#   RUNS=21 BENCH_DIR=/var/tmp/b scripts/bench-pick.sh
+#   scripts/bench-pick.sh [OUT.md]     # default bench/pick.md; RUNS=5 runs each
+#   RUNS=11 SIZES="10000 1000000" MIXES=realistic BENCH_DIR=/var/tmp/b scripts/bench-pick.sh
 #
 # The stores come from scripts/genstore (deterministic; kept in BENCH_DIR
 # between runs). The first run of each case warms the page cache and is
 # not counted. How it measures: the shell records $EPOCHREALTIME, then
 # runs the program; a Go stopwatch (TestBenchFirstScreen) polls tmux
 # capture-pane until the screen shows the header and the tenth list row,
-# and takes the time again. One poll costs a few milliseconds.
+# then until it shows every prompt loaded, and takes the times. One poll
+# costs a few milliseconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-RUNS=${RUNS:-11}
+ROOT=$(pwd)
+OUT=${1:-$ROOT/bench/pick.md}
+RUNS=${RUNS:-5}
 DIR=${BENCH_DIR:-/tmp/hist-bench-pick}
-SIZES=${SIZES:-"10000 1000000"}
+SIZES=${SIZES:-"10000 100000 1000000"}
+MIXES=${MIXES:-"default realistic"}
 mkdir -p "$DIR/bin"
 
 need() {
   command -v "$1" >/dev/null && return
   echo "installing $1 (apt-get)" >&2
-  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
 }
-need tmux
-need fzf
+need tmux tmux
+[ -x /usr/bin/time ] || need /usr/bin/time time
 
-go build -o "$DIR/bin/" ./cmd/hist-pick ./cmd/hist-list
-for n in $SIZES; do
-  if [ ! -d "$DIR/store-$n/projects" ]; then
-    echo "generating a store of $n prompts" >&2
-    rm -rf "$DIR/store-$n"
-    go run ./scripts/genstore -out "$DIR/store-$n" -n "$n"
-  fi
-  if [ ! -s "$DIR/prompts-$n.txt" ]; then
-    GENTLE_PI_HISTORY_CAPTURE=1 "$DIR/bin/hist-list" --all --store "$DIR/store-$n" >"$DIR/prompts-$n.txt"
-  fi
-done
-
-median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f ms (min %.0f, max %.0f, %d runs)", m, a[1], a[NR], NR}'; }
-
-# bench MATCH CMD: the stopwatch is TestBenchFirstScreen in
-# cmd/hist-pick/tmux_test.go (Go, so polling tmux costs little).
+go build -o "$DIR/bin/" ./cmd/hist-pick ./cmd/hist-list ./scripts/genstore
+go build -o "$DIR/bin/fzf" github.com/junegunn/fzf # the module hist-pick embeds
 go test -c -o "$DIR/bin/pick.test" ./cmd/hist-pick
+# rss CMD...: CMD under GNU time, its peak RSS (KB) appended to $DIR/rss (a
+# short name: the command line must not wrap onto the selector's rows).
+printf '#!/bin/sh\nexec /usr/bin/time -f %%M -a -o "%s/rss" "$@"\n' "$DIR" >"$DIR/bin/rss"
+chmod +x "$DIR/bin/rss"
+
+median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f", m}'; }
+spread() { sort -n | awk '{a[NR]=$1} END {printf "%.0f-%.0f", a[1], a[NR]}'; }
+
+# bench MATCH UNTIL CMD: the stopwatch is TestBenchFirstScreen in
+# cmd/hist-pick/tmux_test.go (Go, so polling tmux costs little). CMD runs
+# under rss.
 bench() {
-  PATH="$DIR/bin:$PATH" HIST_PICK_BENCH_MATCH="$1" HIST_PICK_BENCH_CMD="$2" HIST_PICK_BENCH_RUNS="$RUNS" \
-    "$DIR/bin/pick.test" -test.run '^TestBenchFirstScreen$' -test.count=1 |
-    awk '/^first-screen-ms/ {print $2}' | median
+  : >"$DIR/rss"
+  PATH="$DIR/bin:$PATH" HIST_PICK_BENCH_MATCH="$1" HIST_PICK_BENCH_UNTIL="$2" \
+    HIST_PICK_BENCH_CMD="rss $3" HIST_PICK_BENCH_RUNS="$RUNS" \
+    "$DIR/bin/pick.test" -test.run '^TestBenchFirstScreen$' -test.count=1 >"$DIR/out"
+  local first loaded rss
+  first=$(awk '/^first-screen-ms/ {print $2}' "$DIR/out")
+  loaded=$(awk '/^loaded-ms/ {print $2}' "$DIR/out")
+  rss=$(grep -E '^[0-9]+$' "$DIR/rss" | tail -n +2 | awk '{print $1/1024}') # the warm-up run is not counted
+  printf "%s ms (%s) | %s ms (%s) | %s MB (%s)" \
+    "$(median <<<"$first")" "$(spread <<<"$first")" "$(median <<<"$loaded")" "$(spread <<<"$loaded")" \
+    "$(median <<<"$rss")" "$(spread <<<"$rss")"
 }
 
-echo "| store | hist-pick (embedded fzf v0.65.2, streaming) | fzf $(fzf --version | cut -d' ' -f1) binary (Debian), prompts from a file |"
-echo "|---|---|---|"
-for n in $SIZES; do
-  hp=$(bench "Prompt history" "hist-pick --all --store $DIR/store-$n")
-  fz=$(bench ">" "fzf --height=30 --layout=reverse --header='Prompt history' <$DIR/prompts-$n.txt")
-  printf "| %s prompts (%s) | %s | %s |\n" "$n" "$(du -sh "$DIR/store-$n" | cut -f1)" "$hp" "$fz"
+{
+  echo "| store | side | first screen | all loaded | peak RSS |"
+  echo "|---|---|---|---|---|"
+} >"$DIR/table.md"
+LOADS=""
+for mix in $MIXES; do
+  for n in $SIZES; do
+    S="$DIR/store-$mix-$n"
+    if [ ! -d "$S/projects" ]; then
+      echo "generating $S" >&2
+      rm -rf "$S"
+      "$DIR/bin/genstore" -out "$S" -n "$n" -mix "$mix" >/dev/null
+    fi
+    if [ ! -s "$S.txt" ]; then
+      HOME="$DIR" GENTLE_PI_HISTORY_CAPTURE=1 "$DIR/bin/hist-list" --all --store "$S" >"$S.txt"
+    fi
+    total=$(wc -l <"$S.txt")
+    label="$n prompts, $mix ($total distinct, $(du -sh "$S/" | cut -f1))"
+    hp=$(bench "Prompt history" '(?m)[0-9] loaded([^…]|$)' "hist-pick --all --store $S")
+    fz=$(bench ">" "(?m)(^|[^0-9])$total/$total([^0-9]|\$)" "fzf --height=30 --layout=reverse --header='Prompt history' <$S.txt")
+    printf "| %s | hist-pick (embedded fzf v0.65.2) | %s |\n| | fzf v0.65.2 binary, prompts from a file | %s |\n" "$label" "$hp" "$fz" >>"$DIR/table.md"
+    LOADS="$LOADS $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)"
+  done
 done
+
+{
+  cat <<EOF
+# hist-pick: first screen, all loaded, peak RSS
+
+What is measured (\`scripts/bench-pick.sh\`): \`hist-pick --all\` in a real
+terminal (tmux, 120x40), and beside it in the same run the fzf binary
+(v0.65.2, the version hist-pick embeds, built from the module cache) reading
+the same prompts (the \`hist-list --all\` output, newest first) from a file:
+\`fzf --height=30 --layout=reverse --header='Prompt history' <prompts.txt\`.
+Medians of $RUNS runs after a warm-up run, with min-max: the time to the first
+screen with the header and 10 rows; the time until every prompt is loaded
+(hist-pick's header says "N loaded" without its ellipsis; fzf's info line
+shows N/N); the peak RSS (GNU time) of a run loaded to the end.
+
+Stores from \`scripts/genstore\` (500 capture files over 50 projects, about
+15% repeats): the default mix, where most prompts hold some non-ASCII text
+(fzf keeps such a prompt at 4 bytes a character), and \`-mix realistic\`,
+where one prompt in eight does.
+
+Goals: first screen under 60 ms (10k) and 100 ms (1M); at 1M, all loaded no
+later than the fzf binary, with a peak RSS no larger.
+
+Machine: $(nproc) CPUs, $(uname -sm), $(date -u +%Y-%m-%d); load average after
+each store's runs:$LOADS.
+
+EOF
+  cat "$DIR/table.md"
+} >"$OUT"
+cat "$DIR/table.md"

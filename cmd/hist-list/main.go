@@ -3,12 +3,8 @@ package main
 
 import (
 	"bufio"
-	"io"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"hist/lib/cli"
@@ -54,6 +50,17 @@ Formats:
 
 hist-delete --stdin reads each of these formats back, so a filtered listing
 piped to it deletes exactly what was listed.
+
+Prompts are printed as the store is read, from each file's end, so the first
+ones come at once (hist-list --all | head waits for nothing), and memory stays
+small: 16 bytes for each prompt printed, and a block of each file. The default
+format and -0 print a prompt when its newest copy is met. --json, which shows
+its richest copy's provenance, holds a prompt back, with those after it, until
+no richer copy can come: at once when the copy met has a project and a
+session; else once the store read is an hour older than that copy (an older
+copy gives no provenance), more than 65536 prompts wait, or every file is read.
+The selector (hist-pick) shows the same prompts, in the same order, with the
+same provenance.
 
 With capture off, hist-list reads nothing: it prints one warning naming the
 control that decides and exits 0 with no output.
@@ -119,49 +126,18 @@ func run(e *cli.Env) int {
 	if !ok {
 		return cli.ExitUntrusted
 	}
-	// A delete or compaction running meanwhile may move prompts out of a
-	// file before it is read (a capture file renamed to a claim, a claim
-	// removed once its compact file is committed, lines that reached a
-	// rewritten file's old inode put back after the rename): such a read
-	// is done again, once the rewrite has ended (waiting at most
-	// settleWait in all), so a visible prompt is never missing.
-	deadline := time.Now().Add(settleWait)
-	var files []store.File
-	var res *history.Result
-	for try := 0; ; try++ {
-		lock.WaitFree(st.Lock(), deadline)
-		var err error
-		if files, err = st.Files(sc); err != nil {
-			e.Errorf("listing the store %s: %v: nothing was printed", st.Root, err)
-			return cli.ExitFailure
-		}
-		if try == 0 {
-			limitMemory(files)
-		}
-		ids := store.IDs(files)
-		res = history.Read(files, hidden)
-		if try == 20 || time.Now().After(deadline) || !lock.Held(st.Lock()) && !st.Moved(sc, files, ids, history.Vanished(res.Failed)) {
-			break
-		}
-	}
-
-	n := res.Len()
-	if *limit > 0 && *limit < n {
-		n = *limit
-	}
 	var reg map[string]string
 	if *asJSON {
 		reg = st.LoadRegistry()
 	}
-	var withNUL atomic.Int64
-	encode := func(buf []byte, i int) []byte {
-		en := res.At(i)
+	var withNUL int
+	encode := func(buf []byte, en history.Entry) []byte {
 		switch {
 		case *nul:
 			// A NUL inside the prompt would end its record early: the
 			// parts would read as other prompts.
 			if strings.IndexByte(en.Text, 0) >= 0 {
-				withNUL.Add(1)
+				withNUL++
 				return buf
 			}
 			buf = append(buf, en.Text...)
@@ -174,8 +150,81 @@ func run(e *cli.Env) int {
 	}
 	// On a terminal, control characters in prompts show escaped; a pipe
 	// gets the raw bytes.
-	if err := writeAll(termsafe.Writer(e.Stdout), n, encode); err != nil {
-		return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
+	out := bufio.NewWriterSize(termsafe.Writer(e.Stdout), 64<<10)
+	var buf []byte
+	var werr error
+	printed := 0
+	show := func(en history.Entry) {
+		buf = encode(buf[:0], en)
+		if werr == nil {
+			_, werr = out.Write(buf)
+		}
+		printed++
+	}
+	full := func() bool { return *limit > 0 && printed >= *limit }
+
+	// Prompts are printed as they stream in, newest first: the default
+	// format and -0 at first sight; --json, which shows the provenance
+	// of a prompt's richest copy, holds a prompt back (with those after
+	// it) until no richer copy can come: at once when its first copy has
+	// a project and a session, else once the stream is past the hour
+	// before it, or more than 65536 prompts wait, or the files are read.
+	// Seen keeps what was printed, so a second read prints only what the
+	// first missed.
+	seen := history.NewSeen()
+	var res *history.StreamResult
+	// A delete or compaction running meanwhile may move prompts out of a
+	// file before it is read (a capture file renamed to a claim, a claim
+	// removed once its compact file is committed, lines that reached a
+	// rewritten file's old inode put back after the rename): such a read
+	// is done again, once the rewrite has ended (waiting at most
+	// settleWait in all), printing the prompts the first read missed, so
+	// a visible prompt is never missing.
+	deadline := time.Now().Add(settleWait)
+	for try := 0; ; try++ {
+		lock.WaitFree(st.Lock(), deadline)
+		files, err := st.Files(sc)
+		if err != nil {
+			e.Errorf("listing the store %s: %v: nothing more was printed", st.Root, err)
+			return cli.ExitFailure
+		}
+		ids := store.IDs(files)
+		var held []history.Entry // --json: waiting for their provenance
+		var final []bool
+		base := 0 // held[0]'s N
+		fn := func(en history.Entry) bool {
+			if !*asJSON {
+				show(en)
+				return werr == nil && !full()
+			}
+			switch {
+			case en.N < base:
+			case en.Richer:
+				h := &held[en.N-base]
+				h.Src, h.Session, h.File, h.Project = en.Src, en.Session, en.File, en.Project
+			case en.Settled:
+				final[en.N-base] = true
+			case full():
+				return len(held) > 0 // only the held ones are still printed
+			default:
+				held, final = append(held, en), append(final, en.Final)
+			}
+			for len(held) > 0 && final[0] {
+				show(held[0])
+				held, final, base = held[1:], final[1:], base+1
+			}
+			return werr == nil && !(full() && len(held) == 0)
+		}
+		res = history.StreamWith(files, hidden, history.StreamOptions{Seen: seen, View: !*asJSON, Provenance: *asJSON}, fn)
+		if werr != nil {
+			return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
+		}
+		if full() || try == 20 || time.Now().After(deadline) || !lock.Held(st.Lock()) && !st.Moved(sc, files, ids, history.Vanished(res.Failed)) {
+			break
+		}
+	}
+	if err := out.Flush(); err != nil {
+		return cli.ExitFailure
 	}
 	if res.Stats.Malformed > 0 {
 		e.Warnf("skipped %s", cli.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
@@ -183,8 +232,8 @@ func run(e *cli.Env) int {
 	for _, f := range res.Failed {
 		e.Errorf("could not read %v: its prompts are not listed", f)
 	}
-	if n := int(withNUL.Load()); n > 0 {
-		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", cli.Plural(n, "prompt", "prompts"))
+	if withNUL > 0 {
+		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", cli.Plural(withNUL, "prompt", "prompts"))
 		return cli.ExitFailure
 	}
 	if len(res.Failed) > 0 {
@@ -196,84 +245,3 @@ func run(e *cli.Env) int {
 // settleWait bounds how long hist-list waits for rewrites that run while
 // it reads.
 const settleWait = 3 * time.Second
-
-// limitMemory bounds the heap to about 1.5 times the scope's size (at
-// least 256 MiB) unless GOMEMLIMIT says otherwise: the reader keeps about
-// the size of the unique prompts, and without a limit the collector lets
-// the heap grow to twice that before it runs.
-func limitMemory(files []store.File) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	var total int64
-	for _, f := range files {
-		if fi, err := os.Lstat(f.Path); err == nil {
-			total += fi.Size()
-		}
-	}
-	debug.SetMemoryLimit(max(256<<20, total/2*3))
-}
-
-// chunk is how many entries writeAll encodes at a time.
-const chunk = 4096
-
-// writeAll writes the encodings of entries 0..n-1 to w, in order. A long
-// listing is encoded on two goroutines, a chunk each in turn, the helper
-// at most four chunks ahead of the writer.
-func writeAll(w io.Writer, n int, encode func(buf []byte, i int) []byte) error {
-	encodeChunk := func(buf []byte, k int) []byte {
-		for i := k * chunk; i < min((k+1)*chunk, n); i++ {
-			buf = encode(buf, i)
-		}
-		return buf
-	}
-	chunks := (n + chunk - 1) / chunk
-	if chunks < 4 || runtime.GOMAXPROCS(0) < 2 {
-		bw := bufio.NewWriterSize(w, 256<<10)
-		var buf []byte
-		for i := range n {
-			buf = encode(buf[:0], i)
-			if _, err := bw.Write(buf); err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
-	}
-	done := make([]chan []byte, chunks)
-	for k := range done {
-		done[k] = make(chan []byte, 1)
-	}
-	free := make(chan []byte, 4) // the helper's buffers
-	for range cap(free) {
-		free <- nil
-	}
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for k := 1; k < chunks; k += 2 {
-			select {
-			case buf := <-free:
-				done[k] <- encodeChunk(buf[:0], k)
-			case <-stop:
-				return
-			}
-		}
-	}()
-	var mine []byte
-	for k := range chunks {
-		var buf []byte
-		if k%2 == 0 {
-			mine = encodeChunk(mine[:0], k)
-			buf = mine
-		} else {
-			buf = <-done[k]
-		}
-		if _, err := w.Write(buf); err != nil {
-			return err
-		}
-		if k%2 == 1 {
-			free <- buf
-		}
-	}
-	return nil
-}

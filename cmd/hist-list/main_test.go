@@ -2,40 +2,65 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"hist/lib/cli"
+	"hist/lib/record"
+	"hist/lib/store"
 )
 
-func TestWriteAll(t *testing.T) {
-	encode := func(buf []byte, i int) []byte { return fmt.Appendf(buf, "line %d\n", i) }
-	for _, n := range []int{0, 1, chunk, 4*chunk - 1, 4 * chunk, 10*chunk + 7} {
-		var want bytes.Buffer
-		for i := range n {
-			want.Write(encode(nil, i))
-		}
-		var got bytes.Buffer
-		if err := writeAll(&got, n, encode); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Errorf("n=%d: output differs (%d bytes, want %d)", n, got.Len(), want.Len())
-		}
+// hist-list streams: the newest prompts of a capture file are printed
+// without its start being read. The file below is a terabyte hole with
+// three records at its end, which a reader from the start could not get
+// through; --limit 2 and the default format print the two newest, and
+// --json the same with their provenance, from the end alone.
+func TestListStreamsFromTheEnd(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, store.ProjectsDir, "aaaaaaaaaaaaaaaa")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
 	}
-}
-
-type failWriter struct{ n int }
-
-func (w *failWriter) Write(p []byte) (int, error) {
-	if w.n--; w.n < 0 {
-		return 0, errors.New("closed")
+	path := filepath.Join(dir, "0b1c.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return len(p), nil
-}
-
-func TestWriteAllStopsOnError(t *testing.T) {
-	encode := func(buf []byte, i int) []byte { return append(buf, "x\n"...) }
-	if err := writeAll(&failWriter{n: 3}, 20*chunk, encode); err == nil {
-		t.Error("a write error was not returned")
+	var tail []byte
+	tail = append(tail, '\n')
+	tail = record.Append(tail, record.Record{Text: "oldest", TS: 1})
+	tail = record.Append(tail, record.Record{Text: "older", TS: 2, Src: "claude", Session: "s1"})
+	tail = record.Append(tail, record.Record{Text: "newest", TS: 3, Src: "claude", Session: "s1"})
+	if _, err := f.WriteAt(tail, 1<<40); err != nil {
+		f.Close()
+		t.Skipf("no sparse terabyte file here: %v", err)
+	}
+	f.Close()
+	for _, c := range []struct{ flag, want string }{
+		{"--limit=2", "newest\nolder\n"},
+		{"--json", `{"text":"newest","ts":3,"cwd":"","file":"` + path + `","src":"claude","session":"s1"}` + "\n" +
+			`{"text":"older","ts":2,"cwd":"","file":"` + path + `","src":"claude","session":"s1"}` + "\n"},
+	} {
+		var out, errb bytes.Buffer
+		env := map[string]string{"GENTLE_PI_HISTORY_CAPTURE": "1"}
+		e := &cli.Env{
+			Name: "hist-list", Args: []string{c.flag, "--all", "--limit", "2", "--store", root},
+			Stdout: &out, Stderr: &errb,
+			Getenv: func(k string) string { return env[k] },
+			Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+			Home:   root,
+		}
+		done := make(chan int)
+		go func() { done <- run(e) }()
+		select {
+		case code := <-done:
+			if code != 0 || out.String() != c.want {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0 and %q", c.flag, code, out.String(), errb.String(), c.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: hist-list did not print the newest prompts in 10 s", c.flag)
+		}
 	}
 }

@@ -828,12 +828,18 @@ func TestShellWidgets(t *testing.T) {
 // prints, one a line, the milliseconds from the shell's $EPOCHREALTIME
 // just before the command to the first screen whose row 2 holds
 // HIST_PICK_BENCH_MATCH and whose row 14 (the tenth list row) is drawn.
+// With HIST_PICK_BENCH_UNTIL (a regexp) it goes on to the first screen
+// that matches it (every prompt loaded) and prints that time too.
 func TestBenchFirstScreen(t *testing.T) {
 	cmd := os.Getenv("HIST_PICK_BENCH_CMD")
 	if cmd == "" {
 		t.Skip("a stopwatch for scripts/bench-pick.sh (HIST_PICK_BENCH_CMD unset)")
 	}
 	match := os.Getenv("HIST_PICK_BENCH_MATCH")
+	var until *regexp.Regexp
+	if u := os.Getenv("HIST_PICK_BENCH_UNTIL"); u != "" {
+		until = regexp.MustCompile(u)
+	}
 	runs := 11
 	fmt.Sscan(os.Getenv("HIST_PICK_BENCH_RUNS"), &runs)
 	dir := t.TempDir()
@@ -845,16 +851,22 @@ func TestBenchFirstScreen(t *testing.T) {
 		tm.clear()
 		os.Remove(filepath.Join(dir, "t0"))
 		tm.run("t " + cmd)
-		var end time.Time
+		var end, all time.Time
 		for {
 			out, err := exec.Command("tmux", "-L", tm.sock, "capture-pane", "-p", "-t", "t").Output()
 			if err != nil {
 				t.Fatal(err)
 			}
 			rows := strings.Split(string(out), "\n")
-			if len(rows) >= 14 && strings.Contains(rows[1], match) && strings.TrimSpace(rows[13]) != "" {
+			if end.IsZero() && len(rows) >= 14 && strings.Contains(rows[1], match) && strings.TrimSpace(rows[13]) != "" {
 				end = time.Now()
+			}
+			if !end.IsZero() && (until == nil || until.Match(out)) {
+				all = time.Now()
 				break
+			}
+			if until != nil && !end.IsZero() {
+				time.Sleep(20 * time.Millisecond)
 			}
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "t0"))
@@ -868,6 +880,9 @@ func TestBenchFirstScreen(t *testing.T) {
 		ms := float64(end.UnixMicro()-(sec*1e6+usec)) / 1000
 		if i > 0 {
 			fmt.Printf("first-screen-ms %.1f t0 %d end %d\n", ms, sec*1e6+usec, end.UnixMicro())
+			if until != nil {
+				fmt.Printf("loaded-ms %.1f\n", float64(all.UnixMicro()-(sec*1e6+usec))/1000)
+			}
 		}
 		time.Sleep(200 * time.Millisecond)
 		tm.keys("Escape")

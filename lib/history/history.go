@@ -49,6 +49,11 @@ type Entry struct {
 	// the ones sent (its Text and TS are empty: the sent ones stay).
 	N      int
 	Richer bool
+	// Stream with Provenance only: Final marks a prompt sent whose
+	// provenance no later call changes; Settled marks a later call saying
+	// that of the N-th prompt will not change any more (see StreamWith).
+	Final   bool
+	Settled bool
 }
 
 // FileError is a store file that could not be read.
@@ -98,6 +103,9 @@ type entry struct {
 }
 
 func (e *entry) file() int32 { return int32(e.pseq >> 32) }
+
+// maxRank is the richest a copy gets (see rank).
+const maxRank = 3
 
 // rank is how much a copy tells of where its prompt came from: 3 with a
 // project and an agent session, 2 with a project, 1 with a session only,

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,9 @@ func writeFile(t *testing.T, path string, data string) store.File {
 func streamAll(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
 	var got []Entry
 	res := Stream(files, hidden, func(e Entry) bool {
+		if e.Settled {
+			return true
+		}
 		if e.Richer {
 			g := &got[e.N]
 			g.Src, g.Session, g.File, g.Project = e.Src, e.Session, e.File, e.Project
@@ -163,7 +167,11 @@ func TestStreamStopAndFailures(t *testing.T) {
 	}
 }
 
-// A file whose lines are out of time order still yields each prompt once.
+// A file whose lines are out of time order streams in time order when it
+// is not a capture file, or a capture file of one block: it is indexed
+// and sorted as it is read. A large capture file is trusted to be in
+// order: each prompt is still sent once, and its lines out of order are
+// counted.
 func TestStreamUnordered(t *testing.T) {
 	dir := t.TempDir()
 	var b []byte
@@ -175,8 +183,51 @@ func TestStreamUnordered(t *testing.T) {
 	for _, e := range got {
 		texts = append(texts, e.Text)
 	}
-	if strings.Join(texts, "|") != "c|A|b" || res.Unordered != 2 {
-		t.Fatalf("got %q unordered %d; want c|A|b and 2", texts, res.Unordered)
+	if strings.Join(texts, "|") != "A|c|b" || res.Unordered != 2 {
+		t.Fatalf("got %q unordered %d; want A|c|b and 2", texts, res.Unordered)
+	}
+
+	// Large files, lines in transcript order: mostly rising, a few
+	// sessions interleaved, some copies of one prompt far apart.
+	r := rand.New(rand.NewPCG(3, 4))
+	big := func(name string, kind store.Kind, seed int) store.File {
+		var b []byte
+		ts := int64(10000)
+		for i := range 6000 {
+			ts += int64(r.IntN(5))
+			rec := record.Record{Text: fmt.Sprintf("prompt %d %d %s", seed, i%4000, strings.Repeat("w", r.IntN(200))), TS: ts - int64(r.IntN(3))*1000}
+			if i%4000 != i {
+				rec.Text = fmt.Sprintf("prompt %d %d", seed, i%4000)
+			}
+			b = record.Append(b, rec)
+		}
+		f := writeFile(t, filepath.Join(dir, name), string(b))
+		f.Kind = kind
+		return f
+	}
+	files := []store.File{
+		big("import-claude-1-ab.jsonl", store.Import, 1),
+		big("compact-1-cd.jsonl", store.Compact, 2),
+		big("seed.jsonl", store.Seed, 1),
+		big("cap.jsonl", store.Capture, 3),
+	}
+	sorted := files[:3]
+	want := Read(sorted, nil)
+	got, res = streamAll(sorted, nil)
+	if len(got) != want.Len() || res.Unordered == 0 {
+		t.Fatalf("stream sent %d, read has %d; unordered %d", len(got), want.Len(), res.Unordered)
+	}
+	for i, e := range got {
+		if w := want.At(i); e.Text != w.Text || e.TS != w.TS || e.File != w.File {
+			t.Fatalf("entry %d: stream %d %q %s, read %d %q %s", i, e.TS, e.Text, e.File, w.TS, w.Text, w.File)
+		}
+	}
+	if res.Stats != want.Stats {
+		t.Errorf("stats: stream %+v, read %+v", res.Stats, want.Stats)
+	}
+	got, res = streamAll(files[3:], nil)
+	if n := Read(files[3:], nil).Len(); len(got) != n || res.Unordered == 0 {
+		t.Fatalf("large capture file: sent %d, read %d, unordered %d", len(got), n, res.Unordered)
 	}
 }
 
@@ -379,5 +430,89 @@ func TestRichestProvenance(t *testing.T) {
 		if got[i] != w {
 			t.Errorf("stream entry %d = %+v, want %+v", i, got[i], w)
 		}
+	}
+}
+
+// With Provenance, a richer copy gives its provenance only within
+// RicherWindow of the prompt's newest copy; every prompt is settled once:
+// at once (Final) when its copy was as rich as a copy gets, else by a
+// Settled call after its Richer calls (at once when one is as rich as a
+// copy gets, else when the stream has passed the window).
+func TestStreamSettled(t *testing.T) {
+	dir := t.TempDir()
+	const h = RicherWindow
+	full := func(text string, ts int64) record.Record {
+		return record.Record{Text: text, TS: ts, Src: "claude", Session: "s"}
+	}
+	files := []store.File{
+		mkfile(t, dir, "cap.jsonl", "p", full("near", 10*h-5), full("far", 7*h), full("rich", 9*h)),
+		mkfile(t, dir, "history-global.jsonl", "", rec("far", 9*h), rec("near", 10*h), rec("rich", 9*h+1), rec("bare", 9*h+2)),
+	}
+	var got []Entry
+	var settled []int
+	StreamWith(files, nil, StreamOptions{Provenance: true}, func(e Entry) bool {
+		switch {
+		case e.Richer:
+			g := &got[e.N]
+			g.Src, g.Session, g.File, g.Project = e.Src, e.Session, e.File, e.Project
+		case e.Settled:
+			if e.N >= len(got) || got[e.N].Final {
+				t.Errorf("settled %d twice", e.N)
+			}
+			got[e.N].Final = true
+			settled = append(settled, e.N)
+		default:
+			got = append(got, e)
+		}
+		return true
+	})
+	var out []string
+	for _, e := range got {
+		if !e.Final {
+			t.Errorf("%q never settled", e.Text)
+		}
+		out = append(out, fmt.Sprintf("%s:%s", e.Text, e.Session))
+	}
+	if s := strings.Join(out, " "); s != "near:s bare: rich:s far:" {
+		t.Errorf("got %s; want near:s bare: rich:s far: (far's rich copy is out of the window)", s)
+	}
+	if !slices.Equal(settled, []int{0, 2, 1, 3}) { // rich's full copy settles it at once
+		t.Errorf("settled in order %v, want 0 2 1 3", settled)
+	}
+}
+
+// A Seen set shared by two streams: the second sends only what the first
+// did not (hist-list's second read after a rewrite), and View sends text
+// that is only valid during the call.
+func TestStreamSeenShared(t *testing.T) {
+	dir := t.TempDir()
+	a := mkfile(t, dir, "a.jsonl", "p", rec("one", 1), rec("two", 2))
+	b := mkfile(t, dir, "b.jsonl", "p", rec("TWO", 3), rec("three", 4))
+	seen := NewSeen()
+	var got []string
+	opt := StreamOptions{Seen: seen, View: true}
+	fn := func(e Entry) bool { got = append(got, strings.Clone(e.Text)); return true }
+	StreamWith([]store.File{a}, nil, opt, fn)
+	res := StreamWith([]store.File{a, b}, nil, opt, fn)
+	if s := strings.Join(got, "|"); s != "two|one|three" || res.Sent != 1 || seen.Len() != 3 {
+		t.Errorf("got %s, second sent %d, seen %d; want two|one|three, 1, 3", s, res.Sent, seen.Len())
+	}
+}
+
+// The identity set grows past its first table and finds every key.
+func TestSeenGrows(t *testing.T) {
+	s := NewSeen()
+	for i := range 100000 {
+		if !s.add(s.key(fmt.Append(nil, i))) {
+			t.Fatalf("key %d met twice", i)
+		}
+	}
+	for i := range 100000 {
+		if s.add(s.key(fmt.Append(nil, i))) {
+			t.Fatalf("key %d lost", i)
+		}
+	}
+	if s.Len() != 100000 {
+		t.Fatalf("len %d", s.Len())
 	}
 }

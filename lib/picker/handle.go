@@ -102,7 +102,8 @@ func (p *picker) handle(req request) string {
 			d.kind = decArm
 		case "resume":
 			e, _ := r.list.at(id)
-			if _, err := ResumeCommand(e.src, e.session, "", p.cfg.Shell); err != nil {
+			pv := r.list.provOf(e)
+			if _, err := ResumeCommand(pv.src, pv.session, "", p.cfg.Shell); err != nil {
 				r.footer = sentence(err)
 				break
 			}
@@ -201,9 +202,9 @@ func (p *picker) preview(n int, arg string) string {
 	if !ok {
 		return ""
 	}
-	f := r.list.file(e)
+	f, pv := r.list.file(e), r.list.provOf(e)
 	return preview(previewItem{
-		Text: e.text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: e.src, Session: e.session,
+		Text: e.text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: pv.src, Session: pv.session,
 		Live: captured(f.Path),
 	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
 }

@@ -12,14 +12,18 @@ import (
 	"hist/lib/tombstone"
 )
 
-// ent is one visible prompt of a list.
+// ent is one visible prompt of a list: 32 bytes beside its text, its
+// store file and its src and session indexes into the list's tables
+// (a scope has a few hundred files and sessions, and a million prompts).
 type ent struct {
-	text    string
-	ts      int64
-	src     string
-	session string
-	file    int32
+	text string
+	ts   int64
+	file int32
+	prov int32
 }
+
+// provenance is the src and session of prompts.
+type provenance struct{ src, session string }
 
 // list is one scope's prompts, newest first, as they stream in from the
 // store. It grows while loading; entries never move, so an index stays
@@ -29,13 +33,15 @@ type list struct {
 	files  []store.File
 	fileIx map[string]int32
 
-	mu   sync.Mutex
-	cond *sync.Cond
-	ents []ent
-	gone map[int32]bool
-	done bool
-	res  *history.StreamResult
-	err  error // the scope's files could not be listed
+	mu     sync.Mutex
+	cond   *sync.Cond
+	ents   []ent
+	provs  []provenance // ent.prov's table; provs[0] is none
+	provIx map[provenance]int32
+	gone   map[int32]bool
+	done   bool
+	res    *history.StreamResult
+	err    error // the scope's files could not be listed
 
 	stop atomic.Bool
 }
@@ -43,7 +49,7 @@ type list struct {
 // load starts streaming a scope of st into a new list (listing the
 // scope's files too happens in the background).
 func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
-	l := &list{all: sc.All, gone: map[int32]bool{}}
+	l := &list{all: sc.All, gone: map[int32]bool{}, provs: []provenance{{}}, provIx: map[provenance]int32{{}: 0}}
 	l.cond = sync.NewCond(&l.mu)
 	go func() {
 		files, err := st.Files(sc)
@@ -99,6 +105,9 @@ func (l *list) stream(hidden *tombstone.Set) *history.StreamResult {
 		if l.stop.Load() {
 			return false
 		}
+		if e.Settled {
+			return true
+		}
 		if e.Richer {
 			// An older, richer copy of the N-th prompt sent: its
 			// provenance (what the preview and the resume key use) is
@@ -111,11 +120,14 @@ func (l *list) stream(hidden *tombstone.Set) *history.StreamResult {
 			} else {
 				p = &batch[e.N-have]
 			}
-			p.src, p.session, p.file = e.Src, e.Session, l.fileIx[e.File]
+			p.prov, p.file = l.provIndex(e.Src, e.Session), l.fileIx[e.File]
 			l.mu.Unlock()
 			return true
 		}
-		batch = append(batch, ent{text: e.Text, ts: e.TS, src: e.Src, session: e.Session, file: l.fileIx[e.File]})
+		l.mu.Lock()
+		pi := l.provIndex(e.Src, e.Session)
+		l.mu.Unlock()
+		batch = append(batch, ent{text: e.Text, ts: e.TS, prov: pi, file: l.fileIx[e.File]})
 		if len(batch) >= limit {
 			flush()
 		}
@@ -174,7 +186,10 @@ func (l *list) settle(st store.Store, sc store.Scope, files []store.File, ids st
 				continue
 			}
 			have[string(norm)] = struct{}{}
-			add = append(add, ent{text: e.Text, ts: e.TS, src: e.Src, session: e.Session, file: l.fileIndex(e.File, e.Project)})
+			l.mu.Lock()
+			pi := l.provIndex(e.Src, e.Session)
+			l.mu.Unlock()
+			add = append(add, ent{text: e.Text, ts: e.TS, prov: pi, file: l.fileIndex(e.File, e.Project)})
 		}
 		if len(add) > 0 {
 			l.mu.Lock()
@@ -198,6 +213,26 @@ func (l *list) fileIndex(path, project string) int32 {
 	l.files = append(l.files, store.File{Path: path, Project: project})
 	l.fileIx[path] = i
 	return i
+}
+
+// provIndex returns the index of src and session in l.provs, adding them
+// when new. l.mu is held.
+func (l *list) provIndex(src, session string) int32 {
+	p := provenance{src, session}
+	if i, ok := l.provIx[p]; ok {
+		return i
+	}
+	i := int32(len(l.provs))
+	l.provs = append(l.provs, p)
+	l.provIx[p] = i
+	return i
+}
+
+// provOf returns the src and session of e.
+func (l *list) provOf(e ent) provenance {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.provs[e.prov]
 }
 
 // file returns the store file entry e was read from.

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"hist/lib/history"
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
@@ -139,10 +141,47 @@ func TestListRichestProvenance(t *testing.T) {
 		t.Fatalf("listed %d prompts, want 2", len(l.ents))
 	}
 	e := l.ents[0]
-	if f := l.file(e); e.text != "fix the build" || e.ts != 1004 || e.src != "claude" || e.session != "s-1" || f.Path != capture || f.Project != hash {
-		t.Errorf("entry 0 = %+v in %+v", e, f)
+	if f, pv := l.file(e), l.provOf(e); e.text != "fix the build" || e.ts != 1004 || pv.src != "claude" || pv.session != "s-1" || f.Path != capture || f.Project != hash {
+		t.Errorf("entry 0 = %+v %+v in %+v", e, pv, f)
 	}
-	if e := l.ents[1]; e.text != "bare" || e.src != "" || l.file(e).Path != st.Global() {
+	if e := l.ents[1]; e.text != "bare" || l.provOf(e).src != "" || l.file(e).Path != st.Global() {
 		t.Errorf("entry 1 = %+v", e)
+	}
+}
+
+// The selector lists what hist-list lists, in the same order: an import
+// written in transcript order (not time order) is sorted as it is read,
+// and two copies of a file (a store copied, a session forked) with equal
+// timestamps order the same way. history.Read, which reads everything
+// and sorts, is the reference.
+func TestListOrderMatchesHistList(t *testing.T) {
+	st := store.Store{Root: t.TempDir()}
+	a, b := st.ProjectDir("aaaaaaaaaaaaaaaa"), st.ProjectDir("bbbbbbbbbbbbbbbb")
+	var recs []record.Record
+	for i := range 300 {
+		// Transcript order: sessions interleaved, clocks a little apart.
+		recs = append(recs, record.Record{Text: fmt.Sprintf("imported %d", i), TS: int64(5000 + i*10 - (i%3)*25), Src: "claude", Session: fmt.Sprint("s", i%3)})
+	}
+	recs = append(recs, make([]record.Record, 2000)...)
+	for i := range 2000 { // past one block: read from the end, not whole
+		recs[300+i] = record.Record{Text: fmt.Sprintf("later %d %s", i, strings.Repeat("x", 40)), TS: int64(9000 + i/2)}
+	}
+	writeFile(t, filepath.Join(a, "import-claude-1-ab.jsonl"), recs...)
+	fork := []record.Record{{Text: "original", TS: 7000}, {Text: "forked A", TS: 7001}, {Text: "forked B", TS: 7001}}
+	writeFile(t, filepath.Join(a, "c1.jsonl"), fork...)
+	writeFile(t, filepath.Join(b, "c1.jsonl"), append(fork, record.Record{Text: "fork only", TS: 7001})...)
+	got, _ := loadAll(t, st, store.Scope{All: true})
+	files, err := st.Files(store.Scope{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := history.Read(files, nil)
+	if len(got) != want.Len() {
+		t.Fatalf("listed %d, hist-list's reference %d", len(got), want.Len())
+	}
+	for i, text := range got {
+		if w := want.At(i).Text; text != w {
+			t.Fatalf("entry %d: %q, want %q", i, text, w)
+		}
 	}
 }

@@ -229,7 +229,7 @@ func Run(cfg Config) (Choice, int, error) {
 			}
 			c := p.choice(l, e)
 			if d.kind == decResume {
-				if c.Resume, err = ResumeCommand(e.src, e.session, c.Cwd, cfg.Shell); err != nil {
+				if c.Resume, err = ResumeCommand(c.Src, c.Session, c.Cwd, cfg.Shell); err != nil {
 					return Choice{}, exitError, err // the key's callback checked it
 				}
 			}
@@ -330,8 +330,8 @@ func (p *picker) finish(r *run) *decision {
 }
 
 func (p *picker) choice(l *list, e ent) Choice {
-	f := l.file(e)
-	return Choice{Text: e.text, TS: e.ts, Src: e.src, Session: e.session, File: f.Path, Project: f.Project, Cwd: p.reg[f.Project]}
+	f, pv := l.file(e), l.provOf(e)
+	return Choice{Text: e.text, TS: e.ts, Src: pv.src, Session: pv.session, File: f.Path, Project: f.Project, Cwd: p.reg[f.Project]}
 }
 
 // fzf runs one pass.
@@ -340,7 +340,9 @@ func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list)
 	if err != nil {
 		return fzf.ExitError, err
 	}
-	in, out := make(chan string), make(chan string)
+	// A buffered input: fzf's reader takes items as fast as it can, and
+	// an unbuffered channel costs a goroutine switch per prompt.
+	in, out := make(chan string, 4096), make(chan string)
 	opts.Input, opts.Output = in, out
 	quit := &quitter{ch: make(chan struct{})}
 	go feed(in, quit)

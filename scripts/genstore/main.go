@@ -2,6 +2,7 @@
 //
 //	go run ./scripts/genstore -out DIR -n 1000000 [-projects 50] [-files 500] [-seed 1]
 //	go run ./scripts/genstore -out DIR -n 100000 -plant 'the secret prompt' -copies 20
+//	go run ./scripts/genstore -out DIR -n 1000000 -mix realistic
 //
 // DIR is the store root. It gets projects/<hash>/<uuid>.jsonl capture files
 // and registry.json (folders 0700, files 0600). The N prompts are spread
@@ -9,7 +10,11 @@
 // ...), with realistic lengths (mostly 20-400 bytes, some multi-line, a
 // few 10-50 KB), about 15% repeats of earlier prompts (some of them
 // differing only in case or whitespace, so they share an identity) and
-// strictly increasing timestamps. -plant adds TEXT -copies more times,
+// strictly increasing timestamps. Its words are mostly ASCII with a few
+// non-ASCII ones, so most prompts (86% at 1M) hold some non-ASCII text;
+// -mix realistic draws ASCII words only and gives one prompt in eight a
+// non-ASCII word (an emoji, an accented word, CJK), as typed prompts
+// mostly are. -plant adds TEXT -copies more times,
 // each in a random file at a random point of the sequence (so the store
 // then holds N+copies records).
 //
@@ -18,6 +23,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -26,6 +32,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"hist/lib/record"
@@ -48,6 +55,7 @@ type config struct {
 	plant    string
 	copies   int
 	start    int64
+	mix      string
 }
 
 func run() error {
@@ -60,8 +68,11 @@ func run() error {
 	flag.StringVar(&c.plant, "plant", "", "a prompt to add -copies times in random files")
 	flag.IntVar(&c.copies, "copies", 20, "how many copies of -plant to add")
 	flag.Int64Var(&c.start, "start", 1700000000000, "timestamp (unix ms) of the first prompt")
+	flag.StringVar(&c.mix, "mix", "default", "the prompts' characters: default (mostly with some non-ASCII) or realistic (mostly ASCII)")
 	flag.Parse()
 	switch {
+	case c.mix != "default" && c.mix != "realistic":
+		return fmt.Errorf("-mix %s: choose default or realistic", c.mix)
 	case c.out == "":
 		return errors.New("-out DIR is required")
 	case c.n < 0 || c.projects < 1 || c.files < 1 || c.copies < 0:
@@ -92,6 +103,36 @@ var words = strings.Fields(`the a to of and in for is that this it with on be as
 	café naïve résumé Größe straße 日本語 测试 проверка ошибка ✓ → … 🙂 🚀
 	"quoted" 'single' back\slash tab	here {"k":1} <html> &amp; 100% $HOME ~/x`)
 
+// asciiWords are the words of -mix realistic, and foreign the non-ASCII
+// ones it puts in one prompt in eight.
+var (
+	asciiWords = func() []string {
+		var out []string
+		for _, w := range words {
+			if strings.IndexFunc(w, func(c rune) bool { return c >= 0x80 }) < 0 {
+				out = append(out, w)
+			}
+		}
+		return out
+	}()
+	foreign = strings.Fields(`🙂 🚀 👍 🎉 ✅ café naïve résumé Größe straße façade señor 日本語 测试 漢字 한국어`)
+	vocab   = words
+)
+
+// sprinkle puts a non-ASCII word in one prompt in eight of b's.
+func sprinkle(b []byte, r *rand.Rand) []byte {
+	if r.IntN(8) != 0 {
+		return b
+	}
+	w := foreign[r.IntN(len(foreign))]
+	k := r.IntN(len(b) + 1)
+	at := bytes.IndexByte(b[k:], ' ')
+	if at < 0 {
+		return append(append(b, ' '), w...)
+	}
+	return slices.Insert(b, k+at, []byte(" "+w)...)
+}
+
 // sentence appends words to b until it is about n bytes long.
 func sentence(b []byte, r *rand.Rand, n int) []byte {
 	start := len(b)
@@ -99,7 +140,7 @@ func sentence(b []byte, r *rand.Rand, n int) []byte {
 		if len(b) > start {
 			b = append(b, ' ')
 		}
-		b = append(b, words[r.IntN(len(words))]...)
+		b = append(b, vocab[r.IntN(len(vocab))]...)
 	}
 	return b
 }
@@ -166,6 +207,9 @@ func uuidOf(r *rand.Rand) string {
 }
 
 func generate(c config) error {
+	if c.mix == "realistic" {
+		vocab = asciiWords
+	}
 	r := rand.New(rand.NewPCG(c.seed, 0x9e3779b97f4a7c15))
 	root := c.out
 	if err := os.MkdirAll(filepath.Join(root, store.ProjectsDir), 0o700); err != nil {
@@ -236,6 +280,9 @@ func generate(c config) error {
 			text = variant(text, r, p)
 		} else {
 			text = prompt(text, r)
+			if c.mix == "realistic" {
+				text = sprinkle(text, r)
+			}
 			if len(text) < 2000 && (len(pool) < 1<<16 || r.IntN(8) == 0) {
 				if len(pool) >= 1<<17 {
 					pool[r.IntN(len(pool))] = string(text)
