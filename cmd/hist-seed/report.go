@@ -127,6 +127,12 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 	if len(missing) > 0 && !r.quiet {
 		r.e.Say("not found: %s", strings.Join(missing, ", "))
 	}
+	if brep.Swept > 0 && !r.quiet {
+		r.e.Say("also removed %s that other machines' tombstones hide", cli.Plural(brep.Swept, "copy", "copies"))
+	}
+	if brep.SweepErr != "" {
+		r.e.Warnf("removing what other machines' tombstones hide: %s (they stay hidden; the next delete, compaction or import tries again)", brep.SweepErr)
+	}
 	if brep.RegistryErr != "" {
 		r.e.Warnf("updating %s: %s (the seeds are written; labels may show the project hash)", st.Registry(), brep.RegistryErr)
 	}

@@ -586,3 +586,31 @@ func split(st store.Store, files []store.File, legacy bool) (own, foreign []stor
 	}
 	return own, foreign
 }
+
+// Sweep removes from this machine's files of the scope the records that
+// only other machines' tombstones hide (a prompt deleted on another
+// machine: see docs/sync.md); hidden is the union hist read. hist-seed
+// sweeps the projects it imports into, as a delete sweeps its scope. The
+// caller holds the store's rewriters' lock. It returns the records
+// removed; a file it could not rewrite keeps them (the tombstones still
+// hide them) and is named in the error.
+func Sweep(st store.Store, sc store.Scope, hidden *tombstone.Set) (int, error) {
+	sweep := hidden.HidesOthers()
+	if sweep == nil {
+		return 0, nil
+	}
+	all, err := st.Files(sc)
+	if err != nil {
+		return 0, err
+	}
+	files, _ := split(st, all, st.OwnsLegacy(false))
+	n := 0
+	var errs []error
+	for _, fr := range rewriteAll(files, map[string]struct{}{}, false, true, nil, sweep) {
+		n += fr.swept
+		if fr.err != nil {
+			errs = append(errs, &FileError{Path: fr.path, Err: fr.err})
+		}
+	}
+	return n, errors.Join(errs...)
+}

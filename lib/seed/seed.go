@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"hist/lib/atomicfile"
+	"hist/lib/deletion"
 	"hist/lib/ledger"
 	"hist/lib/lock"
 	"hist/lib/store"
@@ -117,6 +118,11 @@ type Report struct {
 	// RegistryErr says registry.json could not be updated (it is advisory:
 	// the seed files are in place).
 	RegistryErr string
+	// Swept counts the records removed from this machine's files of the
+	// projects imported into because another machine's tombstone hides
+	// them; SweepErr names a file that kept them (still hidden).
+	Swept    int
+	SweepErr string
 }
 
 // Options says what a Runner does.
@@ -462,6 +468,20 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		if err := advance(results); err != nil {
 			rep.Files = append(rep.Files, results...)
 			return rep, err
+		}
+		// The projects imported into lose, from this machine's files,
+		// what other machines' tombstones hide (docs/sync.md).
+		swept := map[string]bool{}
+		for _, j := range jobs {
+			if swept[j.b.hash] {
+				continue
+			}
+			swept[j.b.hash] = true
+			n, err := deletion.Sweep(o.Store, store.Scope{Project: j.b.hash}, hidden)
+			rep.Swept += n
+			if err != nil && rep.SweepErr == "" {
+				rep.SweepErr = err.Error()
+			}
 		}
 	}
 	var firstErr error

@@ -333,6 +333,8 @@ func newPiHome(t *testing.T, mockURL, bin, piPath string) *piHome {
 		"NODE_DISABLE_COMPILE_CACHE=1",
 		"HIST_BIN_DIR=" + bin,
 		"HIST_PI_LOG=" + logPath,
+		// The machine id in the store's file names (docs/store-format.md).
+		"HIST_MACHINE=" + machine,
 	}
 	return &piHome{tmp: tmp, home: home, proj: proj, agent: agent, log: logPath, env: env}
 }
@@ -478,7 +480,7 @@ func TestPiExtension(t *testing.T) {
 			t.Errorf("%s: hist-compact %v exited %s: want --project %q --current %q and exit 0", name, c.Args, c.exit(), proj, inst)
 		}
 		// The process's prompts are in one capture file of its own, as typed.
-		file := filepath.Join(pdir, inst+".jsonl")
+		file := filepath.Join(pdir, inst+"@"+machine+".jsonl")
 		if want[i] == nil {
 			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("%s: the template invocation was captured into %s (%v)", name, file, err)
@@ -518,7 +520,7 @@ func TestPiExtension(t *testing.T) {
 	}
 
 	// hist-seed imported run 0's prompt from pi's session transcript.
-	seed := readRecords(t, filepath.Join(pdir, "seed.jsonl"))
+	seed := readRecords(t, filepath.Join(pdir, "seed@"+machine+".jsonl"))
 	if !slices.Contains(texts(seed), before) {
 		t.Errorf("seed.jsonl holds %q, want it to hold %q", texts(seed), before)
 	}
@@ -588,7 +590,7 @@ func TestPiExtension(t *testing.T) {
 	if len(r4.captures) != 1 {
 		t.Fatalf("the resumed pi: want one hist-capture call, got %v", r4.order)
 	}
-	recs := readRecords(t, filepath.Join(pdir, flagValue(r4.captures[0].Args, "--instance")+".jsonl"))
+	recs := readRecords(t, filepath.Join(pdir, flagValue(r4.captures[0].Args, "--instance")+"@"+machine+".jsonl"))
 	if len(recs) != 1 || recs[0].Text != p4 || recs[0].Src != "pi" || recs[0].Session != session {
 		t.Errorf("the resumed session's prompt: %+v, want %q in session %q", recs, p4, session)
 	}
@@ -890,9 +892,9 @@ func TestPiImportThenInstall(t *testing.T) {
 		time.Sleep(seed.Settle)
 		out := hist("hist-seed", "--project", h.proj)
 		in := check(fmt.Sprintf("after hist-seed %d", i+1), typed)
-		wantFile := "seed.jsonl"
+		wantFile := "seed@" + machine + ".jsonl"
 		if i > 0 {
-			wantFile = "import-pi-*.jsonl"
+			wantFile = "import-pi-*@" + machine + ".jsonl"
 		}
 		if ok, _ := filepath.Match(wantFile, in[p]); !ok || slices.Contains(imports, in[p]) {
 			t.Errorf("hist-seed %d imported %q into %q, want a new %s; it said:\n%s", i+1, p, in[p], wantFile, out)
@@ -923,7 +925,7 @@ func TestPiImportThenInstall(t *testing.T) {
 		}
 	}
 	inst := flagValue(r[0].captures[0].Args, "--instance")
-	if in := check("after the live capture", typed); in[live] != inst+".jsonl" {
+	if in := check("after the live capture", typed); in[live] != inst+"@"+machine+".jsonl" {
 		t.Errorf("%q is in %q, want the extension's capture file %s.jsonl", live, in[live], inst)
 	}
 	if t.Failed() {
@@ -938,3 +940,7 @@ func TestPiImportThenInstall(t *testing.T) {
 	check("after hist-seed once the extension captured", typed)
 	t.Logf("whole test: %s", time.Since(start).Round(time.Millisecond))
 }
+
+// machine is the tests' machine id: part of the name of every store file
+// they write.
+const machine = "pi-e2e"
