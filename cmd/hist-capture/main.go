@@ -273,7 +273,7 @@ func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, 
 	if code := e.NeedMachine(&st); code != cli.ExitOK {
 		return code
 	}
-	hash := store.Hash(canon)
+	hash, _ := store.ProjectOf(canon)
 	path := filepath.Join(st.ProjectDir(hash), store.Named(inst+".jsonl", st.Machine))
 	line := record.Marshal(record.Record{Text: text, TS: ts, Src: src, Session: session})
 	if err := store.Append(path, line); err != nil {

@@ -233,11 +233,13 @@ func run(e *cli.Env) int {
 			return finish(e, out, *asJSON, cli.ExitOK)
 		}
 	} else {
-		hashes = []string{sc.Project}
+		hashes = append([]string{sc.Project}, sc.Also...)
 	}
 	reg := st.LoadRegistry()
-	if !sc.All && reg[sc.Project] == "" {
-		reg[sc.Project] = dir // messages name the folder, not its hash
+	for _, h := range hashes {
+		if !sc.All && reg[h] == "" {
+			reg[h] = dir // messages name the folder, not its hash
+		}
 	}
 
 	if !*dry && anyDir(st, hashes) {

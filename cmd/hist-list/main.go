@@ -204,7 +204,7 @@ func run(e *cli.Env) int {
 				h.Src, h.Session, h.File, h.Project = en.Src, en.Session, en.File, en.Project
 			case en.Settled:
 				final[en.N-base] = true
-			case full():
+			case *limit > 0 && printed+len(held) >= *limit:
 				return len(held) > 0 // only the held ones are still printed
 			default:
 				held, final = append(held, en), append(final, en.Final)

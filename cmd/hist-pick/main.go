@@ -184,12 +184,12 @@ func run(e *cli.Env) int {
 		e.Errorf("%v", err)
 		return cli.ExitUsage
 	}
-	project := sc.Project
+	project, also := sc.Project, sc.Also
 	if sc.All {
 		// The radio's "Current project" is the working directory's.
 		cur := cli.ScopeFlags{Project: true}
 		if ps, _, err := cur.Resolve(st); err == nil {
-			project = ps.Project
+			project, also = ps.Project, ps.Also
 		}
 	}
 
@@ -203,7 +203,7 @@ func run(e *cli.Env) int {
 		return cli.ExitUntrusted
 	}
 	c, code, err := picker.Run(picker.Config{
-		Store: st, Hidden: hidden, Project: project, All: sc.All, Query: *query,
+		Store: st, Hidden: hidden, Project: project, Also: also, All: sc.All, Query: *query,
 		ResumeKey: rk, NoResumeKey: *noResumeKey, DeleteKeys: deleteKeys, Shell: sh,
 	})
 	switch code {

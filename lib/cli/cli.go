@@ -227,7 +227,7 @@ func (sf *ScopeFlags) Resolve(s store.Store) (store.Scope, string, error) {
 	if err != nil {
 		return store.Scope{}, "", fmt.Errorf("--project %s: %v", dir, err)
 	}
-	hash := store.Hash(canon)
+	hash, also := store.ProjectOf(canon)
 	fi, err := os.Stat(canon)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -240,7 +240,7 @@ func (sf *ScopeFlags) Resolve(s store.Store) (store.Scope, string, error) {
 	case !fi.IsDir():
 		return store.Scope{}, "", fmt.Errorf("--project %s: not a folder", dir)
 	}
-	return store.Scope{Project: hash}, canon, nil
+	return store.Scope{Project: hash, Also: also}, canon, nil
 }
 
 // Scope resolves sf (Resolve) for the command: on an error it prints it

@@ -291,7 +291,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	}
 	found := map[string]int{}      // copies in the scope's foreign files, by normalized prompt
 	foreignAll := map[string]int{} // copies in every foreign file, by normalized prompt
-	for i, fr := range rewriteAll(foreign, targets, true, opt.noPrefilter, nil, nil) {
+	for i, fr := range readAgain(foreign, rewriteAll(foreign, targets, true, opt.noPrefilter, nil, nil), targets, opt.noPrefilter) {
 		for n, c := range fr.hits {
 			res.Foreign += c
 			foreignAll[n] += c
@@ -306,7 +306,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	elsewhere := map[string]int{} // copies by normalized prompt
 	var globalSessions map[string]struct{}
 	projects := map[string]bool{}
-	for i, fr := range rewriteAll(others, targets, true, opt.noPrefilter, nil, nil) {
+	for i, fr := range readAgain(others, rewriteAll(others, targets, true, opt.noPrefilter, nil, nil), targets, opt.noPrefilter) {
 		for _, c := range fr.hits {
 			if others[i].Project == "" {
 				res.Elsewhere.Global += c
@@ -561,6 +561,9 @@ func sweepTemps(st store.Store, sc store.Scope, legacy bool) {
 		}
 	} else {
 		dirs = append(dirs, st.ProjectDir(sc.Project))
+		for _, h := range sc.Also {
+			dirs = append(dirs, st.ProjectDir(h))
+		}
 	}
 	for _, d := range dirs {
 		ents, err := os.ReadDir(d)
@@ -614,3 +617,26 @@ func Sweep(st store.Store, sc store.Scope, hidden *tombstone.Set) (int, error) {
 	}
 	return n, errors.Join(errs...)
 }
+
+// readAgain reads again, read only, the files of frs that were gone when
+// they were read: another machine's file that its sync engine is
+// replacing is missing for an instant (the old one removed, the new one
+// not yet in place), and a copy it holds must not go unseen. Each is
+// waited for up to vanishWait.
+func readAgain(files []store.File, frs []fileResult, targets map[string]struct{}, noPrefilter bool) []fileResult {
+	for i := range frs {
+		if !frs[i].vanished {
+			continue
+		}
+		for deadline := time.Now().Add(vanishWait); time.Now().Before(deadline); time.Sleep(vanishWait / 20) {
+			if _, err := os.Lstat(files[i].Path); err == nil {
+				frs[i] = rewriteAll(files[i:i+1], targets, true, noPrefilter, nil, nil)[0]
+				break
+			}
+		}
+	}
+	return frs
+}
+
+// vanishWait is how long readAgain waits for a file to be back.
+const vanishWait = 500 * time.Millisecond

@@ -69,6 +69,7 @@ type fileResult struct {
 	carry     string // carry file written
 	err       error
 
+	vanished bool                // the file was gone when it was opened
 	hits     map[string]int      // copies by normalized prompt (nil: none)
 	sessions map[string]struct{} // the session ids the copies name
 	swept    int                 // of copies: records the sweep set hid (not in hits)
@@ -208,6 +209,7 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	f, err := history.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			fr.vanished = true
 			return fr // gone since the listing: nothing to remove
 		}
 		fr.err = err

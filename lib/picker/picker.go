@@ -57,6 +57,7 @@ type Config struct {
 	Store     store.Store
 	Hidden    *tombstone.Set // loaded and trusted; nil hides nothing
 	Project   string         // the current project's hash
+	Also      []string       // the current project's other folders (store.Scope)
 	All       bool           // start on "All projects"
 	Query     string
 	ResumeKey string // fzf key name, e.g. ctrl-o
@@ -187,7 +188,7 @@ func Run(cfg Config) (Choice, int, error) {
 	tty.Close()
 	// The store is read from here on, while the rest starts.
 	all := cfg.All
-	l := load(cfg.Store, scopeOf(all, cfg.Project), cfg.Hidden)
+	l := load(cfg.Store, scopeOf(all, cfg.Project, cfg.Also), cfg.Hidden)
 	defer func() { l.close() }()
 	p := &picker{cfg: cfg, cols: cols, lines: lines}
 	rl, err := newRelay(p.handle)
@@ -245,13 +246,13 @@ func Run(cfg Config) (Choice, int, error) {
 	}
 }
 
-func (p *picker) scope(all bool) store.Scope { return scopeOf(all, p.cfg.Project) }
+func (p *picker) scope(all bool) store.Scope { return scopeOf(all, p.cfg.Project, p.cfg.Also) }
 
-func scopeOf(all bool, project string) store.Scope {
+func scopeOf(all bool, project string, also []string) store.Scope {
 	if all {
 		return store.Scope{All: true}
 	}
-	return store.Scope{Project: project}
+	return store.Scope{Project: project, Also: also}
 }
 
 // armed runs the armed pass for d and deletes on y. It returns the

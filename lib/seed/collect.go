@@ -68,6 +68,7 @@ var maxOpen = func() int {
 // its temp file, then data.
 type bucket struct {
 	hash string
+	also []string // the project's other folders (store.ProjectOf)
 	cwd  string
 	// path is the file the records go to: the source's seed file, or,
 	// when the project has one already, a new import file.
@@ -129,6 +130,7 @@ type collector struct {
 
 type canonical struct {
 	cwd, hash string
+	also      []string // the project's other folders (store.ProjectOf)
 	ok        bool
 }
 
@@ -146,7 +148,8 @@ func (c *collector) project(raw string) canonical {
 	var p canonical
 	if raw != "" && filepath.IsAbs(raw) {
 		if cw, err := store.Canonical(raw); err == nil {
-			p = canonical{cwd: cw, hash: store.Hash(cw), ok: true}
+			hash, also := store.ProjectOf(cw)
+			p = canonical{cwd: cw, hash: hash, also: also, ok: true}
 		}
 	}
 	c.canon[raw] = p

@@ -53,16 +53,23 @@ const Settle = 10 * time.Second
 func (c *collector) newBucket(pr canonical) (*bucket, error) {
 	o := &c.r.Opts
 	dir := o.Store.ProjectDir(pr.hash)
-	b := &bucket{hash: pr.hash, cwd: pr.cwd, byTS: map[int64]int64{}, keys: map[eventKey]struct{}{},
+	b := &bucket{hash: pr.hash, also: pr.also, cwd: pr.cwd, byTS: map[int64]int64{}, keys: map[eventKey]struct{}{},
 		cutoff: noCutoff, path: o.Store.OwnPath(dir, FileName(c.src, ""))}
 	b.eager = o.DryRun || !c.hidden.Empty()
-	if _, err := os.Lstat(b.path); err == nil {
-		cut, err := c.r.cutoff(pr.hash, c.src, b.path)
+	// The project's seed file of the source, in its folder or in the one
+	// its path names (a project known by its repository since).
+	for _, h := range append([]string{pr.hash}, pr.also...) {
+		seed := o.Store.OwnPath(o.Store.ProjectDir(h), FileName(c.src, ""))
+		if _, err := os.Lstat(seed); err != nil {
+			continue
+		}
+		cut, err := c.r.cutoff(h, c.src, seed)
 		if err != nil {
 			return nil, err
 		}
 		b.cutoff = cut
 		b.path = importName(dir, c.src, o.Store.Machine, o.Now().UnixMilli())
+		break
 	}
 	return b, nil
 }
@@ -160,7 +167,7 @@ func (s liveSet) has(norm []byte, ts int64) bool {
 // A file it cannot read is passed over: at worst a prompt is then
 // imported beside its live copy, which lists once.
 func (r *Runner) liveCopies(b *bucket) liveSet {
-	files, _ := r.Opts.Store.ProjectFiles(b.hash)
+	files, _ := r.Opts.Store.Files(store.Scope{Project: b.hash, Also: b.also})
 	lo, hi := b.minTS-liveWindow, b.maxTS+liveWindow
 	var set liveSet
 	var norm []byte

@@ -368,7 +368,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		for _, j := range jobs {
 			have[j.src] = true
 		}
-		hash := store.Hash(o.Project)
+		hash, _ := store.ProjectOf(o.Project)
 		for _, rd := range reads {
 			if !have[rd.src.Name] {
 				rep.Files = append(rep.Files, FileResult{Project: hash, Cwd: o.Project, Source: rd.src.Name, Status: FileNone})
@@ -403,7 +403,8 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			// seeded): the temp files a killed run left still go.
 			dirs := []string{o.Store.Root}
 			if o.Project != "" {
-				dirs = append(dirs, o.Store.ProjectDir(store.Hash(o.Project)))
+				hash, _ := store.ProjectOf(o.Project)
+				dirs = append(dirs, o.Store.ProjectDir(hash))
 			}
 			r.sweepStale(dirs)
 		}
@@ -477,7 +478,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 				continue
 			}
 			swept[j.b.hash] = true
-			n, err := deletion.Sweep(o.Store, store.Scope{Project: j.b.hash}, hidden)
+			n, err := deletion.Sweep(o.Store, store.Scope{Project: j.b.hash, Also: j.b.also}, hidden)
 			rep.Swept += n
 			if err != nil && rep.SweepErr == "" {
 				rep.SweepErr = err.Error()

@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"hist/lib/atomicfile"
+	"hist/lib/gitremote"
 	"hist/lib/transcript"
 )
 
@@ -311,12 +312,39 @@ func (s Store) GlobalFiles() ([]File, error) {
 type Scope struct {
 	All     bool
 	Project string // hash, when !All
+	// Also are the project's other folders: the one named by its path,
+	// when the project is known by its repository (see ProjectOf).
+	Also []string
+}
+
+// ProjectOf returns the hash of the project at canon (a canonical
+// folder): of its repository's identity when the folder is in a git
+// repository with a remote (so the same repository at other paths, on
+// other machines, is the same project: docs/sync.md), else of the folder.
+// also holds the hash of the folder when it differs: where the project's
+// prompts went before (and still go on a machine without the remote).
+func ProjectOf(canon string) (hash string, also []string) {
+	byPath := Hash(canon)
+	id, ok := gitremote.Identity(canon)
+	if !ok {
+		return byPath, nil
+	}
+	return Hash(id), []string{byPath}
 }
 
 // Files lists the store files of a scope.
 func (s Store) Files(sc Scope) ([]File, error) {
 	if !sc.All {
-		return s.ProjectFiles(sc.Project)
+		out, err := s.ProjectFiles(sc.Project)
+		for _, h := range sc.Also {
+			if err != nil {
+				break
+			}
+			var more []File
+			more, err = s.ProjectFiles(h)
+			out = append(out, more...)
+		}
+		return out, err
 	}
 	hashes, err := s.ProjectHashes()
 	if err != nil {

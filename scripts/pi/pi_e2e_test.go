@@ -408,6 +408,9 @@ func TestPiExtension(t *testing.T) {
 	}
 
 	hist("hist-capture", "--enable")
+	// Run 1's hist-seed imports run 0's prompt once it has settled (a
+	// prompt typed a moment ago is left to a later run: seed.Settle).
+	time.Sleep(seed.Settle)
 
 	// Sixty capture files left by other pi processes, all newer than
 	// anything this test types, so that only --current keeps a shutting-down
