@@ -15,8 +15,9 @@
 #     a store of its own it finds the same prompts; hist-list shows each once;
 #   - without the hook (`hist-capture --uninstall AGENT`, a second project):
 #     the prompts of a first, second and third session are each in the store
-#     after the next hist-seed, exactly once, the first in seed-AGENT.jsonl,
-#     the later ones in import-AGENT-*.jsonl, with src and session.
+#     after the next hist-seed, exactly once, the first in seed-AGENT@e2e.jsonl,
+#     the later ones in import-AGENT-*@e2e.jsonl, with src and session (e2e:
+#     the machine id, HIST_MACHINE, that every store file name carries).
 #
 # It is not part of `go test ./...` (it downloads about 1.2 GB, and takes
 # about 12 minutes on 2 cores with the installs cached); run it by hand:
@@ -207,7 +208,7 @@ mkdir -p "$H/.claude/commands" "$H/.codex/prompts" "$H/.config/opencode/command"
 # Only what we set: no CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_* or proxy from the
 # caller; each agent's own variables point it at the mock and keep it offline.
 ENV=(env -i "HOME=$H" "PATH=${NODE_BIN:+$NODE_BIN:}$AGENT_PATH:$BIN:/usr/local/bin:/usr/bin:/bin"
-	"LANG=C.UTF-8" "TERM=dumb" "TMPDIR=$WORK/tmp"
+	"LANG=C.UTF-8" "TERM=dumb" "TMPDIR=$WORK/tmp" "HIST_MACHINE=e2e"
 	"ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT" ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 	DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1
 	MOCK_API_KEY=dummy
@@ -290,7 +291,7 @@ ask() {
 # project_dir CWD: the store folder of a project, from registry.json.
 project_dir() {
 	local h
-	h=$(jq -r --arg d "$1" 'to_entries[] | select(.value == $d) | .key' "$STORE/registry.json" 2>/dev/null | head -1)
+	h=$(jq -r --arg d "$1" 'to_entries[] | select(.value == $d) | .key' "$STORE/registry@e2e.json" 2>/dev/null | head -1)
 	[ -n "$h" ] && printf '%s/projects/%s\n' "$STORE" "$h"
 }
 
@@ -414,7 +415,7 @@ for a in "${AGENTS_OK[@]}"; do
 	ask "$a" "$P" new "$A" && ask "$a" "$P" cont "$B" && ask "$a" "$P" cont "$C" &&
 		ask "$a" "$P" cmd && ask "$a" "$P" new "$D" || continue
 	if ! d=$(project_dir "$P"); then
-		fail "$a: nothing captured: no project in $STORE/registry.json for '$P'"
+		fail "$a: nothing captured: no project in $STORE/registry@e2e.json for '$P'"
 		continue
 	fi
 	DIR[$a]=$d
@@ -509,7 +510,7 @@ say "    into a store of its own:"
 indent <"$WORK/seed2.err"
 for a in "${AGENTS_OK[@]}"; do
 	[ -n "${DIR[$a]:-}" ] || continue
-	f="$SEEDSTORE/projects/$(basename "${DIR[$a]}")/seed-$a.jsonl"
+	f="$SEEDSTORE/projects/$(basename "${DIR[$a]}")/seed-$a@e2e.jsonl"
 	if [ ! -f "$f" ]; then
 		if grep -q "$a: .*no reader" "$WORK/seed2.err"; then
 			skip "$a: this hist-seed has no reader for $a yet: the seed half was not checked"
@@ -592,7 +593,7 @@ for k in 1 2 3; do
 			continue
 		fi
 		DIR2[$a]=$d
-		if [ "$k" = 1 ]; then files="seed-$a.jsonl"; else files="import-$a-*.jsonl"; fi
+		if [ "$k" = 1 ]; then files="seed-$a@e2e.jsonl"; else files="import-$a-*@e2e.jsonl"; fi
 		s=""
 		for i in $(seq 0 $(($(jq length <<<"${NEW[$a]}") - 1))); do
 			text=$(jq -r ".[$i]" <<<"${NEW[$a]}")
@@ -620,7 +621,7 @@ for k in 1 2 3; do
 		EARLIER[$a]=$(jq -cn --argjson a "${EARLIER[$a]:-[]}" --argjson b "${NEW[$a]}" '$a + $b')
 		n=$(records "$d" | jq -r 'select(.f | test("^(seed|import-)") | not) | .f' | sort -u | tr '\n' ' ')
 		[ -z "$n" ] || fail "$a: prompts were captured live after the uninstall, into $n"
-		imports=$(find "$d" -maxdepth 1 -name "import-$a-*.jsonl" | wc -l)
+		imports=$(find "$d" -maxdepth 1 -name "import-$a-*@e2e.jsonl" | wc -l)
 		[ "$imports" = $((k - 1)) ] || fail "$a: $imports import-$a-*.jsonl file(s) after $k sessions, want $((k - 1))"
 	done
 done

@@ -115,7 +115,8 @@ func concurrencyRun(t *testing.T, perPrompt bool, n, deletes int) {
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
 	proj := filepath.Join(base, "proj")
-	st := store.Store{Root: filepath.Join(base, "store")}
+	// One machine: its id names the files it writes (hidden@dc.json).
+	st := store.Store{Root: filepath.Join(base, "store"), Machine: "dc"}
 	for _, d := range []string{home, proj} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -124,7 +125,7 @@ func concurrencyRun(t *testing.T, perPrompt bool, n, deletes int) {
 	canon, _ := store.Canonical(proj)
 	hash := store.Hash(canon)
 	dir := st.ProjectDir(hash)
-	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1"}
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1", "HIST_MACHINE=" + st.Machine}
 	run := func(name string, args ...string) (string, string, error) {
 		cmd := exec.Command(filepath.Join(BinDir, name), append([]string{"--store", st.Root}, args...)...)
 		cmd.Env, cmd.Dir = env, proj

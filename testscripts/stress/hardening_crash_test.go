@@ -346,7 +346,7 @@ func crashSeed(t *testing.T, kills int) {
 		if crashtest.StaleTemps(c.Store.Root)+crashtest.StaleTemps(c.Store.ProjectDir(store.Hash(mustCanon(proj)))) > 0 {
 			leftTemps++
 		}
-		if _, err := os.Stat(filepath.Join(c.Store.ProjectDir(store.Hash(mustCanon(proj))), "seed.jsonl")); err == nil {
+		if _, err := os.Stat(filepath.Join(c.Store.ProjectDir(store.Hash(mustCanon(proj))), "seed@"+c.Store.Machine+".jsonl")); err == nil {
 			seedWritten++
 		}
 		_, err := os.Stat(lockDir)

@@ -154,7 +154,7 @@ func TestSoak(t *testing.T) {
 		imported:  map[string]bool{},
 		counts:    map[string]int64{},
 	}
-	s.env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1"}
+	s.env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1", "HIST_MACHINE=soak"}
 	sessions := filepath.Join(base, "sessions")
 	for _, d := range []string{home, s.proj, s.p2, sessions} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -335,7 +335,7 @@ func TestSoak(t *testing.T) {
 			fail("hist-seed: %v: %s", err, stderr)
 			return
 		}
-		if !strings.Contains(stderr, "30 prompts written to seed.jsonl") {
+		if !strings.Contains(stderr, "30 prompts written to seed@soak.jsonl") {
 			fail("hist-seed: %q, want 30 prompts written", stderr)
 		}
 		s.mu.Lock()

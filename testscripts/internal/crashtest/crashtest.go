@@ -46,13 +46,13 @@ func New(t *testing.T, bin string, seed uint64) *Fixture {
 	f := &Fixture{
 		T:     t,
 		Bin:   bin,
-		Store: store.Store{Root: filepath.Join(base, "store")},
+		Store: store.Store{Root: filepath.Join(base, "store"), Machine: "crash"},
 		Home:  filepath.Join(base, "home"),
 		Proj:  filepath.Join(base, "proj"),
 		Rng:   rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano()))),
 		Est:   20 * time.Millisecond,
 	}
-	f.Env = []string{"HOME=" + f.Home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1"}
+	f.Env = []string{"HOME=" + f.Home, "PATH=" + os.Getenv("PATH"), "GENTLE_PI_HISTORY_CAPTURE=1", "HIST_MACHINE=" + f.Store.Machine}
 	for _, d := range []string{f.Home, f.Proj} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
