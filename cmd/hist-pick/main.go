@@ -198,6 +198,10 @@ func run(e *cli.Env) int {
 		e.Warnf("%s", pol.OffHint())
 		return cli.ExitFailure
 	}
+	// A delete from the selector writes this machine's tombstone file.
+	if code := e.NeedMachine(&st); code != cli.ExitOK {
+		return code
+	}
 	hidden, ok := e.LoadHidden(st)
 	if !ok {
 		return cli.ExitUntrusted

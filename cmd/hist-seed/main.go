@@ -213,6 +213,12 @@ func run(e *cli.Env) int {
 		e.Errorf("%s: nothing was imported", pol.OffHint())
 		return cli.ExitOK
 	}
+	// Every file an import writes carries this machine's id.
+	if !o.dryRun {
+		if code := e.NeedMachine(&st); code != cli.ExitOK {
+			return code
+		}
+	}
 
 	explicit := !all
 	srcs, legs, unsupported := sources(e, names, o.sessions)
