@@ -48,7 +48,6 @@ import (
 	"bytes"
 	"io"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -85,23 +84,9 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 // ScanKept is Scan over the transcripts keep keeps.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	files, err := listFiles(root, &st)
+	files, err := listFiles(root, keep, &st)
 	if err != nil {
 		return st, err
-	}
-	if keep != nil {
-		paths := make([]string, len(files))
-		for i, f := range files {
-			paths[i] = f.path
-		}
-		kept := filescan.Kept(paths, keep)
-		files = slices.DeleteFunc(files, func(f file) bool {
-			if len(kept) > 0 && kept[0] == f.path {
-				kept = kept[1:]
-				return false
-			}
-			return true
-		})
 	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if files[i].mtime != files[j].mtime {

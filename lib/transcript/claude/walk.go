@@ -26,7 +26,7 @@ type file struct {
 // files) in Subagent, files that are not regular in Skipped. A missing root yields nothing.
 // Directories named like a transcript are returned too, so that reading
 // them reports the error.
-func listFiles(root string, st *transcript.Stats) ([]file, error) {
+func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file, error) {
 	info, err := os.Stat(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -35,6 +35,9 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 		return nil, &transcript.ReadError{Path: root, Err: err}
 	}
 	if !info.IsDir() {
+		if keep != nil && !keep(root, info) {
+			return nil, nil
+		}
 		return []file{{root, info.ModTime().UnixNano(), regularSize(info)}}, nil
 	}
 	walkRoot := root
@@ -61,7 +64,9 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 			return &transcript.ReadError{Path: path, Err: err}
 		}
 		mu.Lock()
-		files = append(files, file{path, fi.ModTime().UnixNano(), regularSize(fi)})
+		if keep == nil || keep(path, fi) {
+			files = append(files, file{path, fi.ModTime().UnixNano(), regularSize(fi)})
+		}
 		mu.Unlock()
 		return nil
 	}
@@ -96,7 +101,9 @@ func listFiles(root string, st *transcript.Stats) ([]file, error) {
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 				mu.Lock()
-				files = append(files, file{path, fi.ModTime().UnixNano(), fi.Size()})
+				if keep == nil || keep(path, fi) {
+					files = append(files, file{path, fi.ModTime().UnixNano(), fi.Size()})
+				}
 				mu.Unlock()
 			} else {
 				count(&st.Skipped, 1)

@@ -80,11 +80,10 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 // ScanKept is Scan over the sessions keep keeps.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	files, err := listFiles(root, &st)
+	files, err := listFiles(root, keep, &st)
 	if err != nil {
 		return st, err
 	}
-	files = filescan.Kept(files, keep)
 	// By name, then path; the names are cut out once, not at each of the
 	// n log n comparisons.
 	type named struct{ name, path string }

@@ -16,7 +16,7 @@ import (
 // is not a directory), and counts what it passes over in st. A missing root
 // yields nothing. Directories named like a transcript are returned too, so
 // that reading them reports the error.
-func listFiles(root string, st *transcript.Stats) ([]string, error) {
+func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]string, error) {
 	info, err := os.Stat(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -25,7 +25,7 @@ func listFiles(root string, st *transcript.Stats) ([]string, error) {
 		return nil, &transcript.ReadError{Path: root, Err: err}
 	}
 	if !info.IsDir() {
-		return []string{root}, nil
+		return filescan.Kept([]string{root}, keep), nil
 	}
 	walkRoot := root
 	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
@@ -38,6 +38,14 @@ func listFiles(root string, st *transcript.Stats) ([]string, error) {
 	var mu sync.Mutex
 	var files []string
 	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+		// A session's stamp, for keep, from the folder being walked (a
+		// run with nothing new is mostly these).
+		var fi fs.FileInfo
+		if keep != nil && err == nil && d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".jsonl") {
+			if fi, err = d.Info(); errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while we walked
+			}
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -58,10 +66,14 @@ func listFiles(root string, st *transcript.Stats) ([]string, error) {
 			files = append(files, path)
 			return fs.SkipDir
 		case t.IsRegular():
-			files = append(files, path)
+			if fi == nil || keep(path, fi) {
+				files = append(files, path)
+			}
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				files = append(files, path)
+				if keep == nil || keep(path, fi) {
+					files = append(files, path)
+				}
 			} else {
 				st.Skipped++
 			}
