@@ -2,7 +2,7 @@
 // and unwires it: hist-capture --install and --uninstall. For each agent
 // it does what docs/integrations.md describes by hand: it copies pi's
 // extension, opencode's plugin and Cursor's hook script (embedded in the
-// binary, lib/integrations), and adds the prompt hook to Claude Code's
+// binary from scripts/), and adds the prompt hook to Claude Code's
 // settings.json, Codex's hooks.json and Cursor's hooks.json, keeping every
 // other key and hook of those files in the order found.
 //
@@ -29,10 +29,10 @@ import (
 	"hist/lib/agent"
 	"hist/lib/atomicfile"
 	"hist/lib/cli"
-	"hist/lib/integrations"
 	"hist/lib/shellquote"
 	"hist/lib/termsafe"
 	"hist/lib/transcript"
+	integrations "hist/scripts"
 )
 
 // ExitRefused is hist-capture's exit status when a settings file could
