@@ -276,7 +276,8 @@ func (r *Runner) removeTemp(b *bucket) {
 }
 
 // commitKeys appends to the ledger the keys of the buckets whose records
-// are in place (written, or nothing to write), and saves the state. The
+// are in place (written, or nothing to write), and records in the state
+// the seed files written (saved with the stamps, see Bootstrap). The
 // caller holds the store's rewriters' lock.
 func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 	var keys []ledger.Key
@@ -299,11 +300,6 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 		}
 		if err := r.led.Append(keys); err != nil {
 			return fmt.Errorf("writing %s: %w", r.led.Path, err)
-		}
-	}
-	if r.st != nil {
-		if err := r.st.Save(); err != nil {
-			return fmt.Errorf("writing %s: %w", r.st.Path, err)
 		}
 	}
 	return nil

@@ -378,7 +378,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	// advance records, once what each source yielded is in place, the
 	// files it read (see keeper).
 	advance := func(results []FileResult) error {
-		if o.DryRun || o.Project != "" {
+		if o.DryRun {
 			return nil
 		}
 		failed := map[string]bool{}
@@ -388,7 +388,9 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			}
 		}
 		for _, rd := range reads {
-			if !failed[rd.src.Name] && rd.recent == 0 {
+			// A run for one project passes over the others' prompts:
+			// its stamps are not recorded.
+			if o.Project == "" && !failed[rd.src.Name] && rd.recent == 0 {
 				r.state().SetFiles(stateKey(rd.src), rd.seen)
 			}
 		}
