@@ -499,12 +499,13 @@ type rev struct {
 	name     string
 	dev, ino uint64 // the file opened first: a reopen must find it again
 	idx      int32
-	size     int64  // the file's size when opened: nothing past it is read
-	pos      int64  // file offset of buf[0]
-	buf      []byte // file bytes [pos, pos+len(buf)); lines end at or before end
-	end      int    // buf[:end] holds what is still to be returned
-	block    int    // next read size
-	limit    int    // the largest block
+	size     int64   // the file's size when opened: nothing past it is read
+	pos      int64   // file offset of buf[0]
+	buf      []byte  // file bytes [pos, pos+len(buf)); lines end at or before end
+	end      int     // buf[:end] holds what is still to be returned
+	nls      []int32 // the places of the newlines in buf[:end], in order
+	block    int     // next read size
+	limit    int     // the largest block
 	done     bool
 	torn     int // 1 when the file ends in a line with no newline
 	view     record.View
@@ -602,7 +603,7 @@ func openRev(path string, idx int32, limit int, trusted bool) (*rev, error) {
 		return nil, err
 	}
 	for {
-		if i := bytes.LastIndexByte(r.buf[:r.end], '\n'); i >= 0 {
+		if i := r.lastNewline(); i >= 0 {
 			if i+1 < r.end {
 				r.torn = 1
 			}
@@ -708,7 +709,31 @@ func (r *rev) fill() error {
 	r.pos -= n
 	r.buf = nb
 	r.end = len(nb)
+	// What was kept after the block holds no newline (fill runs when
+	// buf[:end] has none): only the block is searched, forwards, which
+	// bytes.IndexByte does many bytes at a time (bytes.LastIndexByte goes
+	// byte by byte: it was 12% of hist-list --all's time on 1M prompts).
+	r.nls = r.nls[:0]
+	for i := 0; i < int(n); {
+		j := bytes.IndexByte(nb[i:n], '\n')
+		if j < 0 {
+			break
+		}
+		r.nls = append(r.nls, int32(i+j))
+		i += j + 1
+	}
 	return nil
+}
+
+// lastNewline pops the place of the last newline in buf[:end], -1 when
+// there is none.
+func (r *rev) lastNewline() int {
+	k := len(r.nls)
+	if k == 0 {
+		return -1
+	}
+	r.nls = r.nls[:k-1]
+	return int(r.nls[:k][k-1])
 }
 
 // prev returns the line before the last one returned (without its
@@ -718,7 +743,7 @@ func (r *rev) prev() (line []byte, ok bool, err error) {
 	for !r.done {
 		// buf[r.end] is the newline that ends the line to return (or
 		// r.end == len(buf) after a fill, with that newline kept).
-		if i := bytes.LastIndexByte(r.buf[:r.end], '\n'); i >= 0 {
+		if i := r.lastNewline(); i >= 0 {
 			line = r.buf[i+1 : r.end]
 			r.end = i
 			if r.skipping { // the start of an over-long line
@@ -744,6 +769,7 @@ func (r *rev) prev() (line []byte, ok bool, err error) {
 			// without holding it in memory.
 			r.skipping = true
 			r.end = 0
+			r.nls = r.nls[:0]
 		}
 		if err := r.fill(); err != nil {
 			r.done = true
