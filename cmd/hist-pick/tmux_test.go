@@ -394,8 +394,8 @@ func TestHeaderWidths(t *testing.T) {
 			if l.selected() != "fix the flaky test" {
 				t.Errorf("selected %q, want the newest prompt", l.selected())
 			}
-			if !strings.Contains(s, "first line↵second line") {
-				t.Errorf("the multi-line prompt is not on one row with ↵:\n%s", s)
+			if !strings.Contains(s, `first line\nsecond line`) {
+				t.Errorf("the multi-line prompt is not on one row with \\n:\n%s", s)
 			}
 			tm.keys("Escape")
 			code, out, _ := tm.result()

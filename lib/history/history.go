@@ -49,6 +49,12 @@ type Entry struct {
 	// the ones sent (its Text and TS are empty: the sent ones stay).
 	N      int
 	Richer bool
+	// Stream only: Off and Len locate the line of the copy sent in File
+	// (for a Richer call, the File of the first call), as the file was
+	// when it was read: the selector reads the text again from there
+	// rather than keep it.
+	Off int64
+	Len int
 	// Stream with Provenance only: Final marks a prompt sent whose
 	// provenance no later call changes; Settled marks a later call saying
 	// that of the N-th prompt will not change any more (see StreamWith).

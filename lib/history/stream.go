@@ -377,6 +377,7 @@ func (s *streamer) advance(r *rev) bool {
 			s.res.Stats.Malformed++
 			continue
 		}
+		r.off, r.n = r.pos+int64(cap(r.buf)-cap(line)), len(line) // line is a slice of buf
 		s.res.Stats.Records++
 		if r.started && r.view.TS > r.lastTS {
 			s.res.Unordered++
@@ -398,6 +399,7 @@ func (s *streamer) advanceSorted(r *rev) bool {
 			return false
 		}
 		if record.ParseView(line, &r.view) == nil {
+			r.off, r.n = r.order[r.next].off, len(line)
 			return true
 		}
 	}
@@ -443,7 +445,7 @@ func (s *streamer) emit(r *rev) bool {
 	n := s.res.Sent
 	s.res.Sent++
 	p := s.prov(v.Src, v.Session)
-	e := Entry{TS: v.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project, N: n}
+	e := Entry{TS: v.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project, N: n, Off: r.off, Len: r.n}
 	if s.opt.View {
 		e.Text = unsafe.String(unsafe.SliceData(v.Text), len(v.Text))
 	} else {
@@ -509,6 +511,8 @@ type rev struct {
 	done     bool
 	torn     int // 1 when the file ends in a line with no newline
 	view     record.View
+	off      int64 // where view's line starts in the file
+	n        int   // its length
 	started  bool
 	lastTS   int64
 	skipping bool // dropping an over-long line

@@ -29,6 +29,7 @@ func writeFile(t *testing.T, path string, data string) store.File {
 // provenance of the prompt it names.
 func streamAll(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
 	var got []Entry
+	contents := map[string][]byte{}
 	res := Stream(files, hidden, func(e Entry) bool {
 		if e.Settled {
 			return true
@@ -40,6 +41,20 @@ func streamAll(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResul
 		}
 		if e.N != len(got) {
 			panic(fmt.Sprintf("entry %d sent as N=%d", len(got), e.N))
+		}
+		// Off and Len locate a line that holds the text sent.
+		b, ok := contents[e.File]
+		var err error
+		if !ok {
+			b, err = os.ReadFile(e.File)
+			contents[e.File] = b
+		}
+		if err != nil || e.Off < 0 || e.Off+int64(e.Len) > int64(len(b)) {
+			panic(fmt.Sprintf("entry %d %.40q: %v, at %d+%d", e.N, e.Text, err, e.Off, e.Len))
+		}
+		var v record.View
+		if err := record.ParseView(b[e.Off:e.Off+int64(e.Len)], &v); err != nil || string(v.Text) != e.Text || v.TS != e.TS {
+			panic(fmt.Sprintf("entry %d %.40q: the line at %d+%d holds %.40q (%v)", e.N, e.Text, e.Off, e.Len, v.Text, err))
 		}
 		got = append(got, e)
 		return true
@@ -427,7 +442,9 @@ func TestRichestProvenance(t *testing.T) {
 		t.Fatalf("stream sent %d (%d), %d richer calls: %+v", len(got), sres.Sent, richer, got)
 	}
 	for i, w := range want {
-		if got[i] != w {
+		g := got[i]
+		g.Off, g.Len = 0, 0 // streamAll checked where the line is
+		if g != w {
 			t.Errorf("stream entry %d = %+v, want %+v", i, got[i], w)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"hist/lib/cli"
 )
@@ -26,6 +27,9 @@ func (p *picker) handle(req request) string {
 		// which then sees fzf's state as it is.
 		if verb == "load" && req.Total == 0 {
 			p.countOthers(n)
+		}
+		if verb == "result" && p.throttled(n) {
+			return "ignore"
 		}
 		return "transform(" + strconv.Itoa(n) + " " + verb + "-now)"
 	}
@@ -51,6 +55,8 @@ func (p *picker) handle(req request) string {
 	}
 	var acts []string
 	switch verb {
+	case "result-now":
+		r.resultAt = time.Now()
 	case "load-now":
 		r.loaded = true
 		if r.end {
@@ -131,6 +137,22 @@ func (p *picker) handle(req request) string {
 	return p.reply(r, acts, p.normalHeader(r))
 }
 
+// resultEvery is how often at most the header follows fzf's result
+// events while the list loads: each answer is a process fzf starts, and
+// a million prompts load in hundreds of results. The load event, and
+// every result once loaded, update it at once.
+const resultEvery = 500 * time.Millisecond
+
+// throttled reports whether run n's result event can go unanswered: the
+// list is still loading and the header was updated less than resultEvery
+// ago.
+func (p *picker) throttled(n int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.cur
+	return r != nil && r.n == n && r.kind == normalRun && !r.loaded && time.Since(r.resultAt) < resultEvery
+}
+
 func (p *picker) normalHeader(r *run) []string {
 	req := r.latest
 	_, done, _, _ := r.list.status()
@@ -202,9 +224,13 @@ func (p *picker) preview(n int, arg string) string {
 	if !ok {
 		return ""
 	}
+	text, ok := r.list.text(id, false)
+	if !ok {
+		return "(this prompt is no longer in the store)"
+	}
 	f, pv := r.list.file(e), r.list.provOf(e)
 	return preview(previewItem{
-		Text: e.text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: pv.src, Session: pv.session,
+		Text: text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: pv.src, Session: pv.session,
 		Live: captured(f.Path),
 	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
 }

@@ -1,6 +1,8 @@
 package picker
 
 import (
+	"hash/maphash"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -8,34 +10,53 @@ import (
 	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/lock"
+	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
 )
 
-// ent is one visible prompt of a list: 32 bytes beside its text, its
-// store file and its src and session indexes into the list's tables
-// (a scope has a few hundred files and sessions, and a million prompts).
+// ent is one visible prompt of a list, 40 bytes whatever its length: fzf
+// holds the one copy of the text it shows, and the text is read again
+// from the store file when it is needed (the preview, the pick, a delete,
+// a later pass). sum, a hash of the prompt's identity, checks that what is
+// read there is still the prompt.
 type ent struct {
-	text string
-	ts   int64
-	file int32
-	prov int32
+	ts    int64
+	off   int64  // where the line of the text's copy starts in files[tfile]; -1: unknown; lost
+	sum   uint64 // the list's hash of the prompt's identity (list.sum)
+	n     int32  // that line's length
+	tfile int32  // the store file of the text's copy
+	file  int32  // the store file of the richest copy (project, captured live)
+	prov  int32  // src and session: an index into the list's provs
 }
 
 // provenance is the src and session of prompts.
 type provenance struct{ src, session string }
+
+// maxBacklog is how many texts at most the list keeps for prompts that no
+// pass has shown yet: while no pass takes them (a delete is armed), the
+// loading waits.
+const maxBacklog = 1 << 15
 
 // list is one scope's prompts, newest first, as they stream in from the
 // store. It grows while loading; entries never move, so an index stays
 // valid; a deleted prompt is marked gone.
 type list struct {
 	all    bool
-	files  []store.File
-	fileIx map[string]int32
+	st     store.Store
+	sc     store.Scope
+	hidden *tombstone.Set
+	seed   maphash.Seed
 
 	mu     sync.Mutex
 	cond   *sync.Cond
+	files  []store.File
+	fileIx map[string]int32
 	ents   []ent
+	// texts[i] is the text of ents[tbase+i]: the prompts loaded that
+	// the normal pass has not shown yet (see maxBacklog).
+	texts  []string
+	tbase  int
 	provs  []provenance // ent.prov's table; provs[0] is none
 	provIx map[provenance]int32
 	gone   map[int32]bool
@@ -43,13 +64,17 @@ type list struct {
 	res    *history.StreamResult
 	err    error // the scope's files could not be listed
 
+	relocating sync.Mutex // one relocate at a time
+	relocated  int        // how many relocates ran (under mu)
+
 	stop atomic.Bool
 }
 
 // load starts streaming a scope of st into a new list (listing the
 // scope's files too happens in the background).
 func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
-	l := &list{all: sc.All, gone: map[int32]bool{}, provs: []provenance{{}}, provIx: map[provenance]int32{{}: 0}}
+	l := &list{all: sc.All, st: st, sc: sc, hidden: hidden, seed: maphash.MakeSeed(), gone: map[int32]bool{},
+		provs: []provenance{{}}, provIx: map[provenance]int32{{}: 0}, fileIx: map[string]int32{}}
 	l.cond = sync.NewCond(&l.mu)
 	go func() {
 		files, err := st.Files(sc)
@@ -61,17 +86,16 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
 			return
 		}
 		ids := store.IDs(files)
-		// Published to readers by the mutex with the first entries.
-		l.files = files
-		l.fileIx = make(map[string]int32, len(files))
-		for i, f := range files {
-			l.fileIx[f.Path] = int32(i)
+		l.mu.Lock()
+		for _, f := range files {
+			l.fileIndexLocked(f.Path, f.Project)
 		}
+		l.mu.Unlock()
 		if afterList != nil {
 			afterList()
 		}
-		res := l.stream(hidden)
-		if failed, reread := l.settle(st, sc, files, ids, history.Vanished(res.Failed)); reread {
+		res := l.stream(files, hidden)
+		if failed, reread := l.settle(files, ids, history.Vanished(res.Failed)); reread {
 			// What the stream could not read was read again: only the
 			// last read's failures stand.
 			res.Failed = failed
@@ -88,20 +112,39 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
 // and their reading.
 var afterList func()
 
-func (l *list) stream(hidden *tombstone.Set) *history.StreamResult {
+// sum is the list's hash of text's identity.
+func (l *list) sum(text string, norm []byte) (uint64, []byte) {
+	norm = identity.AppendNormalized(norm[:0], text)
+	return maphash.Bytes(l.seed, norm), norm
+}
+
+// add appends prompts and their texts. It waits while the backlog is full
+// (unless the list is closed).
+func (l *list) add(ents []ent, texts []string) {
+	l.mu.Lock()
+	for len(l.texts) >= maxBacklog && !l.stop.Load() { // until text pops half
+		l.cond.Wait()
+	}
+	l.ents = append(l.ents, ents...)
+	l.texts = append(l.texts, texts...)
+	l.mu.Unlock()
+	l.cond.Broadcast()
+}
+
+func (l *list) stream(files []store.File, hidden *tombstone.Set) *history.StreamResult {
 	batch := make([]ent, 0, 16)
+	texts := make([]string, 0, 16)
 	limit := 16
+	var norm []byte
 	flush := func() {
-		l.mu.Lock()
-		l.ents = append(l.ents, batch...)
-		l.mu.Unlock()
-		l.cond.Broadcast()
-		batch = batch[:0]
+		l.add(batch, texts)
+		batch, texts = batch[:0], texts[:0]
+		clear(texts[:cap(texts)])
 		if limit < 4096 {
 			limit *= 4
 		}
 	}
-	res := history.Stream(l.files, hidden, func(e history.Entry) bool {
+	res := history.Stream(files, hidden, func(e history.Entry) bool {
 		if l.stop.Load() {
 			return false
 		}
@@ -111,8 +154,7 @@ func (l *list) stream(hidden *tombstone.Set) *history.StreamResult {
 		if e.Richer {
 			// An older, richer copy of the N-th prompt sent: its
 			// provenance (what the preview and the resume key use) is
-			// the prompt's. The text, which the feeder reads unlocked,
-			// stays.
+			// the prompt's. Where its text is read stays.
 			l.mu.Lock()
 			var p *ent
 			if have := len(l.ents); e.N < have {
@@ -124,10 +166,13 @@ func (l *list) stream(hidden *tombstone.Set) *history.StreamResult {
 			l.mu.Unlock()
 			return true
 		}
+		var sum uint64
+		sum, norm = l.sum(e.Text, norm)
 		l.mu.Lock()
-		pi := l.provIndex(e.Src, e.Session)
+		pi, fi := l.provIndex(e.Src, e.Session), l.fileIx[e.File]
 		l.mu.Unlock()
-		batch = append(batch, ent{text: e.Text, ts: e.TS, prov: pi, file: l.fileIx[e.File]})
+		batch = append(batch, ent{ts: e.TS, off: e.Off, n: int32(e.Len), sum: sum, tfile: fi, file: fi, prov: pi})
+		texts = append(texts, e.Text)
 		if len(batch) >= limit {
 			flush()
 		}
@@ -149,9 +194,10 @@ const settleWait = 3 * time.Second
 // again for it, so a prompt deleted meanwhile is not added; when it cannot
 // be trusted, nothing is. It returns the failures of its last read, and
 // whether it read at all.
-func (l *list) settle(st store.Store, sc store.Scope, files []store.File, ids store.FileIDs, gone bool) (failed []history.FileError, reread bool) {
+func (l *list) settle(files []store.File, ids store.FileIDs, gone bool) (failed []history.FileError, reread bool) {
+	st, sc := l.st, l.sc
 	deadline := time.Now().Add(settleWait)
-	var have map[string]struct{}
+	var have map[uint64]struct{}
 	var norm []byte
 	for try := 0; try < 20 && !l.stop.Load(); try++ {
 		if !lock.Held(st.Lock()) && !st.Moved(sc, files, ids, gone) || time.Now().After(deadline) {
@@ -171,44 +217,41 @@ func (l *list) settle(st store.Store, sc store.Scope, files []store.File, ids st
 		failed, reread = res.Failed, true
 		if have == nil {
 			l.mu.Lock()
-			have = make(map[string]struct{}, len(l.ents))
+			have = make(map[uint64]struct{}, len(l.ents))
 			for _, e := range l.ents {
-				norm = identity.AppendNormalized(norm[:0], e.text)
-				have[string(norm)] = struct{}{}
+				have[e.sum] = struct{}{}
 			}
 			l.mu.Unlock()
 		}
 		var add []ent
+		var texts []string
 		for i := range res.Len() {
 			e := res.At(i)
-			norm = identity.AppendNormalized(norm[:0], e.Text)
-			if _, ok := have[string(norm)]; ok {
+			var sum uint64
+			sum, norm = l.sum(e.Text, norm)
+			if _, ok := have[sum]; ok {
 				continue
 			}
-			have[string(norm)] = struct{}{}
+			have[sum] = struct{}{}
 			l.mu.Lock()
-			pi := l.provIndex(e.Src, e.Session)
+			pi, fi := l.provIndex(e.Src, e.Session), l.fileIndexLocked(e.File, e.Project)
 			l.mu.Unlock()
-			add = append(add, ent{text: e.Text, ts: e.TS, prov: pi, file: l.fileIndex(e.File, e.Project)})
+			add = append(add, ent{ts: e.TS, off: -1, sum: sum, tfile: fi, file: fi, prov: pi})
+			texts = append(texts, e.Text)
 		}
 		if len(add) > 0 {
-			l.mu.Lock()
-			l.ents = append(l.ents, add...)
-			l.mu.Unlock()
-			l.cond.Broadcast()
+			l.add(add, texts)
 		}
 	}
 	return failed, reread
 }
 
-// fileIndex returns the index of the store file at path in l.files,
-// adding it when it is new (a file a rewrite made).
-func (l *list) fileIndex(path, project string) int32 {
+// fileIndexLocked returns the index of the store file at path in l.files,
+// adding it when it is new (a file a rewrite made). l.mu is held.
+func (l *list) fileIndexLocked(path, project string) int32 {
 	if i, ok := l.fileIx[path]; ok {
 		return i
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	i := int32(len(l.files))
 	l.files = append(l.files, store.File{Path: path, Project: project})
 	l.fileIx[path] = i
@@ -235,16 +278,143 @@ func (l *list) provOf(e ent) provenance {
 	return l.provs[e.prov]
 }
 
-// file returns the store file entry e was read from.
+// file returns the store file entry e's provenance was read from.
 func (l *list) file(e ent) store.File {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.files[e.file]
 }
 
+// text returns the text of entry i: from the backlog while no pass has
+// shown it, else from its store file. pop (the normal pass's feeder) drops
+// the backlog's texts up to i. ok is false when the prompt is in none of
+// the scope's files any more.
+func (l *list) text(i int32, pop bool) (string, bool) {
+	l.mu.Lock()
+	if j := int(i) - l.tbase; j >= 0 && j < len(l.texts) {
+		t := l.texts[j]
+		if pop {
+			n := len(l.texts)
+			clear(l.texts[:j+1])
+			l.texts = l.texts[j+1:]
+			l.tbase += j + 1
+			if n >= maxBacklog/2 && len(l.texts) < maxBacklog/2 {
+				l.cond.Broadcast() // the loading may go on (see add)
+			}
+		}
+		l.mu.Unlock()
+		return t, true
+	}
+	e, gen := l.ents[i], l.relocated
+	path := l.files[e.tfile].Path
+	l.mu.Unlock()
+	if e.off == lost {
+		return "", false
+	}
+	if t, ok := l.readText(path, e); ok {
+		return t, true
+	}
+	l.relocate(gen)
+	l.mu.Lock()
+	e = l.ents[i]
+	path = l.files[e.tfile].Path
+	l.mu.Unlock()
+	return l.readText(path, e)
+}
+
+// readText reads e's text from the line at e.off in path, if that line is
+// still a copy of e's prompt.
+func (l *list) readText(path string, e ent) (string, bool) {
+	if e.off < 0 || e.n <= 0 {
+		return "", false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	line := make([]byte, e.n)
+	if _, err := f.ReadAt(line, e.off); err != nil {
+		return "", false
+	}
+	var v record.View
+	if record.ParseView(line, &v) != nil {
+		return "", false
+	}
+	t := string(v.Text)
+	if sum, _ := l.sum(t, nil); sum != e.sum {
+		return "", false
+	}
+	return t, true
+}
+
+// lost is the ent.off of a prompt that relocate found nowhere.
+const lost = -2
+
+// relocate finds again where the prompts' copies are, after a rewrite (a
+// delete, a compaction, by this process or another) replaced the files
+// they were read from: the scope is streamed again and each prompt of the
+// list found there gets the place of its newest copy. A prompt found
+// nowhere (deleted meanwhile) is lost: it reads as gone from then on.
+// gen is the number of relocates the caller saw: one that ran since
+// answers it.
+func (l *list) relocate(gen int) {
+	l.relocating.Lock()
+	defer l.relocating.Unlock()
+	l.mu.Lock()
+	if l.relocated != gen {
+		l.mu.Unlock()
+		return
+	}
+	l.relocated++
+	l.mu.Unlock()
+	files, err := l.st.Files(l.sc)
+	if err != nil {
+		return
+	}
+	hidden, err := tombstone.Load(l.st.Hidden())
+	if err != nil {
+		hidden = l.hidden
+	}
+	l.mu.Lock()
+	where := make(map[uint64]int32, len(l.ents))
+	for i, e := range l.ents {
+		where[e.sum] = int32(i)
+	}
+	l.mu.Unlock()
+	var norm []byte
+	history.Stream(files, hidden, func(e history.Entry) bool {
+		if e.Richer || e.Settled {
+			return true
+		}
+		var sum uint64
+		sum, norm = l.sum(e.Text, norm)
+		i, ok := where[sum]
+		if !ok {
+			return true
+		}
+		delete(where, sum)
+		l.mu.Lock()
+		p := &l.ents[i]
+		p.tfile, p.off, p.n = l.fileIndexLocked(e.File, e.Project), e.Off, int32(e.Len)
+		l.mu.Unlock()
+		return true
+	})
+	l.mu.Lock()
+	for _, i := range where {
+		l.ents[i].off = lost
+	}
+	l.mu.Unlock()
+}
+
 // close stops the loading.
 func (l *list) close() {
+	// Set under the mutex, as endPass does: add holds it from its check
+	// of the flag to its Wait.
+	l.mu.Lock()
 	l.stop.Store(true)
+	l.mu.Unlock()
+	l.cond.Broadcast()
 }
 
 // endPass tells the feeders waiting in snapshot that q's pass is over.
@@ -259,14 +429,15 @@ func (l *list) endPass(q *quitter) {
 }
 
 // snapshot waits until the list holds more than have entries or is done,
-// and returns its entries and whether it is done. quit ends the wait.
-func (l *list) snapshot(have int, quit *quitter) ([]ent, bool) {
+// and returns how many it holds and whether it is done. quit ends the
+// wait.
+func (l *list) snapshot(have int, quit *quitter) (int, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for len(l.ents) <= have && !l.done && !quit.Load() {
 		l.cond.Wait()
 	}
-	return l.ents, l.done
+	return len(l.ents), l.done
 }
 
 // at returns entry i.

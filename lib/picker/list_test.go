@@ -36,11 +36,25 @@ func loadAll(t *testing.T, st store.Store, sc store.Scope) ([]string, *list) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+	// As the first pass shows them (from the backlog), then as a later
+	// pass, the preview or a pick reads them (from the store files).
 	var texts []string
-	for _, e := range l.ents {
-		texts = append(texts, e.text)
+	for i, e := range l.ents {
+		text, ok := l.text(int32(i), true)
+		if !ok {
+			t.Fatalf("entry %d: no text", i)
+		}
+		texts = append(texts, text)
 		if f := l.file(e); f.Path == "" {
-			t.Errorf("%q has no file", e.text)
+			t.Errorf("%q has no file", text)
+		}
+	}
+	if len(l.texts) != 0 {
+		t.Errorf("%d texts left in the backlog", len(l.texts))
+	}
+	for i := range l.ents {
+		if text, ok := l.text(int32(i), false); !ok || text != texts[i] {
+			t.Errorf("entry %d read again: %q %v, want %q", i, text, ok, texts[i])
 		}
 	}
 	return texts, l
@@ -136,15 +150,15 @@ func TestListRichestProvenance(t *testing.T) {
 	capture := filepath.Join(st.ProjectDir(hash), "c.jsonl")
 	writeFile(t, capture, record.Record{Text: "fix the build", TS: 1000, Src: "claude", Session: "s-1"})
 	writeFile(t, st.Global(), record.Record{Text: "bare", TS: 900}, record.Record{Text: "fix the build", TS: 1004})
-	_, l := loadAll(t, st, store.Scope{All: true})
+	texts, l := loadAll(t, st, store.Scope{All: true})
 	if len(l.ents) != 2 {
 		t.Fatalf("listed %d prompts, want 2", len(l.ents))
 	}
 	e := l.ents[0]
-	if f, pv := l.file(e), l.provOf(e); e.text != "fix the build" || e.ts != 1004 || pv.src != "claude" || pv.session != "s-1" || f.Path != capture || f.Project != hash {
+	if f, pv := l.file(e), l.provOf(e); texts[0] != "fix the build" || e.ts != 1004 || pv.src != "claude" || pv.session != "s-1" || f.Path != capture || f.Project != hash {
 		t.Errorf("entry 0 = %+v %+v in %+v", e, pv, f)
 	}
-	if e := l.ents[1]; e.text != "bare" || l.provOf(e).src != "" || l.file(e).Path != st.Global() {
+	if e := l.ents[1]; texts[1] != "bare" || l.provOf(e).src != "" || l.file(e).Path != st.Global() {
 		t.Errorf("entry 1 = %+v", e)
 	}
 }
@@ -182,6 +196,98 @@ func TestListOrderMatchesHistList(t *testing.T) {
 	for i, text := range got {
 		if w := want.At(i).Text; text != w {
 			t.Fatalf("entry %d: %q, want %q", i, text, w)
+		}
+	}
+}
+
+// The list keeps no text once a pass has shown it: it reads it again from
+// the store file. When a rewrite (a compaction, a delete by another
+// process) replaced that file, the prompt is found where it is now; a
+// prompt deleted meanwhile reads as gone.
+func TestListTextAfterRewrite(t *testing.T) {
+	st := store.Store{Root: t.TempDir()}
+	dir := st.ProjectDir("aaaaaaaaaaaaaaaa")
+	var recs []record.Record
+	for i := range 50 {
+		recs = append(recs, record.Record{Text: fmt.Sprintf("prompt %d %s", i, strings.Repeat("y", i)), TS: int64(1000 + i)})
+	}
+	writeFile(t, filepath.Join(dir, "c1.jsonl"), recs...)
+	texts, l := loadAll(t, st, store.Scope{Project: "aaaaaaaaaaaaaaaa"})
+	// The file is replaced by one that holds its prompts at other places
+	// (a longer first line), without prompt 7, plus a second file.
+	var again []record.Record
+	again = append(again, record.Record{Text: "new " + strings.Repeat("z", 300), TS: 500})
+	for _, r := range recs {
+		if r.Text != texts[len(texts)-1-7] {
+			again = append(again, r)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "c1.jsonl"), again...)
+	for i := range l.ents {
+		text, ok := l.text(int32(i), false)
+		if i == len(texts)-1-7 {
+			if ok {
+				t.Errorf("deleted prompt %q still reads as %q", texts[i], text)
+			}
+			continue
+		}
+		if !ok || text != texts[i] {
+			t.Errorf("entry %d after the rewrite: %q %v, want %q", i, text, ok, texts[i])
+		}
+	}
+	if l.relocated != 1 {
+		t.Errorf("the list looked for its prompts %d times, want once", l.relocated)
+	}
+}
+
+// Texts wait in the list only until a pass shows them: with no pass
+// taking them, the loading stops at maxBacklog, and goes on once they are
+// taken.
+func TestListBacklogBounded(t *testing.T) {
+	st := store.Store{Root: t.TempDir()}
+	n := maxBacklog + maxBacklog/2
+	recs := make([]record.Record, n)
+	for i := range recs {
+		recs[i] = record.Record{Text: fmt.Sprint("p", i), TS: int64(1000 + i)}
+	}
+	writeFile(t, filepath.Join(st.ProjectDir("aaaaaaaaaaaaaaaa"), "c1.jsonl"), recs...)
+	l := load(st, store.Scope{All: true}, nil)
+	defer l.close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		have, done := len(l.ents), l.done
+		l.mu.Unlock()
+		if done {
+			t.Fatalf("loaded all %d prompts with none taken", have)
+		}
+		if have >= maxBacklog {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("loaded %d prompts, want %d", have, maxBacklog)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	l.mu.Lock()
+	have := len(l.ents)
+	l.mu.Unlock()
+	if have > maxBacklog+4096 { // at most one batch past the bound
+		t.Fatalf("loaded %d prompts with none taken, bound %d", have, maxBacklog)
+	}
+	for i := 0; ; i++ {
+		m, done := l.snapshot(i, &quitter{ch: make(chan struct{})})
+		if i >= m && done {
+			if i != n {
+				t.Fatalf("took %d prompts, want %d", i, n)
+			}
+			break
+		}
+		if want := fmt.Sprint("p", n-1-i); i < m {
+			if text, ok := l.text(int32(i), true); !ok || text != want {
+				t.Fatalf("prompt %d = %q, want %q", i, text, want)
+			}
 		}
 	}
 }

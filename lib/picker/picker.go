@@ -126,10 +126,11 @@ type run struct {
 	armPos, armMatch, armTotal int
 	query                      string // armed: the query shown
 	footer                     string
-	footerSent                 string  // what the footer row shows
-	windowSent                 string  // the preview layout fzf has
-	others                     int     // an empty project: All projects' prompts
-	latest                     request // the newest state fzf reported
+	footerSent                 string    // what the footer row shows
+	windowSent                 string    // the preview layout fzf has
+	others                     int       // an empty project: All projects' prompts
+	latest                     request   // the newest state fzf reported
+	resultAt                   time.Time // when a result event last updated the header
 }
 
 func (r *run) lookup(arg string) (int32, bool) {
@@ -224,11 +225,10 @@ func Run(cfg Config) (Choice, int, error) {
 		query = d.query
 		switch d.kind {
 		case decPick, decResume:
-			e, ok := l.at(d.id)
+			c, ok := p.choice(l, d.id)
 			if !ok {
 				return Choice{}, exitError, errors.New("the chosen prompt is gone")
 			}
-			c := p.choice(l, e)
 			if d.kind == decResume {
 				if c.Resume, err = ResumeCommand(c.Src, c.Session, c.Cwd, cfg.Shell); err != nil {
 					return Choice{}, exitError, err // the key's callback checked it
@@ -279,12 +279,15 @@ func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
 	case ad.kind == decMismatch:
 		p.setNotice("The list changed before the delete was armed: nothing was deleted.")
 	case ad.kind == decYes:
-		e, ok := l.at(d.id)
+		text, ok := "", false
+		if _, ok = l.at(d.id); ok {
+			text, ok = l.text(d.id, false)
+		}
 		if !ok {
 			p.setNotice("That prompt is already gone.")
 			break
 		}
-		res := deletion.Delete(p.cfg.Store, p.scope(l.all), []string{e.text}, deletion.Options{})
+		res := deletion.Delete(p.cfg.Store, p.scope(l.all), []string{text}, deletion.Options{})
 		switch res.Outcome {
 		case deletion.Clean, deletion.PartlyHidden, deletion.RemovedNotHidden:
 			l.remove(d.id)
@@ -330,9 +333,18 @@ func (p *picker) finish(r *run) *decision {
 	return r.dec
 }
 
-func (p *picker) choice(l *list, e ent) Choice {
+// choice is entry id of l as chosen; false when it is gone.
+func (p *picker) choice(l *list, id int32) (Choice, bool) {
+	e, ok := l.at(id)
+	if !ok {
+		return Choice{}, false
+	}
+	text, ok := l.text(id, false)
+	if !ok {
+		return Choice{}, false
+	}
 	f, pv := l.file(e), l.provOf(e)
-	return Choice{Text: e.text, TS: e.ts, Src: pv.src, Session: pv.session, File: f.Path, Project: f.Project, Cwd: p.reg[f.Project]}
+	return Choice{Text: text, TS: e.ts, Src: pv.src, Session: pv.session, File: f.Path, Project: f.Project, Cwd: p.reg[f.Project]}, true
 }
 
 // fzf runs one pass.
@@ -367,19 +379,23 @@ func feedList(r *run, l *list, in chan<- string, quit *quitter) {
 	defer close(in)
 	i := 0
 	for !quit.Load() {
-		ents, done := l.snapshot(i, quit)
-		for ; i < len(ents); i++ {
+		n, done := l.snapshot(i, quit)
+		for ; i < n; i++ {
 			if l.isGone(int32(i)) {
 				continue
+			}
+			text, ok := l.text(int32(i), true)
+			if !ok {
+				continue // deleted since it was loaded
 			}
 			r.idsMu.Lock()
 			r.ids = append(r.ids, int32(i))
 			r.idsMu.Unlock()
-			if !send(in, row(ents[i].text), quit) {
+			if !send(in, row(text), quit) {
 				return
 			}
 		}
-		if done && i >= len(ents) {
+		if done && i >= n {
 			return
 		}
 	}
@@ -389,14 +405,17 @@ func feedList(r *run, l *list, in chan<- string, quit *quitter) {
 func feedIDs(r *run, l *list, ids []int32, in chan<- string, quit *quitter) {
 	defer close(in)
 	for _, id := range ids {
-		e, ok := l.at(id)
+		text, ok := "", false
+		if _, ok = l.at(id); ok {
+			text, ok = l.text(id, false)
+		}
 		if !ok {
-			e.text = "(deleted)"
+			text = "(deleted)"
 		}
 		r.idsMu.Lock()
 		r.ids = append(r.ids, id)
 		r.idsMu.Unlock()
-		if !send(in, row(e.text), quit) {
+		if !send(in, row(text), quit) {
 			return
 		}
 	}

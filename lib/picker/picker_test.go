@@ -61,16 +61,16 @@ func TestHeader(t *testing.T) {
 func TestRow(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain text":             "plain text",
-		"two\nlines":             "two↵lines",
-		"crlf\r\nline":           "crlf↵line",
+		"two\nlines":             `two\nlines`,
+		"crlf\r\nline":           `crlf\nline`,
 		"tab\there":              "tab\there",
 		"esc\x1b[31mred":         "esc␛[31mred",
 		"bell\a del\x7f":         "bell␇ del␡",
 		"café ✓":                 "café ✓",
 		"bad \xff byte":          "bad \ufffd byte",
 		"c1 \u009b control":      "c1 \ufffd control",
-		"trailing newline\n":     "trailing newline↵",
-		"\n  indented\n\tlines ": "↵  indented↵\tlines ",
+		"trailing newline\n":     `trailing newline\n`,
+		"\n  indented\n\tlines ": "\\n  indented\\n\tlines ",
 	} {
 		if got := row(in); got != want {
 			t.Errorf("Row(%q) = %q, want %q", in, got, want)

@@ -20,11 +20,14 @@ const Newline = "↵"
 
 // Line is text as one line: each newline (and "\r\n") shows as ↵, other
 // control characters as control pictures; tabs stay.
-func Line(text string) string {
+func Line(text string) string { return LineSep(text, Newline) }
+
+// LineSep is Line with each newline shown as sep.
+func LineSep(text, sep string) string {
 	if clean(text) {
 		return text
 	}
-	return string(appendSafe(make([]byte, 0, len(text)+8), text, Newline))
+	return string(appendSafe(make([]byte, 0, len(text)+8), text, sep))
 }
 
 // Text is text with its newlines and tabs kept ("\r\n" becomes "\n") and
