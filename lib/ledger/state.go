@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -14,21 +13,34 @@ import (
 	"hist/lib/atomicfile"
 )
 
-// Stamp is what a transcript file looked like when it was last read
-// whole: a file with the same stamp is not read again.
+// Stamp is what a transcript file looked like when it was last listed: a
+// file with the same stamp is not read again.
 type Stamp struct {
 	Dev, Ino uint64
 	Size     int64
 	Mtime    int64 // nanoseconds
 }
 
-// State is the import state: each transcript file's stamp, by source and
-// path, and each seed file's cutoff. It is rewritten whole (atomically)
-// by each run that imports.
+// File is what the state holds of one transcript file: its stamp, and
+// where its last read stopped (see transcript.Cursor; Offset 0 for the
+// files that are not read by lines, read whole when they change).
+type File struct {
+	Stamp
+	Offset  int64
+	Head    uint64
+	Context string
+	seen    bool // listed by this run
+}
+
+// State is the import state: each transcript file's stamp and cursor, by
+// source and path, and each seed file's cutoff. It is rewritten whole by
+// each run that imports. It is a cache: a lost, stale or torn state only
+// has files read again, which the ledger keeps from importing anything
+// twice; so it is renamed into place, without fsyncs.
 type State struct {
 	Path  string
-	Build string                      // the build that wrote the file stamps
-	Files map[string]map[string]Stamp // source -> path -> stamp
+	Build string                     // the build that wrote the file stamps
+	Files map[string]map[string]File // source -> path -> file
 	// Cutoffs, by project hash and source: the prompts of the source up
 	// to this time (unix ms) are the ones a seed file written before the
 	// ledger existed stands for. They count as imported, since a seed's
@@ -38,33 +50,35 @@ type State struct {
 	changed bool
 }
 
-// LoadState reads the state at path; a missing or unreadable file is an
-// empty state (then every transcript is read again: the ledger keeps that
-// from importing anything twice).
+// LoadState reads the state at path; a missing, unreadable or garbled
+// file is an empty state (then every transcript is read again: the ledger
+// keeps that from importing anything twice).
 func LoadState(path, build string) *State {
-	s := &State{Path: path, Build: build, Files: map[string]map[string]Stamp{}, Cutoffs: map[string]int64{}}
+	s := &State{Path: path, Build: build, Files: map[string]map[string]File{}, Cutoffs: map[string]int64{}}
 	f, err := os.Open(path)
 	if err != nil {
 		return s
 	}
 	defer f.Close()
 	if err := s.read(f, build); err != nil {
-		s.Files, s.Cutoffs = map[string]map[string]Stamp{}, map[string]int64{}
+		s.Files, s.Cutoffs = map[string]map[string]File{}, map[string]int64{}
 	}
 	return s
 }
 
-const stateHeader = "hist import state v2"
+const stateHeader = "hist import state v3"
 
-// read parses the state file: a header line, the build line, then one
-// line per entry:
+// read parses the state file: a header line, then one line per entry:
 //
 //	b <quoted build>
-//	f <dev> <ino> <size> <mtime> <quoted source key> <quoted path>
 //	c <hash>/<source> <ms>
+//	s <quoted source key>
+//	f <dev> <ino> <size> <mtime> <offset> <head> <quoted context> <quoted path>
 //
-// The file stamps of another build are dropped (its readers may yield
-// other prompts from the same files).
+// where an f line is a file of the source of the s line before it, and
+// the state ends with a line "end" (a torn file is not taken). The file
+// stamps of another build are dropped (its readers may yield other
+// prompts from the same files).
 func (s *State) read(r io.Reader, build string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -72,6 +86,7 @@ func (s *State) read(r io.Reader, build string) error {
 		return errors.New("no header")
 	}
 	sameBuild := false
+	var files map[string]File
 	for sc.Scan() {
 		line := sc.Text()
 		kind, rest, _ := strings.Cut(line, " ")
@@ -82,29 +97,27 @@ func (s *State) read(r io.Reader, build string) error {
 				return err
 			}
 			sameBuild = b == build
+		case "s":
+			src, err := strconv.Unquote(rest)
+			if err != nil {
+				return err
+			}
+			files = map[string]File{}
+			if sameBuild {
+				s.Files[src] = files
+			}
 		case "f":
+			if files == nil {
+				return fmt.Errorf("bad line %q", line)
+			}
 			if !sameBuild {
 				continue
 			}
-			f := strings.SplitN(rest, " ", 5)
-			if len(f) != 5 {
-				return fmt.Errorf("bad line %q", line)
+			path, f, err := parseFile(rest)
+			if err != nil {
+				return fmt.Errorf("bad line %q: %w", line, err)
 			}
-			var st Stamp
-			var q string
-			var errs [6]error
-			st.Dev, errs[0] = strconv.ParseUint(f[0], 10, 64)
-			st.Ino, errs[1] = strconv.ParseUint(f[1], 10, 64)
-			st.Size, errs[2] = strconv.ParseInt(f[2], 10, 64)
-			st.Mtime, errs[3] = strconv.ParseInt(f[3], 10, 64)
-			q, errs[4] = strconv.QuotedPrefix(f[4])
-			key, _ := strconv.Unquote(q)
-			path, err := strconv.Unquote(strings.TrimPrefix(f[4][len(q):], " "))
-			errs[5] = err
-			if err := errors.Join(errs[:]...); err != nil {
-				return err
-			}
-			s.set(key, path, st)
+			files[path] = f
 		case "c":
 			k, ms, ok := strings.Cut(rest, " ")
 			n, err := strconv.ParseInt(ms, 10, 64)
@@ -112,35 +125,124 @@ func (s *State) read(r io.Reader, build string) error {
 				return fmt.Errorf("bad line %q", line)
 			}
 			s.Cutoffs[k] = n
+		case "end":
+			return sc.Err()
+		default:
+			return fmt.Errorf("bad line %q", line)
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return errors.New("no end")
 }
 
-func (s *State) set(src, path string, st Stamp) {
-	m := s.Files[src]
-	if m == nil {
-		m = map[string]Stamp{}
-		s.Files[src] = m
+// parseFile parses an f line after its "f ".
+func parseFile(rest string) (string, File, error) {
+	var f File
+	var nums [6]string
+	for i := range nums {
+		var ok bool
+		if nums[i], rest, ok = strings.Cut(rest, " "); !ok {
+			return "", f, errors.New("too few fields")
+		}
 	}
-	m[path] = st
+	var errs [9]error
+	f.Dev, errs[0] = strconv.ParseUint(nums[0], 10, 64)
+	f.Ino, errs[1] = strconv.ParseUint(nums[1], 10, 64)
+	f.Size, errs[2] = strconv.ParseInt(nums[2], 10, 64)
+	f.Mtime, errs[3] = strconv.ParseInt(nums[3], 10, 64)
+	f.Offset, errs[4] = strconv.ParseInt(nums[4], 10, 64)
+	f.Head, errs[5] = strconv.ParseUint(nums[5], 10, 64)
+	q, err := strconv.QuotedPrefix(rest)
+	errs[6] = err
+	if err == nil {
+		f.Context, errs[7] = strconv.Unquote(q)
+		rest = strings.TrimPrefix(rest[len(q):], " ")
+	}
+	path, err := strconv.Unquote(rest)
+	errs[8] = err
+	return path, f, errors.Join(errs[:]...)
 }
 
 // Unchanged reports whether path, of source src, has the stamp it had when
-// it was last read whole.
+// it was last listed.
 func (s *State) Unchanged(src, path string, st Stamp) bool {
 	old, ok := s.Files[src][path]
-	return ok && old == st
+	return ok && old.Stamp == st
 }
 
-// SetFiles replaces the stamps of source src with files (the files read
-// whole, or found unchanged, by a run of the source that was imported).
-func (s *State) SetFiles(src string, files map[string]Stamp) {
-	if maps.Equal(s.Files[src], files) {
+// Listing is what one run lists and reads of a source's files, recorded
+// in the state (SetFiles) when the run imports what it read. The files
+// the state holds already are marked in place (their paths are not held
+// twice); only the new or changed ones are held apart.
+type Listing struct {
+	src  string
+	old  map[string]File // the state's files of the source
+	next map[string]File // the files new or changed since
+}
+
+// Listing starts a run's listing of source src.
+func (s *State) Listing(src string) *Listing {
+	return &Listing{src: src, old: s.Files[src], next: map[string]File{}}
+}
+
+// List records that the run listed path with stamp st, and returns what
+// the state held of it (ok false: nothing), and whether it is unchanged.
+func (l *Listing) List(path string, st Stamp) (old File, ok, same bool) {
+	old, ok = l.old[path]
+	if ok && old.Stamp == st {
+		if !old.seen {
+			old.seen = true
+			l.old[path] = old
+		}
+		return old, true, true
+	}
+	l.next[path] = File{Stamp: st}
+	return old, ok, false
+}
+
+// Known reports whether the state holds path (listed or not).
+func (l *Listing) Known(path string) bool {
+	_, ok := l.old[path]
+	return ok
+}
+
+// Reached records where the run's read of path stopped.
+func (l *Listing) Reached(path string, offset int64, head uint64, context string) {
+	f, ok := l.next[path]
+	if !ok {
 		return
 	}
-	s.Files[src] = files
-	s.changed = true
+	f.Offset, f.Head, f.Context = offset, head, context
+	l.next[path] = f
+}
+
+// SetFiles replaces the files of l's source with those l listed (read, or
+// found unchanged), once what the run read of them is imported.
+func (s *State) SetFiles(l *Listing) {
+	for p, f := range l.old {
+		switch {
+		case f.seen:
+			f.seen = false
+			l.old[p] = f
+		default:
+			delete(l.old, p)
+			s.changed = true
+		}
+	}
+	if len(l.next) > 0 {
+		s.changed = true
+	}
+	files := l.old
+	if files == nil {
+		files = map[string]File{}
+		s.Files[l.src] = files
+	}
+	for p, f := range l.next {
+		files[p] = f
+	}
+	l.next = map[string]File{}
 }
 
 // Cutoff returns the cutoff of the seed file of src in project hash, and
@@ -156,29 +258,57 @@ func (s *State) SetCutoff(hash, src string, ms int64) {
 	s.changed = true
 }
 
-// Save writes the state atomically when it changed.
+// Save writes the state when it changed: renamed into place, without
+// fsyncs (see State).
 func (s *State) Save() error {
 	if !s.changed {
 		return nil
 	}
-	err := atomicfile.WriteFile(s.Path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 64<<10)
-		bw.WriteString(stateHeader + "\n")
-		fmt.Fprintf(bw, "b %s\n", strconv.Quote(s.Build))
-		for k, ms := range s.Cutoffs {
-			fmt.Fprintf(bw, "c %s %d\n", k, ms)
-		}
-		for src, files := range s.Files {
-			for p, st := range files {
-				fmt.Fprintf(bw, "f %d %d %d %d %s %s\n", st.Dev, st.Ino, st.Size, st.Mtime, strconv.Quote(src), strconv.Quote(p))
-			}
-		}
-		return bw.Flush()
-	})
-	if err == nil {
-		s.changed = false
+	p, err := atomicfile.Create(s.Path)
+	if err != nil {
+		return err
 	}
-	return err
+	defer p.Cleanup()
+	bw := bufio.NewWriterSize(p.File, 64<<10)
+	bw.WriteString(stateHeader + "\n")
+	fmt.Fprintf(bw, "b %s\n", strconv.Quote(s.Build))
+	for k, ms := range s.Cutoffs {
+		fmt.Fprintf(bw, "c %s %d\n", k, ms)
+	}
+	var b []byte
+	for src, files := range s.Files {
+		fmt.Fprintf(bw, "s %s\n", strconv.Quote(src))
+		for path, f := range files {
+			b = append(b[:0], "f "...)
+			b = strconv.AppendUint(b, f.Dev, 10)
+			b = append(b, ' ')
+			b = strconv.AppendUint(b, f.Ino, 10)
+			for _, n := range []int64{f.Size, f.Mtime, f.Offset} {
+				b = append(b, ' ')
+				b = strconv.AppendInt(b, n, 10)
+			}
+			b = append(b, ' ')
+			b = strconv.AppendUint(b, f.Head, 10)
+			b = append(b, ' ')
+			b = strconv.AppendQuote(b, f.Context)
+			b = append(b, ' ')
+			b = strconv.AppendQuote(b, path)
+			b = append(b, '\n')
+			bw.Write(b)
+		}
+	}
+	bw.WriteString("end\n")
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := p.File.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(p.File.Name(), s.Path); err != nil {
+		return err
+	}
+	s.changed = false
+	return nil
 }
 
 // StampOf returns fi's stamp.

@@ -67,7 +67,7 @@ func TestScanPathsParallelEqualsSerial(t *testing.T) {
 	scan := func(procs int, paths []string, stopAt int) out {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		var o out
-		o.err = ScanPaths(paths, nil, lineScan, func(p transcript.Prompt) error {
+		o.err = ScanPaths(paths, nil, nil, lineScan, func(p transcript.Prompt) error {
 			if len(o.prompts) == stopAt {
 				return errStopHere
 			}
@@ -138,7 +138,7 @@ func TestScanPathsKnownSizes(t *testing.T) {
 		prev := runtime.GOMAXPROCS(procs)
 		var got []string
 		var st transcript.Stats
-		err := ScanPaths(paths, sizes, lineScan, func(p transcript.Prompt) error {
+		err := ScanPaths(paths, sizes, nil, lineScan, func(p transcript.Prompt) error {
 			got = append(got, p.Text)
 			return nil
 		}, &st)
