@@ -60,10 +60,17 @@ var header = []byte("hist ledger v1\n\n")
 // cut off by the next append.
 type Ledger struct {
 	Path   string
-	sorted []Key            // the keys read from the file, sorted
+	keys   []Key            // the keys read from the file, sorted once sorted is set
+	sorted bool             // (a run that looks up a few keys only scans them)
+	probes int              // lookups made by scanning
 	added  map[Key]struct{} // keys read by Refresh since
 	size   int64            // bytes of the file read (aligned)
 }
+
+// scanProbes is how many lookups scan the keys before they are sorted:
+// a run that imports a prompt or two looks up as many keys, and scanning
+// a few megabytes of keys is cheaper than sorting them.
+const scanProbes = 16
 
 // Load reads the ledger at path; a missing file is an empty ledger.
 func Load(path string) (*Ledger, error) {
@@ -79,8 +86,7 @@ func Load(path string) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(keys, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
-	l.sorted, l.size = keys, size
+	l.keys, l.size = keys, size
 	return l, nil
 }
 
@@ -101,14 +107,22 @@ func parse(path string, data []byte) ([]Key, int64, error) {
 }
 
 // Len is the number of keys known (some may be counted twice).
-func (l *Ledger) Len() int { return len(l.sorted) + len(l.added) }
+func (l *Ledger) Len() int { return len(l.keys) + len(l.added) }
 
 // Has reports whether k was imported.
 func (l *Ledger) Has(k Key) bool {
 	if _, ok := l.added[k]; ok {
 		return true
 	}
-	_, ok := slices.BinarySearchFunc(l.sorted, k, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	if !l.sorted && l.probes < scanProbes {
+		l.probes++
+		return slices.Contains(l.keys, k)
+	}
+	if !l.sorted {
+		slices.SortFunc(l.keys, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+		l.sorted = true
+	}
+	_, ok := slices.BinarySearchFunc(l.keys, k, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
 	return ok
 }
 

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,5 +234,88 @@ func TestStateTornOrGarbled(t *testing.T) {
 		if got.Unchanged("pi", "/a.jsonl", Stamp{Ino: 1, Size: 10}) {
 			t.Errorf("%s: a file counts as unchanged", name)
 		}
+	}
+}
+
+// Lookups answer the same whether they scan the keys (the first few) or
+// search them sorted (the rest).
+func TestHasScannedThenSorted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "imports.ledger")
+	var keys []Key
+	for i := range 100 {
+		keys = append(keys, KeyOf("pi", fmt.Sprint(i), "", 0, ""))
+	}
+	if err := (&Ledger{Path: path, added: map[Key]struct{}{}}).Append(keys); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 * scanProbes {
+		if !l.Has(keys[(i*37)%len(keys)]) {
+			t.Fatalf("lookup %d: key missing", i)
+		}
+		if l.Has(KeyOf("pi", fmt.Sprint("x", i), "", 0, "")) {
+			t.Fatalf("lookup %d: a key never added", i)
+		}
+	}
+}
+
+// A run that changes a few files appends them to the state; a torn
+// append is a torn state; many appends end in a rewrite.
+func TestStateAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "imports.state")
+	s := LoadState(path, "b")
+	files := map[string]Stamp{}
+	for i := range 10 {
+		files[fmt.Sprintf("/s%d.jsonl", i)] = Stamp{Ino: uint64(i + 1), Size: 10}
+	}
+	list(s, "pi", files)
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	fi1, _ := os.Stat(path)
+	// One file grew, one is gone.
+	s = LoadState(path, "b")
+	files["/s0.jsonl"] = Stamp{Ino: 1, Size: 20}
+	delete(files, "/s9.jsonl")
+	list(s, "pi", files)
+	s.SetCutoff("abc", "pi", 7)
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	fi2, _ := os.Stat(path)
+	if !os.SameFile(fi1, fi2) || fi2.Size() <= fi1.Size() {
+		t.Fatalf("not appended: %d then %d bytes", fi1.Size(), fi2.Size())
+	}
+	got := LoadState(path, "b")
+	if len(got.Files["pi"]) != 9 || got.Files["pi"]["/s0.jsonl"].Offset != 20 {
+		t.Fatalf("after the append: %v", got.Files["pi"])
+	}
+	if ms, ok := got.Cutoff("abc", "pi"); !ok || ms != 7 {
+		t.Fatalf("cutoff %d %v", ms, ok)
+	}
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, data[:len(data)-3], 0o600)
+	if got := LoadState(path, "b"); len(got.Files) != 0 {
+		t.Fatal("a torn append was taken")
+	}
+	os.WriteFile(path, data, 0o600)
+	// Appends go on until the file is mostly superseded lines.
+	for i := range 40 {
+		s := LoadState(path, "b")
+		files["/s1.jsonl"] = Stamp{Ino: 2, Size: int64(30 + i)}
+		list(s, "pi", files)
+		if err := s.Save(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got = LoadState(path, "b")
+	if len(got.Files["pi"]) != 9 || got.Files["pi"]["/s1.jsonl"].Size != 69 {
+		t.Fatalf("after the appends: %v", got.Files["pi"])
+	}
+	if fi, _ := os.Stat(path); os.SameFile(fi, fi1) {
+		t.Error("never rewritten")
 	}
 }

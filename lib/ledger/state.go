@@ -33,10 +33,11 @@ type File struct {
 }
 
 // State is the import state: each transcript file's stamp and cursor, by
-// source and path, and each seed file's cutoff. It is rewritten whole by
-// each run that imports. It is a cache: a lost, stale or torn state only
-// has files read again, which the ledger keeps from importing anything
-// twice; so it is renamed into place, without fsyncs.
+// source and path, and each seed file's cutoff. A run that imports
+// appends what changed to the file, or rewrites it whole once the changes
+// appended make a good part of it. It is a cache: a lost, stale or torn
+// state only has files read again, which the ledger keeps from importing
+// anything twice; so it is written without fsyncs.
 type State struct {
 	Path  string
 	Build string                     // the build that wrote the file stamps
@@ -48,6 +49,19 @@ type State struct {
 	// the seed file.
 	Cutoffs map[string]int64 // hash + "/" + source -> ms
 	changed bool
+	// What changed since the file was read, to append to it when it can
+	// be (base: it was read whole, of this build; lines: its entries).
+	log   []change
+	base  bool
+	lines int
+}
+
+// change is a file recorded (or dropped: gone) or a cutoff set.
+type change struct {
+	src, path string
+	f         File
+	gone      bool
+	cutoff    string // hash + "/" + source, for a cutoff
 }
 
 // LoadState reads the state at path; a missing, unreadable or garbled
@@ -62,6 +76,7 @@ func LoadState(path, build string) *State {
 	defer f.Close()
 	if err := s.read(f, build); err != nil {
 		s.Files, s.Cutoffs = map[string]map[string]File{}, map[string]int64{}
+		s.base, s.lines = false, 0
 	}
 	return s
 }
@@ -74,21 +89,25 @@ const stateHeader = "hist import state v3"
 //	c <hash>/<source> <ms>
 //	s <quoted source key>
 //	f <dev> <ino> <size> <mtime> <offset> <head> <quoted context> <quoted path>
+//	x <quoted path>
+//	end
 //
-// where an f line is a file of the source of the s line before it, and
-// the state ends with a line "end" (a torn file is not taken). The file
-// stamps of another build are dropped (its readers may yield other
-// prompts from the same files).
+// where an f line records a file of the source of the s line before it
+// (a later line for the same file wins), an x line drops one, and each
+// run's lines end with "end": a file that does not (torn) is not taken.
+// The file stamps of another build are dropped (its readers may yield
+// other prompts from the same files).
 func (s *State) read(r io.Reader, build string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	if !sc.Scan() || sc.Text() != stateHeader {
 		return errors.New("no header")
 	}
-	sameBuild := false
+	sameBuild, ended := false, false
 	var files map[string]File
 	for sc.Scan() {
 		line := sc.Text()
+		s.lines++
 		kind, rest, _ := strings.Cut(line, " ")
 		switch kind {
 		case "b":
@@ -102,9 +121,11 @@ func (s *State) read(r io.Reader, build string) error {
 			if err != nil {
 				return err
 			}
-			files = map[string]File{}
-			if sameBuild {
-				s.Files[src] = files
+			if files = s.Files[src]; files == nil {
+				files = map[string]File{}
+				if sameBuild {
+					s.Files[src] = files
+				}
 			}
 		case "f":
 			if files == nil {
@@ -118,6 +139,15 @@ func (s *State) read(r io.Reader, build string) error {
 				return fmt.Errorf("bad line %q: %w", line, err)
 			}
 			files[path] = f
+		case "x":
+			if files == nil {
+				return fmt.Errorf("bad line %q", line)
+			}
+			path, err := strconv.Unquote(rest)
+			if err != nil {
+				return err
+			}
+			delete(files, path)
 		case "c":
 			k, ms, ok := strings.Cut(rest, " ")
 			n, err := strconv.ParseInt(ms, 10, 64)
@@ -126,15 +156,21 @@ func (s *State) read(r io.Reader, build string) error {
 			}
 			s.Cutoffs[k] = n
 		case "end":
-			return sc.Err()
+			ended = true
+			continue
 		default:
 			return fmt.Errorf("bad line %q", line)
 		}
+		ended = false // until the next end
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	return errors.New("no end")
+	if !ended {
+		return errors.New("no end")
+	}
+	s.base = sameBuild
+	return nil
 }
 
 // parseFile parses an f line after its "f ".
@@ -228,11 +264,10 @@ func (s *State) SetFiles(l *Listing) {
 			l.old[p] = f
 		default:
 			delete(l.old, p)
-			s.changed = true
+			if _, ok := l.next[p]; !ok {
+				s.note(change{src: l.src, path: p, gone: true})
+			}
 		}
-	}
-	if len(l.next) > 0 {
-		s.changed = true
 	}
 	files := l.old
 	if files == nil {
@@ -241,6 +276,7 @@ func (s *State) SetFiles(l *Listing) {
 	}
 	for p, f := range l.next {
 		files[p] = f
+		s.note(change{src: l.src, path: p, f: f})
 	}
 	l.next = map[string]File{}
 }
@@ -255,15 +291,104 @@ func (s *State) Cutoff(hash, src string) (int64, bool) {
 // SetCutoff records a seed file's cutoff.
 func (s *State) SetCutoff(hash, src string, ms int64) {
 	s.Cutoffs[hash+"/"+src] = ms
-	s.changed = true
+	s.note(change{cutoff: hash + "/" + src})
 }
 
-// Save writes the state when it changed: renamed into place, without
-// fsyncs (see State).
+// note records a change, to append when the state is saved.
+func (s *State) note(c change) {
+	s.changed = true
+	s.log = append(s.log, c)
+}
+
+// appendable reports whether Save may append the changes to the file:
+// it was read whole, of this build, and it stays mostly entries that are
+// not superseded.
+func (s *State) appendable() bool {
+	n := 0
+	for _, files := range s.Files {
+		n += len(files)
+	}
+	return s.base && s.lines+len(s.log) <= 2*n+len(s.Cutoffs)+64
+}
+
+// Save writes the state when it changed, without fsyncs (see State):
+// its changes appended, or the whole state renamed into place.
 func (s *State) Save() error {
 	if !s.changed {
 		return nil
 	}
+	var err error
+	if s.appendable() {
+		err = s.appendLog()
+	} else {
+		err = s.rewrite()
+	}
+	if err == nil {
+		s.changed = false
+		s.log = s.log[:0]
+	}
+	return err
+}
+
+// appendFile appends a file's line to b.
+func appendFile(b []byte, path string, f File) []byte {
+	b = append(b, "f "...)
+	b = strconv.AppendUint(b, f.Dev, 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, f.Ino, 10)
+	for _, n := range []int64{f.Size, f.Mtime, f.Offset} {
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, n, 10)
+	}
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, f.Head, 10)
+	b = append(b, ' ')
+	b = strconv.AppendQuote(b, f.Context)
+	b = append(b, ' ')
+	b = strconv.AppendQuote(b, path)
+	return append(b, '\n')
+}
+
+// appendLog appends the changes to the file, in one write.
+func (s *State) appendLog() error {
+	var b []byte
+	src := ""
+	for i, c := range s.log {
+		switch {
+		case c.cutoff != "":
+			b = append(b, "c "+c.cutoff+" "...)
+			b = strconv.AppendInt(b, s.Cutoffs[c.cutoff], 10)
+			b = append(b, '\n')
+			continue
+		case i == 0 || c.src != src:
+			src = c.src
+			b = append(b, "s "...)
+			b = strconv.AppendQuote(b, src)
+			b = append(b, '\n')
+		}
+		if c.gone {
+			b = append(b, "x "...)
+			b = strconv.AppendQuote(b, c.path)
+			b = append(b, '\n')
+		} else {
+			b = appendFile(b, c.path, c.f)
+		}
+	}
+	b = append(b, "end\n"...)
+	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	s.lines += strings.Count(string(b), "\n")
+	return f.Close()
+}
+
+// rewrite writes the whole state to a temp file renamed into place.
+func (s *State) rewrite() error {
 	p, err := atomicfile.Create(s.Path)
 	if err != nil {
 		return err
@@ -272,30 +397,20 @@ func (s *State) Save() error {
 	bw := bufio.NewWriterSize(p.File, 64<<10)
 	bw.WriteString(stateHeader + "\n")
 	fmt.Fprintf(bw, "b %s\n", strconv.Quote(s.Build))
+	lines := 2
 	for k, ms := range s.Cutoffs {
 		fmt.Fprintf(bw, "c %s %d\n", k, ms)
+		lines++
 	}
 	var b []byte
 	for src, files := range s.Files {
 		fmt.Fprintf(bw, "s %s\n", strconv.Quote(src))
+		lines++
 		for path, f := range files {
-			b = append(b[:0], "f "...)
-			b = strconv.AppendUint(b, f.Dev, 10)
-			b = append(b, ' ')
-			b = strconv.AppendUint(b, f.Ino, 10)
-			for _, n := range []int64{f.Size, f.Mtime, f.Offset} {
-				b = append(b, ' ')
-				b = strconv.AppendInt(b, n, 10)
-			}
-			b = append(b, ' ')
-			b = strconv.AppendUint(b, f.Head, 10)
-			b = append(b, ' ')
-			b = strconv.AppendQuote(b, f.Context)
-			b = append(b, ' ')
-			b = strconv.AppendQuote(b, path)
-			b = append(b, '\n')
+			b = appendFile(b[:0], path, f)
 			bw.Write(b)
 		}
+		lines += len(files)
 	}
 	bw.WriteString("end\n")
 	if err := bw.Flush(); err != nil {
@@ -307,7 +422,7 @@ func (s *State) Save() error {
 	if err := os.Rename(p.File.Name(), s.Path); err != nil {
 		return err
 	}
-	s.changed = false
+	s.base, s.lines = true, lines+1
 	return nil
 }
 

@@ -24,9 +24,9 @@ func TestScanResumes(t *testing.T) {
 		return got
 	}
 	scan("one", "two")
-	got := scan()
+	scan()
 	ttest.Append(t, path, lines(rec("three", m{"cwd": nil})))
-	if got = scan("three"); len(got) == 1 && got[0].Cwd != "/w/b" {
+	if got := scan("three"); len(got) == 1 && got[0].Cwd != "/w/b" {
 		t.Errorf("cwd %q, want the latest one before", got[0].Cwd)
 	}
 	// Rewritten: read whole.
