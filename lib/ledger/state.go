@@ -2,10 +2,12 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -106,8 +108,26 @@ func (s *State) read(r io.Reader, build string) error {
 	sameBuild, ended := false, false
 	var files map[string]File
 	for sc.Scan() {
-		line := sc.Text()
 		s.lines++
+		raw := sc.Bytes()
+		if len(raw) > 2 && raw[0] == 'f' && raw[1] == ' ' {
+			// Most lines: parsed from the scanner's buffer, the path
+			// the only string made.
+			if files == nil {
+				return fmt.Errorf("bad line %q", raw)
+			}
+			ended = false
+			if !sameBuild {
+				continue
+			}
+			path, f, ok := parseFile(raw[2:])
+			if !ok {
+				return fmt.Errorf("bad line %q", raw)
+			}
+			files[path] = f
+			continue
+		}
+		line := string(raw)
 		kind, rest, _ := strings.Cut(line, " ")
 		switch kind {
 		case "b":
@@ -127,18 +147,6 @@ func (s *State) read(r io.Reader, build string) error {
 					s.Files[src] = files
 				}
 			}
-		case "f":
-			if files == nil {
-				return fmt.Errorf("bad line %q", line)
-			}
-			if !sameBuild {
-				continue
-			}
-			path, f, err := parseFile(rest)
-			if err != nil {
-				return fmt.Errorf("bad line %q: %w", line, err)
-			}
-			files[path] = f
 		case "x":
 			if files == nil {
 				return fmt.Errorf("bad line %q", line)
@@ -174,31 +182,85 @@ func (s *State) read(r io.Reader, build string) error {
 }
 
 // parseFile parses an f line after its "f ".
-func parseFile(rest string) (string, File, error) {
+func parseFile(b []byte) (string, File, bool) {
 	var f File
-	var nums [6]string
-	for i := range nums {
-		var ok bool
-		if nums[i], rest, ok = strings.Cut(rest, " "); !ok {
-			return "", f, errors.New("too few fields")
+	var fields [6][]byte
+	for i := range fields {
+		j := bytes.IndexByte(b, ' ')
+		if j <= 0 {
+			return "", f, false
 		}
+		fields[i], b = b[:j], b[j+1:]
 	}
-	var errs [9]error
-	f.Dev, errs[0] = strconv.ParseUint(nums[0], 10, 64)
-	f.Ino, errs[1] = strconv.ParseUint(nums[1], 10, 64)
-	f.Size, errs[2] = strconv.ParseInt(nums[2], 10, 64)
-	f.Mtime, errs[3] = strconv.ParseInt(nums[3], 10, 64)
-	f.Offset, errs[4] = strconv.ParseInt(nums[4], 10, 64)
-	f.Head, errs[5] = strconv.ParseUint(nums[5], 10, 64)
-	q, err := strconv.QuotedPrefix(rest)
-	errs[6] = err
-	if err == nil {
-		f.Context, errs[7] = strconv.Unquote(q)
-		rest = strings.TrimPrefix(rest[len(q):], " ")
+	var ok [6]bool
+	f.Dev, ok[0] = parseUint(fields[0])
+	f.Ino, ok[1] = parseUint(fields[1])
+	f.Size, ok[2] = parseInt(fields[2])
+	f.Mtime, ok[3] = parseInt(fields[3])
+	f.Offset, ok[4] = parseInt(fields[4])
+	f.Head, ok[5] = parseUint(fields[5])
+	if ok != [6]bool{true, true, true, true, true, true} {
+		return "", f, false
 	}
-	path, err := strconv.Unquote(rest)
-	errs[8] = err
-	return path, f, errors.Join(errs[:]...)
+	ctx, b, good := unquote(b)
+	if !good || len(b) == 0 || b[0] != ' ' {
+		return "", f, false
+	}
+	f.Context = ctx
+	path, b, good := unquote(b[1:])
+	return path, f, good && len(b) == 0
+}
+
+// unquote reads the Go-quoted string b starts with, and returns it and
+// the rest of b.
+func unquote(b []byte) (string, []byte, bool) {
+	if len(b) < 2 || b[0] != '"' {
+		return "", nil, false
+	}
+	if i := bytes.IndexAny(b[1:], `"\`); i >= 0 && b[1+i] == '"' {
+		return string(b[1 : 1+i]), b[2+i:], true // nothing escaped
+	}
+	q, err := strconv.QuotedPrefix(string(b))
+	if err != nil {
+		return "", nil, false
+	}
+	u, err := strconv.Unquote(q)
+	return u, b[len(q):], err == nil
+}
+
+// parseUint parses a decimal number.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+// parseInt parses a decimal number, perhaps negative.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	u, ok := parseUint(b)
+	switch {
+	case !ok || u > math.MaxInt64+1 || (!neg && u > math.MaxInt64):
+		return 0, false
+	case neg:
+		return -int64(u), true
+	}
+	return int64(u), true
 }
 
 // Unchanged reports whether path, of source src, has the stamp it had when
