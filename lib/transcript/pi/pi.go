@@ -127,16 +127,27 @@ func scanSession(lr *filescan.LineReader, name string, add func(transcript.Promp
 	defer func() { st.Bytes = lr.Bytes() }()
 	var h header
 	first := true
-	if lr.Resumed() {
-		// Read from where the last read stopped: its header is the
-		// file's first line.
-		line, err := lr.Head()
-		if err != nil {
-			return st, &transcript.ReadError{Path: name, Err: err}
-		}
-		if isSession, ok := parseHeader(line, &h); !ok || !isSession {
-			st.Skipped++
-			return st, nil
+	if hr := lr.Head(); hr != nil {
+		// Read from where the last read stopped: the header is read
+		// again, as reading from the start takes it.
+		for first {
+			line, err := hr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return st, &transcript.ReadError{Path: name, Err: err}
+			}
+			if shaped, blank := jsonscan.ObjectShaped(line); blank {
+				continue
+			} else if !shaped {
+				break
+			}
+			if isSession, ok := parseHeader(line, &h); ok && !isSession {
+				st.Skipped++
+				return st, nil
+			}
+			break
 		}
 		first = false
 	}

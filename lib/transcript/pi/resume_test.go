@@ -65,4 +65,11 @@ func TestScanResumes(t *testing.T) {
 	// Shrunk below the cursor: read whole.
 	ttest.WriteFile(t, path, head+piPrompt("a9", "nine"))
 	scan("nine")
+
+	// The header after a blank line: found again as a read from the
+	// start finds it.
+	ttest.WriteFile(t, path, "\n"+head+piPrompt("b1", "ten"))
+	scan("ten")
+	ttest.Append(t, path, piPrompt("b2", "eleven"))
+	scan("eleven")
 }

@@ -13,7 +13,6 @@ import (
 	"io"
 	"io/fs"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -169,18 +168,13 @@ func (lr *LineReader) Context() string { return lr.ctx }
 // SetContext sets the context saved with the cursor this read stops at.
 func (lr *LineReader) SetContext(ctx string) { lr.ctx = ctx }
 
-// Head returns the first line of a file read from a cursor (a reader
-// needing what its header says), or nil. The slice is the caller's.
-func (lr *LineReader) Head() ([]byte, error) {
+// Head returns a reader of the part of a file read from a cursor that
+// is before it (a reader needing what its header says), or nil.
+func (lr *LineReader) Head() *LineReader {
 	if lr.file == nil || lr.from == 0 {
-		return nil, nil
+		return nil
 	}
-	hr := NewLineReader(io.NewSectionReader(lr.file, 0, lr.from), StreamBufSize)
-	line, err := hr.Next()
-	if err == io.EOF {
-		return nil, nil
-	}
-	return slices.Clone(line), err
+	return NewLineReader(io.NewSectionReader(lr.file, 0, lr.from), StreamBufSize)
 }
 
 func trimEOL(b []byte) []byte {
