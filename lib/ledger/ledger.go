@@ -60,8 +60,8 @@ var header = []byte("hist ledger v1\n\n")
 // cut off by the next append.
 type Ledger struct {
 	Path   string
-	raw    []byte           // the keys read from the file, as read (scanned by the first lookups)
-	keys   []Key            // the same, sorted, once sorted is set
+	raw    []byte // the keys read from the file, as read (scanned by the first lookups)
+	keys   []Key  // the same, sorted, once sorted is set
 	sorted bool
 	probes int              // lookups made by scanning
 	added  map[Key]struct{} // keys read by Refresh since

@@ -89,7 +89,7 @@ const stateHeader = "hist import state v3"
 //
 //	b <quoted build>
 //	c <hash>/<source> <ms>
-//	s <quoted source key>
+//	s <quoted source key> [<number of f lines that follow>]
 //	f <dev> <ino> <size> <mtime> <offset> <head> <quoted context> <quoted path>
 //	x <quoted path>
 //	end
@@ -137,12 +137,15 @@ func (s *State) read(r io.Reader, build string) error {
 			}
 			sameBuild = b == build
 		case "s":
-			src, err := strconv.Unquote(rest)
+			// s <quoted source> [<files>]: the count sizes the map.
+			q, err := strconv.QuotedPrefix(rest)
 			if err != nil {
 				return err
 			}
+			src, _ := strconv.Unquote(q)
+			n, _ := strconv.Atoi(strings.TrimPrefix(rest[len(q):], " "))
 			if files = s.Files[src]; files == nil {
-				files = map[string]File{}
+				files = make(map[string]File, min(max(n, 0), 1<<20))
 				if sameBuild {
 					s.Files[src] = files
 				}
@@ -466,7 +469,7 @@ func (s *State) rewrite() error {
 	}
 	var b []byte
 	for src, files := range s.Files {
-		fmt.Fprintf(bw, "s %s\n", strconv.Quote(src))
+		fmt.Fprintf(bw, "s %s %d\n", strconv.Quote(src), len(files))
 		lines++
 		for path, f := range files {
 			b = appendFile(b[:0], path, f)
