@@ -91,7 +91,7 @@ func HeadSum(b []byte) uint64 {
 
 // Stats counts what a reader saw.
 type Stats struct {
-	Files     int   // transcript files (or databases) read whole
+	Files     int   // transcript files (or databases) read, whole or from their cursor
 	Bytes     int64 // bytes read
 	Prompts   int   // prompts emitted
 	Malformed int   // lines or rows that could not be parsed and were skipped
