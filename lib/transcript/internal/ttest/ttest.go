@@ -246,7 +246,8 @@ func Respace(data []byte, seed uint64) []byte {
 }
 
 // Cursors is a transcript.Resumer that keeps every file and remembers
-// where each read stopped, as hist-seed's import state does.
+// where each read stopped, as hist-seed's import state does; for scans of
+// one file (From and Reached share the map).
 type Cursors map[string]transcript.Cursor
 
 func (c Cursors) Keep(string, fs.FileInfo) bool            { return true }
