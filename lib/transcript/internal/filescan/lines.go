@@ -157,9 +157,6 @@ func (lr *LineReader) discard() error {
 // reset, line endings included.
 func (lr *LineReader) Bytes() int64 { return lr.n }
 
-// Resumed reports whether the file is read from a cursor, past its start.
-func (lr *LineReader) Resumed() bool { return lr.from > 0 }
-
 // Context is the context saved with the cursor the file is read from
 // ("" when it is read from its start); SetContext sets the one to save
 // with where this read stops.
@@ -377,7 +374,7 @@ func (lr *LineReader) resetFile(f *File, size int64, from transcript.Cursor) tra
 		}
 	}
 	n := size - from.Offset
-	if n <= 0 {
+	if n <= 0 && from.Offset == 0 {
 		n = 1 // a folder or an empty file: let the read report it
 	}
 	lr.lim = io.LimitedReader{R: f, N: n}
