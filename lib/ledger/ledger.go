@@ -60,10 +60,18 @@ var header = []byte("hist ledger v1\n\n")
 // cut off by the next append.
 type Ledger struct {
 	Path   string
-	sorted []Key            // the keys read from the file, sorted
+	raw    []byte // the keys read from the file, as read (scanned by the first lookups)
+	keys   []Key  // the same, sorted, once sorted is set
+	sorted bool
+	probes int              // lookups made by scanning
 	added  map[Key]struct{} // keys read by Refresh since
 	size   int64            // bytes of the file read (aligned)
 }
+
+// scanProbes is how many lookups scan the keys before they are sorted:
+// a run that imports a prompt or two looks up as many keys, and scanning
+// a few megabytes of keys is cheaper than sorting them.
+const scanProbes = 16
 
 // Load reads the ledger at path; a missing file is an empty ledger.
 func Load(path string) (*Ledger, error) {
@@ -75,13 +83,20 @@ func Load(path string) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, size, err := parse(path, data)
-	if err != nil {
+	if err := check(path, data); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(keys, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
-	l.sorted, l.size = keys, size
+	n := (len(data) - len(header)) / len(Key{})
+	l.raw, l.size = data[len(header):len(header)+n*len(Key{})], int64(len(header)+n*len(Key{}))
 	return l, nil
+}
+
+// check reports a ledger file's bytes that do not start as a ledger does.
+func check(path string, data []byte) error {
+	if len(data) > 0 && (len(data) < len(header) || !bytes.Equal(data[:len(header)], header)) {
+		return fmt.Errorf("%s is not an import ledger (it does not start with %q): move it away", path, header[:14])
+	}
+	return nil
 }
 
 // parse reads a ledger file's bytes: the keys, and the size they end at.
@@ -89,26 +104,45 @@ func parse(path string, data []byte) ([]Key, int64, error) {
 	if len(data) == 0 {
 		return nil, 0, nil
 	}
-	if len(data) < len(header) || !bytes.Equal(data[:len(header)], header) {
-		return nil, 0, fmt.Errorf("%s is not an import ledger (it does not start with %q): move it away", path, header[:14])
+	if err := check(path, data); err != nil {
+		return nil, 0, err
 	}
-	n := (len(data) - len(header)) / len(Key{})
-	keys := make([]Key, n)
+	keys := toKeys(data[len(header):])
+	return keys, int64(len(header) + len(keys)*len(Key{})), nil
+}
+
+// toKeys returns the whole keys in b.
+func toKeys(b []byte) []Key {
+	keys := make([]Key, len(b)/len(Key{}))
 	for i := range keys {
-		copy(keys[i][:], data[len(header)+i*len(Key{}):])
+		keys[i] = Key(b[i*len(Key{}):])
 	}
-	return keys, int64(len(header) + n*len(Key{})), nil
+	return keys
 }
 
 // Len is the number of keys known (some may be counted twice).
-func (l *Ledger) Len() int { return len(l.sorted) + len(l.added) }
+func (l *Ledger) Len() int { return len(l.raw)/len(Key{}) + len(l.keys) + len(l.added) }
 
 // Has reports whether k was imported.
 func (l *Ledger) Has(k Key) bool {
 	if _, ok := l.added[k]; ok {
 		return true
 	}
-	_, ok := slices.BinarySearchFunc(l.sorted, k, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	if !l.sorted && l.probes < scanProbes {
+		l.probes++
+		for i := 0; i+len(k) <= len(l.raw); i += len(k) {
+			if Key(l.raw[i:]) == k {
+				return true
+			}
+		}
+		return false
+	}
+	if !l.sorted {
+		l.keys, l.raw = toKeys(l.raw), nil
+		slices.SortFunc(l.keys, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+		l.sorted = true
+	}
+	_, ok := slices.BinarySearchFunc(l.keys, k, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
 	return ok
 }
 
@@ -141,12 +175,8 @@ func (l *Ledger) Refresh() (bool, error) {
 			return false, err
 		}
 	} else {
-		n := len(data) / len(Key{})
-		keys = make([]Key, n)
-		for i := range keys {
-			copy(keys[i][:], data[i*len(Key{}):])
-		}
-		l.size += int64(n * len(Key{}))
+		keys = toKeys(data)
+		l.size += int64(len(keys) * len(Key{}))
 	}
 	for _, k := range keys {
 		l.added[k] = struct{}{}

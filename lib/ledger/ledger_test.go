@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,14 +114,25 @@ func TestLedgerNotALedger(t *testing.T) {
 	}
 }
 
+// list lists files in a new listing of src and records them read whole,
+// to their ends.
+func list(s *State, src string, files map[string]Stamp) {
+	l := s.Listing(src)
+	for p, st := range files {
+		l.List(p, st)
+		l.Reached(p, st.Size, 42, "ctx "+p)
+	}
+	s.SetFiles(l)
+}
+
 func TestStateRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "imports.state")
 	s := LoadState(path, "build 1")
 	files := map[string]Stamp{
 		"/a b/c\n\"d\".jsonl": {Dev: 1, Ino: 2, Size: 3, Mtime: time.Now().UnixNano()},
-		"/x.db-wal":           {Dev: 1, Ino: 9, Size: 0, Mtime: -5},
+		"/x.db-wal":           {Dev: 1 << 63, Ino: 9, Size: 0, Mtime: -5},
 	}
-	s.SetFiles(`pi "/root with space"`, files)
+	list(s, `pi "/root with space"`, files)
 	s.SetCutoff("abc", "pi", 1767225602000)
 	s.SetCutoff("def", "claude", 0)
 	if err := s.Save(); err != nil {
@@ -129,6 +142,9 @@ func TestStateRoundTrip(t *testing.T) {
 	for p, st := range files {
 		if !got.Unchanged(`pi "/root with space"`, p, st) {
 			t.Errorf("%q: stamp not kept", p)
+		}
+		if f := got.Files[`pi "/root with space"`][p]; f.Offset != st.Size || f.Head != 42 || f.Context != "ctx "+p {
+			t.Errorf("%q: cursor not kept: %+v", p, f)
 		}
 	}
 	if ms, ok := got.Cutoff("abc", "pi"); !ok || ms != 1767225602000 {
@@ -145,14 +161,161 @@ func TestStateRoundTrip(t *testing.T) {
 	if _, ok := other.Cutoff("abc", "pi"); !ok {
 		t.Error("another build lost the cutoffs")
 	}
-	// Saving the same stamps again does not rewrite the file.
+	// Listing the same stamps again does not rewrite the file.
 	fi1, _ := os.Stat(path)
-	got.SetFiles(`pi "/root with space"`, files)
+	l := got.Listing(`pi "/root with space"`)
+	for p, st := range files {
+		if _, _, same := l.List(p, st); !same {
+			t.Errorf("%q: not unchanged", p)
+		}
+	}
+	got.SetFiles(l)
 	time.Sleep(10 * time.Millisecond)
 	if err := got.Save(); err != nil {
 		t.Fatal(err)
 	}
 	if fi2, _ := os.Stat(path); !fi2.ModTime().Equal(fi1.ModTime()) {
 		t.Error("an unchanged state was written again")
+	}
+}
+
+// A file the run did not list is dropped; one that changed gets its new
+// stamp and cursor; nothing changes until SetFiles.
+func TestListing(t *testing.T) {
+	s := LoadState(filepath.Join(t.TempDir(), "imports.state"), "b")
+	a, b := Stamp{Ino: 1, Size: 10}, Stamp{Ino: 2, Size: 20}
+	list(s, "pi", map[string]Stamp{"a": a, "b": b})
+	l := s.Listing("pi")
+	a2 := Stamp{Ino: 1, Size: 15}
+	old, ok, same := l.List("a", a2)
+	if !ok || same || old.Offset != 10 {
+		t.Fatalf("List(a) = %+v %v %v", old, ok, same)
+	}
+	l.Reached("a", 14, 7, "")
+	if f := s.Files["pi"]["a"]; f.Stamp != a || f.Offset != 10 {
+		t.Fatalf("changed before SetFiles: %+v", f)
+	}
+	s.SetFiles(l)
+	if f, ok := s.Files["pi"]["a"]; !ok || f.Stamp != a2 || f.Offset != 14 || f.Head != 7 {
+		t.Errorf("a: %+v", f)
+	}
+	if _, ok := s.Files["pi"]["b"]; ok {
+		t.Error("b, not listed, was kept")
+	}
+}
+
+// A torn or garbled state is an empty one: every file is read again.
+func TestStateTornOrGarbled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "imports.state")
+	s := LoadState(path, "b")
+	list(s, "pi", map[string]Stamp{"/a.jsonl": {Ino: 1, Size: 10}, "/b.jsonl": {Ino: 2, Size: 20}})
+	s.SetCutoff("abc", "pi", 5)
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if got := LoadState(path, "b"); len(got.Files["pi"]) != 2 {
+		t.Fatalf("whole state: %d files", len(got.Files["pi"]))
+	}
+	bad := map[string][]byte{
+		"torn":      data[:len(data)-5],
+		"no end":    data[:len(data)-len("end\n")],
+		"garbled":   bytes.Replace(data, []byte("f "), []byte("f x"), 1),
+		"binary":    append(append([]byte{}, data[:30]...), 0, 1, 2, 0xff),
+		"old":       []byte("hist import state v2\nb \"b\"\n"),
+		"no quotes": bytes.Replace(data, []byte(`"/a.jsonl"`), []byte(`/a.jsonl`), 1),
+	}
+	for name, b := range bad {
+		os.WriteFile(path, b, 0o600)
+		got := LoadState(path, "b")
+		if len(got.Files) != 0 || len(got.Cutoffs) != 0 {
+			t.Errorf("%s: state taken: %v %v", name, got.Files, got.Cutoffs)
+		}
+		if got.Unchanged("pi", "/a.jsonl", Stamp{Ino: 1, Size: 10}) {
+			t.Errorf("%s: a file counts as unchanged", name)
+		}
+	}
+}
+
+// Lookups answer the same whether they scan the keys (the first few) or
+// search them sorted (the rest).
+func TestHasScannedThenSorted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "imports.ledger")
+	var keys []Key
+	for i := range 100 {
+		keys = append(keys, KeyOf("pi", fmt.Sprint(i), "", 0, ""))
+	}
+	if err := (&Ledger{Path: path, added: map[Key]struct{}{}}).Append(keys); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 * scanProbes {
+		if !l.Has(keys[(i*37)%len(keys)]) {
+			t.Fatalf("lookup %d: key missing", i)
+		}
+		if l.Has(KeyOf("pi", fmt.Sprint("x", i), "", 0, "")) {
+			t.Fatalf("lookup %d: a key never added", i)
+		}
+	}
+}
+
+// A run that changes a few files appends them to the state; a torn
+// append is a torn state; many appends end in a rewrite.
+func TestStateAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "imports.state")
+	s := LoadState(path, "b")
+	files := map[string]Stamp{}
+	for i := range 10 {
+		files[fmt.Sprintf("/s%d.jsonl", i)] = Stamp{Ino: uint64(i + 1), Size: 10}
+	}
+	list(s, "pi", files)
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	fi1, _ := os.Stat(path)
+	// One file grew, one is gone.
+	s = LoadState(path, "b")
+	files["/s0.jsonl"] = Stamp{Ino: 1, Size: 20}
+	delete(files, "/s9.jsonl")
+	list(s, "pi", files)
+	s.SetCutoff("abc", "pi", 7)
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	fi2, _ := os.Stat(path)
+	if !os.SameFile(fi1, fi2) || fi2.Size() <= fi1.Size() {
+		t.Fatalf("not appended: %d then %d bytes", fi1.Size(), fi2.Size())
+	}
+	got := LoadState(path, "b")
+	if len(got.Files["pi"]) != 9 || got.Files["pi"]["/s0.jsonl"].Offset != 20 {
+		t.Fatalf("after the append: %v", got.Files["pi"])
+	}
+	if ms, ok := got.Cutoff("abc", "pi"); !ok || ms != 7 {
+		t.Fatalf("cutoff %d %v", ms, ok)
+	}
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, data[:len(data)-3], 0o600)
+	if got := LoadState(path, "b"); len(got.Files) != 0 {
+		t.Fatal("a torn append was taken")
+	}
+	os.WriteFile(path, data, 0o600)
+	// Appends go on until the file is mostly superseded lines.
+	for i := range 40 {
+		s := LoadState(path, "b")
+		files["/s1.jsonl"] = Stamp{Ino: 2, Size: int64(30 + i)}
+		list(s, "pi", files)
+		if err := s.Save(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got = LoadState(path, "b")
+	if len(got.Files["pi"]) != 9 || got.Files["pi"]["/s1.jsonl"].Size != 69 {
+		t.Fatalf("after the appends: %v", got.Files["pi"])
+	}
+	if fi, _ := os.Stat(path); os.SameFile(fi, fi1) {
+		t.Error("never rewritten")
 	}
 }

@@ -305,38 +305,55 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 	return nil
 }
 
-// keeper returns the Keep that a source's scan is given, and the map it
-// fills with the stamp of every file the reader lists. It keeps the files
-// whose stamp changed since a run over every project recorded it: a file
-// read whole by such a run, its prompts in place, holds nothing new while
-// it stays as it is. The stamps are recorded (advanced) by runs over
-// every project only: a run for one project passes over the prompts of
-// the others. A new hist-seed build reads everything once again (its
-// readers may recognise more).
-func (r *Runner) keeper(src Source, unchanged *int) (transcript.Keep, map[string]ledger.Stamp) {
-	seen := map[string]ledger.Stamp{}
-	st := r.state()
-	key := stateKey(src)
-	return func(path string, fi fs.FileInfo) bool {
-		s := ledger.StampOf(fi)
-		seen[path] = s
-		same := st.Unchanged(key, path, s)
-		if strings.HasSuffix(path, ".db") {
-			// A database's changes may sit in its write-ahead log.
-			wal := path + "-wal"
-			if wi, err := os.Stat(wal); err == nil {
-				ws := ledger.StampOf(wi)
-				seen[wal] = ws
-				same = same && st.Unchanged(key, wal, ws)
-			} else if _, had := st.Files[key][wal]; had {
-				same = false
-			}
+// keeper returns the Keep that a source's scan is given, and the listing
+// it fills with the stamp of every file the reader lists. It keeps the
+// files whose stamp changed since a run over every project recorded it: a
+// file read by such a run, its prompts in place, holds nothing new while
+// it stays as it is. A file that only grew (same device, inode and head,
+// no smaller) is read from where that run stopped, by the readers that
+// read by lines. The stamps are recorded (advanced) by runs over every
+// project only: a run for one project passes over the prompts of the
+// others. A new hist-seed build reads everything once again (its readers
+// may recognise more).
+func (r *Runner) keeper(src Source, unchanged *int) (transcript.Keep, *ledger.Listing) {
+	k := &keeper{l: r.state().Listing(stateKey(src)), from: map[string]transcript.Cursor{}, unchanged: unchanged}
+	return k, k.l
+}
+
+// keeper is a transcript.Resumer over a source's listing.
+type keeper struct {
+	l         *ledger.Listing
+	from      map[string]transcript.Cursor // the grown files' cursors, filled by Keep
+	unchanged *int
+}
+
+func (k *keeper) Keep(path string, fi fs.FileInfo) bool {
+	s := ledger.StampOf(fi)
+	old, had, same := k.l.List(path, s)
+	if strings.HasSuffix(path, ".db") {
+		// A database's changes may sit in its write-ahead log.
+		wal := path + "-wal"
+		if wi, err := os.Stat(wal); err == nil {
+			_, _, wsame := k.l.List(wal, ledger.StampOf(wi))
+			same = same && wsame
+		} else if k.l.Known(wal) {
+			same = false
 		}
-		if same {
-			*unchanged++
-		}
-		return !same
-	}, seen
+	}
+	if same {
+		*k.unchanged++
+		return false
+	}
+	if had && old.Offset > 0 && old.Dev == s.Dev && old.Ino == s.Ino && s.Size >= old.Size {
+		k.from[path] = transcript.Cursor{Offset: old.Offset, Head: old.Head, Context: old.Context}
+	}
+	return true
+}
+
+func (k *keeper) From(path string) transcript.Cursor { return k.from[path] }
+
+func (k *keeper) Reached(path string, c transcript.Cursor) {
+	k.l.Reached(path, c.Offset, c.Head, c.Context)
 }
 
 // stateKey is what the import state keeps a source's file stamps under:

@@ -269,8 +269,8 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	type read struct {
 		src     Source
 		buckets map[string]*bucket
-		seen    map[string]ledger.Stamp // the files listed, by path
-		recent  int                     // prompts left to a later run
+		seen    *ledger.Listing // the files listed
+		recent  int             // prompts left to a later run
 	}
 	var reads []read
 	for _, src := range sources {
@@ -391,7 +391,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			// A run for one project passes over the others' prompts:
 			// its stamps are not recorded.
 			if o.Project == "" && !failed[rd.src.Name] && rd.recent == 0 {
-				r.state().SetFiles(stateKey(rd.src), rd.seen)
+				r.state().SetFiles(rd.seen)
 			}
 		}
 		if err := r.state().Save(); err != nil {

@@ -39,14 +39,59 @@ type Prompt struct {
 }
 
 // Keep says, for each transcript file a reader lists, whether to read it:
-// a reader given Keep reads only the files it keeps (nil keeps all).
+// a reader given a Keep reads only the files it keeps (nil keeps all).
 // hist-seed keeps the files that changed since its last run (see
-// docs/hist-seed.md, "Cheap when nothing changed").
-type Keep func(path string, fi fs.FileInfo) bool
+// docs/hist-seed.md, "Incremental import").
+type Keep interface {
+	Keep(path string, fi fs.FileInfo) bool
+}
+
+// KeepFunc is a Keep made of a function.
+type KeepFunc func(path string, fi fs.FileInfo) bool
+
+// Keep calls f.
+func (f KeepFunc) Keep(path string, fi fs.FileInfo) bool { return f(path, fi) }
+
+// Cursor is where a read of a line-by-line transcript file stopped.
+type Cursor struct {
+	// Offset is the byte after the last complete line read (a torn last
+	// line, not ended yet, is left to the next read).
+	Offset int64
+	// Head is HeadSum of the file's first min(Offset, HeadSize) bytes: a
+	// file rewritten since has another head, and is read whole again.
+	Head uint64
+	// Context is what the reader needs to go on from Offset (Claude's
+	// latest cwd); the file's head is read again for the rest.
+	Context string
+}
+
+// Resumer is a Keep that also remembers where each file's last read
+// stopped: a reader of line-by-line files given one reads a file it keeps
+// from its cursor (From; zero: from its start) when the file still has the
+// head it had, and says where each read stopped (Reached, called on one
+// goroutine at a time). From is called concurrently, after the listing.
+type Resumer interface {
+	Keep
+	From(path string) Cursor
+	Reached(path string, c Cursor)
+}
+
+// HeadSize bounds the head of a file that Cursor.Head sums.
+const HeadSize = 4096
+
+// HeadSum is the FNV-1a hash of b (the same in every run).
+func HeadSum(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
 
 // Stats counts what a reader saw.
 type Stats struct {
-	Files     int   // transcript files (or databases) read whole
+	Files     int   // transcript files (or databases) read, whole or from their cursor
 	Bytes     int64 // bytes read
 	Prompts   int   // prompts emitted
 	Malformed int   // lines or rows that could not be parsed and were skipped

@@ -81,7 +81,9 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	return ScanKept(root, nil, emit)
 }
 
-// ScanKept is Scan over the transcripts keep keeps.
+// ScanKept is Scan over the transcripts keep keeps. When keep is a
+// transcript.Resumer, a grown transcript is read from where the last read
+// stopped, with the latest cwd read before it.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := listFiles(root, keep, &st)
@@ -99,7 +101,8 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	for i, f := range files {
 		paths[i], sizes[i] = f.path, f.size
 	}
-	err = filescan.ScanPaths(paths, sizes, scanTranscript, emit, &st)
+	res, _ := keep.(transcript.Resumer)
+	err = filescan.ScanPaths(paths, sizes, res, scanTranscript, emit, &st)
 	return st, err
 }
 
@@ -201,8 +204,9 @@ var cwdKey = []byte(`"cwd"`)
 // Only the prompts waiting for that later record are held.
 func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
 	defer func() { st.Bytes = lr.Bytes() }()
-	var cwd string                  // the file's latest known cwd
+	cwd := lr.Context()             // the file's latest known cwd (read before, when resumed)
 	var waiting []transcript.Prompt // prompts read before any cwd, in order
+	defer func() { lr.SetContext(cwd) }()
 	for {
 		line, rerr := lr.Next()
 		if rerr == io.EOF {

@@ -35,7 +35,7 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 		return nil, &transcript.ReadError{Path: root, Err: err}
 	}
 	if !info.IsDir() {
-		if keep != nil && !keep(root, info) {
+		if keep != nil && !keep.Keep(root, info) {
 			return nil, nil
 		}
 		return []file{{root, info.ModTime().UnixNano(), regularSize(info)}}, nil
@@ -64,7 +64,7 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 			return &transcript.ReadError{Path: path, Err: err}
 		}
 		mu.Lock()
-		if keep == nil || keep(path, fi) {
+		if keep == nil || keep.Keep(path, fi) {
 			files = append(files, file{path, fi.ModTime().UnixNano(), regularSize(fi)})
 		}
 		mu.Unlock()
@@ -101,7 +101,7 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 				mu.Lock()
-				if keep == nil || keep(path, fi) {
+				if keep == nil || keep.Keep(path, fi) {
 					files = append(files, file{path, fi.ModTime().UnixNano(), fi.Size()})
 				}
 				mu.Unlock()

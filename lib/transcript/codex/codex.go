@@ -51,6 +51,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -83,11 +84,21 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 // legacy forks among them (which the fork rule needs).
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
-	all, err := s.list(root)
+	all, infos, err := s.list(root, keep != nil)
 	if err != nil {
 		return s.stats, err
 	}
-	files := filescan.Kept(all, keep)
+	files := all
+	if keep != nil {
+		// Each rollout's stamp is the one the listing found (no second
+		// stat by path).
+		files = nil
+		for i, p := range all {
+			if infos[i] == nil || keep.Keep(p, infos[i]) {
+				files = append(files, p)
+			}
+		}
+	}
 	// Rollouts are parsed by up to maxWorkers goroutines, a few files
 	// ahead; what each yields is applied in file order on this one.
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(files)+7)/8)
@@ -222,45 +233,88 @@ func (s *scanner) deliver(c cand) error {
 	return nil
 }
 
-// list returns the rollouts under root, plain files winning over .zst.
-func (s *scanner) list(root string) ([]string, error) {
+// list returns the rollouts under root, plain files winning over .zst,
+// in lexical order within each folder, and, with infos, what each one's
+// stat found (the listing's fstatat in its open folder; a stat for a
+// symbolic link; nil when it failed, then reading the file reports why).
+func (s *scanner) list(root string, infos bool) ([]string, []fs.FileInfo, error) {
 	var out []string
+	var outInfo []fs.FileInfo
 	for _, sub := range []string{"sessions", "archived_sessions"} {
 		dir := filepath.Join(root, sub)
-		var names []string
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		type entry struct {
+			path string
+			fi   fs.FileInfo
+		}
+		var mu sync.Mutex
+		var ents []entry
+		err := filescan.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if path == dir && errors.Is(err, fs.ErrNotExist) {
 					return fs.SkipDir
 				}
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // removed while we walked
+				}
 				return &transcript.ReadError{Path: path, Err: err}
 			}
-			if d.IsDir() {
+			if d.IsDir() || !isRollout(d.Name()) {
 				return nil
 			}
-			if isRollout(d.Name()) {
-				names = append(names, path)
+			var fi fs.FileInfo
+			if infos {
+				if d.Type()&fs.ModeSymlink != 0 {
+					fi, _ = os.Stat(path)
+				} else {
+					fi, _ = d.Info()
+				}
 			}
+			mu.Lock()
+			ents = append(ents, entry{path, fi})
+			mu.Unlock()
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		slices.SortFunc(ents, func(a, b entry) int { return walkOrder(a.path, b.path) })
 		have := map[string]bool{}
-		for _, n := range names {
-			if strings.HasSuffix(n, ".jsonl") {
-				have[n] = true
+		for _, e := range ents {
+			if strings.HasSuffix(e.path, ".jsonl") {
+				have[e.path] = true
 			}
 		}
-		for _, n := range names {
-			if strings.HasSuffix(n, ".zst") && have[strings.TrimSuffix(n, ".zst")] {
+		for _, e := range ents {
+			if strings.HasSuffix(e.path, ".zst") && have[strings.TrimSuffix(e.path, ".zst")] {
 				s.stats.Skipped++
 				continue
 			}
-			out = append(out, n)
+			out = append(out, e.path)
+			outInfo = append(outInfo, e.fi)
 		}
 	}
-	return out, nil
+	return out, outInfo, nil
+}
+
+// walkOrder orders paths as filepath.WalkDir visits them: a folder's
+// files before the next name of its parent ("/" sorts first).
+func walkOrder(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		switch {
+		case ca == '/':
+			return -1
+		case cb == '/':
+			return 1
+		case ca < cb:
+			return -1
+		}
+		return 1
+	}
+	return len(a) - len(b)
 }
 
 // isRollout reports whether name is a rollout file name: "rollout-…" ending

@@ -617,7 +617,7 @@ func anyKept(root string, keep transcript.Keep) bool {
 		}
 		// SQLite's shared-memory file changes as the database is read.
 		if d.Type().IsRegular() && !strings.HasSuffix(path, "-shm") {
-			if fi, err := d.Info(); err != nil || keep(path, fi) {
+			if fi, err := d.Info(); err != nil || keep.Keep(path, fi) {
 				found = true
 			}
 		}

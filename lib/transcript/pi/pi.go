@@ -77,7 +77,9 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	return ScanKept(root, nil, emit)
 }
 
-// ScanKept is Scan over the sessions keep keeps.
+// ScanKept is Scan over the sessions keep keeps. When keep is a
+// transcript.Resumer, a grown session is read from where the last read
+// stopped, its header read again.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := listFiles(root, keep, &st)
@@ -100,7 +102,8 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	for i, n := range byName {
 		files[i] = n.path
 	}
-	err = filescan.ScanPaths(files, nil, scanSession, emit, &st)
+	res, _ := keep.(transcript.Resumer)
+	err = filescan.ScanPaths(files, nil, res, scanSession, emit, &st)
 	return st, err
 }
 
@@ -124,6 +127,30 @@ func scanSession(lr *filescan.LineReader, name string, add func(transcript.Promp
 	defer func() { st.Bytes = lr.Bytes() }()
 	var h header
 	first := true
+	if hr := lr.Head(); hr != nil {
+		// Read from where the last read stopped: the header is read
+		// again, as reading from the start takes it.
+		for first {
+			line, err := hr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return st, &transcript.ReadError{Path: name, Err: err}
+			}
+			if shaped, blank := jsonscan.ObjectShaped(line); blank {
+				continue
+			} else if !shaped {
+				break
+			}
+			if isSession, ok := parseHeader(line, &h); ok && !isSession {
+				st.Skipped++
+				return st, nil
+			}
+			break
+		}
+		first = false
+	}
 	for {
 		line, rerr := lr.Next()
 		if rerr == io.EOF {

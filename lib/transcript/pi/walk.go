@@ -66,12 +66,12 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]strin
 			files = append(files, path)
 			return fs.SkipDir
 		case t.IsRegular():
-			if fi == nil || keep(path, fi) {
+			if fi == nil || keep.Keep(path, fi) {
 				files = append(files, path)
 			}
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				if keep == nil || keep(path, fi) {
+				if keep == nil || keep.Keep(path, fi) {
 					files = append(files, path)
 				}
 			} else {

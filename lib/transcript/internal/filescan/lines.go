@@ -51,8 +51,14 @@ type LineReader struct {
 	br   *bufio.Reader
 	long []byte // a line longer than the buffer, assembled
 	n    int64  // bytes consumed since the last reset
+	done int64  // of which, up to the end of the last complete line
 	lim  io.LimitedReader
 	skip func(prefix []byte) bool
+	// A file read from a cursor (see resetFile): the file, where the
+	// read started, and the reader's context, to go on with and to save.
+	file *File
+	from int64
+	ctx  string
 }
 
 // NewLineReader returns a LineReader reading r through a buffer of size
@@ -71,7 +77,8 @@ func (lr *LineReader) SkipLong(skip func(prefix []byte) bool) { lr.skip = skip }
 // Reset makes lr read r from its start, keeping its buffers.
 func (lr *LineReader) Reset(r io.Reader) {
 	lr.br.Reset(r)
-	lr.n = 0
+	lr.n, lr.done = 0, 0
+	lr.file, lr.from, lr.ctx = nil, 0, ""
 	if cap(lr.long) > keepLongCap {
 		lr.long = nil
 	}
@@ -91,6 +98,7 @@ func (lr *LineReader) Next() ([]byte, error) {
 		lr.n += int64(len(frag))
 		switch err {
 		case nil:
+			lr.done = lr.n
 		case bufio.ErrBufferFull:
 			if len(lr.long) == 0 && lr.skip != nil && lr.skip(frag) {
 				if err := lr.discard(); err != nil {
@@ -134,7 +142,10 @@ func (lr *LineReader) discard() error {
 		switch err {
 		case bufio.ErrBufferFull:
 			continue
-		case nil, io.EOF:
+		case nil:
+			lr.done = lr.n
+			return nil
+		case io.EOF:
 			return nil
 		default:
 			return err
@@ -145,6 +156,23 @@ func (lr *LineReader) discard() error {
 // Bytes returns the number of bytes consumed since the reader was made or
 // reset, line endings included.
 func (lr *LineReader) Bytes() int64 { return lr.n }
+
+// Context is the context saved with the cursor the file is read from
+// ("" when it is read from its start); SetContext sets the one to save
+// with where this read stops.
+func (lr *LineReader) Context() string { return lr.ctx }
+
+// SetContext sets the context saved with the cursor this read stops at.
+func (lr *LineReader) SetContext(ctx string) { lr.ctx = ctx }
+
+// Head returns a reader of the part of a file read from a cursor that
+// is before it (a reader needing what its header says), or nil.
+func (lr *LineReader) Head() *LineReader {
+	if lr.file == nil || lr.from == 0 {
+		return nil
+	}
+	return NewLineReader(io.NewSectionReader(lr.file, 0, lr.from), StreamBufSize)
+}
 
 func trimEOL(b []byte) []byte {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
@@ -309,18 +337,74 @@ func (f *File) Read(b []byte) (int, error) {
 	}
 }
 
+// ReadAt reads len(b) bytes at off (fewer at the end, with io.EOF).
+func (f *File) ReadAt(b []byte, off int64) (int, error) {
+	n := 0
+	for n < len(b) {
+		k, err := unix.Pread(f.fd, b[n:], off+int64(n))
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return n, &fs.PathError{Op: "read", Path: f.name, Err: err}
+		case k == 0:
+			return n, io.EOF
+		}
+		n += k
+	}
+	return n, nil
+}
+
 // Close closes the file.
 func (f *File) Close() error { return syscall.Close(f.fd) }
 
 // resetFile starts reading f's first size bytes: what the file held when it
 // was opened (an agent may be appending to it). Stopping there saves the
-// read that would only find the end.
-func (lr *LineReader) resetFile(f *File, size int64) {
-	if size <= 0 {
-		size = 1 // a folder or an empty file: let the read report it
+// read that would only find the end. The read starts at from's offset
+// when the file is at least that long and its head is still the one from
+// sums (see transcript.Cursor), else at the start. It returns the cursor
+// the read starts from.
+func (lr *LineReader) resetFile(f *File, size int64, from transcript.Cursor) transcript.Cursor {
+	if from.Offset > 0 && (from.Offset > size || from.Head == 0 || headSum(f, from.Offset) != from.Head) {
+		from = transcript.Cursor{}
 	}
-	lr.lim = io.LimitedReader{R: f, N: size}
+	if from.Offset > 0 {
+		if _, err := unix.Seek(f.fd, from.Offset, io.SeekStart); err != nil {
+			from = transcript.Cursor{}
+		}
+	}
+	n := size - from.Offset
+	if n <= 0 && from.Offset == 0 {
+		n = 1 // a folder or an empty file: let the read report it
+	}
+	lr.lim = io.LimitedReader{R: f, N: n}
 	lr.Reset(&lr.lim)
+	if from.Offset > 0 {
+		lr.file, lr.from, lr.ctx = f, from.Offset, from.Context
+	}
+	return from
+}
+
+// reached is where the read from from stopped: the end of its last
+// complete line, f's head, the reader's context.
+func (lr *LineReader) reached(f *File, from transcript.Cursor) transcript.Cursor {
+	c := transcript.Cursor{Offset: from.Offset + lr.done, Head: from.Head, Context: lr.ctx}
+	if from.Offset < transcript.HeadSize && c.Offset > from.Offset {
+		// The head summed grows up to HeadSize bytes.
+		c.Head = headSum(f, c.Offset)
+	}
+	return c
+}
+
+// headSum sums f's first min(n, transcript.HeadSize) bytes (0 when they
+// cannot be read).
+func headSum(f *File, n int64) uint64 {
+	var buf [transcript.HeadSize]byte
+	b := buf[:min(n, transcript.HeadSize)]
+	if k, _ := f.ReadAt(b, 0); k < len(b) {
+		return 0
+	}
+	return transcript.HeadSum(b)
 }
 
 // KeySet is a set of prompt keys, held as 128-bit hashes (two 64-bit
@@ -395,13 +479,30 @@ const (
 // than one CPU, the next files are read ahead by other goroutines (each
 // file's prompts are held until their turn). It stops at the first error
 // (an I/O error of a file, or one emit returns), and adds what it saw to
-// st.
-func ScanPaths(paths []string, sizes []int64, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
+// st. With res not nil, a file is read from the cursor res.From gives
+// (see LineReader.resetFile), and res.Reached is told where each read
+// stopped.
+func ScanPaths(paths []string, sizes []int64, res transcript.Resumer, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
 	sizeOf := func(i int) int64 {
 		if sizes == nil {
 			return -1
 		}
 		return sizes[i]
+	}
+	// scanFile reads the opened file f.
+	scanFile := func(lr *LineReader, f *File, size int64, path string, add func(transcript.Prompt) error) (transcript.Stats, transcript.Cursor, error) {
+		var from transcript.Cursor
+		if res != nil {
+			from = res.From(path)
+		}
+		from = lr.resetFile(f, size, from)
+		fst, err := scan(lr, path, add)
+		var c transcript.Cursor
+		if res != nil && err == nil {
+			c = lr.reached(f, from)
+		}
+		lr.file = nil
+		return fst, c, err
 	}
 	d := NewDedup(emit)
 	defer func() { st.Prompts += d.n }()
@@ -419,20 +520,25 @@ func ScanPaths(paths []string, sizes []int64, scan ScanFunc, emit func(transcrip
 				st.Skipped++
 				continue
 			}
-			lr.resetFile(f, size)
-			fst, err := scan(lr, path, d.Add)
+			fst, c, err := scanFile(lr, f, size, path, d.Add)
 			f.Close()
 			st.Add(fst)
 			if err != nil {
 				return err
+			}
+			if res != nil {
+				res.Reached(path, c)
 			}
 		}
 		return nil
 	}
 
 	type result struct {
+		path    string
 		prompts []transcript.Prompt
 		st      transcript.Stats
+		cursor  transcript.Cursor
+		read    bool // the file was read, to cursor
 		err     error
 	}
 	// A batch of files at a time, to hand work over in bigger pieces.
@@ -457,7 +563,7 @@ func ScanPaths(paths []string, sizes []int64, scan ScanFunc, emit func(transcrip
 		rs := make([]result, 0, len(batch))
 		for _, file := range batch {
 			path := file.path
-			var r result
+			r := result{path: path}
 			f, size, skip, err := op.openKnown(path, file.size)
 			switch {
 			case err != nil:
@@ -465,11 +571,11 @@ func ScanPaths(paths []string, sizes []int64, scan ScanFunc, emit func(transcrip
 			case skip:
 				r.st.Skipped = 1
 			default:
-				w.lr.resetFile(f, size)
-				r.st, r.err = scan(w.lr, path, func(p transcript.Prompt) error {
+				r.st, r.cursor, r.err = scanFile(w.lr, f, size, path, func(p transcript.Prompt) error {
 					r.prompts = append(r.prompts, p)
 					return nil
 				})
+				r.read = r.err == nil
 				f.Close()
 			}
 			rs = append(rs, r)
@@ -490,6 +596,9 @@ func ScanPaths(paths []string, sizes []int64, scan ScanFunc, emit func(transcrip
 			}
 			if r.err != nil {
 				return r.err
+			}
+			if res != nil && r.read {
+				res.Reached(r.path, r.cursor)
 			}
 		}
 		return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -67,7 +68,7 @@ func TestScanPathsParallelEqualsSerial(t *testing.T) {
 	scan := func(procs int, paths []string, stopAt int) out {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		var o out
-		o.err = ScanPaths(paths, nil, lineScan, func(p transcript.Prompt) error {
+		o.err = ScanPaths(paths, nil, nil, lineScan, func(p transcript.Prompt) error {
 			if len(o.prompts) == stopAt {
 				return errStopHere
 			}
@@ -138,7 +139,7 @@ func TestScanPathsKnownSizes(t *testing.T) {
 		prev := runtime.GOMAXPROCS(procs)
 		var got []string
 		var st transcript.Stats
-		err := ScanPaths(paths, sizes, lineScan, func(p transcript.Prompt) error {
+		err := ScanPaths(paths, sizes, nil, lineScan, func(p transcript.Prompt) error {
 			got = append(got, p.Text)
 			return nil
 		}, &st)
@@ -151,5 +152,67 @@ func TestScanPathsKnownSizes(t *testing.T) {
 				t.Fatalf("%d CPUs: read past the listed size", procs)
 			}
 		}
+	}
+}
+
+// resumer gives the cursors of an earlier scan (read only while files are
+// read, as hist-seed's keeper does) and records the new ones.
+type resumer struct{ from, reached map[string]transcript.Cursor }
+
+func (r *resumer) Keep(string, fs.FileInfo) bool         { return true }
+func (r *resumer) From(path string) transcript.Cursor    { return r.from[path] }
+func (r *resumer) Reached(p string, c transcript.Cursor) { r.reached[p] = c }
+
+// With several CPUs, files read from their cursors yield only what was
+// appended since, a torn last line left to the next scan.
+func TestScanPathsResumes(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 3 * batchFiles {
+		p := filepath.Join(dir, fmt.Sprintf("f%02d", i))
+		os.WriteFile(p, []byte(fmt.Sprintf("a%d\nb%d\n", i, i)), 0o600)
+		paths = append(paths, p)
+	}
+	prev := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(prev)
+	r := &resumer{from: map[string]transcript.Cursor{}, reached: map[string]transcript.Cursor{}}
+	scan := func() []string {
+		t.Helper()
+		var got []string
+		var st transcript.Stats
+		if err := ScanPaths(paths, nil, r, lineScan, func(p transcript.Prompt) error {
+			got = append(got, p.Text)
+			return nil
+		}, &st); err != nil {
+			t.Fatal(err)
+		}
+		r.from, r.reached = r.reached, map[string]transcript.Cursor{}
+		return got
+	}
+	if got := scan(); len(got) != 2*len(paths) {
+		t.Fatalf("first scan: %d lines", len(got))
+	}
+	for i, p := range paths {
+		f, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		fmt.Fprintf(f, "c%d\nd%d", i, i) // d: torn
+		f.Close()
+	}
+	var want []string
+	for i := range paths {
+		want = append(want, fmt.Sprintf("c%d", i), fmt.Sprintf("d%d", i))
+	}
+	if got := scan(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after appends: %q", got)
+	}
+	// The torn lines are read again, whole now.
+	want = want[:0]
+	for i, p := range paths {
+		f, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		f.WriteString("\n")
+		f.Close()
+		want = append(want, fmt.Sprintf("d%d", i))
+	}
+	if got := scan(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the torn lines ended: %q", got)
 	}
 }

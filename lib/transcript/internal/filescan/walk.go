@@ -235,7 +235,7 @@ func Kept(paths []string, keep transcript.Keep) []string {
 	}
 	out := paths[:0:0]
 	for _, p := range paths {
-		if fi, err := os.Stat(p); err != nil || keep(p, fi) {
+		if fi, err := os.Stat(p); err != nil || keep.Keep(p, fi) {
 			out = append(out, p)
 		}
 	}
