@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
 	"hist/lib/ledger"
@@ -43,12 +45,19 @@ func makeKey(ts int64, norm []byte) eventKey {
 	return k
 }
 
-// spillAt is how many bytes of records may wait in memory: past it,
-// every bucket's records are appended to the bucket's temp file (the seed
-// file to be), so memory stays bounded whatever the transcripts hold.
-// With the buffers kept for reuse (appendTemp) memory holds up to twice
-// this; 16 MB keeps pi's 1 GB import under 150 MB of RSS (bench/seed.md).
+// spillAt is how many bytes of records (of the chunks holding them) may
+// wait in memory: past it, every bucket's records are appended to the
+// bucket's temp file (the seed file to be), so memory stays bounded
+// whatever the transcripts hold. A spill is written while the scan goes
+// on, so memory holds up to twice this, and as much again in chunks
+// kept for reuse.
 var spillAt int64 = 16 << 20
+
+// chunkSize is the size of the pieces a bucket's records are held in.
+// They are taken from a free list and given back once written, so no
+// buffer grows by copying, and a spill hands its pieces to the goroutine
+// that writes them while new records go to other pieces.
+const chunkSize = 32 << 10
 
 // maxPrepare bounds the goroutines that prepare prompts.
 const maxPrepare = 4
@@ -73,7 +82,8 @@ type bucket struct {
 	// path is the file the records go to: the source's seed file, or,
 	// when the project has one already, a new import file.
 	path   string
-	data   []byte // the records not written to the temp file yet
+	data   [][]byte // the records not written to the temp file yet, in chunks (all full but the last)
+	mem    int64    // bytes in data
 	n      int
 	hidden int
 	dupes  int
@@ -443,12 +453,15 @@ func (c *collector) seen(b *bucket, p *transcript.Prompt, pp *prepared) (bool, e
 // recordAt reads back the record that starts at off in b's records: in
 // memory, or in its temp file (a spill writes whole records).
 func (r *Runner) recordAt(b *bucket, off int64) (record.Record, error) {
-	inMem := b.pos - int64(len(b.data))
+	inMem := b.pos - b.mem
 	var line []byte
 	if off >= inMem {
-		line = b.data[off-inMem:]
-		line = line[:bytes.IndexByte(line, '\n')+1]
+		line = b.heldLine(off - inMem)
 	} else {
+		// The record may be in the spill being written.
+		if err := r.waitSpill(); err != nil {
+			return record.Record{}, err
+		}
 		f, err := os.Open(b.tmp)
 		if err != nil {
 			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
@@ -469,57 +482,141 @@ func (r *Runner) recordAt(b *bucket, off int64) (record.Record, error) {
 	return rec, nil
 }
 
+// heldLine returns a copy of the record at off in b's records in memory,
+// with its newline (a record may span chunks).
+func (b *bucket) heldLine(off int64) []byte {
+	var line []byte
+	for _, c := range b.data {
+		if off >= int64(len(c)) {
+			off -= int64(len(c))
+			continue
+		}
+		c = c[off:]
+		off = 0
+		if i := bytes.IndexByte(c, '\n'); i >= 0 {
+			return append(line, c[:i+1]...)
+		}
+		line = append(line, c...)
+	}
+	return line
+}
+
 // hold appends a record to b's records in memory.
 func (r *Runner) hold(b *bucket, rec []byte) {
-	b.data = append(b.data, rec...)
-	r.held += int64(len(rec))
 	b.pos += int64(len(rec))
+	b.mem += int64(len(rec))
+	for len(rec) > 0 {
+		n := len(b.data)
+		if n == 0 || len(b.data[n-1]) == chunkSize {
+			b.data = append(b.data, r.chunk())
+			r.held += chunkSize
+			n++
+		}
+		c := b.data[n-1]
+		k := copy(c[len(c):chunkSize], rec)
+		b.data[n-1] = c[:len(c)+k]
+		rec = rec[k:]
+	}
+}
+
+// chunk returns an empty chunk: a written one, or a new one.
+func (r *Runner) chunk() []byte {
+	r.chunkMu.Lock()
+	defer r.chunkMu.Unlock()
+	if n := len(r.free); n > 0 {
+		c := r.free[n-1]
+		r.free = r.free[:n-1]
+		return c[:0]
+	}
+	return make([]byte, 0, chunkSize)
+}
+
+// release gives written chunks back for reuse (up to spillAt bytes of
+// them are kept).
+func (r *Runner) release(chunks [][]byte) {
+	r.chunkMu.Lock()
+	defer r.chunkMu.Unlock()
+	for _, c := range chunks {
+		if int64(len(r.free)+1)*chunkSize > spillAt {
+			return
+		}
+		r.free = append(r.free, c)
+	}
 }
 
 // drop forgets b's records in memory (its source is not written).
 func (r *Runner) drop(b *bucket) {
-	r.held -= int64(len(b.data))
-	b.data = nil
+	r.held -= int64(len(b.data)) * chunkSize
+	r.release(b.data)
+	b.data, b.mem = nil, 0
 }
 
-// spill appends every bucket's records in memory to the bucket's temp
-// file, and frees them. An error is a store failure.
+// spill hands every bucket's records in memory to a goroutine that
+// appends them to the buckets' temp files while the scan goes on. The
+// previous spill is waited for first, so one is written at a time, in
+// order. An error is a store failure (of the previous spill).
 func (r *Runner) spill() error {
+	if err := r.waitSpill(); err != nil {
+		return err
+	}
 	r.spills++
-	r.kept = 0
-	open := 0
+	type job struct {
+		b      *bucket
+		chunks [][]byte
+	}
+	var jobs []job
 	for _, c := range r.collectors {
 		for _, b := range c.buckets {
-			if len(b.data) == 0 {
-				continue
-			}
-			if err := r.appendTemp(b, open < maxOpen); err != nil {
-				return err
-			}
-			// The buffer is kept for the bucket's next records while the
-			// kept buffers stay within the budget: growing a fresh one
-			// from nothing after every spill cost pi's import about a
-			// third of its time (bench/seed.md).
-			if c := int64(cap(b.data)); r.kept+c <= spillAt {
-				r.kept += c
-			} else {
-				b.data = nil
-			}
-			if b.f != nil {
-				open++
+			if len(b.data) > 0 {
+				jobs = append(jobs, job{b, b.data})
+				b.data, b.mem = nil, 0
 			}
 		}
 	}
 	r.held = 0
+	done := make(chan error, 1)
+	r.spilling = done
+	go func() {
+		open := 0
+		for _, j := range jobs {
+			if err := r.writeChunks(j.b, j.chunks, open < maxOpen); err != nil {
+				done <- err
+				return
+			}
+			if j.b.f != nil {
+				open++
+			}
+		}
+		done <- nil
+	}()
 	return nil
 }
 
-// appendTemp appends b's records in memory to its temp file, creating it
-// (and the project folder) the first time, and frees them; keepOpen says
-// whether the file may stay open. The records are written with one write
-// from memory (they are the buffer), through the page cache: writeSeed
-// fsyncs the file before it links it into place.
+// waitSpill waits until the spill being written, if any, is, and returns
+// its error.
+func (r *Runner) waitSpill() error {
+	if r.spilling == nil {
+		return nil
+	}
+	err := <-r.spilling
+	r.spilling = nil
+	return err
+}
+
+// appendTemp appends b's records in memory to its temp file (see
+// writeChunks) and frees them.
 func (r *Runner) appendTemp(b *bucket, keepOpen bool) error {
+	err := r.writeChunks(b, b.data, keepOpen)
+	b.data, b.mem = nil, 0
+	return err
+}
+
+// writeChunks appends chunks to b's temp file, creating it (and the
+// project folder) the first time, and gives them back for reuse;
+// keepOpen says whether the file may stay open. The records are written
+// through the page cache: writeSeed fsyncs the file before it links it
+// into place.
+func (r *Runner) writeChunks(b *bucket, chunks [][]byte, keepOpen bool) error {
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
 		made, err := mkdirs(dir)
@@ -545,16 +642,43 @@ func (r *Runner) appendTemp(b *bucket, keepOpen bool) error {
 		}
 		b.f = f
 	}
-	_, err := b.f.Write(b.data)
-	b.data = b.data[:0] // spill decides whether the buffer is kept
-	if err != nil {
+	if err := writeAll(b.f, chunks); err != nil {
 		return writeError(b.tmp, err)
 	}
+	r.release(chunks)
 	if !keepOpen {
 		err := b.f.Close()
 		b.f = nil
 		if err != nil {
 			return writeError(b.tmp, err)
+		}
+	}
+	return nil
+}
+
+// writeAll writes bufs to f, one after the other, with as few system
+// calls as it can (writev, which a short write makes go on where it
+// stopped). An error is a *fs.PathError for f.
+func writeAll(f *os.File, bufs [][]byte) error {
+	fd := int(f.Fd()) // a regular file: never in non-blocking mode
+	for len(bufs) > 0 {
+		n, err := unix.Writev(fd, bufs[:min(len(bufs), 1024)]) // IOV_MAX
+		if err == unix.EINTR {
+			continue
+		}
+		if err == nil && n == 0 {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			return &fs.PathError{Op: "write", Path: f.Name(), Err: err}
+		}
+		for len(bufs) > 0 && n >= len(bufs[0]) {
+			n -= len(bufs[0])
+			bufs = bufs[1:]
+		}
+		if n > 0 {
+			// A copy of the list: bufs[0] is a chunk to give back whole.
+			bufs = append([][]byte{bufs[0][n:]}, bufs[1:]...)
 		}
 	}
 	return nil

@@ -183,9 +183,11 @@ type Runner struct {
 
 	// Records beyond spillAt bytes go to the buckets' temp files.
 	collectors []*collector
-	held       int64 // bytes of records in memory
-	kept       int64 // capacity of the buffers kept for reuse since the last spill began
-	spills     int   // spills done (for tests)
+	held       int64      // bytes of chunks holding records, since the last spill
+	spilling   chan error // the spill being written, or nil
+	spills     int        // spills done (for tests)
+	chunkMu    sync.Mutex
+	free       [][]byte // written chunks, to reuse
 
 	settled int64 // prompts after this time (ms) are left to a later run (Settle)
 
@@ -298,6 +300,10 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		})
 		if ferr := c.flush(); ferr != nil && c.err == nil {
 			c.err = ferr
+		}
+		// Between sources no spill is being written.
+		if serr := r.waitSpill(); serr != nil && c.err == nil {
+			c.err = serr
 		}
 		res.Elapsed = time.Since(start)
 		res.Stats = st

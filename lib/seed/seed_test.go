@@ -547,3 +547,72 @@ func TestManyProjectsSmallBudget(t *testing.T) {
 		t.Errorf("%d spills, want many", spills)
 	}
 }
+
+// TestRecordAtAcrossChunks reads back every record of a bucket, some
+// longer than a chunk, others spanning two: in memory, and, after a spill,
+// from the temp file while the spill may still be written.
+func TestRecordAtAcrossChunks(t *testing.T) {
+	defer func(v int64) { spillAt = v }(spillAt)
+	spillAt = 1 << 30
+	r := New(Options{Store: store.Store{Root: t.TempDir()}})
+	b := &bucket{path: filepath.Join(t.TempDir(), "seed.jsonl")}
+	r.collectors = []*collector{{buckets: map[string]*bucket{"h": b}}}
+	defer r.discard(b)
+	var offs []int64
+	var want []record.Record
+	for i := range 60 {
+		if i == 30 {
+			if err := r.spill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rec := record.Record{Text: fmt.Sprint(i, strings.Repeat(" x", i*i*13)), TS: int64(i), Src: "pi", Session: "s"}
+		offs = append(offs, b.pos)
+		want = append(want, rec)
+		r.hold(b, record.Append(nil, rec))
+	}
+	if len(b.data) < 10 {
+		t.Fatalf("the records are held in %d chunks: not a test of records across chunks", len(b.data))
+	}
+	for i, off := range offs {
+		got, err := r.recordAt(b, off)
+		if err != nil || got != want[i] {
+			t.Errorf("record %d at %d: %q (%d), %v; want %q", i, off, got.Text[:min(len(got.Text), 20)], got.TS, err, want[i].Text[:min(len(want[i].Text), 20)])
+		}
+	}
+	if err := r.waitSpill(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteAll checks that writeAll writes every buffer, in order, and
+// leaves the buffers as they were (they are chunks to reuse).
+func TestWriteAll(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var bufs [][]byte
+	var want []byte
+	for i := range 1500 { // more than one writev takes
+		b := []byte(strings.Repeat(fmt.Sprint(i%10), i%7+1))
+		bufs = append(bufs, b)
+		want = append(want, b...)
+	}
+	before := fmt.Sprint(bufs)
+	if err := writeAll(f, bufs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(f.Name())
+	if err != nil || string(got) != string(want) {
+		t.Errorf("wrote %d bytes, want %d (%v)", len(got), len(want), err)
+	}
+	if fmt.Sprint(bufs) != before {
+		t.Error("the buffers were changed")
+	}
+	f.Close()
+	if err := writeAll(f, bufs); err == nil || !strings.Contains(err.Error(), f.Name()) {
+		t.Errorf("writing to a closed file: %v", err)
+	}
+}

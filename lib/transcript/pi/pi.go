@@ -44,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"hist/lib/identity"
 	"hist/lib/jsonscan"
@@ -473,6 +474,8 @@ func promptKey(ts int64, approx bool, id, text string) string {
 	b = append(b, ':')
 	b = strconv.AppendInt(b, int64(len(text)), 10)
 	b = append(b, ':')
-	sum := sha256.Sum256([]byte(text))
+	// The text is hashed in place: a []byte copy of it would be the
+	// largest allocation of a scan (sha256 only reads it).
+	sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(text), len(text)))
 	return string(hex.AppendEncode(b, sum[:8]))
 }

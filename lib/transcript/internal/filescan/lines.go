@@ -421,14 +421,14 @@ var keySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 // Add adds key and reports whether it was not in the set.
 func (s *KeySet) Add(key string) bool {
 	h := [2]uint64{maphash.String(keySeeds[0], key), maphash.String(keySeeds[1], key)}
-	if _, ok := s.m[h]; ok {
-		return false
-	}
 	if s.m == nil {
 		s.m = make(map[[2]uint64]struct{})
 	}
+	// One map operation, not a lookup and then an insert: the set is
+	// large and each look at it misses the cache.
+	n := len(s.m)
 	s.m[h] = struct{}{}
-	return true
+	return len(s.m) > n
 }
 
 // Dedup passes each prompt to emit once per Key; prompts without a key
