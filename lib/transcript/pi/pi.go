@@ -89,10 +89,13 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	}
 	// By name, then path; the names are cut out once, not at each of the
 	// n log n comparisons.
-	type named struct{ name, path string }
+	type named struct {
+		name string
+		listed
+	}
 	byName := make([]named, len(files))
 	for i, f := range files {
-		byName[i] = named{filepath.Base(f), f}
+		byName[i] = named{filepath.Base(f.path), f}
 	}
 	slices.SortFunc(byName, func(a, b named) int {
 		if c := strings.Compare(a.name, b.name); c != 0 {
@@ -100,11 +103,12 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		}
 		return strings.Compare(a.path, b.path)
 	})
+	paths, sizes := make([]string, len(files)), make([]int64, len(files))
 	for i, n := range byName {
-		files[i] = n.path
+		paths[i], sizes[i] = n.path, n.size
 	}
 	res, _ := keep.(transcript.Resumer)
-	err = filescan.ScanPaths(files, nil, res, scanSession, emit, &st)
+	err = filescan.ScanPaths(paths, sizes, res, scanSession, emit, &st)
 	return st, err
 }
 

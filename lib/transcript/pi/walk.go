@@ -12,11 +12,18 @@ import (
 	"hist/lib/transcript/internal/filescan"
 )
 
+// listed is a transcript file and its size as listed (-1: not stat'ed),
+// which the scan reads up to.
+type listed struct {
+	path string
+	size int64
+}
+
 // listFiles returns the transcript files under root (or root itself when it
 // is not a directory), and counts what it passes over in st. A missing root
 // yields nothing. Directories named like a transcript are returned too, so
 // that reading them reports the error.
-func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]string, error) {
+func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]listed, error) {
 	info, err := os.Stat(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -25,7 +32,11 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]strin
 		return nil, &transcript.ReadError{Path: root, Err: err}
 	}
 	if !info.IsDir() {
-		return filescan.Kept([]string{root}, keep), nil
+		var files []listed
+		for _, p := range filescan.Kept([]string{root}, keep) {
+			files = append(files, listed{p, -1})
+		}
+		return files, nil
 	}
 	walkRoot := root
 	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
@@ -36,7 +47,7 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]strin
 	// The folders under root are listed at once; their files are sorted
 	// afterwards.
 	var mu sync.Mutex
-	var files []string
+	var files []listed
 	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		// A session's stamp, for keep, from the folder being walked (a
 		// run with nothing new is mostly these).
@@ -63,16 +74,19 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]strin
 			if path == walkRoot {
 				return nil
 			}
-			files = append(files, path)
+			files = append(files, listed{path, -1})
 			return fs.SkipDir
 		case t.IsRegular():
-			if fi == nil || keep.Keep(path, fi) {
-				files = append(files, path)
+			switch {
+			case fi == nil:
+				files = append(files, listed{path, -1})
+			case keep.Keep(path, fi):
+				files = append(files, listed{path, fi.Size()})
 			}
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 				if keep == nil || keep.Keep(path, fi) {
-					files = append(files, path)
+					files = append(files, listed{path, fi.Size()})
 				}
 			} else {
 				st.Skipped++
