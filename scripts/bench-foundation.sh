@@ -130,7 +130,7 @@ CAP_MED=$(printf '%s\n%s\n' "$(get capture1)" "$(get capture2)" | awk '{s += $1}
 MIN_MED=$(printf '%s\n%s\n' "$(get minappend1)" "$(get minappend2)" | awk '{s += $1} END {print s / NR}')
 CAP_RSS=$(rss capture "$CAPCMD")
 MIN_RSS=$(rss minappend "$MINCMD")
-lines=$(wc -l <"$CAP/store/projects/"*/bench.jsonl)
+lines=$(cat "$CAP/store/projects/"*/bench*.jsonl | wc -l) # bench@MACHINE.jsonl
 log "capture: $(ms "$CAP_MED") vs $(ms "$MIN_MED") ($lines lines captured)"
 
 # --- list -------------------------------------------------------------------
