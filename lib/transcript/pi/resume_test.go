@@ -25,10 +25,7 @@ func TestScanResumes(t *testing.T) {
 	cur := ttest.Cursors{}
 	scan := func(want ...string) []transcript.Prompt {
 		t.Helper()
-		got, _ := ttest.Collect(t, func(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-			return ScanKept(root, cur, emit)
-		}, root)
-		ttest.WantTexts(t, got, want...)
+		got := ttest.ScanCursors(t, ScanKept, cur, root, want...)
 		for _, p := range got {
 			if p.Session != "s1" || p.Cwd != "/proj" {
 				t.Errorf("%q: session %q cwd %q", p.Text, p.Session, p.Cwd)

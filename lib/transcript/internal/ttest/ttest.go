@@ -268,3 +268,14 @@ func Append(t testing.TB, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// ScanCursors scans root with scanKept, reading from the cursors in cur
+// (and recording them there), and checks that it found the texts want.
+func ScanCursors(t *testing.T, scanKept func(string, transcript.Keep, func(transcript.Prompt) error) (transcript.Stats, error), cur Cursors, root string, want ...string) []transcript.Prompt {
+	t.Helper()
+	got, _ := Collect(t, func(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+		return scanKept(root, cur, emit)
+	}, root)
+	WantTexts(t, got, want...)
+	return got
+}
