@@ -14,7 +14,7 @@ import (
 )
 
 // A prompt captured live by the Claude Code hook says so in the preview;
-// a seeded one says imported.
+// a seeded one says imported; a compacted one says neither.
 func TestPreviewOrigin(t *testing.T) {
 	f := newFixture(t)
 	capture := filepath.Join(t.TempDir(), "hist-capture")
@@ -27,7 +27,8 @@ func TestPreviewOrigin(t *testing.T) {
 	if out, err := hook.CombinedOutput(); err != nil || len(out) > 0 {
 		t.Fatalf("hist-capture --hook: %v\n%s", err, out)
 	}
-	// A compacted file merges capture files only: its prompts were captured.
+	// A compact file merges capture and import files alike: its prompts'
+	// origin is not known.
 	st := store.Store{Root: f.store}
 	compact := record.Append(nil, record.Record{Text: "compacted claude prompt", TS: 1700000000000, Src: "claude", Session: "sess-old"})
 	if err := os.WriteFile(filepath.Join(st.ProjectDir(f.hash), "compact-1700000000001-abcd.jsonl"), compact, 0o600); err != nil {
@@ -35,16 +36,16 @@ func TestPreviewOrigin(t *testing.T) {
 	}
 
 	tm := newTerm(t, f.dir, 120, 40)
-	for _, tc := range []struct{ query, agent, session string }{
-		{"hook captured", "Agent    Claude Code (captured live)", "claude --resume sess-live"},
-		{"compacted claude", "Agent    Claude Code (captured live)", "claude --resume sess-old"},
-		{"flaky", "Agent    Claude Code (imported)", "claude --resume sess-123"},
+	for _, tc := range []struct{ query, agent, session, not string }{
+		{"hook captured", "Agent    Claude Code (captured live)", "claude --resume sess-live", ""},
+		{"compacted claude", "Agent    Claude Code", "claude --resume sess-old", "Claude Code ("},
+		{"flaky", "Agent    Claude Code (imported)", "claude --resume sess-123", ""},
 	} {
 		tm.pick("--query '" + tc.query + "'")
 		tm.waitCount("1/1")
 		s := tm.waitText(tc.session)
-		if !strings.Contains(s, tc.agent) {
-			t.Errorf("%s: the preview lacks %q:\n%s", tc.query, tc.agent, s)
+		if !strings.Contains(s, tc.agent) || tc.not != "" && strings.Contains(s, tc.not) {
+			t.Errorf("%s: the preview lacks %q (or has %q):\n%s", tc.query, tc.agent, tc.not, s)
 		}
 		tm.keys("Escape")
 		tm.result()

@@ -231,6 +231,6 @@ func (p *picker) preview(n int, arg string) string {
 	f, pv := r.list.file(e), r.list.provOf(e)
 	return preview(previewItem{
 		Text: text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: pv.src, Session: pv.session,
-		Live: captured(f.Path),
+		Origin: origin(f.Path),
 	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
 }

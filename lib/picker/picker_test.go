@@ -152,7 +152,7 @@ func TestResumeCommand(t *testing.T) {
 func TestPreview(t *testing.T) {
 	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
 	ts := time.Date(2025, 6, 2, 9, 30, 0, 0, time.Local).UnixMilli()
-	got := preview(previewItem{Text: "fix it\nplease\x1b[2J", TS: ts, Project: "abcd", Cwd: "/home/me/p", Src: "claude", Session: "s-1"}, "ctrl-o", shellquote.POSIX, now)
+	got := preview(previewItem{Text: "fix it\nplease\x1b[2J", TS: ts, Project: "abcd", Cwd: "/home/me/p", Src: "claude", Session: "s-1", Origin: "imported"}, "ctrl-o", shellquote.POSIX, now)
 	for _, w := range []string{
 		"Time     2025-06-02 09:30:00 (2h ago)\n", "Project  /home/me/p\n", "Agent    Claude Code (imported)\n",
 		"Session  s-1\n", "Resume   cd /home/me/p && claude --resume s-1   (ctrl-o prints it)\n", "fix it\nplease␛[2J\n",

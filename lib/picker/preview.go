@@ -18,19 +18,21 @@ type previewItem struct {
 	Cwd     string // the project's folder from registry.json ("" when unknown)
 	Src     string
 	Session string
-	Live    bool // captured live (a capture or compact file), not imported
+	Origin  string // how it got into the store (see origin); "" unknown
 }
 
-// captured reports whether the store file at path holds prompts captured
-// live: a capture file, a compact file (compaction merges capture files
-// only), or a carry or claim file of one. Seed files and
-// history-global.jsonl hold imported prompts.
-func captured(path string) bool {
+// origin says how the prompts of the store file at path got there:
+// "captured live" for a capture file (or a carry or claim file of one),
+// "imported" for a seed or import file and history-global.jsonl, and ""
+// for a compact file, which merges capture and import files alike.
+func origin(path string) string {
 	switch store.Classify(store.Origin(filepath.Base(path))) {
-	case store.Capture, store.Compact:
-		return true
+	case store.Capture:
+		return "captured live"
+	case store.Compact:
+		return ""
 	}
-	return false
+	return "imported"
 }
 
 // ago says how long ago t was, coarsely.
@@ -68,11 +70,11 @@ func preview(it previewItem, resumeKey string, sh shellquote.Shell, now time.Tim
 		fmt.Fprintf(&b, "Project  %s (folder unknown: not in registry.json)\n", it.Project)
 	}
 	if it.Src != "" {
-		origin := "imported"
-		if it.Live {
-			origin = "captured live"
+		if it.Origin != "" {
+			fmt.Fprintf(&b, "Agent    %s (%s)\n", safe(Agent(it.Src)), it.Origin)
+		} else {
+			fmt.Fprintf(&b, "Agent    %s\n", safe(Agent(it.Src)))
 		}
-		fmt.Fprintf(&b, "Agent    %s (%s)\n", safe(Agent(it.Src)), origin)
 		if it.Session != "" {
 			fmt.Fprintf(&b, "Session  %s\n", safe(it.Session))
 		}
