@@ -37,8 +37,8 @@ mkdir -p "$DIR/bin" "$DIR/home"
 (cd "$ROOT" && go build -o "$DIR/bin/" ./cmd/hist-list ./scripts/genstore)
 export HOME="$DIR/home" GENTLE_PI_HISTORY_CAPTURE=1
 
-median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f", m}'; }
-spread() { sort -n | awk '{a[NR]=$1} END {printf "%.0f-%.0f", a[1], a[NR]}'; }
+# shellcheck source=scripts/benchlib.sh
+. "$ROOT/scripts/benchlib.sh"
 now() { echo "${EPOCHREALTIME/./}"; } # µs
 
 {
@@ -49,11 +49,7 @@ LOADS=""
 for mix in $MIXES; do
     for n in $SIZES; do
         S="$DIR/store-$mix-$n"
-        if [ ! -d "$S/projects" ]; then
-            echo "bench-list: generating $S" >&2
-            rm -rf "$S"
-            "$DIR/bin/genstore" -out "$S" -n "$n" -mix "$mix" >/dev/null
-        fi
+        genstore_once "$DIR/bin/genstore" "$S" "$mix" "$n"
         find "$S/" -name '*.jsonl' | sort >"$DIR/files"
         NF=$(wc -l <"$DIR/files")
         SIZE=$(du -sh "$S/" | cut -f1)

@@ -46,8 +46,8 @@ go test -c -o "$DIR/bin/pick.test" ./cmd/hist-pick
 printf '#!/bin/sh\nexec /usr/bin/time -f %%M -a -o "%s/rss" "$@"\n' "$DIR" >"$DIR/bin/rss"
 chmod +x "$DIR/bin/rss"
 
-median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f", m}'; }
-spread() { sort -n | awk '{a[NR]=$1} END {printf "%.0f-%.0f", a[1], a[NR]}'; }
+# shellcheck source=scripts/benchlib.sh
+. "$ROOT/scripts/benchlib.sh"
 
 # bench MATCH UNTIL CMD: the stopwatch is TestBenchFirstScreen in
 # cmd/hist-pick/tmux_test.go (Go, so polling tmux costs little). CMD runs
@@ -74,11 +74,7 @@ LOADS=""
 for mix in $MIXES; do
   for n in $SIZES; do
     S="$DIR/store-$mix-$n"
-    if [ ! -d "$S/projects" ]; then
-      echo "generating $S" >&2
-      rm -rf "$S"
-      "$DIR/bin/genstore" -out "$S" -n "$n" -mix "$mix" >/dev/null
-    fi
+    genstore_once "$DIR/bin/genstore" "$S" "$mix" "$n"
     if [ ! -s "$S.txt" ]; then
       HOME="$DIR" GENTLE_PI_HISTORY_CAPTURE=1 "$DIR/bin/hist-list" --all --store "$S" >"$S.txt"
     fi
