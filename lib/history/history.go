@@ -55,6 +55,9 @@ type Entry struct {
 	// rather than keep it.
 	Off int64
 	Len int
+	// Stream only: Sum is a 64-bit hash of the prompt's identity, the one
+	// its stream's seen-set keeps (Seen.Sum gives it for any text).
+	Sum uint64
 	// Stream with Provenance only: Final marks a prompt sent whose
 	// provenance no later call changes; Settled marks a later call saying
 	// that of the N-th prompt will not change any more (see StreamWith).

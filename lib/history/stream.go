@@ -199,6 +199,13 @@ func (s *Seen) key(norm []byte) key {
 	return k
 }
 
+// Sum returns the Entry.Sum of a prompt of text in streams over s. The
+// function holds s's seeds only, not its table.
+func (s *Seen) Sum() func(text string) uint64 {
+	seed := s.seed1
+	return func(text string) uint64 { return maphash.Bytes(seed, identity.AppendNormalized(nil, text)) }
+}
+
 // add adds k and reports whether it was new.
 func (s *Seen) add(k key) bool {
 	mask := uint64(len(s.slots) - 1)
@@ -445,7 +452,7 @@ func (s *streamer) emit(r *rev) bool {
 	n := s.res.Sent
 	s.res.Sent++
 	p := s.prov(v.Src, v.Session)
-	e := Entry{TS: v.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project, N: n, Off: r.off, Len: r.n}
+	e := Entry{TS: v.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project, N: n, Off: r.off, Len: r.n, Sum: k[0]}
 	if s.opt.View {
 		e.Text = unsafe.String(unsafe.SliceData(v.Text), len(v.Text))
 	} else {

@@ -30,7 +30,9 @@ func writeFile(t *testing.T, path string, data string) store.File {
 func streamAll(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
 	var got []Entry
 	contents := map[string][]byte{}
-	res := Stream(files, hidden, func(e Entry) bool {
+	seen := NewSeen()
+	sum := seen.Sum()
+	res := StreamWith(files, hidden, StreamOptions{Seen: seen, Provenance: true}, func(e Entry) bool {
 		if e.Settled {
 			return true
 		}
@@ -55,6 +57,10 @@ func streamAll(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResul
 		var v record.View
 		if err := record.ParseView(b[e.Off:e.Off+int64(e.Len)], &v); err != nil || string(v.Text) != e.Text || v.TS != e.TS {
 			panic(fmt.Sprintf("entry %d %.40q: the line at %d+%d holds %.40q (%v)", e.N, e.Text, e.Off, e.Len, v.Text, err))
+		}
+		// Sum is the seen-set's, for this text and any of its spellings.
+		if e.Sum != sum(e.Text) || e.Sum != sum(" "+strings.ToUpper(e.Text)+"  ") {
+			panic(fmt.Sprintf("entry %d %.40q: sum %x, the seen-set's %x", e.N, e.Text, e.Sum, sum(e.Text)))
 		}
 		got = append(got, e)
 		return true
@@ -443,7 +449,7 @@ func TestRichestProvenance(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		g.Off, g.Len = 0, 0 // streamAll checked where the line is
+		g.Off, g.Len, g.Sum = 0, 0, 0 // streamAll checked where the line is, and the sum
 		if g != w {
 			t.Errorf("stream entry %d = %+v, want %+v", i, got[i], w)
 		}

@@ -1,14 +1,12 @@
 package picker
 
 import (
-	"hash/maphash"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"hist/lib/history"
-	"hist/lib/identity"
 	"hist/lib/lock"
 	"hist/lib/record"
 	"hist/lib/store"
@@ -23,7 +21,7 @@ import (
 type ent struct {
 	ts    int64
 	off   int64  // where the line of the text's copy starts in files[tfile]; -1: unknown; lost
-	sum   uint64 // the list's hash of the prompt's identity (list.sum)
+	sum   uint64 // the hash of the prompt's identity (history.Entry.Sum)
 	n     int32  // that line's length
 	tfile int32  // the store file of the text's copy
 	file  int32  // the store file of the richest copy (project, captured live)
@@ -46,7 +44,8 @@ type list struct {
 	st     store.Store
 	sc     store.Scope
 	hidden *tombstone.Set
-	seed   maphash.Seed
+	seen   *history.Seen       // the first stream's seen-set
+	sumOf  func(string) uint64 // ent.sum of a text (seen's Sum)
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -73,7 +72,8 @@ type list struct {
 // load starts streaming a scope of st into a new list (listing the
 // scope's files too happens in the background).
 func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
-	l := &list{all: sc.All, st: st, sc: sc, hidden: hidden, seed: maphash.MakeSeed(), gone: map[int32]bool{},
+	seen := history.NewSeen()
+	l := &list{all: sc.All, st: st, sc: sc, hidden: hidden, seen: seen, sumOf: seen.Sum(), gone: map[int32]bool{},
 		provs: []provenance{{}}, provIx: map[provenance]int32{{}: 0}, fileIx: map[string]int32{}}
 	l.cond = sync.NewCond(&l.mu)
 	go func() {
@@ -112,12 +112,6 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
 // and their reading.
 var afterList func()
 
-// sum is the list's hash of text's identity.
-func (l *list) sum(text string, norm []byte) (uint64, []byte) {
-	norm = identity.AppendNormalized(norm[:0], text)
-	return maphash.Bytes(l.seed, norm), norm
-}
-
 // add appends prompts and their texts. It waits while the backlog is full
 // (unless the list is closed).
 func (l *list) add(ents []ent, texts []string) {
@@ -135,7 +129,6 @@ func (l *list) stream(files []store.File, hidden *tombstone.Set) *history.Stream
 	batch := make([]ent, 0, 16)
 	texts := make([]string, 0, 16)
 	limit := 16
-	var norm []byte
 	flush := func() {
 		l.add(batch, texts)
 		batch, texts = batch[:0], texts[:0]
@@ -144,7 +137,11 @@ func (l *list) stream(files []store.File, hidden *tombstone.Set) *history.Stream
 			limit *= 4
 		}
 	}
-	res := history.Stream(files, hidden, func(e history.Entry) bool {
+	// The stream's own seen-set gives each prompt's sum: its identity is
+	// not normalized and hashed a second time.
+	seen := l.seen
+	l.seen = nil // the set is garbage once the stream is over
+	res := history.StreamWith(files, hidden, history.StreamOptions{Seen: seen, Provenance: true}, func(e history.Entry) bool {
 		if l.stop.Load() {
 			return false
 		}
@@ -166,12 +163,10 @@ func (l *list) stream(files []store.File, hidden *tombstone.Set) *history.Stream
 			l.mu.Unlock()
 			return true
 		}
-		var sum uint64
-		sum, norm = l.sum(e.Text, norm)
 		l.mu.Lock()
 		pi, fi := l.provIndex(e.Src, e.Session), l.fileIx[e.File]
 		l.mu.Unlock()
-		batch = append(batch, ent{ts: e.TS, off: e.Off, n: int32(e.Len), sum: sum, tfile: fi, file: fi, prov: pi})
+		batch = append(batch, ent{ts: e.TS, off: e.Off, n: int32(e.Len), sum: e.Sum, tfile: fi, file: fi, prov: pi})
 		texts = append(texts, e.Text)
 		if len(batch) >= limit {
 			flush()
@@ -198,7 +193,6 @@ func (l *list) settle(files []store.File, ids store.FileIDs, gone bool) (failed 
 	st, sc := l.st, l.sc
 	deadline := time.Now().Add(settleWait)
 	var have map[uint64]struct{}
-	var norm []byte
 	for try := 0; try < 20 && !l.stop.Load(); try++ {
 		if !lock.Held(st.Lock()) && !st.Moved(sc, files, ids, gone) || time.Now().After(deadline) {
 			return
@@ -227,8 +221,7 @@ func (l *list) settle(files []store.File, ids store.FileIDs, gone bool) (failed 
 		var texts []string
 		for i := range res.Len() {
 			e := res.At(i)
-			var sum uint64
-			sum, norm = l.sum(e.Text, norm)
+			sum := l.sumOf(e.Text)
 			if _, ok := have[sum]; ok {
 				continue
 			}
@@ -342,7 +335,7 @@ func (l *list) readText(path string, e ent) (string, bool) {
 		return "", false
 	}
 	t := string(v.Text)
-	if sum, _ := l.sum(t, nil); sum != e.sum {
+	if l.sumOf(t) != e.sum {
 		return "", false
 	}
 	return t, true
@@ -382,13 +375,11 @@ func (l *list) relocate(gen int) {
 		where[e.sum] = int32(i)
 	}
 	l.mu.Unlock()
-	var norm []byte
 	history.Stream(files, hidden, func(e history.Entry) bool {
 		if e.Richer || e.Settled {
 			return true
 		}
-		var sum uint64
-		sum, norm = l.sum(e.Text, norm)
+		sum := l.sumOf(e.Text)
 		i, ok := where[sum]
 		if !ok {
 			return true
