@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
 	"hist/lib/ledger"
@@ -642,8 +640,10 @@ func (r *Runner) writeChunks(b *bucket, chunks [][]byte, keepOpen bool) error {
 		}
 		b.f = f
 	}
-	if err := writeAll(b.f, chunks); err != nil {
-		return writeError(b.tmp, err)
+	for _, c := range chunks {
+		if _, err := b.f.Write(c); err != nil {
+			return writeError(b.tmp, err)
+		}
 	}
 	r.release(chunks)
 	if !keepOpen {
@@ -651,34 +651,6 @@ func (r *Runner) writeChunks(b *bucket, chunks [][]byte, keepOpen bool) error {
 		b.f = nil
 		if err != nil {
 			return writeError(b.tmp, err)
-		}
-	}
-	return nil
-}
-
-// writeAll writes bufs to f, one after the other, with as few system
-// calls as it can (writev, which a short write makes go on where it
-// stopped). An error is a *fs.PathError for f.
-func writeAll(f *os.File, bufs [][]byte) error {
-	fd := int(f.Fd()) // a regular file: never in non-blocking mode
-	for len(bufs) > 0 {
-		n, err := unix.Writev(fd, bufs[:min(len(bufs), 1024)]) // IOV_MAX
-		if err == unix.EINTR {
-			continue
-		}
-		if err == nil && n == 0 {
-			err = io.ErrShortWrite
-		}
-		if err != nil {
-			return &fs.PathError{Op: "write", Path: f.Name(), Err: err}
-		}
-		for len(bufs) > 0 && n >= len(bufs[0]) {
-			n -= len(bufs[0])
-			bufs = bufs[1:]
-		}
-		if n > 0 {
-			// A copy of the list: bufs[0] is a chunk to give back whole.
-			bufs = append([][]byte{bufs[0][n:]}, bufs[1:]...)
 		}
 	}
 	return nil

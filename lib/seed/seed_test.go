@@ -584,35 +584,3 @@ func TestRecordAtAcrossChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-// TestWriteAll checks that writeAll writes every buffer, in order, and
-// leaves the buffers as they were (they are chunks to reuse).
-func TestWriteAll(t *testing.T) {
-	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var bufs [][]byte
-	var want []byte
-	for i := range 1500 { // more than one writev takes
-		b := []byte(strings.Repeat(fmt.Sprint(i%10), i%7+1))
-		bufs = append(bufs, b)
-		want = append(want, b...)
-	}
-	before := fmt.Sprint(bufs)
-	if err := writeAll(f, bufs); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(f.Name())
-	if err != nil || string(got) != string(want) {
-		t.Errorf("wrote %d bytes, want %d (%v)", len(got), len(want), err)
-	}
-	if fmt.Sprint(bufs) != before {
-		t.Error("the buffers were changed")
-	}
-	f.Close()
-	if err := writeAll(f, bufs); err == nil || !strings.Contains(err.Error(), f.Name()) {
-		t.Errorf("writing to a closed file: %v", err)
-	}
-}
