@@ -183,9 +183,8 @@ type Runner struct {
 
 	// Records beyond spillAt bytes go to the buckets' temp files.
 	collectors []*collector
-	held       int64      // bytes of chunks holding records, since the last spill
-	spilling   chan error // the spill being written, or nil
-	spills     int        // spills done (for tests)
+	held       int64 // bytes of chunks holding records, since the last spill
+	spills     int   // spills done (for tests)
 	chunkMu    sync.Mutex
 	free       [][]byte // written chunks, to reuse
 
@@ -300,10 +299,6 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		})
 		if ferr := c.flush(); ferr != nil && c.err == nil {
 			c.err = ferr
-		}
-		// Between sources no spill is being written.
-		if serr := r.waitSpill(); serr != nil && c.err == nil {
-			c.err = serr
 		}
 		res.Elapsed = time.Since(start)
 		res.Stats = st

@@ -580,7 +580,4 @@ func TestRecordAtAcrossChunks(t *testing.T) {
 			t.Errorf("record %d at %d: %q (%d), %v; want %q", i, off, got.Text[:min(len(got.Text), 20)], got.TS, err, want[i].Text[:min(len(want[i].Text), 20)])
 		}
 	}
-	if err := r.waitSpill(); err != nil {
-		t.Fatal(err)
-	}
 }
