@@ -227,7 +227,7 @@ func Run(cfg Config) (Choice, int, error) {
 		case decPick, decResume:
 			c, ok := p.choice(l, d.id)
 			if !ok {
-				return Choice{}, exitError, errors.New("the chosen prompt is gone")
+				return Choice{}, exitError, errors.New("the chosen prompt is no longer in the store (deleted or rewritten by another hist command meanwhile): run hist-pick again")
 			}
 			if d.kind == decResume {
 				if c.Resume, err = ResumeCommand(c.Src, c.Session, c.Cwd, cfg.Shell); err != nil {
