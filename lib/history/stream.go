@@ -180,6 +180,7 @@ type pend struct {
 type Seen struct {
 	slots        []key // {0, 0}: empty
 	n            int
+	hint         int // the size to grow to first (reserve)
 	seed1, seed2 maphash.Seed
 }
 
@@ -224,19 +225,26 @@ func (s *Seen) add(k key) bool {
 	}
 }
 
-// reserve makes room for n more prompts at once (a table grown step by
-// step leaves its smaller copies behind as garbage).
+// reserve makes room for n more prompts, at the table's first growth: a
+// table grown step by step leaves its smaller copies behind as garbage,
+// and one made large at once costs a page fault for each of the first
+// prompts (hist-list | head reads a few hundred).
 func (s *Seen) reserve(n int) {
 	size := len(s.slots)
 	for 8*(s.n+n) > 7*size {
 		size *= 2
 	}
-	if size > len(s.slots) {
-		s.resize(size)
-	}
+	s.hint = size
 }
 
-func (s *Seen) grow() { s.resize(2 * len(s.slots)) }
+func (s *Seen) grow() {
+	size := 2 * len(s.slots)
+	if s.hint > size {
+		size = s.hint
+	}
+	s.hint = 0
+	s.resize(size)
+}
 
 func (s *Seen) resize(size int) {
 	old := s.slots
