@@ -123,6 +123,8 @@ func init() {
 	// "createdAt"}; table blobs of content-addressed (sha256) blobs; a
 	// protobuf root blob with the message blob ids (field 1) and the
 	// workspace (field 9). MSGS is a file of JSON messages, one a line.
+	// On an existing store it adds the blobs and points the chat at the
+	// new root, as the agent does when a chat goes on.
 	cmds["cursorstore"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 5 || neg {
 			ts.Fatalf("usage: cursorstore PATH AGENTID CREATEDAT WORKSPACE MSGS")
@@ -137,8 +139,8 @@ func init() {
 				ts.Fatalf("%s: %v", q, err)
 			}
 		}
-		exec(`CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB)`)
-		exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)`)
+		exec(`CREATE TABLE IF NOT EXISTS blobs (id TEXT PRIMARY KEY, data BLOB)`)
+		exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)`)
 		var root []byte
 		for _, line := range strings.Split(ts.ReadFile(args[4]), "\n") {
 			if strings.TrimSpace(line) == "" {
@@ -150,12 +152,12 @@ func init() {
 		}
 		root = append(root, protoField(9, []byte(args[3]))...)
 		sum := sha256.Sum256(root)
-		exec(`INSERT INTO blobs (id, data) VALUES (?, ?)`, hex.EncodeToString(sum[:]), root)
+		exec(`INSERT OR IGNORE INTO blobs (id, data) VALUES (?, ?)`, hex.EncodeToString(sum[:]), root)
 		created, err := strconv.ParseInt(args[2], 10, 64)
 		ts.Check(err)
 		meta, _ := json.Marshal(map[string]any{"agentId": args[1], "latestRootBlobId": hex.EncodeToString(sum[:]),
 			"name": "New Agent", "createdAt": created})
-		exec(`INSERT INTO meta (key, value) VALUES ('0', ?)`, hex.EncodeToString(meta))
+		exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('0', ?)`, hex.EncodeToString(meta))
 	}
 }
 

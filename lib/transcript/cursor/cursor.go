@@ -30,6 +30,10 @@
 // chat of the same workspace also starts with count once, in the earlier
 // chat.
 //
+// hist-seed reads a chat it read before from the first message after the
+// ones it read then, while the chat's list of messages starts with them
+// (see cursorOf); a chat rewritten since is read whole.
+//
 // These formats are undocumented and were built from public descriptions
 // (cursor-agent cannot be installed here); they are unverified against a
 // real store. Stores are read without writing (see
@@ -97,18 +101,26 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	var chats []*chat
 	have := map[string]bool{}
 	kept := filescan.Kept(stores, keep)
+	res, _ := keep.(transcript.Resumer)
 	for _, path := range stores {
 		if len(kept) == 0 || kept[0] != path {
 			have[filepath.Base(filepath.Dir(path))] = true
 			continue
 		}
 		kept = kept[1:]
-		c, err := readStore(path, &st)
+		var from transcript.Cursor
+		if res != nil {
+			from = res.From(path)
+		}
+		c, err := readStore(path, from, &st)
 		if err != nil {
 			return st, err
 		}
 		if c == nil {
 			continue
+		}
+		if res != nil {
+			res.Reached(path, c.reached)
 		}
 		chats = append(chats, c)
 		have[c.id] = true
@@ -159,6 +171,7 @@ type chat struct {
 	cwd     string
 	blobs   []string // the message blob ids, in order
 	prompts []prompt
+	reached transcript.Cursor // see cursorOf
 }
 
 type prompt struct {
@@ -227,9 +240,19 @@ type meta struct {
 	CreatedAt        json.RawMessage `json:"createdAt"`
 }
 
-// readStore reads one store.db. A store without usable metadata or root
-// blob is counted as malformed and yields nil.
-func readStore(path string, st *transcript.Stats) (*chat, error) {
+// cursorOf is where a read of a chat whose messages are ids stopped: the
+// number of leading messages it read (a message whose blob is not written
+// yet ends them) and the hash of their ids. A later read of the chat whose
+// list starts with the same messages reads only the ones after them; a
+// chat rewritten since (another list) is read whole.
+func cursorOf(ids []string, n int) transcript.Cursor {
+	return transcript.Cursor{Offset: int64(n), Head: transcript.HeadSum([]byte(strings.Join(ids[:n], "\n")))}
+}
+
+// readStore reads one store.db, the messages after from (see cursorOf)
+// when its chat still starts as it did. A store without usable metadata
+// or root blob is counted as malformed and yields nil.
+func readStore(path string, from transcript.Cursor, st *transcript.Stats) (*chat, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, &transcript.ReadError{Path: path, Err: err}
@@ -243,7 +266,7 @@ func readStore(path string, st *transcript.Stats) (*chat, error) {
 		return nil, &transcript.ReadError{Path: path, Err: err}
 	}
 	defer db.Close()
-	c, err := readChat(db, path, fi.ModTime(), st)
+	c, err := readChat(db, path, fi.ModTime(), from, st)
 	if err != nil {
 		return nil, &transcript.ReadError{Path: path, Err: err}
 	}
@@ -256,7 +279,7 @@ func readStore(path string, st *transcript.Stats) (*chat, error) {
 	return c, nil
 }
 
-func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stats) (*chat, error) {
+func readChat(db *rosqlite.DB, path string, mtime time.Time, from transcript.Cursor, st *transcript.Stats) (*chat, error) {
 	tables, err := db.Tables()
 	if err != nil {
 		return nil, err
@@ -322,12 +345,19 @@ func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stat
 	}
 	c.cwd = workspacePath(workspace)
 	c.blobs = ids
-	for i, id := range ids {
+	start := 0
+	if n := from.Offset; n > 0 && n <= int64(len(ids)) && cursorOf(ids, int(n)) == from {
+		start = int(n)
+	}
+	read := len(ids) // the leading messages read, for the cursor
+	for i := start; i < len(ids); i++ {
+		id := ids[i]
 		data, ok, err := blob(id)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
+			read = min(read, i)
 			continue
 		}
 		var msg struct {
@@ -351,6 +381,7 @@ func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stat
 		}
 		c.prompts = append(c.prompts, prompt{text: text, pos: i, key: c.id + "/" + id + "/" + strconv.Itoa(i)})
 	}
+	c.reached = cursorOf(ids, read)
 	return c, nil
 }
 
