@@ -52,7 +52,9 @@ type KeepFunc func(path string, fi fs.FileInfo) bool
 // Keep calls f.
 func (f KeepFunc) Keep(path string, fi fs.FileInfo) bool { return f(path, fi) }
 
-// Cursor is where a read of a line-by-line transcript file stopped.
+// Cursor is where a read of a transcript file stopped: for a file of
+// lines, as below; a reader of other records gives Offset and Head its own
+// meaning (cursor: the messages read, and a hash of their ids).
 type Cursor struct {
 	// Offset is the byte after the last complete line read (a torn last
 	// line, not ended yet, is left to the next read).
