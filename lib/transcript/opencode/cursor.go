@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -143,18 +142,17 @@ func (c *cursor) sure(recs []rec) bool {
 	return true
 }
 
-// bounds returns the rowids of table t's rows to read: after lo, up to hi.
-func (r *reader) bounds(t int) (lo, hi int64) {
-	lo, hi = math.MinInt64, math.MaxInt64
-	if r.from != nil && r.from[t].anchor != 0 {
-		lo = r.from[t].rowid
+// span returns the condition on table t's rowids that picks the rows to
+// read, with its arguments: the rows after the cursor's mark, up to the
+// marks taken as the read began ("" when the read takes every row).
+func (r *reader) span(t int) (string, []any) {
+	switch {
+	case r.upto == nil:
+		return "", nil
+	case r.upto[t].anchor == 0:
+		return " AND 0", nil // the table was empty: its rows are later
+	case r.from == nil || r.from[t].anchor == 0:
+		return " AND rowid <= ?", []any{r.upto[t].rowid}
 	}
-	if r.upto != nil {
-		// A table empty when the marks were taken: its rows are later.
-		hi = r.upto[t].rowid
-		if r.upto[t].anchor == 0 {
-			hi = math.MinInt64
-		}
-	}
-	return lo, hi
+	return " AND rowid > ? AND rowid <= ?", []any{r.from[t].rowid, r.upto[t].rowid}
 }

@@ -206,3 +206,37 @@ type keepOnly struct {
 }
 
 func (k keepOnly) Keep(path string, _ fs.FileInfo) bool { return k.keep(path) }
+
+// TestResumeFirstParts: a message read before any part was written, and
+// tables without rowids (read whole, with no cursor).
+func TestResumeFirstParts(t *testing.T) {
+	root := t.TempDir()
+	b := newDB(t, filepath.Join(root, "opencode.db"), schema1).
+		session("ses_a", "", "/a", 1).msg("msg_1", "ses_a", "user", 10)
+	cur := ttest.Cursors{}
+	if got, _ := keys(t, root, cur); len(got) != 0 {
+		t.Errorf("no parts yet: got %v", got)
+	}
+	b.text("prt_1", "msg_1", "ses_a", "parts now").close()
+	if got, _ := keys(t, root, cur); !slices.Equal(got, []string{"msg_1"}) {
+		t.Errorf("got %v", got)
+	}
+
+	root = t.TempDir()
+	newDB(t, filepath.Join(root, "opencode.db"), `
+		CREATE TABLE session (id text PRIMARY KEY, directory text) WITHOUT ROWID;
+		CREATE TABLE message (id text PRIMARY KEY, session_id text, data text) WITHOUT ROWID;
+		CREATE TABLE part (id text PRIMARY KEY, message_id text, data text) WITHOUT ROWID;
+		INSERT INTO session VALUES ('ses_a', '/a');
+		INSERT INTO message VALUES ('msg_1', 'ses_a', '{"role":"user","time":{"created":77}}');
+		INSERT INTO part VALUES ('prt_1', 'msg_1', '{"type":"text","text":"no rowids"}');`).close()
+	cur = ttest.Cursors{}
+	for range 2 {
+		if got, _ := keys(t, root, cur); !slices.Equal(got, []string{"msg_1"}) {
+			t.Errorf("got %v", got)
+		}
+	}
+	if len(cur) != 0 {
+		t.Errorf("cursors %v", cur)
+	}
+}

@@ -394,8 +394,8 @@ func (r *reader) read2x(db *rosqlite.DB, sessions map[string]session) error {
 			return nil
 		}
 	}
-	lo, hi := r.bounds(markSessionMessage)
-	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM session_message WHERE type = 'user' AND rowid > ? AND rowid <= ?`, col(cols, "time_created")), lo, hi)
+	span, args := r.span(markSessionMessage)
+	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM session_message WHERE type = 'user'`, col(cols, "time_created"))+span, args...)
 	if err != nil {
 		return err
 	}
@@ -489,19 +489,22 @@ func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
 		return rows.Err()
 	}
 	// instr() only narrows the rows; the role is checked on the decoded data.
-	sel := fmt.Sprintf(`SELECT id, session_id, %s, data FROM message WHERE instr(data, '"user"') > 0 AND rowid <= ? AND `, col(mcols, "time_created"))
-	lo, hi := r.bounds(markMessage)
-	rows, err := db.Query(sel+`rowid > ? ORDER BY id`, hi, lo)
+	sel := fmt.Sprintf(`SELECT id, session_id, %s, data FROM message WHERE instr(data, '"user"') > 0`, col(mcols, "time_created"))
+	span, args := r.span(markMessage)
+	rows, err := db.Query(sel+span+` ORDER BY id`, args...)
 	if err != nil {
 		return err
 	}
 	if err := scan(rows); err != nil {
 		return err
 	}
-	if r.from != nil {
+	if r.from != nil && r.from[markMessage].anchor != 0 {
 		// A message read before whose parts were written since.
-		plo, _ := r.bounds(markPart)
-		rows, err := db.Query(sel+`rowid <= ? AND id IN (SELECT message_id FROM part WHERE rowid > ?) ORDER BY id`, hi, lo, plo)
+		q, args := sel+` AND rowid <= ? AND id IN (SELECT message_id FROM part`, []any{r.from[markMessage].rowid}
+		if r.from[markPart].anchor != 0 {
+			q, args = q+` WHERE rowid > ?`, append(args, r.from[markPart].rowid)
+		}
+		rows, err := db.Query(q+`) ORDER BY id`, args...)
 		if err != nil {
 			return err
 		}
