@@ -32,6 +32,10 @@
 // tables and columns are ignored. A database that cannot be read (corrupt,
 // truncated, not SQLite) stops the scan with a *transcript.ReadError: the
 // import is retried later instead of being done from part of the history.
+//
+// Given a transcript.Resumer, a database that changed is read from its
+// cursor when it is the only one and there is no JSON storage: see
+// cursor.go. Otherwise everything is read whole.
 package opencode
 
 import (
@@ -83,11 +87,18 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 // ScanKept is Scan when keep keeps any of opencode's files (its databases,
 // their write-ahead logs, its storage files; each is offered to keep);
 // otherwise it reads nothing. A message is found in one database or in
-// the storage, so opencode's files are read together.
+// the storage, so opencode's files are read together; but when keep is a
+// transcript.Resumer and there is one database and no storage, the
+// database alone is read, from its cursor when it has a good one, and
+// not at all when keep does not keep it.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	if keep != nil && !anyKept(root, keep) {
-		return transcript.Stats{}, nil
+	var l listing
+	if keep != nil {
+		if l = list(root, keep); !l.any {
+			return transcript.Stats{}, nil
+		}
 	}
+	res, _ := keep.(transcript.Resumer)
 	var r reader
 	fi, err := os.Stat(root)
 	switch {
@@ -96,14 +107,14 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	case err != nil:
 		return r.stats, &transcript.ReadError{Path: root, Err: err}
 	case fi.Mode().IsRegular():
-		if err := r.db(root); err != nil {
+		if err := r.db(root, res); err != nil {
 			return r.stats, err
 		}
 	case fi.IsDir():
-		dbs := []string{filepath.Join(root, "opencode.db")}
+		var dbs []string
 		chans, _ := filepath.Glob(filepath.Join(root, "opencode-*.db"))
 		sort.Strings(chans)
-		for _, path := range append(dbs, chans...) {
+		for _, path := range append([]string{filepath.Join(root, "opencode.db")}, chans...) {
 			fi, err := os.Stat(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -115,7 +126,18 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 				r.stats.Skipped++
 				continue
 			}
-			if err := r.db(path); err != nil {
+			dbs = append(dbs, path)
+		}
+		if res != nil && len(dbs) == 1 && !l.storage {
+			if l.kept[dbs[0]] {
+				if err := r.db(dbs[0], res); err != nil {
+					return r.stats, err
+				}
+			}
+			break
+		}
+		for _, path := range dbs {
+			if err := r.db(path, nil); err != nil {
 				return r.stats, err
 			}
 		}
@@ -141,6 +163,8 @@ type rec struct {
 type reader struct {
 	stats transcript.Stats
 	recs  []rec
+	// The rows read: after from (nil: from the first) up to upto (nil: all).
+	from, upto *marks
 }
 
 type session struct {
@@ -216,14 +240,15 @@ func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
 	return nil
 }
 
-// db reads one database.
-func (r *reader) db(path string) error {
+// db reads one database: from its cursor when res has a good one (see
+// cursor.go), else whole; and tells res where the read stopped.
+func (r *reader) db(path string, res transcript.Resumer) error {
 	db, err := rosqlite.Open(path)
 	if err != nil {
 		return &transcript.ReadError{Path: path, Err: err}
 	}
 	defer db.Close()
-	if err := r.readDB(db); err != nil {
+	if err := r.readDB(db, path, res); err != nil {
 		return &transcript.ReadError{Path: path, Err: err}
 	}
 	r.stats.Files++
@@ -235,11 +260,52 @@ func (r *reader) db(path string) error {
 	return nil
 }
 
-func (r *reader) readDB(db *rosqlite.DB) error {
+func (r *reader) readDB(db *rosqlite.DB, path string, res transcript.Resumer) error {
 	tables, err := db.Tables()
 	if err != nil {
 		return err
 	}
+	r.from, r.upto = nil, nil
+	var c *cursor
+	if res != nil {
+		// The marks are taken first: a row written while the database is
+		// read is after them, read again next time.
+		if m, ok := markRows(db, tables); ok {
+			r.upto = &m
+			c = parseCursor(res.From(path).Context)
+		}
+	}
+	n, st := len(r.recs), r.stats
+	if c != nil && c.marks.hold(db) {
+		r.from = &c.marks
+	}
+	if err := r.readRows(db, tables); err != nil {
+		return err
+	}
+	if r.from != nil && !c.sure(r.recs[n:]) {
+		// What was read might be the copy of a prompt read before: read
+		// whole, so that it is told apart exactly.
+		r.recs, r.from, r.stats = r.recs[:n], nil, st
+		if err := r.readRows(db, tables); err != nil {
+			return err
+		}
+	}
+	if r.upto != nil {
+		next := cursor{marks: *r.upto}
+		if r.from != nil {
+			next.latest = c.latest
+		}
+		for _, x := range r.recs[n:] {
+			next.latest = max(next.latest, x.p.TS)
+		}
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+			res.Reached(path, transcript.Cursor{Offset: fi.Size(), Context: next.String()})
+		}
+	}
+	return nil
+}
+
+func (r *reader) readRows(db *rosqlite.DB, tables map[string]bool) error {
 	sessions := map[string]session{}
 	for _, t := range []string{"session_v2", "session"} {
 		if tables[t] {
@@ -328,7 +394,8 @@ func (r *reader) read2x(db *rosqlite.DB, sessions map[string]session) error {
 			return nil
 		}
 	}
-	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM session_message WHERE type = 'user'`, col(cols, "time_created")))
+	span, args := r.span(markSessionMessage)
+	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM session_message WHERE type = 'user'`, col(cols, "time_created"))+span, args...)
 	if err != nil {
 		return err
 	}
@@ -397,36 +464,53 @@ func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
 		column   int64
 	}
 	var msgs []msg
+	scan := func(rows *sql.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+			var id, sess sql.NullString
+			var created sql.NullInt64
+			var data []byte
+			if err := rows.Scan(&id, &sess, &created, &data); err != nil {
+				return err
+			}
+			var d struct {
+				msgTime
+				Role string `json:"role"`
+			}
+			if json.Unmarshal(data, &d) != nil || !id.Valid {
+				r.stats.Malformed++
+				continue
+			}
+			if d.Role != "user" {
+				continue
+			}
+			msgs = append(msgs, msg{id.String, sess.String, d.created(), created.Int64})
+		}
+		return rows.Err()
+	}
 	// instr() only narrows the rows; the role is checked on the decoded data.
-	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM message WHERE instr(data, '"user"') > 0 ORDER BY id`, col(mcols, "time_created")))
+	sel := fmt.Sprintf(`SELECT id, session_id, %s, data FROM message WHERE instr(data, '"user"') > 0`, col(mcols, "time_created"))
+	span, args := r.span(markMessage)
+	rows, err := db.Query(sel+span+` ORDER BY id`, args...)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var id, sess sql.NullString
-		var created sql.NullInt64
-		var data []byte
-		if err := rows.Scan(&id, &sess, &created, &data); err != nil {
-			rows.Close()
+	if err := scan(rows); err != nil {
+		return err
+	}
+	if r.from != nil && r.from[markMessage].anchor != 0 {
+		// A message read before whose parts were written since.
+		q, args := sel+` AND rowid <= ? AND id IN (SELECT message_id FROM part`, []any{r.from[markMessage].rowid}
+		if r.from[markPart].anchor != 0 {
+			q, args = q+` WHERE rowid > ?`, append(args, r.from[markPart].rowid)
+		}
+		rows, err := db.Query(q+`) ORDER BY id`, args...)
+		if err != nil {
 			return err
 		}
-		var d struct {
-			msgTime
-			Role string `json:"role"`
+		if err := scan(rows); err != nil {
+			return err
 		}
-		if json.Unmarshal(data, &d) != nil || !id.Valid {
-			r.stats.Malformed++
-			continue
-		}
-		if d.Role != "user" {
-			continue
-		}
-		msgs = append(msgs, msg{id.String, sess.String, d.created(), created.Int64})
-	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return err
 	}
 	stmt, err := db.Prepare(`SELECT data FROM part WHERE message_id = ? ORDER BY id`)
 	if err != nil {
@@ -603,11 +687,19 @@ func (r *reader) readJSON(path string, v any) (ok bool, err error) {
 	return true, nil
 }
 
-// anyKept offers every file under root to keep (each one, so that keep
-// sees them all) and reports whether it kept any. A folder that cannot be
-// read counts as kept: reading it reports the error.
-func anyKept(root string, keep transcript.Keep) bool {
-	found := false
+// listing is what list found.
+type listing struct {
+	any     bool            // keep kept a file, or a folder could not be read
+	kept    map[string]bool // the files keep kept
+	storage bool            // there are JSON storage files
+}
+
+// list offers every file under root to keep (each one, so that keep sees
+// them all). A folder that cannot be read counts as kept: reading it
+// reports the error.
+func list(root string, keep transcript.Keep) listing {
+	l := listing{kept: map[string]bool{}}
+	storage := filepath.Join(root, "storage") + string(filepath.Separator)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root && errors.Is(err, fs.ErrNotExist) {
@@ -617,11 +709,15 @@ func anyKept(root string, keep transcript.Keep) bool {
 		}
 		// SQLite's shared-memory file changes as the database is read.
 		if d.Type().IsRegular() && !strings.HasSuffix(path, "-shm") {
+			if strings.HasPrefix(path, storage) {
+				l.storage = true
+			}
 			if fi, err := d.Info(); err != nil || keep.Keep(path, fi) {
-				found = true
+				l.any, l.kept[path] = true, true
 			}
 		}
 		return nil
 	})
-	return found || err != nil
+	l.any = l.any || err != nil
+	return l
 }

@@ -173,11 +173,11 @@ CREATE TABLE session_message (id text PRIMARY KEY, session_id text NOT NULL, typ
 `
 
 type dbb struct {
-	t  *testing.T
+	t  testing.TB
 	db *sql.DB
 }
 
-func newDB(t *testing.T, path, schema string) *dbb {
+func newDB(t testing.TB, path, schema string) *dbb {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
