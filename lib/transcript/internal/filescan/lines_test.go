@@ -113,7 +113,7 @@ func TestLineReaderReleasesHugeBuffer(t *testing.T) {
 	}
 }
 
-// resetFile reads only what the file held when it was opened.
+// ResetFile reads only what the file held when it was opened.
 func TestResetFileStopsAtSize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	if err := os.WriteFile(path, []byte("one\ntwo\n"), 0o600); err != nil {
@@ -133,7 +133,7 @@ func TestResetFileStopsAtSize(t *testing.T) {
 	}
 	w.Close()
 	lr := NewLineReader(nil, 16)
-	lr.resetFile(f, size, transcript.Cursor{})
+	lr.ResetFile(f, size, transcript.Cursor{})
 	if got := readAll(t, lr); strings.Join(got, "|") != "one|two" || lr.Bytes() != size {
 		t.Errorf("got %q, %d bytes", got, lr.Bytes())
 	}
@@ -156,7 +156,7 @@ func TestResetFileStopsAtSize(t *testing.T) {
 		t.Fatalf("folder: skip %v, err %v", skip, err)
 	}
 	defer df.Close()
-	lr.resetFile(df, dsize, transcript.Cursor{})
+	lr.ResetFile(df, dsize, transcript.Cursor{})
 	if _, err := lr.Next(); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("reading a folder: %v", err)
 	}
@@ -262,7 +262,7 @@ func TestOpener(t *testing.T) {
 				t.Fatalf("%s: skip %v, err %v", p, skip, err)
 			}
 			lr := NewLineReader(nil, 64)
-			lr.resetFile(f, size, transcript.Cursor{})
+			lr.ResetFile(f, size, transcript.Cursor{})
 			if got := readAll(t, lr); len(got) != 1 || got[0] != p {
 				t.Errorf("%s reads %q", p, got)
 			}
@@ -318,7 +318,7 @@ func TestOpenerShared(t *testing.T) {
 					t.Errorf("%s: skip %v, err %v", p, skip, err)
 					return
 				}
-				lr.resetFile(f, size, transcript.Cursor{})
+				lr.ResetFile(f, size, transcript.Cursor{})
 				if got := readAll(t, lr); len(got) != 1 || got[0] != p {
 					t.Errorf("%s reads %q", p, got)
 				}
