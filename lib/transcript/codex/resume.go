@@ -2,7 +2,8 @@ package codex
 
 import (
 	"encoding/hex"
-	"encoding/json"
+	"strconv"
+	"strings"
 )
 
 // A plain rollout that only grew is read from where the last read stopped
@@ -14,25 +15,19 @@ import (
 // response_item prompts are then passed over for good); the oldest
 // format, which has neither, and a .zst rollout are read whole.
 
-// resumeVersion names the context's layout: a context of another (or
-// none) is not understood, and the rollout is read whole.
-const resumeVersion = 1
-
-// resumeState is what a parser needs to go on from a cursor.
-type resumeState struct {
-	V       int    `json:"v"`
-	Session string `json:"s"`
-	Cwd     string `json:"c,omitempty"` // the cwd a prompt found next would get
-	LastTS  int64  `json:"t,omitempty"` // the time of a prompt with none
-	// The latest prompt, for the pairing of its two copies.
-	PrevKind   int    `json:"k,omitempty"`
-	PrevSum    string `json:"h,omitempty"`
-	PrevPaired bool   `json:"p,omitempty"`
-}
+// resumeVersion starts the context: a context that starts otherwise (or
+// is empty) is not understood, and the rollout is read whole.
+const resumeVersion = "1"
 
 // resumeContext returns the context to save with the cursor the parse
 // stopped at (before a last line that was not complete), or ok false when
-// the rollout is to be read whole next time.
+// the rollout is to be read whole next time. It is, separated by spaces:
+// the version, the latest time seen (that of a prompt with none), the
+// latest prompt's kind (0: none), whether its other copy was seen (p) or
+// not (u), the pairSum of its text while not ("-" then), the session id's
+// length, and the session id and then the cwd a prompt found next would
+// get. It has no quote or backslash unless the cwd does: the import state
+// keeps it quoted, and reads it back fastest then.
 func (p *parser) resumeContext() (ctx string, ok bool) {
 	q := p
 	if p.torn != nil {
@@ -41,43 +36,53 @@ func (p *parser) resumeContext() (ctx string, ok bool) {
 	if !q.metaSeen || q.subagent || q.legacyFork || q.oldest || !q.sawEvent || q.session == "" {
 		return "", false
 	}
-	st := resumeState{V: resumeVersion, Session: q.session, Cwd: q.cwd, LastTS: q.lastTS,
-		PrevKind: q.prevKind, PrevPaired: q.prevPaired}
-	if st.Cwd == "" {
-		st.Cwd = q.metaCwd
+	cwd := q.cwd
+	if cwd == "" {
+		cwd = q.metaCwd
 	}
-	if q.prevKind != 0 {
-		st.PrevSum = hex.EncodeToString(q.prevSum[:])
+	paired, sum := "u", "-"
+	if q.prevPaired {
+		paired = "p"
+	} else if q.prevKind != 0 {
+		sum = hex.EncodeToString(q.prevSum[:])
 	}
-	b, err := json.Marshal(st)
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
+	return strings.Join([]string{resumeVersion, strconv.FormatInt(q.lastTS, 10), strconv.Itoa(q.prevKind), paired, sum,
+		strconv.Itoa(len(q.session)), q.session + " " + cwd}, " "), true
 }
 
 // resume sets p's state from a context resumeContext made; false (p
 // untouched) for one it does not understand.
 func (p *parser) resume(ctx string) bool {
-	var st resumeState
-	if json.Unmarshal([]byte(ctx), &st) != nil || st.V != resumeVersion || st.Session == "" {
+	var f [6]string
+	rest := ctx
+	for i := range f {
+		var ok bool
+		if f[i], rest, ok = strings.Cut(rest, " "); !ok {
+			return false
+		}
+	}
+	lastTS, err1 := strconv.ParseInt(f[1], 10, 64)
+	kind, err2 := strconv.Atoi(f[2])
+	n, err3 := strconv.Atoi(f[5])
+	if f[0] != resumeVersion || err1 != nil || err2 != nil || err3 != nil || n <= 0 || n >= len(rest) || rest[n] != ' ' {
 		return false
 	}
 	var sum [16]byte
-	switch st.PrevKind {
-	case 0:
-	case kindEvent, kindItem:
-		if len(st.PrevSum) != 2*len(sum) {
-			return false
-		}
-		if _, err := hex.Decode(sum[:], []byte(st.PrevSum)); err != nil {
-			return false
-		}
-	default:
+	switch {
+	case kind != 0 && kind != kindEvent && kind != kindItem:
 		return false
+	case f[3] != "p" && f[3] != "u":
+		return false
+	case f[3] == "u" && kind != 0:
+		if len(f[4]) != 2*len(sum) {
+			return false
+		}
+		if _, err := hex.Decode(sum[:], []byte(f[4])); err != nil {
+			return false
+		}
 	}
 	p.seenLine, p.metaSeen, p.sawEvent = true, true, true
-	p.session, p.cwd, p.lastTS = st.Session, st.Cwd, st.LastTS
-	p.prevKind, p.prevSum, p.prevPaired = st.PrevKind, sum, st.PrevPaired
+	p.session, p.cwd, p.lastTS = rest[:n], rest[n+1:], lastTS
+	p.prevKind, p.prevSum, p.prevPaired = kind, sum, f[3] == "p"
 	return true
 }

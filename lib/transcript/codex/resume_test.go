@@ -225,11 +225,11 @@ func TestResumeReadsWhole(t *testing.T) {
 	cur := ttest.Cursors{}
 	ttest.ScanCursors(t, ScanKept, cur, root, "one")
 	c := cur[path]
-	if c.Offset != int64(len(data)) || !strings.Contains(c.Context, `"s":"`+sess+`"`) {
+	if c.Offset != int64(len(data)) || !strings.Contains(c.Context, " "+sess+" /w") {
 		t.Fatalf("cursor %+v", c)
 	}
 	ttest.Append(t, path, string((&rb{}).userMsg("2026-01-02T03:04:07.000Z", "two", nil).bytes()))
-	for _, ctx := range []string{"", "garbage", `{"v":2,"s":"x"}`, `{"v":1,"s":"x","k":1,"h":"00"}`} {
+	for _, ctx := range []string{"", "garbage", "2 0 0 u - 1 x /w", "1 0 1 u 00 1 x /w", "1 0 0 u - 9 x /w", "1 0 3 p - 1 x /w"} {
 		cur[path] = transcript.Cursor{Offset: c.Offset, Head: c.Head, Context: ctx}
 		ttest.ScanCursors(t, ScanKept, cur, root, "one", "two")
 	}
