@@ -25,8 +25,8 @@ const resumeVersion = "1"
 // the version, the latest time seen (that of a prompt with none), the
 // latest prompt's kind (0: none), whether its other copy was seen (p) or
 // not (u), the pairSum of its text while not ("-" then), the session id's
-// length, and the session id and then the cwd a prompt found next would
-// get. It has no quote or backslash unless the cwd does: the import state
+// length (0: the one the file name ends with), and the session id and then
+// the cwd a prompt found next would get. It has no quote or backslash unless the cwd does: the import state
 // keeps it quoted, and reads it back fastest then.
 func (p *parser) resumeContext() (ctx string, ok bool) {
 	q := p
@@ -46,8 +46,12 @@ func (p *parser) resumeContext() (ctx string, ok bool) {
 	} else if q.prevKind != 0 {
 		sum = hex.EncodeToString(q.prevSum[:])
 	}
+	session := q.session
+	if session == sessionFromName(q.name) {
+		session = ""
+	}
 	return strings.Join([]string{resumeVersion, strconv.FormatInt(q.lastTS, 10), strconv.Itoa(q.prevKind), paired, sum,
-		strconv.Itoa(len(q.session)), q.session + " " + cwd}, " "), true
+		strconv.Itoa(len(session)), session + " " + cwd}, " "), true
 }
 
 // resume sets p's state from a context resumeContext made; false (p
@@ -64,8 +68,14 @@ func (p *parser) resume(ctx string) bool {
 	lastTS, err1 := strconv.ParseInt(f[1], 10, 64)
 	kind, err2 := strconv.Atoi(f[2])
 	n, err3 := strconv.Atoi(f[5])
-	if f[0] != resumeVersion || err1 != nil || err2 != nil || err3 != nil || n <= 0 || n >= len(rest) || rest[n] != ' ' {
+	if f[0] != resumeVersion || err1 != nil || err2 != nil || err3 != nil || n < 0 || n >= len(rest) || rest[n] != ' ' {
 		return false
+	}
+	session := rest[:n]
+	if n == 0 {
+		if session = sessionFromName(p.name); session == "" {
+			return false
+		}
 	}
 	var sum [16]byte
 	switch {
@@ -82,7 +92,7 @@ func (p *parser) resume(ctx string) bool {
 		}
 	}
 	p.seenLine, p.metaSeen, p.sawEvent = true, true, true
-	p.session, p.cwd, p.lastTS = rest[:n], rest[n+1:], lastTS
+	p.session, p.cwd, p.lastTS = session, rest[n+1:], lastTS
 	p.prevKind, p.prevSum, p.prevPaired = kind, sum, f[3] == "p"
 	return true
 }
