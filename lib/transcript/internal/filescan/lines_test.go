@@ -59,6 +59,18 @@ func TestLineReader(t *testing.T) {
 	}
 }
 
+// Complete tells a last line not ended yet from the others, a long one
+// and one of many read calls included.
+func TestLineReaderComplete(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	lr := NewLineReader(iotest.OneByteReader(strings.NewReader("a\n"+long+"\r\n\n"+long)), 16)
+	for i, want := range []bool{true, true, true, false} {
+		if _, err := lr.Next(); err != nil || lr.Complete() != want {
+			t.Errorf("line %d: err %v, complete %v", i, err, lr.Complete())
+		}
+	}
+}
+
 func TestLineReaderError(t *testing.T) {
 	boom := errors.New("boom")
 	lr := NewLineReader(io.MultiReader(strings.NewReader("ok\n"+strings.Repeat("y", 40)), iotest.ErrReader(boom)), 16)
