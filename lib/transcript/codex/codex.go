@@ -81,9 +81,13 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 }
 
 // ScanKept is Scan over the rollouts keep keeps, and the parents of the
-// legacy forks among them (which the fork rule needs).
+// legacy forks among them (which the fork rule needs). When keep is a
+// transcript.Resumer, a plain rollout that only grew is read from where
+// the last read stopped, with the context that read saved (see
+// resume.go); any other is read whole.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
+	s.res, _ = keep.(transcript.Resumer)
 	all, infos, err := s.list(root, keep != nil)
 	if err != nil {
 		return s.stats, err
@@ -105,22 +109,22 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	op := new(filescan.Opener) // shared: each folder is opened once
 	defer op.Close()
 	if workers < 2 {
-		w := reader{op: op}
+		w := reader{op: op, res: s.res}
 		for _, f := range files {
 			if err := s.apply(w.parse(f)); err != nil {
 				return s.stats, err
 			}
 		}
 	} else {
-		newReader := func() *reader { return &reader{op: op} }
+		newReader := func() *reader { return &reader{op: op, res: s.res} }
 		if err := filescan.Map(files, workers, newReader, (*reader).parse, s.apply); err != nil {
 			return s.stats, err
 		}
 	}
-	if len(files) < len(all) {
-		// The parents of the legacy forks read, when they were not: the
-		// fork rule needs their prompts (they are emitted again, which
-		// the import ledger makes harmless).
+	if len(files) < len(all) || len(s.partial) > 0 {
+		// The parents of the legacy forks read, when they were not, or
+		// only from a cursor: the fork rule needs all their prompts (they
+		// are emitted again, which the import ledger makes harmless).
 		w := reader{op: op}
 		for _, path := range forkParents(s, files, all) {
 			if err := s.apply(w.parse(path)); err != nil {
@@ -134,9 +138,9 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	return s.stats, nil
 }
 
-// forkParents lists the rollouts of all, not among read, whose session is
-// the parent of a legacy fork s found without it (a rollout's name ends
-// with its session id).
+// forkParents lists the rollouts of all, not among read or read only from
+// a cursor, whose session is the parent of a legacy fork s found without
+// it (a rollout's name ends with its session id).
 func forkParents(s *scanner, read, all []string) []string {
 	var out []string
 	for _, fk := range s.forks {
@@ -144,7 +148,7 @@ func forkParents(s *scanner, read, all []string) []string {
 			continue
 		}
 		for _, p := range all {
-			if strings.Contains(filepath.Base(p), fk.parent) && !slices.Contains(read, p) && !slices.Contains(out, p) {
+			if strings.Contains(filepath.Base(p), fk.parent) && (s.partial[p] || !slices.Contains(read, p)) && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
@@ -186,10 +190,13 @@ type scanner struct {
 	stats   transcript.Stats
 	keys    filescan.KeySet
 	// sums holds every session's prompts (as text hashes, in file order),
-	// for the legacy-fork rule.
-	sums  map[string][]textSum
-	forks []*fork
-	last  *parser
+	// for the legacy-fork rule, of the rollouts read whole; partial holds
+	// the rollouts read from a cursor.
+	sums    map[string][]textSum
+	partial map[string]bool
+	forks   []*fork
+	last    *parser
+	res     transcript.Resumer // nil: every rollout is read whole
 }
 
 type fork struct {
@@ -341,9 +348,10 @@ func sessionFromName(name string) string {
 }
 
 // reader parses rollouts one after the other, reusing its buffers and
-// its zstd decoder.
+// its zstd decoder; with res, a plain rollout from its cursor.
 type reader struct {
 	op   *filescan.Opener
+	res  transcript.Resumer
 	zdec *zstd.Decoder
 	last *parser
 }
@@ -360,6 +368,10 @@ type parsed struct {
 	bytes      int64
 	malformed  int
 	err        error // errStop, errNotRegular, or a *transcript.ReadError
+	// resumed is true when the rollout was read from a cursor; cursor,
+	// when not nil, is where the read stopped, to be saved.
+	resumed bool
+	cursor  *transcript.Cursor
 }
 
 // parse reads one rollout.
@@ -383,23 +395,6 @@ func (w *reader) parse(path string) *parsed {
 		return res
 	}
 	defer f.Close()
-	// What the file held when it was opened (Codex may be appending).
-	cr := &countReader{r: io.LimitReader(f, max(size, 1))}
-	var r io.Reader = cr
-	if strings.HasSuffix(path, ".zst") {
-		if w.zdec == nil {
-			w.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
-			if err != nil {
-				res.err = &transcript.ReadError{Path: path, Err: err}
-				return res
-			}
-		}
-		if err := w.zdec.Reset(cr); err != nil {
-			res.err = &transcript.ReadError{Path: path, Err: fmt.Errorf("not a valid zstd stream: %w", err)}
-			return res
-		}
-		r = &zstdErr{r: w.zdec}
-	}
 	p := &parser{name: path, session: sessionFromName(path)}
 	if w.last != nil {
 		p.lr = w.last.lr
@@ -410,16 +405,69 @@ func (w *reader) parse(path string) *parsed {
 		res.fork = append(res.fork, p.legacyFork)
 		return nil
 	}
-	err = p.run(r)
-	res.bytes, res.malformed = cr.n, p.malformed
+	if !strings.HasSuffix(path, ".zst") {
+		w.parsePlain(p, f, size, res)
+		return res
+	}
+	// What the file held when it was opened (Codex may be appending).
+	cr := &countReader{r: io.LimitReader(f, max(size, 1))}
+	if w.zdec == nil {
+		w.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+		if err != nil {
+			res.err = &transcript.ReadError{Path: path, Err: err}
+			return res
+		}
+	}
+	if err := w.zdec.Reset(cr); err != nil {
+		res.err = &transcript.ReadError{Path: path, Err: fmt.Errorf("not a valid zstd stream: %w", err)}
+		return res
+	}
+	err = p.run(&zstdErr{r: w.zdec})
+	res.bytes = cr.n
+	res.done(p, err)
+	return res
+}
+
+// parsePlain reads the plain rollout f (size bytes when opened), from its
+// cursor when w has one it can go on from.
+func (w *reader) parsePlain(p *parser, f *filescan.File, size int64, res *parsed) {
+	lr := p.reader()
+	var from transcript.Cursor
+	if w.res != nil {
+		from = w.res.From(res.path)
+		if from.Offset > 0 && !p.resume(from.Context) {
+			from = transcript.Cursor{}
+		}
+	}
+	from = lr.ResetFile(f, size, from)
+	if from.Offset == 0 {
+		// Read whole after all (its head changed): from its start.
+		*p = parser{name: p.name, session: sessionFromName(p.name), out: p.out, lr: lr}
+	}
+	res.resumed = from.Offset > 0
+	err := p.lines()
+	res.bytes = lr.Bytes()
+	if err == nil && w.res != nil {
+		if ctx, ok := p.resumeContext(); ok {
+			lr.SetContext(ctx)
+			c := lr.Stopped(f, from)
+			res.cursor = &c
+		}
+	}
+	lr.Reset(nil)
+	res.done(p, err)
+}
+
+// done records how p's parse of the rollout ended.
+func (res *parsed) done(p *parser, err error) {
+	res.malformed = p.malformed
 	res.forkedFrom, res.session = p.forkedFrom, p.session
 	switch {
 	case err == errStop:
 		res.err = errStop
 	case err != nil:
-		res.err = &transcript.ReadError{Path: path, Err: err}
+		res.err = &transcript.ReadError{Path: res.path, Err: err}
 	}
-	return res
 }
 
 // apply delivers what one rollout yielded (a legacy fork's prompts wait
@@ -453,7 +501,15 @@ func (s *scanner) apply(res *parsed) error {
 		return res.err
 	}
 	s.stats.Files++
-	if res.session != "" {
+	if res.cursor != nil {
+		s.res.Reached(res.path, *res.cursor)
+	}
+	if res.resumed {
+		if s.partial == nil {
+			s.partial = map[string]bool{}
+		}
+		s.partial[res.path] = true
+	} else if res.session != "" {
 		s.sums[res.session] = sums
 	}
 	if fk != nil {

@@ -78,9 +78,15 @@ type parser struct {
 	fallback []cand // response_item prompts, used if sawEvent stays false
 	pending  []pendingLine
 
-	prev       cand
-	prevOK     bool
+	// The latest prompt found (its kind, 0 for none, and its text's
+	// pairSum), and whether its pair was found.
+	prevKind   int
+	prevSum    [16]byte
 	prevPaired bool
+
+	// torn is the parser's state before the last line, when that line
+	// was not complete (see resumeContext).
+	torn *parser
 
 	malformed int
 	lr        *filescan.LineReader // reused from file to file
@@ -106,16 +112,27 @@ type stopError string
 
 func (e stopError) Error() string { return string(e) }
 
+// reader returns the parser's line reader, made on first use.
+func (p *parser) reader() *filescan.LineReader {
+	if p.lr == nil {
+		p.lr = filescan.NewLineReader(nil, bufSize)
+	}
+	return p.lr
+}
+
 // run reads r to the end. It returns errStop when the rollout turned out to
 // be a subagent's, an error from out, or a read error.
 func (p *parser) run(r io.Reader) error {
-	if p.lr == nil {
-		p.lr = filescan.NewLineReader(r, bufSize)
-	} else {
-		p.lr.Reset(r)
-	}
-	lr := p.lr
+	lr := p.reader()
+	lr.Reset(r)
 	defer lr.Reset(nil)
+	return p.lines()
+}
+
+// lines reads the lines of p's reader, which the caller has reset, to
+// the end (see run).
+func (p *parser) lines() error {
+	lr := p.lr
 	// A long line is first classified from its beginning: one the reader
 	// has no use for is skipped chunk by chunk, so only the lines that are
 	// decoded are ever held whole.
@@ -131,6 +148,12 @@ func (p *parser) run(r io.Reader) error {
 			return p.finish()
 		default:
 			return err
+		}
+		if !lr.Complete() {
+			// The last line, torn or not ended yet: a cursor is left
+			// before it, with the state from before it.
+			st := *p
+			p.torn = &st
 		}
 		if err := p.handle(line); err != nil {
 			return err
@@ -550,13 +573,22 @@ func (p *parser) found(text, id, rawTS string, kind int) error {
 		return nil
 	}
 	c := p.cand(text, id, rawTS, kind)
-	if p.prevOK && !p.prevPaired && p.prev.kind != kind && p.prev.sum == c.sum {
+	sum := pairSum(text)
+	if p.prevKind != 0 && !p.prevPaired && p.prevKind != kind && p.prevSum == sum {
 		// The same prompt stored as both user_message and UserMessage.
 		p.prevPaired = true
 		return nil
 	}
-	p.prev, p.prevOK, p.prevPaired = c, true, false
+	p.prevKind, p.prevSum, p.prevPaired = kind, sum, false
 	return p.out(c)
+}
+
+// pairSum identifies a prompt's text for the pairing of its two copies:
+// the same in every run, as a cursor's context carries it.
+func pairSum(text string) (s [16]byte) {
+	h := sha256.Sum256([]byte(text))
+	copy(s[:], h[:])
+	return s
 }
 
 // cand builds a prompt. Its time is its line's, or (flagged approximate)

@@ -54,7 +54,7 @@ type LineReader struct {
 	done int64  // of which, up to the end of the last complete line
 	lim  io.LimitedReader
 	skip func(prefix []byte) bool
-	// A file read from a cursor (see resetFile): the file, where the
+	// A file read from a cursor (see ResetFile): the file, where the
 	// read started, and the reader's context, to go on with and to save.
 	file *File
 	from int64
@@ -152,6 +152,10 @@ func (lr *LineReader) discard() error {
 		}
 	}
 }
+
+// Complete reports whether the line Next returned last ended with a
+// newline: a cursor is left before one that did not (see Stopped).
+func (lr *LineReader) Complete() bool { return lr.done == lr.n }
 
 // Bytes returns the number of bytes consumed since the reader was made or
 // reset, line endings included.
@@ -358,13 +362,13 @@ func (f *File) ReadAt(b []byte, off int64) (int, error) {
 // Close closes the file.
 func (f *File) Close() error { return syscall.Close(f.fd) }
 
-// resetFile starts reading f's first size bytes: what the file held when it
+// ResetFile starts reading f's first size bytes: what the file held when it
 // was opened (an agent may be appending to it). Stopping there saves the
 // read that would only find the end. The read starts at from's offset
 // when the file is at least that long and its head is still the one from
 // sums (see transcript.Cursor), else at the start. It returns the cursor
 // the read starts from.
-func (lr *LineReader) resetFile(f *File, size int64, from transcript.Cursor) transcript.Cursor {
+func (lr *LineReader) ResetFile(f *File, size int64, from transcript.Cursor) transcript.Cursor {
 	if from.Offset > 0 && (from.Offset > size || from.Head == 0 || headSum(f, from.Offset) != from.Head) {
 		from = transcript.Cursor{}
 	}
@@ -385,9 +389,10 @@ func (lr *LineReader) resetFile(f *File, size int64, from transcript.Cursor) tra
 	return from
 }
 
-// reached is where the read from from stopped: the end of its last
-// complete line, f's head, the reader's context.
-func (lr *LineReader) reached(f *File, from transcript.Cursor) transcript.Cursor {
+// Stopped is where the read of f from from (what ResetFile returned)
+// stopped: the end of its last complete line, f's head, the reader's
+// context. It is called before the reader is reset.
+func (lr *LineReader) Stopped(f *File, from transcript.Cursor) transcript.Cursor {
 	c := transcript.Cursor{Offset: from.Offset + lr.done, Head: from.Head, Context: lr.ctx}
 	if from.Offset < transcript.HeadSize && c.Offset > from.Offset {
 		// The head summed grows up to HeadSize bytes.
@@ -480,7 +485,7 @@ const (
 // file's prompts are held until their turn). It stops at the first error
 // (an I/O error of a file, or one emit returns), and adds what it saw to
 // st. With res not nil, a file is read from the cursor res.From gives
-// (see LineReader.resetFile), and res.Reached is told where each read
+// (see LineReader.ResetFile), and res.Reached is told where each read
 // stopped.
 func ScanPaths(paths []string, sizes []int64, res transcript.Resumer, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
 	sizeOf := func(i int) int64 {
@@ -495,11 +500,11 @@ func ScanPaths(paths []string, sizes []int64, res transcript.Resumer, scan ScanF
 		if res != nil {
 			from = res.From(path)
 		}
-		from = lr.resetFile(f, size, from)
+		from = lr.ResetFile(f, size, from)
 		fst, err := scan(lr, path, add)
 		var c transcript.Cursor
 		if res != nil && err == nil {
-			c = lr.reached(f, from)
+			c = lr.Stopped(f, from)
 		}
 		lr.file = nil
 		return fst, c, err

@@ -59,6 +59,18 @@ func TestLineReader(t *testing.T) {
 	}
 }
 
+// Complete tells a last line not ended yet from the others, a long one
+// and one of many read calls included.
+func TestLineReaderComplete(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	lr := NewLineReader(iotest.OneByteReader(strings.NewReader("a\n"+long+"\r\n\n"+long)), 16)
+	for i, want := range []bool{true, true, true, false} {
+		if _, err := lr.Next(); err != nil || lr.Complete() != want {
+			t.Errorf("line %d: err %v, complete %v", i, err, lr.Complete())
+		}
+	}
+}
+
 func TestLineReaderError(t *testing.T) {
 	boom := errors.New("boom")
 	lr := NewLineReader(io.MultiReader(strings.NewReader("ok\n"+strings.Repeat("y", 40)), iotest.ErrReader(boom)), 16)
@@ -113,7 +125,7 @@ func TestLineReaderReleasesHugeBuffer(t *testing.T) {
 	}
 }
 
-// resetFile reads only what the file held when it was opened.
+// ResetFile reads only what the file held when it was opened.
 func TestResetFileStopsAtSize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	if err := os.WriteFile(path, []byte("one\ntwo\n"), 0o600); err != nil {
@@ -133,7 +145,7 @@ func TestResetFileStopsAtSize(t *testing.T) {
 	}
 	w.Close()
 	lr := NewLineReader(nil, 16)
-	lr.resetFile(f, size, transcript.Cursor{})
+	lr.ResetFile(f, size, transcript.Cursor{})
 	if got := readAll(t, lr); strings.Join(got, "|") != "one|two" || lr.Bytes() != size {
 		t.Errorf("got %q, %d bytes", got, lr.Bytes())
 	}
@@ -156,7 +168,7 @@ func TestResetFileStopsAtSize(t *testing.T) {
 		t.Fatalf("folder: skip %v, err %v", skip, err)
 	}
 	defer df.Close()
-	lr.resetFile(df, dsize, transcript.Cursor{})
+	lr.ResetFile(df, dsize, transcript.Cursor{})
 	if _, err := lr.Next(); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("reading a folder: %v", err)
 	}
@@ -262,7 +274,7 @@ func TestOpener(t *testing.T) {
 				t.Fatalf("%s: skip %v, err %v", p, skip, err)
 			}
 			lr := NewLineReader(nil, 64)
-			lr.resetFile(f, size, transcript.Cursor{})
+			lr.ResetFile(f, size, transcript.Cursor{})
 			if got := readAll(t, lr); len(got) != 1 || got[0] != p {
 				t.Errorf("%s reads %q", p, got)
 			}
@@ -318,7 +330,7 @@ func TestOpenerShared(t *testing.T) {
 					t.Errorf("%s: skip %v, err %v", p, skip, err)
 					return
 				}
-				lr.resetFile(f, size, transcript.Cursor{})
+				lr.ResetFile(f, size, transcript.Cursor{})
 				if got := readAll(t, lr); len(got) != 1 || got[0] != p {
 					t.Errorf("%s reads %q", p, got)
 				}
