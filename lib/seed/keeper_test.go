@@ -22,18 +22,18 @@ func TestKeeperCursors(t *testing.T) {
 	run := func() (bool, transcript.Cursor) {
 		t.Helper()
 		var n int
-		k, l := r.keeper(src, &n)
+		k := r.keeper(src, &n)
 		fi, err := os.Stat(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		kept := k.Keep(path, fi)
-		res := k.(transcript.Resumer)
+		var res transcript.Resumer = k
 		from := res.From(path)
 		if kept {
 			res.Reached(path, transcript.Cursor{Offset: fi.Size(), Head: 7})
 		}
-		r.st.SetFiles(l)
+		r.st.SetFiles(k.listing())
 		return kept, from
 	}
 	if kept, from := run(); !kept || from.Offset != 0 {

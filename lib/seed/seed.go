@@ -190,8 +190,9 @@ type Runner struct {
 
 	settled int64 // prompts after this time (ms) are left to a later run (Settle)
 
-	led *ledger.Ledger // read when the first prompt comes
-	st  *ledger.State  // read when first needed
+	led    *ledger.Ledger     // read when the first prompt comes
+	st     *ledger.State      // read when first needed
+	stLoad chan *ledger.State // the state being read (loadState)
 }
 
 // New returns a Runner for opts.
@@ -249,6 +250,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	o := &r.Opts
 	rep := &Report{}
 	r.settled = o.Now().Add(-Settle).UnixMilli()
+	r.loadState()
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		rep.Untrusted = err
@@ -286,7 +288,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		all = append(all, c)
 		o.Progress.setSource(src.Name)
 		start := time.Now()
-		keep, seen := r.keeper(src, &res.Unchanged)
+		keep := r.keeper(src, &res.Unchanged)
 		st, err := src.Scan(src.Root, keep, func(p transcript.Prompt) error {
 			if o.Progress != nil {
 				o.Progress.Prompts.Add(1)
@@ -328,7 +330,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 			res.Status = SourceRead
 		}
 		if res.Status == SourceRead {
-			reads = append(reads, read{src, c.buckets, seen, c.recent})
+			reads = append(reads, read{src, c.buckets, keep.listing(), c.recent})
 		} else {
 			// Nothing of it is written: forget its records (its temp files
 			// go at the end).

@@ -22,7 +22,8 @@ const maxWalkers = 4
 // every file and folder in it, except that the folders directly under
 // root are walked by several goroutines at once (listing a tree of many
 // thousands of transcripts is mostly waiting for the kernel, one folder at
-// a time). fn must be safe for concurrent use, and the order of the calls
+// a time); when root holds a single folder, the folders under that one
+// (Codex's sessions/YYYY/MM/DD: a year, a month, then days), and so on. fn must be safe for concurrent use, and the order of the calls
 // is root's entries in lexical order, then each subtree's in its own
 // lexical order, subtrees interleaved. fn is called for root and its
 // entries on the calling goroutine, so a SkipDir or SkipAll for them works
@@ -36,7 +37,7 @@ func WalkDir(root string, fn fs.WalkDirFunc) error {
 	if err != nil {
 		err = fn(root, nil, err)
 	} else {
-		err = walkRoot(root, fs.FileInfoToDirEntry(info), fn)
+		err = walkRoot(root, fs.FileInfoToDirEntry(info), fn, false)
 	}
 	if err == filepath.SkipDir || err == filepath.SkipAll {
 		return nil
@@ -44,9 +45,13 @@ func WalkDir(root string, fn fs.WalkDirFunc) error {
 	return err
 }
 
-func walkRoot(root string, d fs.DirEntry, fn fs.WalkDirFunc) error {
-	if err := fn(root, d, nil); err != nil || !d.IsDir() {
-		return err
+// walkRoot walks root, whose own entry fn has seen already when seen is
+// set.
+func walkRoot(root string, d fs.DirEntry, fn fs.WalkDirFunc, seen bool) error {
+	if !seen {
+		if err := fn(root, d, nil); err != nil || !d.IsDir() {
+			return err
+		}
 	}
 	ents, err := os.ReadDir(root)
 	if err != nil {
@@ -55,6 +60,7 @@ func walkRoot(root string, d fs.DirEntry, fn fs.WalkDirFunc) error {
 		}
 	}
 	var subs []string
+	var lone fs.DirEntry // the entry of subs[0]
 	for _, e := range ents {
 		path := filepath.Join(root, e.Name())
 		err := fn(path, e, nil)
@@ -69,7 +75,11 @@ func walkRoot(root string, d fs.DirEntry, fn fs.WalkDirFunc) error {
 		}
 		if e.IsDir() {
 			subs = append(subs, path)
+			lone = e
 		}
+	}
+	if len(subs) == 1 {
+		return walkRoot(subs[0], lone, fn, true)
 	}
 	workers := min(runtime.GOMAXPROCS(0), maxWalkers, len(subs))
 	if workers < 2 {
