@@ -41,9 +41,16 @@ func TestWalkDirAsFilepath(t *testing.T) {
 				}
 			}
 		}
-		mk(root, 0)
-		for range 3 { // folders directly under root, the ones walked at once
-			d := filepath.Join(root, fmt.Sprintf("d%d", rng.IntN(100)))
+		top := root
+		if seed%2 == 1 {
+			// A root with a lone folder in a lone folder (Codex's
+			// sessions/YYYY/MM): the folders under them are walked at once.
+			top = filepath.Join(root, "2026", "11")
+			os.MkdirAll(top, 0o700)
+		}
+		mk(top, 0)
+		for range 3 { // folders directly under top, the ones walked at once
+			d := filepath.Join(top, fmt.Sprintf("d%d", rng.IntN(100)))
 			os.Mkdir(d, 0o700)
 			mk(d, 1)
 		}
