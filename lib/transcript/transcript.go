@@ -6,6 +6,7 @@
 package transcript
 
 import (
+	"hash/crc32"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -81,15 +82,14 @@ type Resumer interface {
 // HeadSize bounds the head of a file that Cursor.Head sums.
 const HeadSize = 4096
 
-// HeadSum is the FNV-1a hash of b (the same in every run).
+// HeadSum is a 64-bit sum of b, the same in every run: its CRC-32C and
+// its CRC-32 (IEEE), which the CPU computes (a byte-at-a-time FNV-1a of
+// every file's first 4 KiB was 3% of a Codex first import's CPU time).
 func HeadSum(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
+	return uint64(crc32.Checksum(b, castagnoli))<<32 | uint64(crc32.ChecksumIEEE(b))
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Stats counts what a reader saw.
 type Stats struct {

@@ -78,10 +78,12 @@ type parser struct {
 	fallback []cand // response_item prompts, used if sawEvent stays false
 	pending  []pendingLine
 
-	// The latest prompt found (its kind, 0 for none, and its text's
-	// pairSum), and whether its pair was found.
+	// The latest prompt found (its kind, 0 for none, and its text, or,
+	// read from a cursor's context, its text's pairSum only), and whether
+	// its pair was found.
 	prevKind   int
-	prevSum    [16]byte
+	prevText   string
+	prevSum    *[16]byte
 	prevPaired bool
 
 	// torn is the parser's state before the last line, when that line
@@ -573,18 +575,25 @@ func (p *parser) found(text, id, rawTS string, kind int) error {
 		return nil
 	}
 	c := p.cand(text, id, rawTS, kind)
-	sum := pairSum(text)
-	if p.prevKind != 0 && !p.prevPaired && p.prevKind != kind && p.prevSum == sum {
+	if p.prevKind != 0 && !p.prevPaired && p.prevKind != kind && p.samePrev(text) {
 		// The same prompt stored as both user_message and UserMessage.
 		p.prevPaired = true
 		return nil
 	}
-	p.prevKind, p.prevSum, p.prevPaired = kind, sum, false
+	p.prevKind, p.prevText, p.prevSum, p.prevPaired = kind, text, nil, false
 	return p.out(c)
 }
 
-// pairSum identifies a prompt's text for the pairing of its two copies:
-// the same in every run, as a cursor's context carries it.
+// samePrev reports whether text is the latest prompt's.
+func (p *parser) samePrev(text string) bool {
+	if p.prevSum != nil {
+		return pairSum(text) == *p.prevSum
+	}
+	return text == p.prevText
+}
+
+// pairSum identifies a prompt's text for the pairing of its two copies in
+// a cursor's context: the same in every run.
 func pairSum(text string) (s [16]byte) {
 	h := sha256.Sum256([]byte(text))
 	copy(s[:], h[:])

@@ -44,7 +44,12 @@ func (p *parser) resumeContext() (ctx string, ok bool) {
 	if q.prevPaired {
 		paired = "p"
 	} else if q.prevKind != 0 {
-		sum = hex.EncodeToString(q.prevSum[:])
+		ps := q.prevSum
+		if ps == nil {
+			s := pairSum(q.prevText)
+			ps = &s
+		}
+		sum = hex.EncodeToString(ps[:])
 	}
 	session := q.session
 	if session == sessionFromName(q.name) {
@@ -93,6 +98,6 @@ func (p *parser) resume(ctx string) bool {
 	}
 	p.seenLine, p.metaSeen, p.sawEvent = true, true, true
 	p.session, p.cwd, p.lastTS = session, rest[n+1:], lastTS
-	p.prevKind, p.prevSum, p.prevPaired = kind, sum, f[3] == "p"
+	p.prevKind, p.prevText, p.prevSum, p.prevPaired = kind, "", &sum, f[3] == "p"
 	return true
 }
