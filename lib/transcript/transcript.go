@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Sources, as written in a record's "src" field: one per agent of
@@ -86,10 +87,12 @@ const HeadSize = 4096
 // its CRC-32 (IEEE), which the CPU computes (a byte-at-a-time FNV-1a of
 // every file's first 4 KiB was 3% of a Codex first import's CPU time).
 func HeadSum(b []byte) uint64 {
-	return uint64(crc32.Checksum(b, castagnoli))<<32 | uint64(crc32.ChecksumIEEE(b))
+	return uint64(crc32.Checksum(b, castagnoli()))<<32 | uint64(crc32.ChecksumIEEE(b))
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is made at first use: every command that links this package
+// would pay for it as it starts.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // Stats counts what a reader saw.
 type Stats struct {
