@@ -568,7 +568,11 @@ type lineRef struct {
 }
 
 const (
-	firstBlock = 4 << 10
+	// firstBlock is the first read of each file: its last prompt or two
+	// are all that a first screen needs (hist-list --all | head -20 on
+	// 500 files of 1M prompts: 41 ms against 45 ms with 4 KiB, its CPU
+	// 55 ms against 70 ms).
+	firstBlock = 1 << 10
 	minBlock   = 8 << 10
 	maxBlock   = 256 << 10
 	// blockBudget is what the blocks of all files may hold together
