@@ -171,7 +171,9 @@ func walkDir(path string, d fs.DirEntry, fn fs.WalkDirFunc) error {
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range ents {
-		if err := walkDir(filepath.Join(path, e.Name()), atEntry{e, f}, fn); err != nil {
+		// path came from filepath.Join (walkRoot's), so it is clean and
+		// joining by hand gives what Join would, without cleaning again.
+		if err := walkDir(path+string(filepath.Separator)+e.Name(), atEntry{e, f}, fn); err != nil {
 			if err == filepath.SkipDir {
 				break
 			}
@@ -194,21 +196,23 @@ func (e atEntry) Info() (fs.FileInfo, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: filepath.Join(e.dir.Name(), name), Err: err}
 	}
-	return statInfo{name, st}, nil
+	return &statInfo{name, st}, nil
 }
 
-// statInfo is the fs.FileInfo of a unix.Stat_t.
+// statInfo is the fs.FileInfo of a unix.Stat_t. Its methods take a
+// pointer, so that Sys hands out the Stat_t it holds instead of a copy
+// made on the heap at each call.
 type statInfo struct {
 	name string
 	st   unix.Stat_t
 }
 
-func (i statInfo) Name() string       { return i.name }
-func (i statInfo) Size() int64        { return i.st.Size }
-func (i statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
-func (i statInfo) IsDir() bool        { return i.Mode().IsDir() }
-func (i statInfo) Sys() any           { return &i.st }
-func (i statInfo) Mode() fs.FileMode {
+func (i *statInfo) Name() string       { return i.name }
+func (i *statInfo) Size() int64        { return i.st.Size }
+func (i *statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
+func (i *statInfo) IsDir() bool        { return i.Mode().IsDir() }
+func (i *statInfo) Sys() any           { return &i.st }
+func (i *statInfo) Mode() fs.FileMode {
 	m := fs.FileMode(i.st.Mode & 0o777)
 	switch i.st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
