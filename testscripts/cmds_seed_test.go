@@ -116,7 +116,30 @@ func envOf(ts *testscript.TestScript) []string {
 	return append(env, "TERM=xterm")
 }
 
+// openSQLite opens the SQLite database at path (made when missing, its
+// folder too), as an agent writing it would.
+func openSQLite(ts *testscript.TestScript, path string) *sql.DB {
+	path = ts.MkAbs(path)
+	ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
+	db, err := sql.Open("sqlite", path)
+	ts.Check(err)
+	return db
+}
+
 func init() {
+	// sqlexec DB FILE: runs the SQL statements of FILE on the SQLite
+	// database DB (made when missing), as an agent writing it would.
+	cmds["sqlexec"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 || neg {
+			ts.Fatalf("usage: sqlexec DB FILE")
+		}
+		db := openSQLite(ts, args[0])
+		defer db.Close()
+		if _, err := db.Exec(ts.ReadFile(args[1])); err != nil {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+	}
+
 	// cursorstore PATH AGENTID CREATEDAT WORKSPACE MSGS: builds a
 	// cursor-agent chat store (store.db) at PATH the way the agent lays it
 	// out: table meta, row '0' = hex of {"agentId","latestRootBlobId",
@@ -129,10 +152,7 @@ func init() {
 		if len(args) != 5 || neg {
 			ts.Fatalf("usage: cursorstore PATH AGENTID CREATEDAT WORKSPACE MSGS")
 		}
-		path := ts.MkAbs(args[0])
-		ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
-		db, err := sql.Open("sqlite", path)
-		ts.Check(err)
+		db := openSQLite(ts, args[0])
 		defer db.Close()
 		exec := func(q string, a ...any) {
 			if _, err := db.Exec(q, a...); err != nil {

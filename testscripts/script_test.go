@@ -5,7 +5,6 @@
 package testscripts
 
 import (
-	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,24 +27,6 @@ var BinDir string
 // cmds holds the scripts' custom commands; each cmds_*_test.go file adds
 // its own in an init function.
 var cmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
-
-func init() {
-	// sqlexec DB FILE: runs the SQL statements of FILE on the SQLite
-	// database DB (made when missing), as an agent writing it would.
-	cmds["sqlexec"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 2 || neg {
-			ts.Fatalf("usage: sqlexec DB FILE")
-		}
-		path := ts.MkAbs(args[0])
-		ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
-		db, err := sql.Open("sqlite", path)
-		ts.Check(err)
-		defer db.Close()
-		if _, err := db.Exec(ts.ReadFile(args[1])); err != nil {
-			ts.Fatalf("%s: %v", args[1], err)
-		}
-	}
-}
 
 // binDirVar names the folder of the built binaries in a script's
 // environment.
