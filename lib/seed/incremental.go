@@ -181,11 +181,12 @@ func (s liveSet) has(norm []byte, ts int64) bool {
 	return false
 }
 
-// liveCopies reads the project's store files that may hold a live copy
-// of one of b's records, or returns nil when there is none: capture and
-// compact files (seed and import files hold what imports wrote, which the
-// ledger knows) last written after the oldest record's time, less the
-// window.
+// liveCopies reads the project's store files that may hold a copy of one
+// of b's records (a file last written before the oldest record's time,
+// less the window, holds none), or returns nil when there is none. Seed
+// and import files are read too: a run killed after linking its import
+// file and before appending its keys to the ledger left records there
+// that the ledger does not know.
 // A file it cannot read is passed over: at worst a prompt is then
 // imported beside its live copy, which lists once.
 func (r *Runner) liveCopies(b *bucket) liveSet {
@@ -194,9 +195,6 @@ func (r *Runner) liveCopies(b *bucket) liveSet {
 	var set liveSet
 	var norm []byte
 	for _, sf := range files {
-		if k := store.Classify(store.Origin(filepath.Base(sf.Path))); k == store.Seed || k == store.Import {
-			continue
-		}
 		fi, err := os.Stat(sf.Path)
 		if err != nil || fi.ModTime().UnixMilli() < lo {
 			continue
