@@ -319,38 +319,3 @@ func TestStateAppends(t *testing.T) {
 		t.Error("never rewritten")
 	}
 }
-
-// A committed file is remembered through an appended save, a rewrite and
-// a load by another build (it says where keys are, not what a reader
-// yields); a torn state forgets it, which only has the file read again.
-func TestStateCommitted(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "imports.state")
-	s := LoadState(path, "b")
-	s.Commit("abc", "seed-pi@m1.jsonl")
-	if err := s.Save(); err != nil {
-		t.Fatal(err)
-	}
-	s = LoadState(path, "b")
-	s.Commit("abc", "import-pi-1-x y@m1.jsonl") // appended
-	if err := s.Save(); err != nil {
-		t.Fatal(err)
-	}
-	for _, build := range []string{"b", "another build"} {
-		got := LoadState(path, build)
-		if !got.IsCommitted("abc", "seed-pi@m1.jsonl") || !got.IsCommitted("abc", "import-pi-1-x y@m1.jsonl") || got.IsCommitted("abd", "seed-pi@m1.jsonl") {
-			t.Fatalf("build %q: %v", build, got.Committed)
-		}
-	}
-	got := LoadState(path, "b")
-	if err := got.rewrite(); err != nil {
-		t.Fatal(err)
-	}
-	if got = LoadState(path, "b"); len(got.Committed) != 2 {
-		t.Fatalf("after a rewrite: %v", got.Committed)
-	}
-	data, _ := os.ReadFile(path)
-	os.WriteFile(path, data[:len(data)-4], 0o600) // torn: no end
-	if got = LoadState(path, "b"); len(got.Committed) != 0 {
-		t.Fatalf("torn: %v", got.Committed)
-	}
-}

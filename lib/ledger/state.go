@@ -50,12 +50,7 @@ type State struct {
 	// prompts deleted since are not in it any more. 0: the ledger covers
 	// the seed file.
 	Cutoffs map[string]int64 // hash + "/" + source -> ms
-	// Committed holds the seed and import files (project hash + "/" +
-	// name) whose records' keys are all in the ledger: a run marks the
-	// files it wrote once its keys are appended. A file not marked may
-	// hold records of a run killed before it appended them.
-	Committed map[string]bool
-	changed   bool
+	changed bool
 	// What changed since the file was read, to append to it when it can
 	// be (base: it was read whole, of this build; lines: its entries).
 	log   []change
@@ -69,21 +64,20 @@ type change struct {
 	f         File
 	gone      bool
 	cutoff    string // hash + "/" + source, for a cutoff
-	committed string // hash + "/" + name, for a committed file
 }
 
 // LoadState reads the state at path; a missing, unreadable or garbled
 // file is an empty state (then every transcript is read again: the ledger
 // keeps that from importing anything twice).
 func LoadState(path, build string) *State {
-	s := &State{Path: path, Build: build, Files: map[string]map[string]File{}, Cutoffs: map[string]int64{}, Committed: map[string]bool{}}
+	s := &State{Path: path, Build: build, Files: map[string]map[string]File{}, Cutoffs: map[string]int64{}}
 	f, err := os.Open(path)
 	if err != nil {
 		return s
 	}
 	defer f.Close()
 	if err := s.read(f, build); err != nil {
-		s.Files, s.Cutoffs, s.Committed = map[string]map[string]File{}, map[string]int64{}, map[string]bool{}
+		s.Files, s.Cutoffs = map[string]map[string]File{}, map[string]int64{}
 		s.base, s.lines = false, 0
 	}
 	return s
@@ -95,7 +89,6 @@ const stateHeader = "hist import state v3"
 //
 //	b <quoted build>
 //	c <hash>/<source> <ms>
-//	m <quoted hash/name of a committed file>
 //	s <quoted source key> [<number of f lines that follow>]
 //	f <dev> <ino> <size> <mtime> <offset> <head> <quoted context> <quoted path>
 //	x <quoted path>
@@ -166,12 +159,6 @@ func (s *State) read(r io.Reader, build string) error {
 				return err
 			}
 			delete(files, path)
-		case "m":
-			k, err := strconv.Unquote(rest)
-			if err != nil {
-				return err
-			}
-			s.Committed[k] = true
 		case "c":
 			k, ms, ok := strings.Cut(rest, " ")
 			n, err := strconv.ParseInt(ms, 10, 64)
@@ -372,17 +359,6 @@ func (s *State) SetCutoff(hash, src string, ms int64) {
 	s.note(change{cutoff: hash + "/" + src})
 }
 
-// Commit marks the seed or import file name of project hash as committed
-// (see State.Committed).
-func (s *State) Commit(hash, name string) {
-	k := hash + "/" + name
-	s.Committed[k] = true
-	s.note(change{committed: k})
-}
-
-// IsCommitted reports whether the file name of project hash is committed.
-func (s *State) IsCommitted(hash, name string) bool { return s.Committed[hash+"/"+name] }
-
 // note records a change, to append when the state is saved.
 func (s *State) note(c change) {
 	s.changed = true
@@ -397,7 +373,7 @@ func (s *State) appendable() bool {
 	for _, files := range s.Files {
 		n += len(files)
 	}
-	return s.base && s.lines+len(s.log) <= 2*n+len(s.Cutoffs)+len(s.Committed)+64
+	return s.base && s.lines+len(s.log) <= 2*n+len(s.Cutoffs)+64
 }
 
 // Save writes the state when it changed, without fsyncs (see State):
@@ -449,11 +425,6 @@ func (s *State) appendLog() error {
 			b = strconv.AppendInt(b, s.Cutoffs[c.cutoff], 10)
 			b = append(b, '\n')
 			continue
-		case c.committed != "":
-			b = append(b, "m "...)
-			b = strconv.AppendQuote(b, c.committed)
-			b = append(b, '\n')
-			continue
 		case i == 0 || c.src != src:
 			src = c.src
 			b = append(b, "s "...)
@@ -494,10 +465,6 @@ func (s *State) rewrite() error {
 	lines := 2
 	for k, ms := range s.Cutoffs {
 		fmt.Fprintf(bw, "c %s %d\n", k, ms)
-		lines++
-	}
-	for k := range s.Committed {
-		fmt.Fprintf(bw, "m %s\n", strconv.Quote(k))
 		lines++
 	}
 	var b []byte

@@ -183,10 +183,10 @@ func (s liveSet) has(norm []byte, ts int64) bool {
 
 // liveCopies reads the project's store files that may hold a copy of one
 // of b's records (a file last written before the oldest record's time,
-// less the window, holds none), or returns nil when there is none. A seed
-// or import file is read unless the state says it is committed (its keys
-// are in the ledger): a run killed after linking it and before appending
-// its keys left records there that the ledger does not know.
+// less the window, holds none), or returns nil when there is none. Seed
+// and import files are read too: a run killed after linking its import
+// file and before appending its keys to the ledger left records there
+// that the ledger does not know.
 // A file it cannot read is passed over: at worst a prompt is then
 // imported beside its live copy, which lists once.
 func (r *Runner) liveCopies(b *bucket) liveSet {
@@ -194,12 +194,7 @@ func (r *Runner) liveCopies(b *bucket) liveSet {
 	lo, hi := b.minTS-liveWindow, b.maxTS+liveWindow
 	var set liveSet
 	var norm []byte
-	st := r.state()
 	for _, sf := range files {
-		name := filepath.Base(sf.Path)
-		if k := store.Classify(name); (k == store.Seed || k == store.Import) && st.IsCommitted(filepath.Base(filepath.Dir(sf.Path)), name) {
-			continue
-		}
 		fi, err := os.Stat(sf.Path)
 		if err != nil || fi.ModTime().UnixMilli() < lo {
 			continue
@@ -305,20 +300,15 @@ func (r *Runner) removeTemp(b *bucket) {
 
 // commitKeys appends to the ledger the keys of the buckets whose records
 // are in place (written, or nothing to write), and records in the state
-// the seed files written and, once the keys are in the ledger, the files
-// written as committed (saved with the stamps, see Bootstrap). The caller
-// holds the store's rewriters' lock.
+// the seed files written (saved with the stamps, see Bootstrap). The
+// caller holds the store's rewriters' lock.
 func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 	var keys []ledger.Key
-	var written []FileResult
 	for i, b := range buckets {
 		switch fr := results[i]; fr.Status {
 		case FileWritten, FileNone:
 			keys = append(keys, b.wkeys...)
 			keys = append(keys, b.okeys...)
-			if fr.Status == FileWritten {
-				written = append(written, fr)
-			}
 			if fr.Status == FileWritten && isSeedPath(fr.Path, fr.Source) {
 				// The ledger covers the seed file this run wrote.
 				r.state().SetCutoff(fr.Project, fr.Source, 0)
@@ -334,9 +324,6 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 		if err := r.led.Append(keys); err != nil {
 			return fmt.Errorf("writing %s: %w", r.led.Path, err)
 		}
-	}
-	for _, fr := range written {
-		r.state().Commit(filepath.Base(filepath.Dir(fr.Path)), filepath.Base(fr.Path))
 	}
 	return nil
 }
