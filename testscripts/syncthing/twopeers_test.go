@@ -391,6 +391,7 @@ func TestTwoPeers(t *testing.T) {
 	writeSession(t, b, canon, append(append(append([]string{}, importB...), both...), shared[0]))
 
 	a.start(b)
+	waitListening(t, a, 10*time.Second)
 	b.start(a)
 	waitConnected(t, a, b, 30*time.Second)
 	t.Logf("syncthing peers connected in %.1f s", time.Since(begin).Seconds())
