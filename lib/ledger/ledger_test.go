@@ -319,3 +319,57 @@ func TestStateAppends(t *testing.T) {
 		t.Error("never rewritten")
 	}
 }
+
+// TestHasReadsKeysAligned: a lookup that reads through the file finds a
+// key in any chunk, and not the bytes that span two keys.
+func TestHasReadsKeysAligned(t *testing.T) {
+	defer func(n int) { scanChunk = n }(scanChunk)
+	scanChunk = 3 * len(Key{})
+	path := filepath.Join(t.TempDir(), "imports.ledger")
+	var keys []Key
+	for i := range 20 {
+		keys = append(keys, KeyOf("pi", fmt.Sprint(i), "", 0, ""))
+	}
+	if err := (&Ledger{Path: path, added: map[Key]struct{}{}}).Append(keys); err != nil {
+		t.Fatal(err)
+	}
+	var span Key // the second half of key 4 and the first of key 5
+	copy(span[:], keys[4][8:])
+	copy(span[8:], keys[5][:8])
+	l, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		if !l.Has(k) {
+			t.Fatalf("key %d not found", i)
+		}
+		l.probes = 0 // every lookup reads the file
+	}
+	if l.Has(span) {
+		t.Fatal("bytes spanning two keys count as a key")
+	}
+	if l.loaded {
+		t.Fatal("the keys were loaded")
+	}
+}
+
+// TestHasReportsAReadFailure: a ledger that can no longer be read is an
+// error, not a key missing.
+func TestHasReportsAReadFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "imports.ledger")
+	k := KeyOf("pi", "1", "", 0, "")
+	if err := (&Ledger{Path: path, added: map[Key]struct{}{}}).Append([]Key{k}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, int64(len(header))); err != nil {
+		t.Fatal(err)
+	}
+	if l.Has(k) || l.Err() == nil {
+		t.Fatalf("a shrunk ledger: Has %v, Err %v", l.Has(k), l.Err())
+	}
+}

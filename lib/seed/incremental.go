@@ -96,7 +96,8 @@ func (r *Runner) imported(k ledger.Key) (bool, error) {
 		}
 		r.led = l
 	}
-	return r.led.Has(k), nil
+	has := r.led.Has(k)
+	return has, r.led.Err()
 }
 
 // state returns the import state, reading it the first time (or waiting
@@ -269,6 +270,9 @@ func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live l
 		w.Write(l.Raw)
 		return w.WriteByte('\n')
 	})
+	if err == nil {
+		err = r.led.Err()
+	}
 	if err == nil {
 		err = w.Flush()
 	}
