@@ -68,8 +68,11 @@ func newPrefilter(norms []string) *prefilter {
 		}
 		for _, w := range words {
 			pf.overlap = max(pf.overlap, len(w))
-			for _, c := range w {
-				for _, s := range foldsToASCII[c] {
+			for c, folds := range foldsToASCII {
+				if bytes.IndexByte(w, c) < 0 {
+					continue
+				}
+				for _, s := range folds {
 					if !seen[s] {
 						seen[s] = true
 						pf.special = append(pf.special, []byte(s))
