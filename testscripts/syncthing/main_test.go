@@ -167,9 +167,16 @@ func (p *peer) configure(other *peer) {
 		}
 		folder = strings.Replace(folder, r[0], r[1], 1)
 	}
+	// One peer dials, the other only accepts ("dynamic", with discovery
+	// off): two peers dialing each other at once, as after a resume, can
+	// each wait 20 s for the other's Hello.
+	addr := fmt.Sprintf("tcp://127.0.0.1:%d", other.listen)
+	if p.machine > other.machine {
+		addr = "dynamic"
+	}
 	device := fmt.Sprintf(`<device id="%s" name="%s" compression="metadata" introducer="false" skipIntroductionRemovals="false" introducedBy="">
-        <address>tcp://127.0.0.1:%d</address>
-    </device>`, other.id, other.machine, other.listen)
+        <address>%s</address>
+    </device>`, other.id, other.machine, addr)
 	set(`(<configuration [^>]*>)`, "${1}\n    "+strings.ReplaceAll(folder+"\n    "+device, "$", "$$"))
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
