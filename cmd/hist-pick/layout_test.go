@@ -16,6 +16,7 @@ import (
 // A prompt captured live by the Claude Code hook says so in the preview;
 // a seeded one says imported; a compacted one says neither.
 func TestPreviewOrigin(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	capture := filepath.Join(t.TempDir(), "hist-capture")
 	if out, err := exec.Command("go", "build", "-o", capture, "hist/cmd/hist-capture").CombinedOutput(); err != nil {
@@ -56,6 +57,7 @@ func TestPreviewOrigin(t *testing.T) {
 // after 10 prompts, the key hint stays on screen, and ctrl-p hides and
 // shows the preview; on a shorter one the preview starts hidden.
 func TestShortTerminal(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tm := newTerm(t, f.dir, 80, 24)
 	tm.pick("")
@@ -105,6 +107,7 @@ func TestShortTerminal(t *testing.T) {
 // An empty project whose store holds prompts elsewhere: the hint says how
 // many All projects has and which key switches to it.
 func TestEmptyProjectHint(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	empty := filepath.Join(f.dir, "empty")
 	if err := os.MkdirAll(empty, 0o700); err != nil {

@@ -181,6 +181,7 @@ func doneShown(screen string) bool {
 // for the shell; hostile and option-like session ids are refused; a
 // prompt without a session prints nothing.
 func TestResumeEvalInShells(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	type step struct {
 		args string
@@ -203,6 +204,7 @@ func TestResumeEvalInShells(t *testing.T) {
 	}
 	for _, sh := range testShells {
 		t.Run(sh.name, func(t *testing.T) {
+			t.Parallel()
 			f := newHostileFixture(t)
 			tm := sh.start(t, f)
 			for _, st := range []step{
@@ -245,12 +247,14 @@ func TestResumeEvalInShells(t *testing.T) {
 // ctrl-o inserts the resume command quoted for the shell, and a refused
 // session id inserts nothing.
 func TestBindingsQuoteInShells(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	for _, sh := range testShells {
 		if sh.bind == "" {
 			continue
 		}
 		t.Run(sh.name, func(t *testing.T) {
+			t.Parallel()
 			f := newHostileFixture(t)
 			tm := sh.start(t, f)
 			tm.run(sh.bind + "; clear" + done)

@@ -337,6 +337,7 @@ func (l layout) selected() string {
 const fullRadio = "◉ Current project | ○ All projects"
 
 func TestHeaderWidths(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, tc := range []struct {
 		cols    int
@@ -408,6 +409,7 @@ func TestHeaderWidths(t *testing.T) {
 
 // Resizing recomputes the header: wide -> narrow -> medium.
 func TestHeaderResize(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tm := newTerm(t, f.dir, 120, 40)
 	tm.pick("")
@@ -435,6 +437,7 @@ func TestHeaderResize(t *testing.T) {
 }
 
 func TestHomeEnd(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tm := newTerm(t, f.dir, 100, 40)
 	tm.pick("")
@@ -524,6 +527,7 @@ func storeHas(t *testing.T, root, text string) []string {
 }
 
 func TestDelete(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tm := newTerm(t, f.dir, 120, 40)
 	tm.pick("")
@@ -595,6 +599,7 @@ func TestDelete(t *testing.T) {
 // ctrl-r (sorting by relevance off) holds in the armed pass, so the
 // armed row is the selected one.
 func TestDeleteUnsorted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tm := newTerm(t, f.dir, 120, 40)
 	tm.pick("--query 'pt 1'")
@@ -621,6 +626,7 @@ func TestDeleteUnsorted(t *testing.T) {
 }
 
 func TestDeleteFailureNotice(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// A hidden.json of 900 entries (65 KB) cannot be rewritten under
 	// ulimit -f 32 (KiB), while the small store files can: the copies go,
@@ -652,6 +658,7 @@ func TestDeleteFailureNotice(t *testing.T) {
 }
 
 func TestScopeSwitch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tm := newTerm(t, f.dir, 120, 40)
 	tm.pick("")
@@ -678,6 +685,7 @@ func TestScopeSwitch(t *testing.T) {
 }
 
 func TestPickAndResume(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tm := newTerm(t, f.dir, 120, 40)
 
@@ -729,6 +737,7 @@ func TestPickAndResume(t *testing.T) {
 }
 
 func TestCaptureOffAndUntrusted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tm := newTerm(t, f.dir, 100, 30, "GENTLE_PI_HISTORY_CAPTURE=")
 	tm.pick("")
@@ -762,6 +771,7 @@ func TestCaptureOffAndUntrusted(t *testing.T) {
 
 // Without a terminal (no controlling tty) hist-pick says so and exits 1.
 func TestNoTerminal(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cmd := exec.Command(filepath.Join(binDir, "hist-pick"), "--store", f.store)
 	cmd.Env = append(os.Environ(), "GENTLE_PI_HISTORY_CAPTURE=1", "HOME="+filepath.Join(f.dir, "home"))
@@ -775,6 +785,7 @@ func TestNoTerminal(t *testing.T) {
 // The shell key bindings: ctrl-r opens the selector, and the chosen
 // prompt lands at the cursor. bash always; zsh and fish when installed.
 func TestShellWidgets(t *testing.T) {
+	t.Parallel()
 	for _, sh := range []struct {
 		name  string
 		argv  func(dir string) []string
@@ -790,6 +801,7 @@ func TestShellWidgets(t *testing.T) {
 		}, `hist-pick --shell fish | source`},
 	} {
 		t.Run(sh.name, func(t *testing.T) {
+			t.Parallel()
 			if _, err := exec.LookPath(sh.name); err != nil {
 				t.Skipf("%s is not installed", sh.name)
 			}
@@ -893,6 +905,7 @@ func TestBenchFirstScreen(t *testing.T) {
 // A store file that cannot be read: the others are listed, the footer
 // says so.
 func TestUnreadableFile(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// A folder with a store file's name cannot be read, even by root.
 	if err := os.Mkdir(filepath.Join(f.store, "projects", f.hash, "dddd.jsonl"), 0o700); err != nil {
@@ -909,6 +922,7 @@ func TestUnreadableFile(t *testing.T) {
 // A machine with nothing in the store yet: the selector opens, empty, with
 // a one-line hint on how prompts get in.
 func TestEmptyStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "home"), 0o700)
 	os.MkdirAll(filepath.Join(dir, "proj"), 0o700)

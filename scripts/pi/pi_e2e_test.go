@@ -343,6 +343,9 @@ func TestPiExtension(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end with the real pi: skipped in -short mode")
 	}
+	// Each test has its own HOME, mock model and binaries: they wait for
+	// pi and for prompts to settle side by side.
+	t.Parallel()
 	start := time.Now()
 	piPath, piBin := installPi(t)
 	t.Logf("pi ready after %s", time.Since(start).Round(time.Millisecond))
@@ -610,6 +613,7 @@ func TestPiExtensionPickKey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end with the real pi: skipped in -short mode")
 	}
+	t.Parallel()
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Skip("tmux is not installed: this test drives pi's terminal UI in tmux")
@@ -802,6 +806,7 @@ func TestPiImportThenInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end with the real pi: skipped in -short mode")
 	}
+	t.Parallel()
 	start := time.Now()
 	piPath, piBin := installPi(t)
 	bin := buildHist(t)
@@ -884,11 +889,15 @@ func TestPiImportThenInstall(t *testing.T) {
 	hist("hist-capture", "--enable")
 	typed := map[string]string{}
 	var imports []string
-	for i, p := range []string{
+	sessions := []string{
 		"first session: why is the cache cold",
 		"second session: add a --verbose flag",
 		"third session: explain the lock order",
-	} {
+	}
+	// The third session is the second's case once more (each of its 10 s
+	// waits for the prompt to settle): it runs under HIST_LONG=1.
+	sessions = sessions[:testbin.Scale(2, 3)]
+	for i, p := range sessions {
 		typed[p] = pi(p)
 		// hist-seed leaves a prompt typed in the last seconds to a later
 		// run (its live capture may be on its way).
