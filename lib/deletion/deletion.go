@@ -199,15 +199,26 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 			continue // a repeat counts once
 		}
 		given[n] = true
+		// Each distinct text is normalized once: most prompts hold no
+		// secret and no NUL, so their other forms are the prompt itself
+		// (the same string, compared at once).
+		texts := []string{p}
 		add := func(text string) {
-			n := identity.AppendNormalized(nil, text)
-			if len(n) == 0 || slices.Contains(forms[i], string(n)) {
+			if slices.Contains(texts, text) {
 				return
 			}
-			targets[string(n)] = struct{}{}
-			forms[i] = append(forms[i], string(n))
+			texts = append(texts, text)
+			n := identity.Normalize(text)
+			if n == "" || slices.Contains(forms[i], n) {
+				return
+			}
+			targets[n] = struct{}{}
+			forms[i] = append(forms[i], n)
 		}
-		add(p)
+		if n != "" {
+			targets[n] = struct{}{}
+			forms[i] = append(forms[i], n)
+		}
 		// A prompt given with its secret was stored redacted (capture and
 		// imports redact by default): its redacted form goes too. So does
 		// the form new records keep for a prompt holding a NUL.

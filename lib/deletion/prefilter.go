@@ -41,6 +41,7 @@ var foldsToASCII = map[byte][]string{
 const (
 	prefilterWords   = 3
 	prefilterMinWord = 3
+	prefilterMaxWord = 64 // bytes of a word searched
 	prefilterTargets = 16 // more prompts than this: every file is parsed
 )
 
@@ -86,7 +87,8 @@ func newPrefilter(norms []string) *prefilter {
 }
 
 // asciiWords returns the runs of ASCII lower-case letters and digits of a
-// normalized text, at least prefilterMinWord long.
+// normalized text, at least prefilterMinWord long, each cut to its first
+// prefilterMaxWord bytes.
 func asciiWords(norm string) [][]byte {
 	var out [][]byte
 	start := -1
@@ -98,7 +100,9 @@ func asciiWords(norm string) [][]byte {
 			continue
 		}
 		if start >= 0 && i-start >= prefilterMinWord {
-			out = append(out, []byte(norm[start:i]))
+			// A file that holds a word holds its start: a long word is
+			// searched by its start alone.
+			out = append(out, []byte(norm[start:min(i, start+prefilterMaxWord)]))
 		}
 		start = -1
 	}

@@ -232,6 +232,9 @@ func TestPrefilterHardCases(t *testing.T) {
 		{"dotted-I", sky, rec("k\u0130ss the sky 42", 2)},
 		{"dotless-i", sky, rec("k\u0131ss THE SKY 42", 2)},
 		{"upper", sky, rec("KISS\tTHE\n SKY   42", 2)},
+		// A word longer than the part of it searched, once as a copy and
+		// once as a decoy that shares that part only.
+		{"long-word", "run " + strings.Repeat("ab", 100), rec("Run "+strings.Repeat("AB", 100), 2) + rec("run "+strings.Repeat("ab", 99)+"ac", 3)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
