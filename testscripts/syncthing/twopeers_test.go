@@ -346,7 +346,7 @@ func TestTwoPeers(t *testing.T) {
 	}
 	begin := time.Now()
 	nCapture := testbin.Scale(80, 600) // per machine
-	rounds := testbin.Scale(10, 60)     // deletes at the same moment
+	rounds := testbin.Scale(10, 60)    // deletes at the same moment
 	if testing.Short() {
 		nCapture = 100
 	}
