@@ -140,14 +140,6 @@ func toKeys(b []byte) []Key {
 	return keys
 }
 
-// Len is the number of keys known (some may be counted twice).
-func (l *Ledger) Len() int {
-	if !l.loaded && l.size > 0 {
-		return int(l.size-int64(len(header)))/len(Key{}) + len(l.added)
-	}
-	return len(l.keys) + len(l.added)
-}
-
 // Err is the first error met reading the file's keys. A lookup that met
 // it reported the key as not imported: a caller that sees it must not
 // act on those answers.

@@ -85,17 +85,20 @@ func TestLedgerTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !l.Has(k1) || l.Has(k2) || l.Len() != 1 {
-		t.Fatalf("after a torn append: has k1 %v, k2 %v, len %d", l.Has(k1), l.Has(k2), l.Len())
+	if !l.Has(k1) || l.Has(k2) || keysIn(l) != 1 {
+		t.Fatalf("after a torn append: has k1 %v, k2 %v, keys %d", l.Has(k1), l.Has(k2), keysIn(l))
 	}
 	if err := l.Append([]Key{k2}); err != nil {
 		t.Fatal(err)
 	}
 	l, _ = Load(path)
-	if !l.Has(k1) || !l.Has(k2) || l.Len() != 2 {
-		t.Fatalf("after the next append: has k1 %v, k2 %v, len %d", l.Has(k1), l.Has(k2), l.Len())
+	if !l.Has(k1) || !l.Has(k2) || keysIn(l) != 2 {
+		t.Fatalf("after the next append: has k1 %v, k2 %v, keys %d", l.Has(k1), l.Has(k2), keysIn(l))
 	}
 }
+
+// keysIn is how many whole keys the file held when l was loaded.
+func keysIn(l *Ledger) int { return int(l.size-int64(len(header))) / len(Key{}) }
 
 func TestLedgerNotALedger(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "imports.ledger")
