@@ -16,7 +16,6 @@ package deletion
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -312,6 +311,39 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		}
 	}
 
+	// lookAgain reads, read only, the other machines' files of the scope
+	// that a fresh listing shows and no earlier one did, while unfound
+	// reports a prompt with no copy yet: a file that Syncthing is
+	// replacing is missing from a listing for an instant (the old file is
+	// removed before the new one is renamed into place), and a copy it
+	// holds must not go unseen. It lists again, for up to vanishWait,
+	// while Syncthing writes in the scope's folders.
+	lookAgain := func(unfound func() bool) {
+		deadline := time.Now().Add(vanishWait)
+		for unfound() {
+			if again, err := st.Files(sc); err == nil {
+				var fresh []store.File
+				for _, f := range again {
+					if !inScope[f.Path] && !st.Owns(filepath.Base(f.Path), legacy) {
+						inScope[f.Path] = true
+						fresh = append(fresh, f)
+					}
+				}
+				for _, fr := range readAgain(fresh, rewriteAll(fresh, targets, true, opt.noPrefilter, nil, nil), targets, opt.noPrefilter) {
+					for n, c := range fr.hits {
+						res.Foreign += c
+						foreignAll[n] += c
+						found[n] += c
+					}
+				}
+			}
+			if !unfound() || time.Now().After(deadline) || !st.Pulling(sc) {
+				return
+			}
+			time.Sleep(vanishWait / 20)
+		}
+	}
+
 	// Where the prompts have copies outside the scope, and, for prompts
 	// read from a pipe, whether each has a copy at all: read only.
 	elsewhere := map[string]int{} // copies by normalized prompt
@@ -340,17 +372,25 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		}
 	}
 	if opt.Stored && !opt.Hide {
-		stored := maps.Clone(elsewhere)
-		for n, c := range foreignAll {
-			stored[n] += c
-		}
+		mine := map[string]int{}
 		for _, fr := range rewriteAll(files, targets, true, opt.noPrefilter, nil, nil) {
 			for n, c := range fr.hits {
-				stored[n] += c
+				mine[n] += c
 			}
 		}
+		stored := func(i int) bool {
+			return count(elsewhere, forms[i])+count(foreignAll, forms[i])+count(mine, forms[i]) > 0
+		}
+		lookAgain(func() bool {
+			for i := range prompts {
+				if len(forms[i]) > 0 && !stored(i) {
+					return true
+				}
+			}
+			return false
+		})
 		for i, p := range prompts {
-			if len(forms[i]) > 0 && count(stored, forms[i]) == 0 {
+			if len(forms[i]) > 0 && !stored(i) {
 				res.NotStored = append(res.NotStored, p)
 			}
 		}
@@ -412,6 +452,14 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	// The prompts to tombstone: those found, or all with Hide. Prompts
 	// with copies left elsewhere go last, so that when hidden.json is
 	// full their tombstones are the last to be dropped.
+	lookAgain(func() bool {
+		for i := range prompts {
+			if len(forms[i]) > 0 && count(removed, forms[i])+count(found, forms[i]) == 0 {
+				return true
+			}
+		}
+		return false
+	})
 	var keep, later []int
 	for i, p := range prompts {
 		if len(forms[i]) == 0 {

@@ -1,9 +1,11 @@
 package deletion
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"hist/lib/tombstone"
 )
@@ -52,5 +54,60 @@ func TestMachinesRewriteOwnFilesOnly(t *testing.T) {
 	}
 	if snap(t, theirs) != before {
 		t.Fatal("b's file was rewritten")
+	}
+}
+
+// A file of b's that Syncthing replaces while a delete runs (its temp file
+// written, the old file removed, the temp renamed into place a moment
+// later) is missing from a listing for that moment: a prompt only it holds
+// is still found, by a dry run and by --stdin's check, never "no copy".
+func TestMachinesFileBeingReplaced(t *testing.T) {
+	f := newFixture(t)
+	f.st.Machine = "a"
+	data := rec("only in b's file", 1) + rec("other", 2)
+	theirs := f.write("s@b.jsonl", data)
+	temp := filepath.Join(filepath.Dir(theirs), ".syncthing.s@b.jsonl.tmp")
+	stop := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		// As Syncthing's puller does: the file is gone 20 ms of every 27.
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if err := os.WriteFile(temp, []byte(data), 0o600); err != nil {
+				done <- err
+				return
+			}
+			os.Remove(theirs)
+			time.Sleep(20 * time.Millisecond)
+			if err := os.Rename(temp, theirs); err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(7 * time.Millisecond)
+		}
+	}()
+	n := 20
+	if os.Getenv("HIST_LONG") != "" {
+		n = 200
+	}
+	var bad []string
+	for k := range n {
+		opt := Options{DryRun: k%2 == 0, Stored: k%2 == 1}
+		res := Delete(f.st, f.scope(), []string{"only in b's file"}, opt)
+		if len(res.NotFound) > 0 || len(res.NotStored) > 0 || res.Foreign != 1 {
+			bad = append(bad, fmt.Sprintf("%+v: %+v", opt, res))
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) > 0 {
+		t.Fatalf("%d of %d deletes missed the copy in the file being replaced, e.g. %s", len(bad), n, bad[0])
 	}
 }

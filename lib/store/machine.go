@@ -253,6 +253,33 @@ func TempOrigin(name string) string {
 	return name
 }
 
+// Pulling reports whether the scope's folders hold a temp file of
+// Syncthing's: it is writing a file there, and while it replaces one
+// (the old file removed before the temp file is renamed into place) the
+// file is missing from a listing for an instant.
+func (s Store) Pulling(sc Scope) bool {
+	dirs := []string{s.Root}
+	if sc.All {
+		hashes, _ := s.ProjectHashes()
+		for _, h := range hashes {
+			dirs = append(dirs, s.ProjectDir(h))
+		}
+	} else {
+		for _, h := range append([]string{sc.Project}, sc.Also...) {
+			dirs = append(dirs, s.ProjectDir(h))
+		}
+	}
+	for _, dir := range dirs {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if n := e.Name(); strings.HasPrefix(n, ".syncthing.") && IsSyncthing(n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // IsSyncthing reports whether a base name is one of Syncthing's own files
 // or folders in a shared folder (.stfolder, .stignore, .stversions, and
 // the temp files ".syncthing.<name>.tmp" it writes before a rename): never

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"hist/lib/identity"
 )
@@ -98,5 +99,65 @@ func TestConflictCopyMerged(t *testing.T) {
 	again, _ := Load(own)
 	if len(again.Entries) != 3 || !again.Hidden("lost side") {
 		t.Fatalf("after save %v", again.Entries)
+	}
+}
+
+// Another machine's tombstone file that Syncthing replaces (its temp file
+// written, the old file removed, the temp renamed into place a moment
+// later) is missing for that moment: Load waits for it, and never returns
+// a set that shows what it hides.
+func TestOtherMachineFileBeingReplaced(t *testing.T) {
+	dir := t.TempDir()
+	theirs := filepath.Join(dir, "hidden@b.json")
+	writeSet(t, theirs, "deleted on b")
+	data, err := os.ReadFile(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	temp := filepath.Join(dir, ".syncthing.hidden@b.json.tmp")
+	stop := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		// As Syncthing's puller does: the file is gone 20 ms of every 27.
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if err := os.WriteFile(temp, data, 0o600); err != nil {
+				done <- err
+				return
+			}
+			os.Remove(theirs)
+			time.Sleep(20 * time.Millisecond)
+			if err := os.Rename(temp, theirs); err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(7 * time.Millisecond)
+		}
+	}()
+	n := 30
+	if os.Getenv("HIST_LONG") != "" {
+		n = 300
+	}
+	shown := 0
+	for range n {
+		a, err := Load(filepath.Join(dir, "hidden@a.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.Hidden("deleted on b") {
+			shown++
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if shown > 0 {
+		t.Fatalf("%d of %d loads missed b's tombstone file while it was being replaced", shown, n)
 	}
 }

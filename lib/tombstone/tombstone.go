@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -82,49 +83,94 @@ func Load(path string) (*Set, error) {
 		return nil, err
 	}
 	if isTombstoneName(filepath.Base(path)) {
-		dir := filepath.Dir(path)
-		ents, err := os.ReadDir(dir)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, &UntrustedError{Path: dir, Err: err}
-		}
-		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
-			orig, conflict := store.Unconflicted(e.Name())
-			if p == path || !isTombstoneName(orig) {
-				continue
-			}
-			var entries []string
-			if err := s.load(p, &entries); err != nil {
+		own := s.Entries
+		// Another machine's tombstone file that Syncthing is replacing is
+		// missing for an instant (the old file removed before its temp
+		// file is renamed into place): read again until the listing and
+		// the reads agree, for up to replaceWait.
+		for deadline := time.Now().Add(replaceWait); ; time.Sleep(replaceWait / 50) {
+			s.Entries, s.others, s.copies = own, nil, nil
+			settled, err := s.loadOthers(path)
+			if err != nil {
 				return nil, err
 			}
-			if conflict && orig == filepath.Base(path) {
-				s.copies = append(s.copies, p)
-				s.Entries = mergeEntries(s.Entries, entries)
-				continue
+			if settled || time.Now().After(deadline) {
+				break
 			}
-			s.others = append(s.others, entries...)
 		}
 	}
 	s.index()
 	return s, nil
 }
 
+// replaceWait is how long Load waits for a tombstone file being replaced.
+const replaceWait = 500 * time.Millisecond
+
+// loadOthers reads the tombstone files beside path. It reports false when
+// one was missing: listed but gone when read, or named by a temp file of
+// Syncthing's and not listed.
+func (s *Set) loadOthers(path string) (settled bool, err error) {
+	dir := filepath.Dir(path)
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, &UntrustedError{Path: dir, Err: err}
+	}
+	settled = true
+	listed := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		listed[e.Name()] = true
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if store.IsSyncthing(name) {
+			if t := strings.TrimSuffix(strings.TrimPrefix(name, ".syncthing."), ".tmp"); isTombstoneName(t) && !listed[t] {
+				settled = false
+			}
+			continue
+		}
+		p := filepath.Join(dir, name)
+		orig, conflict := store.Unconflicted(name)
+		if p == path || !isTombstoneName(orig) {
+			continue
+		}
+		var entries []string
+		ok, err := s.loadFile(p, &entries)
+		if err != nil {
+			return false, err
+		}
+		settled = settled && ok
+		if conflict && orig == filepath.Base(path) {
+			s.copies = append(s.copies, p)
+			s.Entries = mergeEntries(s.Entries, entries)
+			continue
+		}
+		s.others = append(s.others, entries...)
+	}
+	return settled, nil
+}
+
 // load reads one tombstone file into out; a missing file leaves out alone.
 func (s *Set) load(path string, out *[]string) error {
+	_, err := s.loadFile(path, out)
+	return err
+}
+
+// loadFile is load, and reports whether the file was there.
+func (s *Set) loadFile(path string, out *[]string) (bool, error) {
 	data, err := atomicfile.ReadRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return &UntrustedError{Path: path, Err: err}
+		return false, &UntrustedError{Path: path, Err: err}
 	}
 	if path == s.Path {
 		s.Exists = true
 	}
 	if err := parse(data, out); err != nil {
-		return &UntrustedError{Path: path, Err: err}
+		return false, &UntrustedError{Path: path, Err: err}
 	}
-	return nil
+	return true, nil
 }
 
 // isTombstoneName reports whether a base name is a tombstone file's.
