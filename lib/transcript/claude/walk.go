@@ -50,6 +50,9 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 	// lstat); the files are sorted afterwards.
 	var mu sync.Mutex
 	var files []file
+	kp := &filescan.Keeper{Keep: keep, Kept: func(path string, fi fs.FileInfo) {
+		files = append(files, file{path, fi.ModTime().UnixNano(), regularSize(fi)})
+	}}
 	count := func(n *int, k int) {
 		mu.Lock()
 		*n += k
@@ -63,11 +66,7 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 			}
 			return &transcript.ReadError{Path: path, Err: err}
 		}
-		mu.Lock()
-		if keep == nil || keep.Keep(path, fi) {
-			files = append(files, file{path, fi.ModTime().UnixNano(), regularSize(fi)})
-		}
-		mu.Unlock()
+		kp.Add(path, fi)
 		return nil
 	}
 	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
@@ -100,11 +99,7 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 			return add(path, d)
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				mu.Lock()
-				if keep == nil || keep.Keep(path, fi) {
-					files = append(files, file{path, fi.ModTime().UnixNano(), fi.Size()})
-				}
-				mu.Unlock()
+				kp.Add(path, fi)
 			} else {
 				count(&st.Skipped, 1)
 			}
@@ -113,6 +108,7 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 		}
 		return nil
 	})
+	kp.Flush()
 	return files, err
 }
 

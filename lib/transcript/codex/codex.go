@@ -88,21 +88,27 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
 	s.res, _ = keep.(transcript.Resumer)
-	all, infos, err := s.list(root, keep != nil)
+	all, infos, archived, err := s.list(root, keep != nil)
 	if err != nil {
 		return s.stats, err
 	}
 	files := all
 	if keep != nil {
 		// Each rollout's stamp is the one the listing found (no second
-		// stat by path).
+		// stat by path). Only the rollouts kept are sorted.
 		files = nil
 		for i, p := range all {
+			if i == archived {
+				archived = len(files)
+			}
 			if infos[i] == nil || keep.Keep(p, infos[i]) {
 				files = append(files, p)
 			}
 		}
+		archived = min(archived, len(files))
 	}
+	slices.SortFunc(files[:archived], walkOrder)
+	slices.SortFunc(files[archived:], walkOrder)
 	// Rollouts are parsed by up to maxWorkers goroutines, a few files
 	// ahead; what each yields is applied in file order on this one.
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(files)+7)/8)
@@ -153,6 +159,7 @@ func forkParents(s *scanner, read, all []string) []string {
 			}
 		}
 	}
+	slices.SortFunc(out, walkOrder)
 	return out
 }
 
@@ -241,20 +248,17 @@ func (s *scanner) deliver(c cand) error {
 }
 
 // list returns the rollouts under root, plain files winning over .zst,
-// in lexical order within each folder, and, with infos, what each one's
-// stat found (the listing's fstatat in its open folder; a stat for a
-// symbolic link; nil when it failed, then reading the file reports why).
-func (s *scanner) list(root string, infos bool) ([]string, []fs.FileInfo, error) {
-	var out []string
-	var outInfo []fs.FileInfo
+// those of sessions/ then those of archived_sessions/ (from index
+// archived on), in no set order within each, and, with infos, what each
+// one's stat found (the listing's fstatat in its open folder; a stat for
+// a symbolic link; nil when it failed, then reading the file reports
+// why).
+func (s *scanner) list(root string, infos bool) (out []string, outInfo []fs.FileInfo, archived int, err error) {
+	var mu sync.Mutex
 	for _, sub := range []string{"sessions", "archived_sessions"} {
+		archived = len(out)
 		dir := filepath.Join(root, sub)
-		type entry struct {
-			path string
-			fi   fs.FileInfo
-		}
-		var mu sync.Mutex
-		var ents []entry
+		zst := false
 		err := filescan.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if path == dir && errors.Is(err, fs.ErrNotExist) {
@@ -277,30 +281,37 @@ func (s *scanner) list(root string, infos bool) ([]string, []fs.FileInfo, error)
 				}
 			}
 			mu.Lock()
-			ents = append(ents, entry{path, fi})
+			out = append(out, path)
+			outInfo = append(outInfo, fi)
+			zst = zst || strings.HasSuffix(path, ".zst")
 			mu.Unlock()
 			return nil
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
-		slices.SortFunc(ents, func(a, b entry) int { return walkOrder(a.path, b.path) })
+		if !zst {
+			continue
+		}
+		// A compressed rollout beside its plain copy is skipped.
 		have := map[string]bool{}
-		for _, e := range ents {
-			if strings.HasSuffix(e.path, ".jsonl") {
-				have[e.path] = true
+		for _, p := range out[archived:] {
+			if strings.HasSuffix(p, ".jsonl") {
+				have[p] = true
 			}
 		}
-		for _, e := range ents {
-			if strings.HasSuffix(e.path, ".zst") && have[strings.TrimSuffix(e.path, ".zst")] {
+		k := archived
+		for i := archived; i < len(out); i++ {
+			if strings.HasSuffix(out[i], ".zst") && have[strings.TrimSuffix(out[i], ".zst")] {
 				s.stats.Skipped++
 				continue
 			}
-			out = append(out, e.path)
-			outInfo = append(outInfo, e.fi)
+			out[k], outInfo[k] = out[i], outInfo[i]
+			k++
 		}
+		out, outInfo = out[:k], outInfo[:k]
 	}
-	return out, outInfo, nil
+	return out, outInfo, archived, nil
 }
 
 // walkOrder orders paths as filepath.WalkDir visits them: a folder's

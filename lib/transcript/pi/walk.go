@@ -48,17 +48,12 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]liste
 	// afterwards.
 	var mu sync.Mutex
 	var files []listed
-	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
-		// A session's stamp, for keep, from the folder being walked (a
-		// run with nothing new is mostly these).
-		var fi fs.FileInfo
-		if keep != nil && err == nil && d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".jsonl") {
-			if fi, err = d.Info(); errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while we walked
-			}
-		}
+	kp := &filescan.Keeper{Keep: keep, Kept: func(path string, fi fs.FileInfo) {
 		mu.Lock()
-		defer mu.Unlock()
+		files = append(files, listed{path, fi.Size()})
+		mu.Unlock()
+	}}
+	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && path != walkRoot {
 				return nil // removed while we walked
@@ -74,27 +69,42 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]liste
 			if path == walkRoot {
 				return nil
 			}
+			mu.Lock()
 			files = append(files, listed{path, -1})
+			mu.Unlock()
 			return fs.SkipDir
 		case t.IsRegular():
-			switch {
-			case fi == nil:
+			if keep == nil {
+				mu.Lock()
 				files = append(files, listed{path, -1})
-			case keep.Keep(path, fi):
-				files = append(files, listed{path, fi.Size()})
+				mu.Unlock()
+				return nil
 			}
+			// A session's stamp, for keep, from the folder being walked
+			// (a run with nothing new is mostly these).
+			fi, err := d.Info()
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return nil // removed while we walked
+			case err != nil:
+				return &transcript.ReadError{Path: path, Err: err}
+			}
+			kp.Add(path, fi)
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				if keep == nil || keep.Keep(path, fi) {
-					files = append(files, listed{path, fi.Size()})
-				}
+				kp.Add(path, fi)
 			} else {
+				mu.Lock()
 				st.Skipped++
+				mu.Unlock()
 			}
 		default:
+			mu.Lock()
 			st.Skipped++ // a FIFO, socket or device: reading could block
+			mu.Unlock()
 		}
 		return nil
 	})
+	kp.Flush()
 	return files, err
 }
