@@ -11,6 +11,7 @@
 #
 # Usage: scripts/bench-seed.sh [SOURCE...]   (default: pi claude codex)
 # Environment: SIZE_MB (default 1024), RUNS (default 3; jq runs once),
+#              INC_RUNS (default 11: the incremental runs, alternated),
 #              PROJECTS (default 200), KEEP=1 keeps the temp folder,
 #              SAME_TIMES=1 keeps the fixtures' times in every copy.
 # Prints one markdown table row per source (see bench/seed.md), then the
@@ -22,6 +23,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIZE_MB=${SIZE_MB:-1024}
 RUNS=${RUNS:-3}
+INC_RUNS=${INC_RUNS:-11}
 PROJECTS=${PROJECTS:-200}
 # scripts/bench.sh passes the report's path: this driver only prints its
 # table (bench/seed.md, which explains it, is written from it by hand).
@@ -167,16 +169,20 @@ EOF
 # median of the numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-# timed OUT CMD...: appends "seconds maxrss_kb cpu_seconds" of one run to OUT.
+# timed OUT CMD...: appends "wall-seconds peak-RSS-KB cpu-seconds" to OUT.
+# The wall time is taken by the shell, to the microsecond (GNU time
+# prints it to the hundredth of a second).
 timed() {
-    local out=$1
+    local out=$1 t0 t1
     shift
-    /usr/bin/time -f '%e %M %U %S' -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || {
+    t0=${EPOCHREALTIME/./}
+    /usr/bin/time -f '%M %U %S' -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || {
         echo "bench-seed: $* failed:" >&2
         cat "$WORK/err" >&2
         exit 1
     }
-    awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}' "$WORK/t" >>"$out"
+    t1=${EPOCHREALTIME/./}
+    awk -v us=$((t1 - t0)) '{printf "%.4f %s %.2f\n", us / 1e6, $1, $2 + $3}' "$WORK/t" >>"$out"
 }
 
 # Every source's transcripts are generated first, and nothing is deleted
@@ -269,8 +275,11 @@ done
 
 # Incremental runs, on each source's last store: its full import recorded
 # every file's stamp, so a run with nothing new only stats the files.
+# Each round runs hist-seed with nothing new, find, then hist-seed after
+# one prompt is appended: the three alternate, so a drift of the
+# machine's speed weighs on all three alike.
 echo
-echo "| source | files | nothing new: hist-seed (median of $RUNS) | find -printf '%s %T@' | x find | peak RSS | one prompt appended: hist-seed | minus nothing new |"
+echo "| source | files | nothing new: hist-seed (median of $INC_RUNS) | find -printf '%s %T@' | x find | peak RSS | one prompt appended: hist-seed | minus nothing new |"
 echo "|---|---|---|---|---|---|---|---|"
 for src in "${SOURCES[@]}"; do
     setup "$src"
@@ -283,14 +292,12 @@ for src in "${SOURCES[@]}"; do
     : >"$WORK/none.times"
     : >"$WORK/find.times"
     : >"$WORK/append.times"
-    for i in $(seq "$RUNS"); do
-        run_seed "$WORK/none.times"
-        timed "$WORK/find.times" find "$data" -type f -printf '%s %T@\n'
-    done
     # One prompt appended to one transcript: a copy of its last prompt
     # record with a fresh tag and fresh ids.
     file=$({ grep -rlE '\[(pi|cc|cx)[0-9]' "$data" || true; } | head -1)
-    for i in $(seq "$RUNS"); do
+    for i in $(seq "$INC_RUNS"); do
+        run_seed "$WORK/none.times"
+        timed "$WORK/find.times" find "$data" -type f -printf '%s %T@\n'
         before=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
         { grep -F "$pattern" "$file" | grep -E '\[(pi|cc|cx)[0-9]' || true; } | tail -1 |
             perl -pe 's/\[(pi|cc|cx)[0-9]+/[${1}appended'"$i"'-/g; s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/ffff'"$(printf %04x "$i")"'$1/g' >>"$file"
