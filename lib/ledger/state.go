@@ -339,6 +339,14 @@ func (s *State) SetFiles(l *Listing) {
 		}
 	}
 	files := l.old
+	if len(files) == 0 && !s.base {
+		// Nothing to merge into, and the file is written whole (no
+		// change to append): a first import's listing becomes the
+		// source's files as it is.
+		s.changed = s.changed || len(l.next) > 0
+		s.Files[l.src], l.old, l.next = l.next, l.next, map[string]File{}
+		return
+	}
 	if files == nil {
 		files = map[string]File{}
 		s.Files[l.src] = files
@@ -363,10 +371,13 @@ func (s *State) SetCutoff(hash, src string, ms int64) {
 	s.note(change{cutoff: hash + "/" + src})
 }
 
-// note records a change, to append when the state is saved.
+// note records a change, to append when the state is saved (a state not
+// read whole, of this build, is written whole: no change to keep).
 func (s *State) note(c change) {
 	s.changed = true
-	s.log = append(s.log, c)
+	if s.base {
+		s.log = append(s.log, c)
+	}
 }
 
 // appendable reports whether Save may append the changes to the file:
@@ -412,10 +423,23 @@ func appendFile(b []byte, path string, f File) []byte {
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, f.Head, 10)
 	b = append(b, ' ')
-	b = strconv.AppendQuote(b, f.Context)
+	b = appendQuote(b, f.Context)
 	b = append(b, ' ')
-	b = strconv.AppendQuote(b, path)
+	b = appendQuote(b, path)
 	return append(b, '\n')
+}
+
+// appendQuote is strconv.AppendQuote, with the common case (printable
+// ASCII, nothing to escape) copied as it is.
+func appendQuote(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // appendLog appends the changes to the file, in one write.

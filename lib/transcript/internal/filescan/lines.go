@@ -59,6 +59,23 @@ type LineReader struct {
 	file *File
 	from int64
 	ctx  string
+	// A file read from its start: its first bytes as they were read, for
+	// the cursor's head sum (no second read of them).
+	tee headTee
+}
+
+// headTee reads r and keeps the first transcript.HeadSize bytes read.
+type headTee struct {
+	r    io.Reader
+	head []byte
+}
+
+func (t *headTee) Read(b []byte) (int, error) {
+	n, err := t.r.Read(b)
+	if k := min(n, transcript.HeadSize-len(t.head)); k > 0 {
+		t.head = append(t.head, b[:k]...)
+	}
+	return n, err
 }
 
 // NewLineReader returns a LineReader reading r through a buffer of size
@@ -382,10 +399,16 @@ func (lr *LineReader) ResetFile(f *File, size int64, from transcript.Cursor) tra
 		n = 1 // a folder or an empty file: let the read report it
 	}
 	lr.lim = io.LimitedReader{R: f, N: n}
-	lr.Reset(&lr.lim)
 	if from.Offset > 0 {
+		lr.Reset(&lr.lim)
 		lr.file, lr.from, lr.ctx = f, from.Offset, from.Context
+		return from
 	}
+	if lr.tee.head == nil {
+		lr.tee.head = make([]byte, 0, transcript.HeadSize)
+	}
+	lr.tee.r, lr.tee.head = &lr.lim, lr.tee.head[:0]
+	lr.Reset(&lr.tee)
 	return from
 }
 
@@ -396,7 +419,11 @@ func (lr *LineReader) Stopped(f *File, from transcript.Cursor) transcript.Cursor
 	c := transcript.Cursor{Offset: from.Offset + lr.done, Head: from.Head, Context: lr.ctx}
 	if from.Offset < transcript.HeadSize && c.Offset > from.Offset {
 		// The head summed grows up to HeadSize bytes.
-		c.Head = headSum(f, c.Offset)
+		if k := min(c.Offset, transcript.HeadSize); from.Offset == 0 && int64(len(lr.tee.head)) >= k {
+			c.Head = transcript.HeadSum(lr.tee.head[:k])
+		} else {
+			c.Head = headSum(f, c.Offset)
+		}
 	}
 	return c
 }

@@ -369,3 +369,40 @@ func TestKeySet(t *testing.T) {
 		t.Error("the empty key")
 	}
 }
+
+// The head sum of a cursor made by a read from the start, taken from the
+// bytes as they were read, is the sum of the file's head read again.
+func TestStoppedHeadSum(t *testing.T) {
+	dir := t.TempDir()
+	lr := NewLineReader(nil, 64)
+	for _, n := range []int{1, 10, 63, 64, 65, 4095, 4096, 4097, 5000, 20000} {
+		for _, torn := range []bool{false, true} {
+			var b strings.Builder
+			for i := 0; b.Len() < n; i++ {
+				fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", i%97))
+			}
+			data := b.String()[:n]
+			if !torn && !strings.HasSuffix(data, "\n") {
+				data += "\n"
+			}
+			path := filepath.Join(dir, fmt.Sprintf("f%d-%v.jsonl", n, torn))
+			if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, size, _, err := open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			from := lr.ResetFile(f, size, transcript.Cursor{})
+			readAll(t, lr)
+			c := lr.Stopped(f, from)
+			if int64(len(lr.tee.head)) < min(c.Offset, transcript.HeadSize) {
+				t.Errorf("%d bytes: the head was not kept as it was read (%d bytes kept)", len(data), len(lr.tee.head))
+			}
+			if want := headSum(f, c.Offset); c.Head != want || c.Offset != int64(strings.LastIndexByte(data, '\n')+1) {
+				t.Errorf("%d bytes (torn %v): cursor at %d, head %x; want %d, %x", len(data), torn, c.Offset, c.Head, strings.LastIndexByte(data, '\n')+1, want)
+			}
+			f.Close()
+		}
+	}
+}
