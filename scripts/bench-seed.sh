@@ -279,7 +279,7 @@ done
 # one prompt is appended: the three alternate, so a drift of the
 # machine's speed weighs on all three alike.
 echo
-echo "| source | files | nothing new: hist-seed (median of $INC_RUNS) | find -printf '%s %T@' | x find | peak RSS | one prompt appended: hist-seed | minus nothing new |"
+echo "| source | files | nothing new: hist-seed (median of $INC_RUNS) | find -printf '%s %T@' | x find | peak RSS | one prompt appended: hist-seed | minus nothing new (median of the rounds) |"
 echo "|---|---|---|---|---|---|---|---|"
 for src in "${SOURCES[@]}"; do
     setup "$src"
@@ -310,8 +310,11 @@ for src in "${SOURCES[@]}"; do
     rss=$(cut -d' ' -f2 "$WORK/none.times" | sort -g | tail -1)
     find_t=$(cut -d' ' -f1 "$WORK/find.times" | median)
     app=$(cut -d' ' -f1 "$WORK/append.times" | median)
-    awk -v src="$src" -v n="$nfiles" -v s="$none" -v f="$find_t" -v r="$rss" -v a="$app" 'BEGIN {
+    # The cost of the appended prompt: the median of each round's
+    # difference (the two runs of a round are seconds apart).
+    diff=$(paste -d' ' "$WORK/append.times" "$WORK/none.times" | awk '{print $1 - $4}' | median)
+    awk -v src="$src" -v n="$nfiles" -v s="$none" -v f="$find_t" -v r="$rss" -v a="$app" -v d="$diff" 'BEGIN {
         f = (f > 0) ? f : 0.005
-        printf "| %s | %d | %.3f s | %.3f s | %.2f | %.0f MB | %.3f s | %+.0f ms |\n", src, n, s, f, s / f, r / 1024, a, (a - s) * 1000
+        printf "| %s | %d | %.3f s | %.3f s | %.2f | %.0f MB | %.3f s | %+.0f ms |\n", src, n, s, f, s / f, r / 1024, a, d * 1000
     }'
 done
