@@ -88,11 +88,11 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
 	s.res, _ = keep.(transcript.Resumer)
-	all, infos, archived, err := s.list(root, keep != nil)
+	all, infos, allArchived, err := s.list(root, keep != nil)
 	if err != nil {
 		return s.stats, err
 	}
-	files := all
+	files, archived := all, allArchived
 	if keep != nil {
 		// Each rollout's stamp is the one the listing found (no second
 		// stat by path). Only the rollouts kept are sorted.
@@ -132,7 +132,7 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		// only from a cursor: the fork rule needs all their prompts (they
 		// are emitted again, which the import ledger makes harmless).
 		w := reader{op: op}
-		for _, path := range forkParents(s, files, all) {
+		for _, path := range forkParents(s, files, all, allArchived) {
 			if err := s.apply(w.parse(path)); err != nil {
 				return s.stats, err
 			}
@@ -144,22 +144,30 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	return s.stats, nil
 }
 
-// forkParents lists the rollouts of all, not among read or read only from
-// a cursor, whose session is the parent of a legacy fork s found without
-// it (a rollout's name ends with its session id).
-func forkParents(s *scanner, read, all []string) []string {
+// forkParents lists the rollouts of all (those of archived_sessions/ from
+// index archived on), not among read or read only from a cursor, whose
+// session is the parent of a legacy fork s found without it (a rollout's
+// name ends with its session id): each fork's in the order they are read.
+func forkParents(s *scanner, read, all []string, archived int) []string {
 	var out []string
 	for _, fk := range s.forks {
 		if _, ok := s.sums[fk.parent]; ok || fk.parent == "" {
 			continue
 		}
-		for _, p := range all {
+		var mine, theirs []string // sessions/, archived_sessions/
+		for i, p := range all {
 			if strings.Contains(filepath.Base(p), fk.parent) && (s.partial[p] || !slices.Contains(read, p)) && !slices.Contains(out, p) {
-				out = append(out, p)
+				if i < archived {
+					mine = append(mine, p)
+				} else {
+					theirs = append(theirs, p)
+				}
 			}
 		}
+		slices.SortFunc(mine, walkOrder)
+		slices.SortFunc(theirs, walkOrder)
+		out = append(append(out, mine...), theirs...)
 	}
-	slices.SortFunc(out, walkOrder)
 	return out
 }
 
