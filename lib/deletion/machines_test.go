@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
+	"hist/lib/store/storetest"
 	"hist/lib/tombstone"
 )
 
@@ -66,31 +66,7 @@ func TestMachinesFileBeingReplaced(t *testing.T) {
 	f.st.Machine = "a"
 	data := rec("only in b's file", 1) + rec("other", 2)
 	theirs := f.write("s@b.jsonl", data)
-	temp := filepath.Join(filepath.Dir(theirs), ".syncthing.s@b.jsonl.tmp")
-	stop := make(chan struct{})
-	done := make(chan error)
-	go func() {
-		// As Syncthing's puller does: the file is gone 20 ms of every 27.
-		for {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			if err := os.WriteFile(temp, []byte(data), 0o600); err != nil {
-				done <- err
-				return
-			}
-			os.Remove(theirs)
-			time.Sleep(20 * time.Millisecond)
-			if err := os.Rename(temp, theirs); err != nil {
-				done <- err
-				return
-			}
-			time.Sleep(7 * time.Millisecond)
-		}
-	}()
+	storetest.Replace(t, theirs, []byte(data))
 	n := 20
 	if os.Getenv("HIST_LONG") != "" {
 		n = 200
@@ -102,10 +78,6 @@ func TestMachinesFileBeingReplaced(t *testing.T) {
 		if len(res.NotFound) > 0 || len(res.NotStored) > 0 || res.Foreign != 1 {
 			bad = append(bad, fmt.Sprintf("%+v: %+v", opt, res))
 		}
-	}
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
 	}
 	if len(bad) > 0 {
 		t.Fatalf("%d of %d deletes missed the copy in the file being replaced, e.g. %s", len(bad), n, bad[0])

@@ -5,9 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"hist/lib/identity"
+	"hist/lib/store/storetest"
 )
 
 func writeSet(t *testing.T, path string, texts ...string) {
@@ -114,31 +114,7 @@ func TestOtherMachineFileBeingReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	temp := filepath.Join(dir, ".syncthing.hidden@b.json.tmp")
-	stop := make(chan struct{})
-	done := make(chan error)
-	go func() {
-		// As Syncthing's puller does: the file is gone 20 ms of every 27.
-		for {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			if err := os.WriteFile(temp, data, 0o600); err != nil {
-				done <- err
-				return
-			}
-			os.Remove(theirs)
-			time.Sleep(20 * time.Millisecond)
-			if err := os.Rename(temp, theirs); err != nil {
-				done <- err
-				return
-			}
-			time.Sleep(7 * time.Millisecond)
-		}
-	}()
+	storetest.Replace(t, theirs, data)
 	n := 30
 	if os.Getenv("HIST_LONG") != "" {
 		n = 300
@@ -152,10 +128,6 @@ func TestOtherMachineFileBeingReplaced(t *testing.T) {
 		if !a.Hidden("deleted on b") {
 			shown++
 		}
-	}
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
 	}
 	if shown > 0 {
 		t.Fatalf("%d of %d loads missed b's tombstone file while it was being replaced", shown, n)
