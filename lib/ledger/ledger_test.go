@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -375,14 +374,5 @@ func TestHasReportsAReadFailure(t *testing.T) {
 	}
 	if l.Has(k) || l.Err() == nil {
 		t.Fatalf("a shrunk ledger: Has %v, Err %v", l.Has(k), l.Err())
-	}
-}
-
-// appendQuote writes what strconv.AppendQuote writes.
-func TestAppendQuote(t *testing.T) {
-	for _, s := range []string{"", "plain /path/to/x.jsonl", `a "quoted" \ one`, "tab\there", "naïve 日本語", "\x7f\x00", "bad \xff utf-8", "~ !"} {
-		if got, want := string(appendQuote(nil, s)), strconv.Quote(s); got != want {
-			t.Errorf("appendQuote(%q) = %s, want %s", s, got, want)
-		}
 	}
 }

@@ -12,9 +12,6 @@ import (
 // devIno returns the device and inode of fi, or zeros. The transcript
 // readers' listings stat with package unix, os.Stat with syscall.
 func devIno(fi fs.FileInfo) (dev, ino uint64) {
-	if d, ok := fi.(interface{ DevIno() (uint64, uint64) }); ok {
-		return d.DevIno() // the listings' compact stat (filescan)
-	}
 	switch st := fi.Sys().(type) {
 	case *syscall.Stat_t:
 		return uint64(st.Dev), uint64(st.Ino)

@@ -423,23 +423,10 @@ func appendFile(b []byte, path string, f File) []byte {
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, f.Head, 10)
 	b = append(b, ' ')
-	b = appendQuote(b, f.Context)
+	b = strconv.AppendQuote(b, f.Context)
 	b = append(b, ' ')
-	b = appendQuote(b, path)
+	b = strconv.AppendQuote(b, path)
 	return append(b, '\n')
-}
-
-// appendQuote is strconv.AppendQuote, with the common case (printable
-// ASCII, nothing to escape) copied as it is.
-func appendQuote(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
-			return strconv.AppendQuote(b, s)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // appendLog appends the changes to the file, in one write.

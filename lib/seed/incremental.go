@@ -365,13 +365,6 @@ func (k *keeper) listing() *ledger.Listing {
 	return k.l
 }
 
-// Ready reports whether the import state is read, so that Keep would not
-// wait for it.
-func (k *keeper) Ready() bool {
-	r := k.r
-	return k.l != nil || r.st != nil || r.stLoad == nil || len(r.stLoad) > 0
-}
-
 func (k *keeper) Keep(path string, fi fs.FileInfo) bool {
 	s := ledger.StampOf(fi)
 	old, had, same := k.listing().List(path, s)

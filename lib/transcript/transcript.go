@@ -153,11 +153,3 @@ func ExpandHome(p, home string) string {
 	}
 	return p
 }
-
-// Ready is a Keep that can tell whether a call to Keep would wait (the
-// import state it consults is still being read). The listers call Keep
-// from their walk only once it is ready, holding the files listed until
-// then, so that the walk and the read overlap.
-type Ready interface {
-	Ready() bool
-}

@@ -47,12 +47,20 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 		}
 	}
 	// The project folders are listed at once (each file's time is an
-	// lstat); the files are sorted afterwards.
+	// lstat). keep is asked once the walk is over: it may wait for the
+	// import state, which is read meanwhile. The files are sorted
+	// afterwards.
+	type entry struct {
+		path string
+		fi   fs.FileInfo
+	}
 	var mu sync.Mutex
-	var files []file
-	kp := &filescan.Keeper{Keep: keep, Kept: func(path string, fi fs.FileInfo) {
-		files = append(files, file{path, fi.ModTime().UnixNano(), regularSize(fi)})
-	}}
+	var listed []entry
+	list := func(path string, fi fs.FileInfo) {
+		mu.Lock()
+		listed = append(listed, entry{path, fi})
+		mu.Unlock()
+	}
 	count := func(n *int, k int) {
 		mu.Lock()
 		*n += k
@@ -66,7 +74,7 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 			}
 			return &transcript.ReadError{Path: path, Err: err}
 		}
-		kp.Add(path, fi)
+		list(path, fi)
 		return nil
 	}
 	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
@@ -99,7 +107,7 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 			return add(path, d)
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				kp.Add(path, fi)
+				list(path, fi)
 			} else {
 				count(&st.Skipped, 1)
 			}
@@ -108,7 +116,12 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]file,
 		}
 		return nil
 	})
-	kp.Flush()
+	var files []file
+	for _, e := range listed {
+		if keep == nil || keep.Keep(e.path, e.fi) {
+			files = append(files, file{e.path, e.fi.ModTime().UnixNano(), regularSize(e.fi)})
+		}
+	}
 	return files, err
 }
 

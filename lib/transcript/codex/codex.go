@@ -95,7 +95,10 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	files, archived := all, allArchived
 	if keep != nil {
 		// Each rollout's stamp is the one the listing found (no second
-		// stat by path). Only the rollouts kept are sorted.
+		// stat by path). Only the rollouts kept are sorted: with the set
+		// of plain rollouts made only beside a compressed one (list), a
+		// run with nothing new over 16,266 rollouts took 177 ms instead
+		// of 207 (medians of 25, alternated).
 		files = nil
 		for i, p := range all {
 			if i == archived {

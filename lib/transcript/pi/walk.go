@@ -44,16 +44,27 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]liste
 			return nil, &transcript.ReadError{Path: root, Err: err}
 		}
 	}
-	// The folders under root are listed at once; their files are sorted
-	// afterwards.
+	// The folders under root are listed at once. keep is asked once the
+	// walk is over: it may wait for the import state, which is read
+	// meanwhile. The files are sorted afterwards.
+	type entry struct {
+		path string
+		fi   fs.FileInfo
+	}
 	var mu sync.Mutex
 	var files []listed
-	kp := &filescan.Keeper{Keep: keep, Kept: func(path string, fi fs.FileInfo) {
-		mu.Lock()
-		files = append(files, listed{path, fi.Size()})
-		mu.Unlock()
-	}}
+	var stamped []entry // the sessions for keep
 	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+		// A session's stamp, for keep, from the folder being walked (a
+		// run with nothing new is mostly these).
+		var fi fs.FileInfo
+		if keep != nil && err == nil && d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".jsonl") {
+			if fi, err = d.Info(); errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while we walked
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && path != walkRoot {
 				return nil // removed while we walked
@@ -69,42 +80,34 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]liste
 			if path == walkRoot {
 				return nil
 			}
-			mu.Lock()
 			files = append(files, listed{path, -1})
-			mu.Unlock()
 			return fs.SkipDir
 		case t.IsRegular():
-			if keep == nil {
-				mu.Lock()
-				files = append(files, listed{path, -1})
-				mu.Unlock()
-				return nil
-			}
-			// A session's stamp, for keep, from the folder being walked
-			// (a run with nothing new is mostly these).
-			fi, err := d.Info()
 			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				return nil // removed while we walked
-			case err != nil:
-				return &transcript.ReadError{Path: path, Err: err}
+			case fi == nil:
+				files = append(files, listed{path, -1})
+			default:
+				stamped = append(stamped, entry{path, fi})
 			}
-			kp.Add(path, fi)
 		case t&fs.ModeSymlink != 0:
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				kp.Add(path, fi)
+				if keep == nil {
+					files = append(files, listed{path, fi.Size()})
+				} else {
+					stamped = append(stamped, entry{path, fi})
+				}
 			} else {
-				mu.Lock()
 				st.Skipped++
-				mu.Unlock()
 			}
 		default:
-			mu.Lock()
 			st.Skipped++ // a FIFO, socket or device: reading could block
-			mu.Unlock()
 		}
 		return nil
 	})
-	kp.Flush()
+	for _, e := range stamped {
+		if keep.Keep(e.path, e.fi) {
+			files = append(files, listed{e.path, e.fi.Size()})
+		}
+	}
 	return files, err
 }

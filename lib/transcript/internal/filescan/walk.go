@@ -196,29 +196,25 @@ func (e atEntry) Info() (fs.FileInfo, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: filepath.Join(e.dir.Name(), name), Err: err}
 	}
-	return &statInfo{name: name, mode: uint32(st.Mode), dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: time.Unix(st.Mtim.Unix()).UnixNano()}, nil
+	return &statInfo{name, st}, nil
 }
 
-// statInfo is the fs.FileInfo of a stat: what the readers and the import
-// state use of it, in a fifth of a unix.Stat_t's room (a listing holds one
-// per transcript). Its device and inode come from DevIno; Sys is nil.
+// statInfo is the fs.FileInfo of a unix.Stat_t. Its methods take a
+// pointer, so that Sys hands out the Stat_t it holds instead of a copy
+// made on the heap at each call.
 type statInfo struct {
-	name     string
-	mode     uint32
-	dev, ino uint64
-	size     int64
-	mtime    int64 // nanoseconds
+	name string
+	st   unix.Stat_t
 }
 
-func (i *statInfo) Name() string              { return i.name }
-func (i *statInfo) Size() int64               { return i.size }
-func (i *statInfo) ModTime() time.Time        { return time.Unix(0, i.mtime) }
-func (i *statInfo) IsDir() bool               { return i.Mode().IsDir() }
-func (i *statInfo) Sys() any                  { return nil }
-func (i *statInfo) DevIno() (dev, ino uint64) { return i.dev, i.ino }
+func (i *statInfo) Name() string       { return i.name }
+func (i *statInfo) Size() int64        { return i.st.Size }
+func (i *statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
+func (i *statInfo) IsDir() bool        { return i.Mode().IsDir() }
+func (i *statInfo) Sys() any           { return &i.st }
 func (i *statInfo) Mode() fs.FileMode {
-	m := fs.FileMode(i.mode & 0o777)
-	switch i.mode & unix.S_IFMT {
+	m := fs.FileMode(i.st.Mode & 0o777)
+	switch i.st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		m |= fs.ModeDir
 	case unix.S_IFLNK:
@@ -232,13 +228,13 @@ func (i *statInfo) Mode() fs.FileMode {
 	case unix.S_IFBLK:
 		m |= fs.ModeDevice
 	}
-	if i.mode&unix.S_ISUID != 0 {
+	if i.st.Mode&unix.S_ISUID != 0 {
 		m |= fs.ModeSetuid
 	}
-	if i.mode&unix.S_ISGID != 0 {
+	if i.st.Mode&unix.S_ISGID != 0 {
 		m |= fs.ModeSetgid
 	}
-	if i.mode&unix.S_ISVTX != 0 {
+	if i.st.Mode&unix.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
 	return m
