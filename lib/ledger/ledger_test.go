@@ -240,17 +240,24 @@ func TestStateTornOrGarbled(t *testing.T) {
 	}
 }
 
-// Lookups answer the same whether they scan the keys (the first few) or
-// search them sorted (the rest).
-func TestHasScannedThenSorted(t *testing.T) {
+// writeKeys writes a ledger of n keys and returns its path and the keys.
+func writeKeys(t *testing.T, n int) (string, []Key) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "imports.ledger")
 	var keys []Key
-	for i := range 100 {
+	for i := range n {
 		keys = append(keys, KeyOf("pi", fmt.Sprint(i), "", 0, ""))
 	}
 	if err := (&Ledger{Path: path, added: map[Key]struct{}{}}).Append(keys); err != nil {
 		t.Fatal(err)
 	}
+	return path, keys
+}
+
+// Lookups answer the same whether they scan the keys (the first few) or
+// search them sorted (the rest).
+func TestHasScannedThenSorted(t *testing.T) {
+	path, keys := writeKeys(t, 100)
 	l, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -328,14 +335,7 @@ func TestStateAppends(t *testing.T) {
 func TestHasReadsKeysAligned(t *testing.T) {
 	defer func(n int) { scanChunk = n }(scanChunk)
 	scanChunk = 3 * len(Key{})
-	path := filepath.Join(t.TempDir(), "imports.ledger")
-	var keys []Key
-	for i := range 20 {
-		keys = append(keys, KeyOf("pi", fmt.Sprint(i), "", 0, ""))
-	}
-	if err := (&Ledger{Path: path, added: map[Key]struct{}{}}).Append(keys); err != nil {
-		t.Fatal(err)
-	}
+	path, keys := writeKeys(t, 20)
 	var span Key // the second half of key 4 and the first of key 5
 	copy(span[:], keys[4][8:])
 	copy(span[8:], keys[5][:8])
