@@ -79,7 +79,7 @@ type Set struct {
 // *UntrustedError.
 func Load(path string) (*Set, error) {
 	s := &Set{Path: path}
-	if err := s.load(path, &s.Entries); err != nil {
+	if _, err := s.load(path, &s.Entries); err != nil {
 		return nil, err
 	}
 	if isTombstoneName(filepath.Base(path)) {
@@ -134,7 +134,7 @@ func (s *Set) loadOthers(path string) (settled bool, err error) {
 			continue
 		}
 		var entries []string
-		ok, err := s.loadFile(p, &entries)
+		ok, err := s.load(p, &entries)
 		if err != nil {
 			return false, err
 		}
@@ -149,14 +149,9 @@ func (s *Set) loadOthers(path string) (settled bool, err error) {
 	return settled, nil
 }
 
-// load reads one tombstone file into out; a missing file leaves out alone.
-func (s *Set) load(path string, out *[]string) error {
-	_, err := s.loadFile(path, out)
-	return err
-}
-
-// loadFile is load, and reports whether the file was there.
-func (s *Set) loadFile(path string, out *[]string) (bool, error) {
+// load reads one tombstone file into out, and reports whether it was
+// there: a missing file leaves out alone.
+func (s *Set) load(path string, out *[]string) (bool, error) {
 	data, err := atomicfile.ReadRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
