@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -70,22 +71,12 @@ type change struct {
 // keeps that from importing anything twice).
 func LoadState(path, build string) *State {
 	s := &State{Path: path, Build: build, Files: map[string]map[string]File{}, Cutoffs: map[string]int64{}}
-	// The file is read into one string, and the paths and contexts are
-	// its substrings: no string made per file.
 	f, err := os.Open(path)
 	if err != nil {
 		return s
 	}
-	var b strings.Builder
-	if fi, err := f.Stat(); err == nil {
-		b.Grow(int(min(fi.Size(), 1<<30)) + 1)
-	}
-	_, err = io.Copy(&b, f)
-	f.Close()
-	if err != nil {
-		return s
-	}
-	if err := s.read(b.String(), build); err != nil {
+	defer f.Close()
+	if err := s.read(f, build); err != nil {
 		s.Files, s.Cutoffs = map[string]map[string]File{}, map[string]int64{}
 		s.base, s.lines = false, 0
 	}
@@ -108,32 +99,35 @@ const stateHeader = "hist import state v3"
 // run's lines end with "end": a file that does not (torn) is not taken.
 // The file stamps of another build are dropped (its readers may yield
 // other prompts from the same files).
-func (s *State) read(text string, build string) error {
-	header, text, ok := strings.Cut(text, "\n")
-	if !ok || header != stateHeader {
+func (s *State) read(r io.Reader, build string) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	if !sc.Scan() || sc.Text() != stateHeader {
 		return errors.New("no header")
 	}
 	sameBuild, ended := false, false
 	var files map[string]File
-	for len(text) > 0 {
-		line, rest, _ := strings.Cut(text, "\n")
-		text = rest
+	for sc.Scan() {
 		s.lines++
-		if len(line) > 2 && line[0] == 'f' && line[1] == ' ' {
+		raw := sc.Bytes()
+		if len(raw) > 2 && raw[0] == 'f' && raw[1] == ' ' {
+			// Most lines: parsed from the scanner's buffer, the path
+			// the only string made.
 			if files == nil {
-				return fmt.Errorf("bad line %q", line)
+				return fmt.Errorf("bad line %q", raw)
 			}
 			ended = false
 			if !sameBuild {
 				continue
 			}
-			path, f, ok := parseFile(line[2:])
+			path, f, ok := parseFile(raw[2:])
 			if !ok {
-				return fmt.Errorf("bad line %q", line)
+				return fmt.Errorf("bad line %q", raw)
 			}
 			files[path] = f
 			continue
 		}
+		line := string(raw)
 		kind, rest, _ := strings.Cut(line, " ")
 		switch kind {
 		case "b":
@@ -180,6 +174,9 @@ func (s *State) read(text string, build string) error {
 		}
 		ended = false // until the next end
 	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
 	if !ended {
 		return errors.New("no end")
 	}
@@ -188,11 +185,11 @@ func (s *State) read(text string, build string) error {
 }
 
 // parseFile parses an f line after its "f ".
-func parseFile(b string) (string, File, bool) {
+func parseFile(b []byte) (string, File, bool) {
 	var f File
-	var fields [6]string
+	var fields [6][]byte
 	for i := range fields {
-		j := strings.IndexByte(b, ' ')
+		j := bytes.IndexByte(b, ' ')
 		if j <= 0 {
 			return "", f, false
 		}
@@ -217,31 +214,30 @@ func parseFile(b string) (string, File, bool) {
 	return path, f, good && len(b) == 0
 }
 
-// unquote reads the Go-quoted string b starts with, and returns it (a
-// substring of b when nothing is escaped) and the rest of b.
-func unquote(b string) (string, string, bool) {
+// unquote reads the Go-quoted string b starts with, and returns it and
+// the rest of b.
+func unquote(b []byte) (string, []byte, bool) {
 	if len(b) < 2 || b[0] != '"' {
-		return "", "", false
+		return "", nil, false
 	}
-	if i := strings.IndexByte(b[1:], '"'); i >= 0 && strings.IndexByte(b[1:1+i], '\\') < 0 {
-		return b[1 : 1+i], b[2+i:], true // nothing escaped
+	if i := bytes.IndexAny(b[1:], `"\`); i >= 0 && b[1+i] == '"' {
+		return string(b[1 : 1+i]), b[2+i:], true // nothing escaped
 	}
-	q, err := strconv.QuotedPrefix(b)
+	q, err := strconv.QuotedPrefix(string(b))
 	if err != nil {
-		return "", "", false
+		return "", nil, false
 	}
 	u, err := strconv.Unquote(q)
 	return u, b[len(q):], err == nil
 }
 
 // parseUint parses a decimal number.
-func parseUint(b string) (uint64, bool) {
+func parseUint(b []byte) (uint64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
 	var n uint64
-	for i := 0; i < len(b); i++ {
-		c := b[i]
+	for _, c := range b {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
@@ -255,7 +251,7 @@ func parseUint(b string) (uint64, bool) {
 }
 
 // parseInt parses a decimal number, perhaps negative.
-func parseInt(b string) (int64, bool) {
+func parseInt(b []byte) (int64, bool) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
