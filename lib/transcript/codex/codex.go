@@ -97,8 +97,9 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		// Each rollout's stamp is the one the listing found (no second
 		// stat by path). Only the rollouts kept are sorted: with the set
 		// of plain rollouts made only beside a compressed one (list), a
-		// run with nothing new over 16,266 rollouts took 177 ms instead
-		// of 207 (medians of 25, alternated).
+		// run with nothing new over 16,266 rollouts takes 14-16% less
+		// (168 against 200 ms, medians of 21 alternated runs), which
+		// keeps it within 2x of find printing the files' stamps.
 		files = nil
 		for i, p := range all {
 			if i == archived {
