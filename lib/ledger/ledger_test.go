@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,48 @@ func TestLedgerAppendLoad(t *testing.T) {
 	}
 }
 
+// Keys appended after the file's keys were loaded are found, from
+// several groups; so are keys this run appends after another run appended
+// some it has not read.
+func TestLedgerAppendAfterLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "imports.ledger")
+	k := func(i int) Key { return KeyOf("pi", strconv.Itoa(i), "", 0, "") }
+	l, _ := Load(path)
+	if err := l.Append([]Key{k(0)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range scanProbes + 1 {
+		l.Has(k(100 + i))
+	}
+	if !l.loaded {
+		t.Fatal("the keys were not loaded")
+	}
+	if err := l.Append([]Key{k(1)}, nil, []Key{k(2), k(3)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if !l.Has(k(i)) {
+			t.Errorf("key %d not found after Append", i)
+		}
+	}
+	other, _ := Load(path)
+	if err := other.Append([]Key{k(4)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append([]Key{k(5)}); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Has(k(5)) {
+		t.Error("a key appended after another run's is not found")
+	}
+	if grew, err := l.Refresh(); err != nil || !grew || !l.Has(k(4)) {
+		t.Errorf("Refresh: grew %v, %v, has the other run's key %v", grew, err, l.Has(k(4)))
+	}
+	if l, _ := Load(path); keysIn(l) != 6 {
+		t.Errorf("the file holds %d keys, want 6", keysIn(l))
+	}
+}
+
 // TestLedgerTornTail: a run killed during its append leaves part of a
 // key; it is ignored, and the next append cuts it off so that keys stay
 // aligned.
@@ -123,7 +166,7 @@ func list(s *State, src string, files map[string]Stamp) {
 	l := s.Listing(src)
 	for p, st := range files {
 		l.List(p, st)
-		l.Reached(p, st.Size, 42, "ctx "+p)
+		l.Reached(p, Stamp{}, st.Size, 42, "ctx "+p)
 	}
 	s.SetFiles(l)
 }
@@ -194,7 +237,7 @@ func TestListing(t *testing.T) {
 	if !ok || same || old.Offset != 10 {
 		t.Fatalf("List(a) = %+v %v %v", old, ok, same)
 	}
-	l.Reached("a", 14, 7, "")
+	l.Reached("a", Stamp{}, 14, 7, "")
 	if f := s.Files["pi"]["a"]; f.Stamp != a || f.Offset != 10 {
 		t.Fatalf("changed before SetFiles: %+v", f)
 	}
@@ -204,6 +247,36 @@ func TestListing(t *testing.T) {
 	}
 	if _, ok := s.Files["pi"]["b"]; ok {
 		t.Error("b, not listed, was kept")
+	}
+}
+
+// A file the state holds nothing of is listed Fresh: it is recorded with
+// the stamp its read gives, and not at all when it is not read. One the
+// state holds is not Fresh.
+func TestListingFresh(t *testing.T) {
+	s := LoadState(filepath.Join(t.TempDir(), "imports.state"), "b")
+	a := Stamp{Ino: 1, Size: 10}
+	list(s, "pi", map[string]Stamp{"a": a})
+	l := s.Listing("pi")
+	if l.Fresh("a") {
+		t.Fatal("a file the state holds is Fresh")
+	}
+	l.List("a", a)
+	if !l.Fresh("new") || !l.Fresh("unread") {
+		t.Fatal("a file the state holds nothing of is not Fresh")
+	}
+	n := Stamp{Dev: 3, Ino: 4, Size: 25, Mtime: 6}
+	l.Reached("new", n, 25, 9, "")
+	l.Reached("unread", Stamp{}, 0, 0, "") // a read that gave no stamp
+	s.SetFiles(l)
+	if f, ok := s.Files["pi"]["new"]; !ok || f.Stamp != n || f.Offset != 25 || f.Head != 9 {
+		t.Errorf("new: %+v %v", f, ok)
+	}
+	if f, ok := s.Files["pi"]["unread"]; ok {
+		t.Errorf("a file listed Fresh with no stamp was recorded: %+v", f)
+	}
+	if f := s.Files["pi"]["a"]; f.Stamp != a {
+		t.Errorf("a: %+v", f)
 	}
 }
 

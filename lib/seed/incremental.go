@@ -307,25 +307,26 @@ func (r *Runner) removeTemp(b *bucket) {
 // the seed files written (saved with the stamps, see Bootstrap). The
 // caller holds the store's rewriters' lock.
 func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
-	var keys []ledger.Key
+	var keys [][]ledger.Key
+	n := 0
 	for i, b := range buckets {
 		switch fr := results[i]; fr.Status {
 		case FileWritten, FileNone:
-			keys = append(keys, b.wkeys...)
-			keys = append(keys, b.okeys...)
+			keys = append(keys, b.wkeys, b.okeys)
+			n += len(b.wkeys) + len(b.okeys)
 			if fr.Status == FileWritten && isSeedPath(fr.Path, fr.Source) {
 				// The ledger covers the seed file this run wrote.
 				r.state().SetCutoff(fr.Project, fr.Source, 0)
 			}
 		}
 	}
-	if len(keys) > 0 {
+	if n > 0 {
 		if r.led == nil {
 			if _, err := r.imported(ledger.Key{}); err != nil {
 				return err
 			}
 		}
-		if err := r.led.Append(keys); err != nil {
+		if err := r.led.Append(keys...); err != nil {
 			return fmt.Errorf("writing %s: %w", r.led.Path, err)
 		}
 	}
@@ -388,10 +389,16 @@ func (k *keeper) Keep(path string, fi fs.FileInfo) bool {
 	return true
 }
 
+func (k *keeper) Fresh(path string) bool { return k.listing().Fresh(path) }
+
 func (k *keeper) From(path string) transcript.Cursor { return k.from[path] }
 
 func (k *keeper) Reached(path string, c transcript.Cursor) {
-	k.listing().Reached(path, c.Offset, c.Head, c.Context)
+	var st ledger.Stamp
+	if c.Opened != nil {
+		st = ledger.StampOf(c.Opened)
+	}
+	k.listing().Reached(path, st, c.Offset, c.Head, c.Context)
 }
 
 // stateKey is what the import state keeps a source's file stamps under:
