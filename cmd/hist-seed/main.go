@@ -130,13 +130,6 @@ const (
 )
 
 func main() {
-	// The heap in 2 MB pages where the kernel gives them on request: on
-	// the benchmarks' virtual machine, a run with nothing new over
-	// Claude Code's 19,326 transcripts took 5,014 page faults and 195 ms
-	// without, 1,499 and 137 ms with (-30%; Codex -27%, pi -31%); pi's
-	// first import of 1 GB took 3.73 s without, 2.93 s with (-21%).
-	// Medians of 5 to 15 alternated runs, bench/seed.md.
-	hugepages.ForHeap(heapSpace)
 	os.Exit(run(cli.OSEnv("hist-seed")))
 }
 
@@ -224,6 +217,20 @@ func run(e *cli.Env) int {
 	if !pol.On {
 		e.Errorf("%s: nothing was imported", pol.OffHint())
 		return cli.ExitOK
+	}
+	if o.scope.All {
+		// A run over every project has its heap in 2 MB pages where the
+		// kernel gives them on request. On the benchmarks' virtual
+		// machine, a run with nothing new took 201 against 151 ms over
+		// Claude Code's 19,326 transcripts (-25%; page faults 5,014
+		// against 1,922), 229 against 147 ms over Codex's (-36%), 639
+		// against 454 ms over pi's (-29%); pi's first import of 1 GB
+		// 4.23 against 3.59 s (-15%). Medians of 5 to 15 alternated
+		// runs, bench/seed.md. It costs about 12 ms at the start
+		// (hist-seed --help took 30 against 42 ms with it in main), which
+		// a run for one project, at an agent's session start, does not
+		// pay.
+		hugepages.ForHeap(heapSpace)
 	}
 	// Every file an import writes carries this machine's id.
 	if !o.dryRun {
