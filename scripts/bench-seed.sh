@@ -299,8 +299,21 @@ for src in "${SOURCES[@]}"; do
         run_seed "$WORK/none.times"
         timed "$WORK/find.times" find "$data" -type f -printf '%s %T@\n'
         before=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
+        # Its times are those of a prompt typed 20 s before the run (older
+        # than the 10 s a run leaves to live captures): a prompt keeping
+        # the fixture's time would have the run read, for a live copy,
+        # every store file of its project written since then.
+        typed=$(($(date +%s) - 20))
         { grep -F "$pattern" "$file" | grep -E '\[(pi|cc|cx)[0-9]' || true; } | tail -1 |
-            perl -pe 's/\[(pi|cc|cx)[0-9]+/[${1}appended'"$i"'-/g; s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/ffff'"$(printf %04x "$i")"'$1/g' >>"$file"
+            TYPED=$typed perl -MPOSIX=strftime -pe '
+                my $t = $ENV{TYPED};
+                my $iso = strftime("%Y-%m-%dT%H:%M:%S", gmtime $t) . ".000Z";
+                s/"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})"/"$iso"/g;
+                my $keys = "timestamp|completed_at|completed_at_ms|create_time|sentAtMs|startTime|started_at|started_at_ms";
+                s/("(?:$keys)":)[0-9]{13}\b/$1${t}000/g;
+                s/("(?:$keys)":)[0-9]{10}\b/$1$t/g;
+                s/\[(pi|cc|cx)[0-9]+/[${1}appended'"$i"'-/g;
+                s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/ffff'"$(printf %04x "$i")"'$1/g' >>"$file"
         run_seed "$WORK/append.times"
         after=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
         [ "$after" -eq $((before + 1)) ] || echo "bench-seed: $src: the appended prompt made $((after - before)) records, want 1" >&2
