@@ -166,7 +166,7 @@ func list(s *State, src string, files map[string]Stamp) {
 	l := s.Listing(src)
 	for p, st := range files {
 		l.List(p, st)
-		l.Reached(p, Stamp{}, st.Size, 42, "ctx "+p)
+		l.Reached(p, st.Size, 42, "ctx "+p)
 	}
 	s.SetFiles(l)
 }
@@ -237,7 +237,7 @@ func TestListing(t *testing.T) {
 	if !ok || same || old.Offset != 10 {
 		t.Fatalf("List(a) = %+v %v %v", old, ok, same)
 	}
-	l.Reached("a", Stamp{}, 14, 7, "")
+	l.Reached("a", 14, 7, "")
 	if f := s.Files["pi"]["a"]; f.Stamp != a || f.Offset != 10 {
 		t.Fatalf("changed before SetFiles: %+v", f)
 	}
@@ -247,36 +247,6 @@ func TestListing(t *testing.T) {
 	}
 	if _, ok := s.Files["pi"]["b"]; ok {
 		t.Error("b, not listed, was kept")
-	}
-}
-
-// A file the state holds nothing of is listed Fresh: it is recorded with
-// the stamp its read gives, and not at all when it is not read. One the
-// state holds is not Fresh.
-func TestListingFresh(t *testing.T) {
-	s := LoadState(filepath.Join(t.TempDir(), "imports.state"), "b")
-	a := Stamp{Ino: 1, Size: 10}
-	list(s, "pi", map[string]Stamp{"a": a})
-	l := s.Listing("pi")
-	if l.Fresh("a") {
-		t.Fatal("a file the state holds is Fresh")
-	}
-	l.List("a", a)
-	if !l.Fresh("new") || !l.Fresh("unread") {
-		t.Fatal("a file the state holds nothing of is not Fresh")
-	}
-	n := Stamp{Dev: 3, Ino: 4, Size: 25, Mtime: 6}
-	l.Reached("new", n, 25, 9, "")
-	l.Reached("unread", Stamp{}, 0, 0, "") // a read that gave no stamp
-	s.SetFiles(l)
-	if f, ok := s.Files["pi"]["new"]; !ok || f.Stamp != n || f.Offset != 25 || f.Head != 9 {
-		t.Errorf("new: %+v %v", f, ok)
-	}
-	if f, ok := s.Files["pi"]["unread"]; ok {
-		t.Errorf("a file listed Fresh with no stamp was recorded: %+v", f)
-	}
-	if f := s.Files["pi"]["a"]; f.Stamp != a {
-		t.Errorf("a: %+v", f)
 	}
 }
 

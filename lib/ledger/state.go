@@ -303,30 +303,16 @@ func (l *Listing) List(path string, st Stamp) (old File, ok, same bool) {
 	return old, ok, false
 }
 
-// Fresh reports whether the state holds nothing of path: the run may then
-// list it without a stat, and it is recorded when its read reaches its
-// end, with the stamp Reached is given (a file listed so and not read is
-// not recorded).
-func (l *Listing) Fresh(path string) bool {
-	_, ok := l.old[path]
-	return !ok
-}
-
 // Known reports whether the state holds path (listed or not).
 func (l *Listing) Known(path string) bool {
 	_, ok := l.old[path]
 	return ok
 }
 
-// Reached records where the run's read of path stopped; st is the file's
-// stamp when the read opened it, for a file listed Fresh (else zero).
-func (l *Listing) Reached(path string, st Stamp, offset int64, head uint64, context string) {
+// Reached records where the run's read of path stopped.
+func (l *Listing) Reached(path string, offset int64, head uint64, context string) {
 	f, ok := l.next[path]
-	switch {
-	case ok:
-	case st != (Stamp{}) && l.Fresh(path):
-		f.Stamp = st // listed Fresh
-	default:
+	if !ok {
 		return
 	}
 	f.Offset, f.Head, f.Context = offset, head, context

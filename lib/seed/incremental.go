@@ -389,16 +389,10 @@ func (k *keeper) Keep(path string, fi fs.FileInfo) bool {
 	return true
 }
 
-func (k *keeper) Fresh(path string) bool { return k.listing().Fresh(path) }
-
 func (k *keeper) From(path string) transcript.Cursor { return k.from[path] }
 
 func (k *keeper) Reached(path string, c transcript.Cursor) {
-	var st ledger.Stamp
-	if c.Opened != nil {
-		st = ledger.StampOf(c.Opened)
-	}
-	k.listing().Reached(path, st, c.Offset, c.Head, c.Context)
+	k.listing().Reached(path, c.Offset, c.Head, c.Context)
 }
 
 // stateKey is what the import state keeps a source's file stamps under:

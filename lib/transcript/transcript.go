@@ -67,22 +67,6 @@ type Cursor struct {
 	// Context is what the reader needs to go on from Offset (Claude's
 	// latest cwd); the file's head is read again for the rest.
 	Context string
-	// Opened is the file as its read opened it, for a file listed
-	// without a stat (see Fresh); nil otherwise.
-	Opened fs.FileInfo
-}
-
-// Fresh is a Resumer that can say, before a file is stat'ed, that it
-// keeps the file because it holds nothing of it: the lister then lists it
-// without a stat, and its read gives the stamp (Cursor.Opened). A first
-// import lists every file so. Over 66,687 pi sessions, the listing took
-// 0.45 s with a stat each and 0.2 s without; the first import 3.19 s
-// against 3.34 s (medians of 7 alternated runs), which keeps it within
-// 10% of its time before the import kept stamps (3.03 s). Fresh is called
-// on one goroutine at a time, with Keep.
-type Fresh interface {
-	Resumer
-	Fresh(path string) bool
 }
 
 // Resumer is a Keep that also remembers where each file's last read

@@ -49,27 +49,13 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]liste
 	// call waits for the import state): holding every session's stat
 	// until the walk is over, as Claude Code's lister does, took a run
 	// with nothing new over 66,687 sessions from 58 to 75 MB of peak RSS.
-	// A session keep holds nothing of is listed without a stat (a first
-	// import lists every session so): its read takes its stamp.
 	var mu sync.Mutex
 	var files []listed
-	fresh, _ := keep.(transcript.Fresh)
 	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		// A session's stamp, for keep, from the folder being walked (a
 		// run with nothing new is mostly these).
 		var fi fs.FileInfo
 		if keep != nil && err == nil && d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".jsonl") {
-			if fresh != nil {
-				mu.Lock()
-				isNew := fresh.Fresh(path)
-				if isNew {
-					files = append(files, listed{path, -1})
-				}
-				mu.Unlock()
-				if isNew {
-					return nil
-				}
-			}
 			if fi, err = d.Info(); errors.Is(err, fs.ErrNotExist) {
 				return nil // removed while we walked
 			}

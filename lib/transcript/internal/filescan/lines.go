@@ -213,7 +213,6 @@ func trimEOL(b []byte) []byte {
 type File struct {
 	fd   int
 	name string
-	info fs.FileInfo // its fstat at open, when its size was not known
 }
 
 // open opens path for reading without blocking on a FIFO that replaced the
@@ -246,16 +245,16 @@ func openAt(dirfd int, name, path string, known int64) (f *File, size int64, ski
 	if known >= 0 {
 		return &File{fd: fd, name: path}, known, false, nil
 	}
-	info := &statInfo{name: path[strings.LastIndexByte(path, '/')+1:]}
-	if err := unix.Fstat(fd, &info.st); err != nil {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
 		syscall.Close(fd)
 		return nil, 0, false, &transcript.ReadError{Path: path, Err: &fs.PathError{Op: "stat", Path: path, Err: err}}
 	}
-	if m := info.st.Mode & unix.S_IFMT; m != unix.S_IFREG && m != unix.S_IFDIR {
+	if m := st.Mode & syscall.S_IFMT; m != syscall.S_IFREG && m != syscall.S_IFDIR {
 		syscall.Close(fd)
 		return nil, 0, true, nil
 	}
-	return &File{fd: fd, name: path, info: info}, info.st.Size, false, nil
+	return &File{fd: fd, name: path}, st.Size, false, nil
 }
 
 // Opener opens files as open does, but by their name in their folder,
@@ -534,7 +533,6 @@ func ScanPaths(paths []string, sizes []int64, res transcript.Resumer, scan ScanF
 		var c transcript.Cursor
 		if res != nil && err == nil {
 			c = lr.Stopped(f, from)
-			c.Opened = f.info
 		}
 		lr.file = nil
 		return fst, c, err

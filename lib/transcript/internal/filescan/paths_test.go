@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"hist/lib/transcript"
 )
 
@@ -216,52 +214,5 @@ func TestScanPathsResumes(t *testing.T) {
 	}
 	if got := scan(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after the torn lines ended: %q", got)
-	}
-}
-
-// A file listed without its size (a lister that did not stat it) gives
-// its read's stat in the cursor, which hist-seed records as its stamp; a
-// file listed with its size gives none.
-func TestScanPathsOpened(t *testing.T) {
-	dir := t.TempDir()
-	var paths []string
-	var sizes []int64
-	for i := range 2 * batchFiles {
-		p := filepath.Join(dir, fmt.Sprintf("f%02d", i))
-		os.WriteFile(p, []byte(fmt.Sprintf("a%d\n", i)), 0o600)
-		paths = append(paths, p)
-		sizes = append(sizes, -1)
-		if i%2 == 1 {
-			sizes[i] = 3
-		}
-	}
-	for _, procs := range []int{1, 4} {
-		prev := runtime.GOMAXPROCS(procs)
-		r := &resumer{from: map[string]transcript.Cursor{}, reached: map[string]transcript.Cursor{}}
-		var st transcript.Stats
-		err := ScanPaths(paths, sizes, r, lineScan, func(transcript.Prompt) error { return nil }, &st)
-		runtime.GOMAXPROCS(prev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, p := range paths {
-			c, ok := r.reached[p]
-			if !ok {
-				t.Fatalf("%d CPUs: %s not reached", procs, p)
-			}
-			if sizes[i] >= 0 {
-				if c.Opened != nil {
-					t.Errorf("%d CPUs: %s, listed with its size, gave a stat", procs, p)
-				}
-				continue
-			}
-			fi, err := os.Stat(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.Opened == nil || c.Opened.Sys().(*unix.Stat_t).Ino != fi.Sys().(*syscall.Stat_t).Ino || c.Opened.Size() != fi.Size() || !c.Opened.ModTime().Equal(fi.ModTime()) {
-				t.Errorf("%d CPUs: %s: Opened %v, want the file's stat", procs, p, c.Opened)
-			}
-		}
 	}
 }
