@@ -10,6 +10,7 @@ package redact
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // EnvVar turns redaction off when it is 0, false or off.
@@ -203,45 +204,59 @@ func init() {
 	}
 }
 
-// startsAt[b<<8|c] is true when a token may start at a byte c that
-// follows b: c begins a rule's prefix and b is not a word byte ("task-runner"
-// holds no "sk-..."). One load per byte: most bytes of a prompt are in the
-// middle of a word or cannot begin a prefix.
-var startsAt [1 << 16]bool
-
-// pairs[c<<8|d] is true when some rule's prefix starts with c, d.
-var pairs [1 << 16]bool
-
-func init() {
+// tokenTables are tokens' tables. They are built at its first call: a
+// capture of a prose prompt, which anchoredTokens reads, never needs their
+// 128 KB (building them cost about 0.8 ms of each hist-capture).
+var tokenTables = sync.OnceValue(func() *tables {
+	t := new(tables)
 	for b := range 256 {
 		for c := range 256 {
-			startsAt[b<<8|c] = byFirst[c] != nil && !word(byte(b))
+			t.startsAt[b<<8|c] = byFirst[c] != nil && !word(byte(b))
 		}
 	}
+	for i := range rules {
+		for _, p := range rules[i].prefixes {
+			t.pairs[uint16(p[0])<<8|uint16(p[1])] = true
+		}
+	}
+	return t
+})
+
+type tables struct {
+	// startsAt[b<<8|c] is true when a token may start at a byte c that
+	// follows b: c begins a rule's prefix and b is not a word byte
+	// ("task-runner" holds no "sk-..."). One load per byte: most bytes of
+	// a prompt are in the middle of a word or cannot begin a prefix.
+	startsAt [1 << 16]bool
+	// pairs[c<<8|d] is true when some rule's prefix starts with c, d.
+	pairs [1 << 16]bool
+}
+
+func init() {
 	for i := range rules {
 		for _, p := range rules[i].prefixes {
 			if len(p) < 3 {
 				panic("redact: a prefix shorter than three bytes: " + p)
 			}
-			pairs[uint16(p[0])<<8|uint16(p[1])] = true
 		}
 	}
 }
 
 // tokens finds every rule's tokens in text in one pass.
 func tokens(text string, spans []span) []span {
+	t := tokenTables()
 	var m memo
 	prev := byte(' ') // the start of the text is not inside a word
 	for p := 0; p < len(text); p++ {
 		c := text[p]
-		if !startsAt[uint16(prev)<<8|uint16(c)] {
+		if !t.startsAt[uint16(prev)<<8|uint16(c)] {
 			prev = c
 			continue
 		}
 		prev = c
 		// Every prefix is at least three bytes long: its first two decide
 		// most positions at once.
-		if p+1 >= len(text) || !pairs[uint16(c)<<8|uint16(text[p+1])] {
+		if p+1 >= len(text) || !t.pairs[uint16(c)<<8|uint16(text[p+1])] {
 			continue
 		}
 		cands := byFirst[c]
