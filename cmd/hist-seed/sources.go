@@ -8,32 +8,13 @@ import (
 	"hist/lib/cli"
 	"hist/lib/seed"
 	"hist/lib/transcript"
-	"hist/lib/transcript/claude"
-	"hist/lib/transcript/codex"
-	"hist/lib/transcript/cursor"
-	"hist/lib/transcript/legacy"
-	"hist/lib/transcript/opencode"
-	"hist/lib/transcript/pi"
+
+	// The SQLite driver of the readers' database/sql (cursor-agent's and
+	// opencode's databases): linked here, not in the readers, so that
+	// hist-capture, which links the agent list, does not pay for its
+	// start-up (about 10 ms a capture).
+	_ "modernc.org/sqlite"
 )
-
-// reader is how hist-seed reads one agent's files: its session
-// transcripts and, when it has one, its prompt-recall file.
-type reader struct {
-	root       func(transcript.Env, string) string
-	scan       func(string, transcript.Keep, func(transcript.Prompt) error) (transcript.Stats, error)
-	recall     func(transcript.Env, string) legacy.Source // nil: no prompt-recall file
-	scanRecall func(legacy.Source, func(transcript.Prompt) error) (transcript.Stats, error)
-}
-
-// readers are the readers of the agents in agent.List, by name (the
-// readers are linked into hist-seed only: see lib/agent).
-var readers = map[string]reader{
-	transcript.SrcPi:       {pi.DefaultRoot, pi.ScanKept, nil, nil},
-	transcript.SrcClaude:   {claude.DefaultRoot, claude.ScanKept, legacy.ClaudeSource, legacy.ScanClaude},
-	transcript.SrcCodex:    {codex.DefaultRoot, codex.ScanKept, legacy.CodexSource, legacy.ScanCodex},
-	transcript.SrcCursor:   {cursor.DefaultRoot, cursor.ScanKept, legacy.CursorSource, legacy.ScanCursor},
-	transcript.SrcOpencode: {opencode.DefaultRoot, opencode.ScanKept, legacy.OpencodeSource, legacy.ScanOpencode},
-}
 
 // knownSources are the names --from takes, in the order they are read.
 var knownSources = agent.Names()
@@ -47,20 +28,20 @@ func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed
 	var legs []seed.LegacySource
 	var unsupported []string
 	for _, n := range names {
-		r, ok := readers[n]
-		if !ok {
+		a, ok := agent.Lookup(n)
+		if !ok || a.Scan == nil {
 			unsupported = append(unsupported, n)
 			continue
 		}
-		root := r.root(env, e.Home)
+		root := a.Root(env, e.Home)
 		if n == transcript.SrcPi && sessions != "" {
 			root = sessions
 		}
-		srcs = append(srcs, seed.Source{Name: n, Root: root, Scan: r.scan})
-		if r.recall != nil {
-			s, scan := r.recall(env, e.Home), r.scanRecall
-			legs = append(legs, seed.LegacySource{Name: s.Name, Path: s.Path,
-				Scan: func(emit func(transcript.Prompt) error) (transcript.Stats, error) { return scan(s, emit) }})
+		srcs = append(srcs, seed.Source{Name: n, Root: root, Scan: a.Scan})
+		if a.ScanRecall != nil {
+			path, scan := a.RecallPath(env, e.Home), a.ScanRecall
+			legs = append(legs, seed.LegacySource{Name: n, Path: path,
+				Scan: func(emit func(transcript.Prompt) error) (transcript.Stats, error) { return scan(path, emit) }})
 		}
 	}
 	return srcs, legs, unsupported

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,60 +9,6 @@ import (
 	"hist/lib/agent"
 	"hist/lib/seed"
 )
-
-// TestReaders: hist-seed has a reader for exactly the agents of the list,
-// a prompt-recall reader for those with a prompt-recall file (named as the
-// agent), and each variable the list says moves an agent's files moves
-// the reader's transcripts or prompt-recall file.
-func TestReaders(t *testing.T) {
-	for n := range readers {
-		if _, ok := agent.Lookup(n); !ok {
-			t.Errorf("hist-seed has a reader for %q, which is not in agent.List", n)
-		}
-	}
-	home := t.TempDir()
-	for _, a := range agent.List {
-		r, ok := readers[a.Name]
-		if !ok {
-			t.Errorf("hist-seed has no reader for %q of agent.List", a.Name)
-			continue
-		}
-		if (r.recall != nil) != (a.Recall != "") || (r.recall != nil) != (r.scanRecall != nil) {
-			t.Errorf("%q: a prompt-recall reader: %v; a prompt-recall file in agent.List: %q", a.Name, r.recall != nil, a.Recall)
-			continue
-		}
-		where := func(env map[string]string) string {
-			get := func(k string) string { return env[k] }
-			p := r.root(get, home)
-			if r.recall != nil {
-				s := r.recall(get, home)
-				if s.Name != a.Name {
-					t.Errorf("%q: the prompt-recall file is named %q", a.Name, s.Name)
-				}
-				if filepath.Base(s.Path) != a.Recall {
-					t.Errorf("%q: the prompt-recall file is %s, agent.List says %s", a.Name, s.Path, a.Recall)
-				}
-				p += " " + s.Path
-			}
-			return p
-		}
-		plain := where(nil)
-		if len(a.Vars()) == 0 {
-			t.Errorf("%q: agent.List names no variable that moves its files", a.Name)
-		}
-		for _, v := range a.Vars() {
-			// An absolute folder holding the agent's subfolder, which
-			// some readers look for before they take it.
-			dir := t.TempDir()
-			if err := os.Mkdir(filepath.Join(dir, a.Name), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if got := where(map[string]string{v: dir}); got == plain {
-				t.Errorf("%q: $%s does not move its files (%s)", a.Name, v, got)
-			}
-		}
-	}
-}
 
 // TestUsageAgents: the usage's passages that name the agents (--from's
 // list, the seed files, where the files are read from) name exactly the

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"time"
 
+	"hist/lib/agent"
 	"hist/lib/cli"
 	"hist/lib/seed"
-	"hist/lib/transcript"
 	"hist/lib/watch"
 )
 
@@ -75,20 +74,13 @@ func (im *importer) watch() int {
 func watchRoots(srcs []seed.Source) []watch.Root {
 	var out []watch.Root
 	for _, s := range srcs {
-		switch s.Name {
-		case transcript.SrcCodex:
-			out = append(out, watch.Root{Path: filepath.Join(s.Root, "sessions")},
-				watch.Root{Path: filepath.Join(s.Root, "archived_sessions")})
-		case transcript.SrcCursor:
-			out = append(out, watch.Root{Path: filepath.Join(s.Root, "chats")},
-				watch.Root{Path: filepath.Join(s.Root, "projects")})
-		case transcript.SrcOpencode:
-			// The databases (or the one $OPENCODE_DB names) and the
-			// older JSON storage.
-			out = append(out, watch.Root{Path: s.Root, Flat: true},
-				watch.Root{Path: filepath.Join(s.Root, "storage")})
-		default:
+		a, _ := agent.Lookup(s.Name)
+		if a.Watched == nil {
 			out = append(out, watch.Root{Path: s.Root})
+			continue
+		}
+		for _, f := range a.Watched(s.Root) {
+			out = append(out, watch.Root{Path: f.Path, Flat: f.Flat})
 		}
 	}
 	return out

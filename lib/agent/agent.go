@@ -1,98 +1,41 @@
-// Package agent is the list of the coding agents hist knows: for each, the
-// name its records carry, the name shown to people, where its files live,
-// how its prompt hook is recognised and how a session is resumed. It is
-// light data only (no reader), so that hist-capture and hist-pick can use
-// it without linking the transcript readers; hist-seed attaches a reader
-// to each name (cmd/hist-seed/sources.go).
+// Package agent is the list of the coding agents hist knows. Each agent's
+// value (transcript.Agent: its names, where its files live, its readers,
+// how its prompt hook is recognised and how a session is resumed) lives in
+// its reader package; adding an agent is that package plus its line in
+// List. hist-seed, its --from and usage text, hist-capture --src and
+// --hook, the selector's preview and resume, and the documentation's
+// agent tables all come from List (tests check each).
+//
+// The readers open SQLite databases through database/sql: a program that
+// reads them links the driver (cmd/hist-seed does), so that hist-capture,
+// which links this list too, stays small and quick to start.
 package agent
 
 import (
-	"regexp"
 	"strings"
 
 	"hist/lib/shellquote"
+	"hist/lib/transcript"
+	"hist/lib/transcript/claude"
+	"hist/lib/transcript/codex"
+	"hist/lib/transcript/cursor"
+	"hist/lib/transcript/opencode"
+	"hist/lib/transcript/pi"
 )
 
 // Agent is one coding agent.
-type Agent struct {
-	// Name is the agent in a record's "src" field, in hist-seed --from and
-	// in its seed file's name.
-	Name string
-	// Display is the agent's name as shown to people (the selector's
-	// preview, the documentation's tables).
-	Display string
-	// Where says where hist-seed reads its session transcripts, and its
-	// prompt-recall file, from: the environment variables that move them
-	// come first, in the order they are tried, then the default.
-	Where string
-	// Recall names the agent's prompt-recall file (the list behind its
-	// up-arrow) that the legacy migration reads; empty when there is none.
-	Recall string
-	// Hook returns the session id when h is this agent's prompt hook
-	// payload, else "". At most one agent claims a payload. Nil when the
-	// agent's integration does not use hist-capture --hook.
-	Hook func(h *Hook) string
-	// Resume is the command, before the session id, that resumes one of
-	// the agent's sessions; nil when there is none.
-	Resume []string
-}
+type Agent = transcript.Agent
+
+// Hook is an agent's prompt hook payload.
+type Hook = transcript.Hook
 
 // List is every agent, in the order hist-seed reads them.
 var List = []Agent{
-	{
-		Name:    "pi",
-		Display: "pi",
-		Where:   "$PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR/sessions, ~/.pi/agent/sessions",
-		Resume:  []string{"pi", "--session"},
-	},
-	{
-		Name:    "claude",
-		Display: "Claude Code",
-		Where:   "$CLAUDE_CONFIG_DIR/projects, ~/.claude/projects (history.jsonl beside)",
-		Recall:  "history.jsonl",
-		Hook: func(h *Hook) string {
-			if h.isCodex() {
-				return ""
-			}
-			return h.SessionID
-		},
-		Resume: []string{"claude", "--resume"},
-	},
-	{
-		Name:    "codex",
-		Display: "Codex CLI",
-		Where:   "$CODEX_HOME/sessions and archived_sessions, ~/.codex (history.jsonl)",
-		Recall:  "history.jsonl",
-		Hook: func(h *Hook) string {
-			if !h.isCodex() {
-				return ""
-			}
-			return h.SessionID
-		},
-		Resume: []string{"codex", "resume"},
-	},
-	{
-		Name:    "cursor",
-		Display: "cursor-agent",
-		Where: "$CURSOR_CONFIG_DIR, $XDG_CONFIG_HOME/cursor, ~/.cursor: chats/*/*/store.db " +
-			"and projects/*/agent-transcripts (prompt_history.json); times are the chat's start, approximate",
-		Recall: "prompt_history.json",
-		Hook: func(h *Hook) string {
-			if h.SessionID != "" {
-				return ""
-			}
-			return h.ConversationID
-		},
-		Resume: []string{"cursor-agent", "--resume"},
-	},
-	{
-		Name:    "opencode",
-		Display: "opencode",
-		Where: "$OPENCODE_DB, $XDG_DATA_HOME/opencode, ~/.local/share/opencode: opencode*.db " +
-			"and storage/ ($XDG_STATE_HOME/opencode/prompt-history.jsonl)",
-		Recall: "prompt-history.jsonl",
-		Resume: []string{"opencode", "-s"},
-	},
+	pi.Agent,
+	claude.Agent,
+	codex.Agent,
+	cursor.Agent,
+	opencode.Agent,
 }
 
 // Names are the agents' names, in List's order.
@@ -114,20 +57,23 @@ func Lookup(name string) (Agent, bool) {
 	return Agent{}, false
 }
 
+// FromHook names the agent that sent h and the session it names; both are
+// empty for a generic payload.
+func FromHook(h *Hook) (src, session string) {
+	for _, a := range List {
+		if a.Hook == nil {
+			continue
+		}
+		if s := a.Hook(h); s != "" {
+			return a.Name, s
+		}
+	}
+	return "", ""
+}
+
 // PlainID reports whether a session id may become an argument of an
 // agent's resume command: non-empty, made of letters, digits and . _ : -,
 // and not starting with - (which the agent would take as an option).
 func PlainID(id string) bool {
 	return shellquote.Plain(id) && id[0] != '-' && !strings.ContainsAny(id, "/@+,")
-}
-
-var varRE = regexp.MustCompile(`\$[A-Z_][A-Z0-9_]*`)
-
-// Vars are the environment variables that a's Where names, without "$".
-func (a Agent) Vars() []string {
-	var vs []string
-	for _, v := range varRE.FindAllString(a.Where, -1) {
-		vs = append(vs, strings.TrimPrefix(v, "$"))
-	}
-	return vs
 }

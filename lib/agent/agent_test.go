@@ -45,6 +45,58 @@ func TestList(t *testing.T) {
 	}
 }
 
+// TestReaders: every agent of the list has a transcript reader and its
+// folder, a prompt-recall reader when it names a prompt-recall file (and
+// only then), and each variable that Where names moves the transcripts'
+// folder or the prompt-recall file.
+func TestReaders(t *testing.T) {
+	home := t.TempDir()
+	for _, a := range List {
+		if a.Root == nil || a.Scan == nil {
+			t.Errorf("%q: no transcript reader", a.Name)
+			continue
+		}
+		if (a.RecallPath != nil) != (a.Recall != "") || (a.RecallPath != nil) != (a.ScanRecall != nil) {
+			t.Errorf("%q: a prompt-recall reader: %v; a prompt-recall file named: %q", a.Name, a.ScanRecall != nil, a.Recall)
+			continue
+		}
+		where := func(env map[string]string) string {
+			get := func(k string) string { return env[k] }
+			p := a.Root(get, home)
+			if a.RecallPath != nil {
+				r := a.RecallPath(get, home)
+				if filepath.Base(r) != a.Recall {
+					t.Errorf("%q: the prompt-recall file is %s, Recall says %s", a.Name, r, a.Recall)
+				}
+				p += " " + r
+			}
+			return p
+		}
+		plain := where(nil)
+		if len(a.Vars()) == 0 {
+			t.Errorf("%q: Where names no variable that moves its files", a.Name)
+		}
+		for _, v := range a.Vars() {
+			// An absolute folder holding the agent's subfolder, which
+			// some readers look for before they take it.
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, a.Name), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if got := where(map[string]string{v: dir}); got == plain {
+				t.Errorf("%q: $%s does not move its files (%s)", a.Name, v, got)
+			}
+		}
+		if a.Watched != nil {
+			for _, f := range a.Watched("/r") {
+				if f.Path != "/r" && !strings.HasPrefix(f.Path, "/r/") {
+					t.Errorf("%q: watches %s, outside its root /r", a.Name, f.Path)
+				}
+			}
+		}
+	}
+}
+
 // hookPayloads are a payload of each agent whose integration runs
 // hist-capture --hook, with the session id it names.
 var hookPayloads = map[string]struct{ payload, session string }{
@@ -93,7 +145,8 @@ func TestVars(t *testing.T) {
 }
 
 // TestSrcConstants: lib/transcript's Src constants, which the readers
-// write into each prompt, are exactly the list's names.
+// write into each prompt, name agents of the list (an agent added later
+// may name itself in its own package).
 func TestSrcConstants(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "transcript", "transcript.go"), nil, 0)
 	if err != nil {
@@ -117,7 +170,14 @@ func TestSrcConstants(t *testing.T) {
 			}
 		}
 	}
-	sameSet(t, "lib/transcript/transcript.go's Src constants", got, Names())
+	if len(got) == 0 {
+		t.Fatal("no Src constants found in lib/transcript/transcript.go")
+	}
+	for _, g := range got {
+		if _, ok := Lookup(g); !ok {
+			t.Errorf("lib/transcript/transcript.go's Src constant %q is not in List", g)
+		}
+	}
 }
 
 // TestDocTables: the agent tables of README.md, docs/hist-seed.md and

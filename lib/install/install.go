@@ -234,7 +234,11 @@ type change struct {
 }
 
 func (r *run) agent(name string) {
-	t := targets[name]
+	t, ok := targets[name]
+	if !ok {
+		fmt.Fprintf(r.out, "%s: nothing to install (hist-seed imports its sessions): skipped\n", name)
+		return
+	}
 	dir := t.dir(r.env, r.home)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		fmt.Fprintf(r.out, "%s: not found (no %s): skipped\n", name, dir)

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -136,5 +137,16 @@ func TestParseList(t *testing.T) {
 	_, err := ParseList("pi,Claude")
 	if want := `unknown agent "Claude": use pi, claude, codex, cursor, opencode or all`; err == nil || err.Error() != want {
 		t.Errorf("ParseList(pi,Claude) error %v, want %s", err, want)
+	}
+}
+
+// TestNoTarget: an agent of the list with nothing to install (no hook, no
+// plugin) is skipped with a line saying so.
+func TestNoTarget(t *testing.T) {
+	var out bytes.Buffer
+	r := &run{home: t.TempDir(), out: &out}
+	r.agent("newagent")
+	if got, want := out.String(), "newagent: nothing to install (hist-seed imports its sessions): skipped\n"; got != want || r.failed {
+		t.Errorf("got %q (failed %v); want %q", got, r.failed, want)
 	}
 }

@@ -1,19 +1,22 @@
 // Package transcript holds what every agent's transcript reader yields: the
 // prompts a person typed, with where and when, and the counts a reader keeps
-// of what it passed over. The per-agent readers live in the sub-packages
-// (pi, claude, codex, cursor, opencode) and in legacy (the agents' own
-// prompt-recall files).
+// of what it passed over, and the Agent value that each reader package
+// (pi, claude, codex, cursor, opencode) fills for its agent: its session
+// transcripts' reader and its prompt-recall ("editor history") file's.
 package transcript
 
 import (
+	"errors"
 	"hash/crc32"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
-// Sources, as written in a record's "src" field: one per agent of
+// Sources, as written in a record's "src" field: each names an agent of
 // lib/agent's list (a test there checks).
 const (
 	SrcPi       = "pi"
@@ -152,4 +155,28 @@ func ExpandHome(p, home string) string {
 		return filepath.Join(home, p[2:])
 	}
 	return p
+}
+
+// OpenRecall opens a prompt-recall file for reading without blocking on a
+// FIFO. ok is false when there is nothing to read (missing, or not a
+// regular file, which is counted as skipped).
+func OpenRecall(path string, st *Stats) (*os.File, os.FileInfo, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, &ReadError{Path: path, Err: err}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, false, &ReadError{Path: path, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		st.Skipped++
+		return nil, nil, false, nil
+	}
+	return f, fi, true, nil
 }

@@ -25,11 +25,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // BusyTimeout is how long a reader of a database opened in place waits for
@@ -61,7 +59,15 @@ var magic = []byte("SQLite format 3\x00")
 
 // Open opens the database at path for reading. An empty file is an empty
 // database (no tables).
+//
+// The driver is modernc.org/sqlite's, registered as "sqlite" by the
+// program that reads databases (a blank import): this package does not
+// import it, so that the programs that link the readers without calling
+// them (hist-capture) do not start SQLite up.
 func Open(path string) (*DB, error) {
+	if !slices.Contains(sql.Drivers(), "sqlite") {
+		return nil, errors.New("this program was built without the SQLite driver")
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -263,13 +269,19 @@ func uriPath(abs string) string {
 	return b.String()
 }
 
+// SQLite's primary result codes for a lock held by another connection.
+const (
+	sqliteBusy   = 5
+	sqliteLocked = 6
+)
+
 // isBusy reports whether err is SQLite's "database is locked" or "table is
 // locked".
 func isBusy(err error) bool {
-	var se *sqlite.Error
+	var se interface{ Code() int } // the driver's error (modernc.org/sqlite's *Error)
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		case sqliteBusy, sqliteLocked:
 			return true
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "modernc.org/sqlite" // the driver that Open uses
 )
 
 func create(t *testing.T, path string, pragmas ...string) {

@@ -16,7 +16,6 @@ import (
 	"hist/lib/transcript/codex"
 	"hist/lib/transcript/cursor"
 	"hist/lib/transcript/internal/ttest"
-	"hist/lib/transcript/legacy"
 	"hist/lib/transcript/opencode"
 	"hist/lib/transcript/pi"
 )
@@ -30,9 +29,10 @@ type respaceReader struct {
 	seeds []string
 }
 
-func source(name, file string, scan func(legacy.Source, func(transcript.Prompt) error) (transcript.Stats, error)) ttest.ScanFunc {
+// recall reads the prompt-recall file named file in root with scan.
+func recall(file string, scan func(string, func(transcript.Prompt) error) (transcript.Stats, error)) ttest.ScanFunc {
 	return func(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-		return scan(legacy.Source{Name: name, Path: filepath.Join(root, file)}, emit)
+		return scan(filepath.Join(root, file), emit)
 	}
 }
 
@@ -42,10 +42,10 @@ var respaceReaders = []respaceReader{
 	{"codex", codex.Scan, []string{"../../codex/testdata/codex", "../../codex/testdata/codex-tui"}},
 	{"cursor", cursor.Scan, nil},
 	{"opencode", opencode.Scan, nil},
-	{"legacy claude", source("claude", "history.jsonl", legacy.ScanClaude), []string{"../../legacy/testdata/claude"}},
-	{"legacy codex", source("codex", "history.jsonl", legacy.ScanCodex), []string{"../../legacy/testdata/codex"}},
-	{"legacy opencode", source("opencode", "prompt-history.jsonl", legacy.ScanOpencode), []string{"../../legacy/testdata/opencode"}},
-	{"legacy cursor", source("cursor", "prompt_history.json", legacy.ScanCursor), nil},
+	{"legacy claude", recall("history.jsonl", claude.ScanRecall), []string{"../../claude/testdata/recall"}},
+	{"legacy codex", recall("history.jsonl", codex.ScanRecall), []string{"../../codex/testdata/recall"}},
+	{"legacy opencode", recall("prompt-history.jsonl", opencode.ScanRecall), []string{"../../opencode/testdata/recall"}},
+	{"legacy cursor", recall("prompt_history.json", cursor.ScanRecall), nil},
 }
 
 // Hand-written seeds for the shapes no testdata holds.

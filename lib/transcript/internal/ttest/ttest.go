@@ -4,6 +4,7 @@ package ttest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -278,4 +279,28 @@ func ScanCursors(t *testing.T, scanKept func(string, transcript.Keep, func(trans
 	}, root)
 	WantTexts(t, got, want...)
 	return got
+}
+
+// TypedRuns reads the prompts as typed from a testdata manifest.
+func TypedRuns(t testing.TB, path, harness string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Harnesses map[string]struct {
+			Runs []struct {
+				Typed string `json:"prompt_typed"`
+			} `json:"runs"`
+		} `json:"harnesses"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range m.Harnesses[harness].Runs {
+		out = append(out, r.Typed)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package legacy
+package claude
 
 import (
 	"bufio"
@@ -18,17 +18,17 @@ import (
 	"hist/lib/transcript"
 )
 
-// ClaudeSource is Claude Code's prompt-recall file:
+// RecallPath is the path of Claude Code's prompt-recall file:
 // $CLAUDE_CONFIG_DIR/history.jsonl, else home/.claude/history.jsonl.
-func ClaudeSource(env transcript.Env, home string) Source {
+func RecallPath(env transcript.Env, home string) string {
 	dir := transcript.ExpandHome(transcript.Getenv(env, "CLAUDE_CONFIG_DIR"), home)
 	if dir == "" {
 		dir = filepath.Join(home, ".claude")
 	}
-	return Source{Name: "claude", Path: filepath.Join(dir, "history.jsonl")}
+	return filepath.Join(dir, "history.jsonl")
 }
 
-// ScanClaude reads Claude Code's history.jsonl, one line per prompt
+// ScanRecall reads Claude Code's history.jsonl, one line per prompt
 // submitted in its REPL:
 //
 //	{"display":"…","pastedContents":{…},"timestamp":<ms>,"project":"/cwd","sessionId":"…"}
@@ -46,25 +46,25 @@ func ClaudeSource(env transcript.Env, home string) Source {
 // Stats.Skipped. An I/O error on the file or a paste file stops the scan as
 // a *transcript.ReadError; malformed lines are skipped and counted. An error
 // returned by emit stops the scan and is returned as is.
-func ScanClaude(src Source, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	f, err := os.OpenFile(src.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return st, nil
 		}
-		return st, &transcript.ReadError{Path: src.Path, Err: err}
+		return st, &transcript.ReadError{Path: path, Err: err}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return st, &transcript.ReadError{Path: src.Path, Err: err}
+		return st, &transcript.ReadError{Path: path, Err: err}
 	}
 	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() {
 		st.Skipped++
 		return st, nil
 	}
-	pastes := claudePasteCache{dir: filepath.Join(filepath.Dir(src.Path), "paste-cache")}
+	pastes := claudePasteCache{dir: filepath.Join(filepath.Dir(path), "paste-cache")}
 	br := bufio.NewReaderSize(f, 256<<10)
 	for {
 		line, rerr := br.ReadBytes('\n')
@@ -88,7 +88,7 @@ func ScanClaude(src Source, emit func(transcript.Prompt) error) (transcript.Stat
 			break
 		}
 		if rerr != nil {
-			return st, &transcript.ReadError{Path: src.Path, Err: rerr}
+			return st, &transcript.ReadError{Path: path, Err: rerr}
 		}
 	}
 	st.Files = 1

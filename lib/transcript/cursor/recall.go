@@ -1,4 +1,4 @@
-package legacy
+package cursor
 
 import (
 	"encoding/json"
@@ -8,18 +8,17 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
-	"hist/lib/transcript/cursor"
 )
 
-// CursorSource is cursor-agent's global prompt-recall file,
+// RecallPath is the path of cursor-agent's global prompt-recall file,
 // <config>/prompt_history.json, where <config> is $CURSOR_CONFIG_DIR, else
 // $XDG_CONFIG_HOME/cursor when that folder exists, else ~/.cursor.
 // ScanCursor also reads the per-chat files beside it.
-func CursorSource(env transcript.Env, home string) Source {
-	return Source{Name: "cursor", Path: filepath.Join(cursor.DefaultRoot(env, home), "prompt_history.json")}
+func RecallPath(env transcript.Env, home string) string {
+	return filepath.Join(DefaultRoot(env, home), "prompt_history.json")
 }
 
-// ScanCursor reads cursor-agent's up-arrow history: the global
+// ScanRecall reads cursor-agent's up-arrow history: the global
 // prompt_history.json that src names (older builds) and every chat's own
 // chats/<workspace hash>/<chat id>/prompt_history.json beside it (builds
 // since June 2026, up to 500 entries each).
@@ -38,17 +37,17 @@ func CursorSource(env transcript.Env, home string) Source {
 // A missing file yields nothing; one that is not regular is counted in
 // Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError. An
 // error returned by emit stops the scan and is returned as is.
-func ScanCursor(src Source, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	type file struct{ path, session string }
-	files := []file{{path: src.Path}}
-	chats, _ := filepath.Glob(filepath.Join(filepath.Dir(src.Path), "chats", "*", "*", "prompt_history.json"))
+	files := []file{{path: path}}
+	chats, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "chats", "*", "*", "prompt_history.json"))
 	sort.Strings(chats)
 	for _, c := range chats {
 		files = append(files, file{c, filepath.Base(filepath.Dir(c))})
 	}
 	for _, fl := range files {
-		f, fi, ok, err := openRecallFile(fl.path, &st)
+		f, fi, ok, err := transcript.OpenRecall(fl.path, &st)
 		if err != nil {
 			return st, err
 		}

@@ -1,4 +1,4 @@
-package legacy
+package cursor
 
 import (
 	"errors"
@@ -12,31 +12,31 @@ import (
 	"hist/lib/transcript/internal/ttest"
 )
 
-func TestCursorSource(t *testing.T) {
+func TestRecallPath(t *testing.T) {
 	env := func(m map[string]string) transcript.Env { return func(k string) string { return m[k] } }
-	if got := CursorSource(env(nil), "/h"); got != (Source{"cursor", "/h/.cursor/prompt_history.json"}) {
+	if got := RecallPath(env(nil), "/h"); got != "/h/.cursor/prompt_history.json" {
 		t.Errorf("got %+v", got)
 	}
-	if got := CursorSource(env(map[string]string{"CURSOR_CONFIG_DIR": "/c"}), "/h"); got.Path != "/c/prompt_history.json" {
+	if got := RecallPath(env(map[string]string{"CURSOR_CONFIG_DIR": "/c"}), "/h"); got != "/c/prompt_history.json" {
 		t.Errorf("got %+v", got)
 	}
 }
 
 func TestCursorHistory(t *testing.T) {
-	// Built by hand: the files' shape is not documented (see ScanCursor).
+	// Built by hand: the files' shape is not documented (see ScanRecall).
 	root := t.TempDir()
 	global := filepath.Join(root, "prompt_history.json")
-	legacyWrite(t, global, `["global one", "/model gpt", "  ", "global two"]`)
+	ttest.WriteFile(t, global, `["global one", "/model gpt", "  ", "global two"]`)
 	chat := filepath.Join(root, "chats", "36e6f82a4f9ae16e16ce627c19e4b65f", "4a0c5b1e-2f0d-4c1b-9d7e-0c1a2b3c4d5e", "prompt_history.json")
-	legacyWrite(t, chat, `{"entries":[{"text":"per chat"},{"prompt":"as prompt"},{"other":1},7,"plain string"]}`)
+	ttest.WriteFile(t, chat, `{"entries":[{"text":"per chat"},{"prompt":"as prompt"},{"other":1},7,"plain string"]}`)
 	bad := filepath.Join(root, "chats", "w", "bad", "prompt_history.json")
-	legacyWrite(t, bad, `{"nothing":"here"}`)
+	ttest.WriteFile(t, bad, `{"nothing":"here"}`)
 	mt := time.Date(2026, 6, 1, 2, 3, 4, 0, time.UTC)
 	for _, p := range []string{global, chat, bad} {
 		os.Chtimes(p, mt, mt)
 	}
-	got, st := ttest.Collect(t, ScanCursor, Source{"cursor", global})
-	legacyEq(t, got, "global one", "global two", "per chat", "as prompt", "plain string")
+	got, st := ttest.Collect(t, ScanRecall, global)
+	ttest.WantTexts(t, got, "global one", "global two", "per chat", "as prompt", "plain string")
 	for i, p := range got {
 		session := ""
 		if i >= 2 {
@@ -51,10 +51,10 @@ func TestCursorHistory(t *testing.T) {
 	}
 	// No global file: the chats' files are still read.
 	os.Remove(global)
-	got, _ = ttest.Collect(t, ScanCursor, Source{"cursor", global})
-	legacyEq(t, got, "per chat", "as prompt", "plain string")
+	got, _ = ttest.Collect(t, ScanRecall, global)
+	ttest.WantTexts(t, got, "per chat", "as prompt", "plain string")
 	stop := errors.New("stop")
-	if _, err := ScanCursor(Source{"cursor", global}, func(transcript.Prompt) error { return stop }); err != stop {
+	if _, err := ScanRecall(global, func(transcript.Prompt) error { return stop }); err != stop {
 		t.Errorf("err %v", err)
 	}
 }

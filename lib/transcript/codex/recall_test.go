@@ -1,8 +1,7 @@
-package legacy
+package codex
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,73 +17,23 @@ import (
 	"hist/lib/transcript/internal/ttest"
 )
 
-// typedRuns reads the prompts as typed from a testdata manifest.
-func typedRuns(t *testing.T, path, harness string) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Harnesses map[string]struct {
-			Runs []struct {
-				Typed string `json:"prompt_typed"`
-			} `json:"runs"`
-		} `json:"harnesses"`
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range m.Harnesses[harness].Runs {
-		out = append(out, r.Typed)
-	}
-	return out
-}
-
-func legacyTexts(ps []transcript.Prompt) []string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.Text)
-	}
-	return out
-}
-
-func legacyEq(t *testing.T, got []transcript.Prompt, want ...string) {
-	t.Helper()
-	g := legacyTexts(got)
-	if strings.Join(g, "\x00") != strings.Join(want, "\x00") || len(g) != len(want) {
-		t.Errorf("prompts:\n got %q\nwant %q", g, want)
-	}
-}
-
-func legacyWrite(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestCodexSource(t *testing.T) {
+func TestRecallPath(t *testing.T) {
 	env := func(m map[string]string) transcript.Env { return func(k string) string { return m[k] } }
-	if got := CodexSource(env(nil), "/h"); got != (Source{"codex", "/h/.codex/history.jsonl"}) {
+	if got := RecallPath(env(nil), "/h"); got != "/h/.codex/history.jsonl" {
 		t.Errorf("got %+v", got)
 	}
-	if got := CodexSource(env(map[string]string{"CODEX_HOME": "/c"}), "/h"); got.Path != "/c/history.jsonl" {
+	if got := RecallPath(env(map[string]string{"CODEX_HOME": "/c"}), "/h"); got != "/c/history.jsonl" {
 		t.Errorf("got %+v", got)
 	}
 }
 
 func TestCodexRealHistory(t *testing.T) {
-	typed := typedRuns(t, "testdata/codex/manifest.json", "codex-tui")
-	got, st := ttest.Collect(t, ScanCodex, Source{"codex", "testdata/codex/history.jsonl"})
+	typed := ttest.TypedRuns(t, "testdata/recall/manifest.json", "codex-tui")
+	got, st := ttest.Collect(t, ScanRecall, "testdata/recall/history.jsonl")
 	if len(got) != 3 {
 		t.Fatalf("got %d prompts", len(got))
 	}
-	legacyEq(t, got[:2], typed[0], typed[1])
+	ttest.WantTexts(t, got[:2], typed[0], typed[1])
 	if !identity.Same(got[2].Text, typed[2]) || !strings.Contains(got[2].Text, "pasted line 30") {
 		t.Errorf("the paste: %q", got[2].Text)
 	}
@@ -106,7 +55,7 @@ func TestCodexRealHistory(t *testing.T) {
 func TestCodexHistoryLines(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "history.jsonl")
-	legacyWrite(t, path, strings.Join([]string{
+	ttest.WriteFile(t, path, strings.Join([]string{
 		`{"session_id":"s1","ts":1700000000,"text":"seconds"}`,
 		`{"conversation_id":"s2","ts":1700000001,"text":"older builds"}`,
 		`{"session_id":"s1","ts":1700000002000,"text":"already milliseconds"}`,
@@ -125,13 +74,13 @@ func TestCodexHistoryLines(t *testing.T) {
 	enc, _ := zstd.NewWriter(nil)
 	meta := `{"timestamp":"2026-01-02T03:04:05.000Z","type":"session_meta","payload":{"id":"s3","cwd":"/from/zst"}}` + "\n"
 	id := "0199aaaa-0000-7000-8000-000000000003"
-	legacyWrite(t, filepath.Join(dir, "archived_sessions", "rollout-2026-01-02T03-04-05-"+id+".jsonl.zst"), string(enc.EncodeAll([]byte(strings.ReplaceAll(meta, `"s3"`, `"`+id+`"`)), nil)))
+	ttest.WriteFile(t, filepath.Join(dir, "archived_sessions", "rollout-2026-01-02T03-04-05-"+id+".jsonl.zst"), string(enc.EncodeAll([]byte(strings.ReplaceAll(meta, `"s3"`, `"`+id+`"`)), nil)))
 	data, _ := os.ReadFile(path)
-	legacyWrite(t, path, strings.ReplaceAll(string(data), `"s3"`, `"`+id+`"`))
+	ttest.WriteFile(t, path, strings.ReplaceAll(string(data), `"s3"`, `"`+id+`"`))
 	os.Chtimes(path, mt, mt)
 
-	got, st := ttest.Collect(t, ScanCodex, Source{"codex", path})
-	legacyEq(t, got, "seconds", "older builds", "already milliseconds", "no time", "multi\nline \"quoted\"")
+	got, st := ttest.Collect(t, ScanRecall, path)
+	ttest.WantTexts(t, got, "seconds", "older builds", "already milliseconds", "no time", "multi\nline \"quoted\"")
 	if got[0].TS != 1700000000000 || got[1].Session != "s2" || got[2].TS != 1700000002000 {
 		t.Errorf("got %+v", got[:3])
 	}
@@ -149,14 +98,14 @@ func TestCodexHistoryLines(t *testing.T) {
 func TestCodexHistoryFiles(t *testing.T) {
 	dir := t.TempDir()
 	t.Run("missing", func(t *testing.T) {
-		got, st := ttest.Collect(t, ScanCodex, Source{"codex", filepath.Join(dir, "none.jsonl")})
+		got, st := ttest.Collect(t, ScanRecall, filepath.Join(dir, "none.jsonl"))
 		if len(got) != 0 || st != (transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})
 	t.Run("a folder", func(t *testing.T) {
 		os.Mkdir(filepath.Join(dir, "d.jsonl"), 0o700)
-		_, st := ttest.Collect(t, ScanCodex, Source{"codex", filepath.Join(dir, "d.jsonl")})
+		_, st := ttest.Collect(t, ScanRecall, filepath.Join(dir, "d.jsonl"))
 		if st.Skipped != 1 {
 			t.Errorf("%+v", st)
 		}
@@ -168,7 +117,7 @@ func TestCodexHistoryFiles(t *testing.T) {
 		}
 		done := make(chan transcript.Stats, 1)
 		go func() {
-			st, _ := ScanCodex(Source{"codex", p}, func(transcript.Prompt) error { return nil })
+			st, _ := ScanRecall(p, func(transcript.Prompt) error { return nil })
 			done <- st
 		}()
 		select {
@@ -182,7 +131,7 @@ func TestCodexHistoryFiles(t *testing.T) {
 	})
 	t.Run("emit error", func(t *testing.T) {
 		stop := errors.New("stop")
-		_, err := ScanCodex(Source{"codex", "testdata/codex/history.jsonl"}, func(transcript.Prompt) error { return stop })
+		_, err := ScanRecall("testdata/recall/history.jsonl", func(transcript.Prompt) error { return stop })
 		if err != stop {
 			t.Errorf("err %v", err)
 		}
@@ -192,7 +141,7 @@ func TestCodexHistoryFiles(t *testing.T) {
 // FuzzCodexHistoryLines: any content parses without panic, and what comes
 // out is capturable and not a shell command.
 func FuzzCodexHistoryLines(f *testing.F) {
-	if data, err := os.ReadFile("testdata/codex/history.jsonl"); err == nil {
+	if data, err := os.ReadFile("testdata/recall/history.jsonl"); err == nil {
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			f.Add(l)
 		}

@@ -1,4 +1,4 @@
-package legacy
+package opencode
 
 import (
 	"encoding/json"
@@ -13,20 +13,20 @@ import (
 	"hist/lib/transcript/internal/filescan"
 )
 
-// OpencodeSource is opencode's prompt-recall file:
+// RecallPath is the path of opencode's prompt-recall file:
 // $XDG_STATE_HOME/opencode/prompt-history.jsonl, else
 // ~/.local/state/opencode/prompt-history.jsonl.
-func OpencodeSource(env transcript.Env, home string) Source {
+func RecallPath(env transcript.Env, home string) string {
 	state := filepath.Join(home, ".local", "state")
 	if env != nil {
 		if x := env("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
 			state = x
 		}
 	}
-	return Source{Name: "opencode", Path: filepath.Join(state, "opencode", "prompt-history.jsonl")}
+	return filepath.Join(state, "opencode", "prompt-history.jsonl")
 }
 
-// ScanOpencode reads opencode's prompt-history.jsonl (the TUI's last 50
+// ScanRecall reads opencode's prompt-history.jsonl (the TUI's last 50
 // prompts), one line per prompt:
 //
 //	{"input":"[Pasted ~31 lines] ","parts":[{"type":"text","text":"…","source":{"text":{"start":0,"end":18,"value":"[Pasted ~31 lines]"}}}],"mode":"normal"}
@@ -42,9 +42,9 @@ func OpencodeSource(env transcript.Env, home string) Source {
 // Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError;
 // malformed lines are skipped and counted. An error returned by emit stops
 // the scan and is returned as is.
-func ScanOpencode(src Source, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	f, fi, ok, err := openRecallFile(src.Path, &st)
+	f, fi, ok, err := transcript.OpenRecall(path, &st)
 	if !ok || err != nil {
 		return st, err
 	}
@@ -62,7 +62,7 @@ func ScanOpencode(src Source, emit func(transcript.Prompt) error) (transcript.St
 	if err != nil {
 		var rerr readErr
 		if asReadErr(err, &rerr) {
-			return st, &transcript.ReadError{Path: src.Path, Err: rerr.err}
+			return st, &transcript.ReadError{Path: path, Err: rerr.err}
 		}
 		return st, err
 	}

@@ -1,31 +1,28 @@
-package legacy
+package codex
 
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/klauspost/compress/zstd"
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
-	"hist/lib/transcript/codex"
 	"hist/lib/transcript/internal/filescan"
 )
 
-// CodexSource is Codex's prompt-recall file: $CODEX_HOME/history.jsonl,
+// RecallPath is the path of Codex's prompt-recall file: $CODEX_HOME/history.jsonl,
 // else ~/.codex/history.jsonl.
-func CodexSource(env transcript.Env, home string) Source {
-	return Source{Name: "codex", Path: filepath.Join(codex.DefaultRoot(env, home), "history.jsonl")}
+func RecallPath(env transcript.Env, home string) string {
+	return filepath.Join(DefaultRoot(env, home), "history.jsonl")
 }
 
-// ScanCodex reads Codex's history.jsonl, one line per prompt submitted in
+// ScanRecall reads Codex's history.jsonl, one line per prompt submitted in
 // its composer:
 //
 //	{"session_id":"…","ts":<unix seconds>,"text":"…"}
@@ -42,9 +39,9 @@ func CodexSource(env transcript.Env, home string) Source {
 // Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError;
 // malformed lines are skipped and counted. An error returned by emit stops
 // the scan and is returned as is.
-func ScanCodex(src Source, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	f, fi, ok, err := openRecallFile(src.Path, &st)
+	f, fi, ok, err := transcript.OpenRecall(path, &st)
 	if !ok || err != nil {
 		return st, err
 	}
@@ -57,14 +54,14 @@ func ScanCodex(src Source, emit func(transcript.Prompt) error) (transcript.Stats
 	st.Bytes += n
 	st.Malformed += malformed
 	if err != nil {
-		return st, &transcript.ReadError{Path: src.Path, Err: err}
+		return st, &transcript.ReadError{Path: path, Err: err}
 	}
 	st.Files++
 	ids := map[string]bool{}
 	for _, l := range lines {
 		ids[l.session] = true
 	}
-	cwds := codexCwds(filepath.Dir(src.Path), ids)
+	cwds := codexCwds(filepath.Dir(path), ids)
 	for _, l := range lines {
 		p := transcript.Prompt{Text: l.text, TS: l.ts, Cwd: cwds[l.session], Session: l.session, Src: transcript.SrcCodex}
 		if l.ts <= 0 {
@@ -76,30 +73,6 @@ func ScanCodex(src Source, emit func(transcript.Prompt) error) (transcript.Stats
 		st.Prompts++
 	}
 	return st, nil
-}
-
-// openRecallFile opens a prompt-recall file for reading without blocking on a
-// FIFO. ok is false when there is nothing to read (missing, or not a
-// regular file, which is counted as skipped).
-func openRecallFile(path string, st *transcript.Stats) (*os.File, os.FileInfo, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
-	}
-	if err != nil {
-		return nil, nil, false, &transcript.ReadError{Path: path, Err: err}
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, false, &transcript.ReadError{Path: path, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		st.Skipped++
-		return nil, nil, false, nil
-	}
-	return f, fi, true, nil
 }
 
 // codexLine is one history.jsonl prompt to emit.

@@ -1,4 +1,4 @@
-package legacy
+package claude
 
 import (
 	"bytes"
@@ -17,29 +17,18 @@ import (
 	"hist/lib/transcript/internal/ttest"
 )
 
-// Test helpers here are prefixed "claude": the package is shared with the
-// other agents' readers.
-
-func claudeTexts(ps []transcript.Prompt) []string {
-	out := []string{}
-	for _, p := range ps {
-		out = append(out, p.Text)
-	}
-	return out
-}
-
 // claudeHome writes history.jsonl (and paste-cache files) into a fresh
-// config folder and returns its Source.
-func claudeHome(t *testing.T, history string, pastes map[string]string) Source {
+// config folder and returns its path.
+func claudeHome(t *testing.T, history string, pastes map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	src := ClaudeSource(func(k string) string {
+	src := RecallPath(func(k string) string {
 		if k == "CLAUDE_CONFIG_DIR" {
 			return dir
 		}
 		return ""
 	}, "/nowhere")
-	if err := os.WriteFile(src.Path, []byte(history), 0o600); err != nil {
+	if err := os.WriteFile(src, []byte(history), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for name, body := range pastes {
@@ -54,7 +43,7 @@ func claudeHome(t *testing.T, history string, pastes map[string]string) Source {
 	return src
 }
 
-func TestClaudeSource(t *testing.T) {
+func TestRecallPath(t *testing.T) {
 	for _, tc := range []struct {
 		dir, want string
 	}{
@@ -62,17 +51,17 @@ func TestClaudeSource(t *testing.T) {
 		{"/cfg", "/cfg/history.jsonl"},
 		{"~/alt", "/home/u/alt/history.jsonl"},
 	} {
-		src := ClaudeSource(func(k string) string {
+		src := RecallPath(func(k string) string {
 			if k == "CLAUDE_CONFIG_DIR" {
 				return tc.dir
 			}
 			return ""
 		}, "/home/u")
-		if src != (Source{Name: "claude", Path: tc.want}) {
+		if src != tc.want {
 			t.Errorf("CLAUDE_CONFIG_DIR=%q: %+v, want %q", tc.dir, src, tc.want)
 		}
 	}
-	if src := ClaudeSource(nil, "/home/u"); src.Path != "/home/u/.claude/history.jsonl" {
+	if src := RecallPath(nil, "/home/u"); src != "/home/u/.claude/history.jsonl" {
 		t.Errorf("nil env: %+v", src)
 	}
 }
@@ -81,7 +70,7 @@ func TestClaudeSource(t *testing.T) {
 // "[Pasted text #1 +31 lines]" resolves to paste-cache/<contentHash>.txt and
 // "/greet Ada …" is skipped.
 func TestClaudeRealHistory(t *testing.T) {
-	b, err := os.ReadFile("testdata/claude/manifest.json")
+	b, err := os.ReadFile("testdata/recall/manifest.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,15 +87,15 @@ func TestClaudeRealHistory(t *testing.T) {
 	if len(runs) != 4 {
 		t.Fatalf("manifest: %d runs", len(runs))
 	}
-	src := ClaudeSource(func(k string) string {
+	src := RecallPath(func(k string) string {
 		if k == "CLAUDE_CONFIG_DIR" {
-			return "testdata/claude"
+			return "testdata/recall"
 		}
 		return ""
 	}, "/nowhere")
-	got, st := ttest.Collect(t, ScanClaude, src)
+	got, st := ttest.Collect(t, ScanRecall, src)
 	want := []string{runs[0].Typed, runs[1].Typed, runs[2].Typed}
-	if g := claudeTexts(got); !reflect.DeepEqual(g, want) {
+	if g := ttest.Texts(got); !reflect.DeepEqual(g, want) {
 		t.Fatalf("prompts:\n got %q\nwant %q", g, want)
 	}
 	for i, ts := range []int64{1796002094014, 1796002101863, 1796002107263} {
@@ -116,7 +105,7 @@ func TestClaudeRealHistory(t *testing.T) {
 			t.Errorf("prompt %d: %+v", i, p)
 		}
 	}
-	fi, _ := os.Stat(src.Path)
+	fi, _ := os.Stat(src)
 	if st != (transcript.Stats{Files: 1, Bytes: fi.Size(), Prompts: 3}) {
 		t.Errorf("stats %+v", st)
 	}
@@ -142,7 +131,7 @@ func TestClaudeHistoryLines(t *testing.T) {
 		`{"display":"[Pasted text #1 +1 lines]","pastedContents":{"1":{"id":1,"type":"text","content":"/model opus\nnow"}},"timestamp":1767000014000,"project":"/w/a"}`,
 		``,
 	}, "\n"), map[string]string{"abc123.txt": "FROM CACHE\n", "../passwd.txt": "no"})
-	got, st := ttest.Collect(t, ScanClaude, src)
+	got, st := ttest.Collect(t, ScanRecall, src)
 	want := []string{
 		"plain prompt",
 		"review l1\nl2\nl3 and FROM CACHE\n please",
@@ -155,7 +144,7 @@ func TestClaudeHistoryLines(t *testing.T) {
 		"odd paste entry",
 		"/tmp/out.log is empty, why",
 	}
-	if g := claudeTexts(got); !reflect.DeepEqual(g, want) {
+	if g := ttest.Texts(got); !reflect.DeepEqual(g, want) {
 		t.Fatalf("prompts:\n got %q\nwant %q", g, want)
 	}
 	if p := got[0]; p != (transcript.Prompt{Text: "plain prompt", TS: 1767000000000, Cwd: "/w/a", Session: "s1", Src: "claude"}) {
@@ -181,8 +170,8 @@ func TestClaudeHistoryMalformed(t *testing.T) {
 		`{"display":"ok two","timestamp":1767000000001,"project":"/w"}`,
 		`{"display":"torn`,
 	}, "\n")
-	got, st := ttest.Collect(t, ScanClaude, claudeHome(t, content, nil))
-	if g := claudeTexts(got); !reflect.DeepEqual(g, []string{"ok one", "ok two"}) {
+	got, st := ttest.Collect(t, ScanRecall, claudeHome(t, content, nil))
+	if g := ttest.Texts(got); !reflect.DeepEqual(g, []string{"ok one", "ok two"}) {
 		t.Errorf("prompts %q", g)
 	}
 	if st.Malformed != 4 || st.Bytes != int64(len(content)) {
@@ -192,7 +181,7 @@ func TestClaudeHistoryMalformed(t *testing.T) {
 
 func TestClaudeHistoryFiles(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
-		got, st := ttest.Collect(t, ScanClaude, Source{Name: "claude", Path: filepath.Join(t.TempDir(), "history.jsonl")})
+		got, st := ttest.Collect(t, ScanRecall, filepath.Join(t.TempDir(), "history.jsonl"))
 		if len(got) != 0 || st != (transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
@@ -202,7 +191,7 @@ func TestClaudeHistoryFiles(t *testing.T) {
 		if err := os.Mkdir(p, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ScanClaude(Source{Name: "claude", Path: p}, func(transcript.Prompt) error { return nil })
+		_, err := ScanRecall(p, func(transcript.Prompt) error { return nil })
 		var re *transcript.ReadError
 		if !errors.As(err, &re) || re.Path != p || !errors.Is(err, syscall.EISDIR) {
 			t.Errorf("err = %v", err)
@@ -210,12 +199,12 @@ func TestClaudeHistoryFiles(t *testing.T) {
 	})
 	t.Run("directory in place of a paste", func(t *testing.T) {
 		src := claudeHome(t, `{"display":"[Pasted text #1 +3 lines]","pastedContents":{"1":{"id":1,"type":"text","contentHash":"beef"}},"timestamp":1,"project":"/w"}`+"\n", nil)
-		p := filepath.Join(filepath.Dir(src.Path), "paste-cache", "beef.txt")
+		p := filepath.Join(filepath.Dir(src), "paste-cache", "beef.txt")
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		n := 0
-		_, err := ScanClaude(src, func(transcript.Prompt) error { n++; return nil })
+		_, err := ScanRecall(src, func(transcript.Prompt) error { n++; return nil })
 		var re *transcript.ReadError
 		if !errors.As(err, &re) || re.Path != p || n != 0 {
 			t.Errorf("err = %v, emitted %d", err, n)
@@ -229,7 +218,7 @@ func TestClaudeHistoryFiles(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			got, st := ttest.Collect(t, ScanClaude, Source{Name: "claude", Path: p})
+			got, st := ttest.Collect(t, ScanRecall, p)
 			if len(got) != 0 || st.Skipped != 1 {
 				t.Errorf("%v %+v", got, st)
 			}
@@ -244,7 +233,7 @@ func TestClaudeHistoryFiles(t *testing.T) {
 		stop := errors.New("stop")
 		src := claudeHome(t, `{"display":"a","timestamp":1,"project":"/w"}`+"\n"+`{"display":"b","timestamp":2,"project":"/w"}`+"\n", nil)
 		n := 0
-		st, err := ScanClaude(src, func(transcript.Prompt) error { n++; return stop })
+		st, err := ScanRecall(src, func(transcript.Prompt) error { n++; return stop })
 		if err != stop || n != 1 || st.Prompts != 0 {
 			t.Errorf("err %v n %d st %+v", err, n, st)
 		}
@@ -254,7 +243,7 @@ func TestClaudeHistoryFiles(t *testing.T) {
 // FuzzClaudeHistoryLine: no line makes the history parser panic; what it
 // accepts is capturable-looking text.
 func FuzzClaudeHistoryLine(f *testing.F) {
-	b, err := os.ReadFile("testdata/claude/history.jsonl")
+	b, err := os.ReadFile("testdata/recall/history.jsonl")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package legacy
+package opencode
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"hist/lib/transcript/internal/ttest"
 )
 
-func TestOpencodeSource(t *testing.T) {
+func TestRecallPath(t *testing.T) {
 	env := func(m map[string]string) transcript.Env { return func(k string) string { return m[k] } }
 	for _, c := range []struct {
 		env  map[string]string
@@ -24,28 +24,28 @@ func TestOpencodeSource(t *testing.T) {
 		{map[string]string{"XDG_STATE_HOME": "/s"}, "/s/opencode/prompt-history.jsonl"},
 		{map[string]string{"XDG_STATE_HOME": "rel"}, "/h/.local/state/opencode/prompt-history.jsonl"},
 	} {
-		if got := OpencodeSource(env(c.env), "/h"); got != (Source{"opencode", c.want}) {
+		if got := RecallPath(env(c.env), "/h"); got != c.want {
 			t.Errorf("%v: got %+v", c.env, got)
 		}
 	}
 }
 
 func TestOpencodeRealHistory(t *testing.T) {
-	typed := typedRuns(t, "testdata/opencode/manifest.json", "opencode-tui")
+	typed := ttest.TypedRuns(t, "testdata/recall/manifest.json", "opencode-tui")
 	// A copy, to give it a known time.
 	path := filepath.Join(t.TempDir(), "prompt-history.jsonl")
-	data, err := os.ReadFile("testdata/opencode/prompt-history.jsonl")
+	data, err := os.ReadFile("testdata/recall/prompt-history.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	legacyWrite(t, path, string(data))
+	ttest.WriteFile(t, path, string(data))
 	mt := time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC)
 	os.Chtimes(path, mt, mt)
-	got, st := ttest.Collect(t, ScanOpencode, Source{"opencode", path})
+	got, st := ttest.Collect(t, ScanRecall, path)
 	if len(got) != 3 {
-		t.Fatalf("got %d: %q", len(got), legacyTexts(got))
+		t.Fatalf("got %d: %q", len(got), ttest.Texts(got))
 	}
-	legacyEq(t, got[:2], typed[0], typed[1])
+	ttest.WantTexts(t, got[:2], typed[0], typed[1])
 	// The paste: "[Pasted ~31 lines] " with the text in parts[0].
 	if !identity.Same(got[2].Text, typed[2]) || !strings.HasPrefix(got[2].Text, "[oc-tui-03] a bracketed paste") {
 		t.Errorf("the paste: %q", got[2].Text)
@@ -102,7 +102,7 @@ func TestOpencodeExpand(t *testing.T) {
 
 func TestOpencodeHistoryLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "prompt-history.jsonl")
-	legacyWrite(t, path, strings.Join([]string{
+	ttest.WriteFile(t, path, strings.Join([]string{
 		`{"input":"kept","parts":[],"mode":"normal"}`,
 		`{"input":"ls -la","parts":[],"mode":"shell"}`,
 		`{"input":"/greet Ada","parts":[]}`,
@@ -111,16 +111,16 @@ func TestOpencodeHistoryLines(t *testing.T) {
 		`{broken`,
 		`{"input":"no mode"}`,
 	}, "\n"))
-	got, st := ttest.Collect(t, ScanOpencode, Source{"opencode", path})
-	legacyEq(t, got, "kept", "no mode")
+	got, st := ttest.Collect(t, ScanRecall, path)
+	ttest.WantTexts(t, got, "kept", "no mode")
 	if st.Malformed != 2 {
 		t.Errorf("stats %+v", st)
 	}
 	stop := errors.New("stop")
-	if _, err := ScanOpencode(Source{"opencode", path}, func(transcript.Prompt) error { return stop }); err != stop {
+	if _, err := ScanRecall(path, func(transcript.Prompt) error { return stop }); err != stop {
 		t.Errorf("err %v", err)
 	}
-	got, st = ttest.Collect(t, ScanOpencode, Source{"opencode", path + ".missing"})
+	got, st = ttest.Collect(t, ScanRecall, path+".missing")
 	if len(got) != 0 || st != (transcript.Stats{}) {
 		t.Errorf("missing: %v %+v", got, st)
 	}
@@ -129,7 +129,7 @@ func TestOpencodeHistoryLines(t *testing.T) {
 // FuzzOpencodeHistoryLines: any content parses without panic and yields
 // only capturable prompts.
 func FuzzOpencodeHistoryLines(f *testing.F) {
-	if data, err := os.ReadFile("testdata/opencode/prompt-history.jsonl"); err == nil {
+	if data, err := os.ReadFile("testdata/recall/prompt-history.jsonl"); err == nil {
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			f.Add(l)
 		}

@@ -1,0 +1,29 @@
+package codex
+
+import (
+	"path/filepath"
+
+	"hist/lib/transcript"
+)
+
+// Agent is the Codex CLI.
+var Agent = transcript.Agent{
+	Name:    transcript.SrcCodex,
+	Display: "Codex CLI",
+	Where:   "$CODEX_HOME/sessions and archived_sessions, ~/.codex (history.jsonl)",
+	Recall:  "history.jsonl",
+	Hook: func(h *transcript.Hook) string {
+		if !h.IsCodex() {
+			return ""
+		}
+		return h.SessionID
+	},
+	Resume: []string{"codex", "resume"},
+	Root:   DefaultRoot,
+	Scan:   ScanKept,
+	Watched: func(root string) []transcript.Folder {
+		return []transcript.Folder{{Path: filepath.Join(root, "sessions")}, {Path: filepath.Join(root, "archived_sessions")}}
+	},
+	RecallPath: RecallPath,
+	ScanRecall: ScanRecall,
+}

@@ -1,0 +1,26 @@
+package opencode
+
+import (
+	"path/filepath"
+
+	"hist/lib/transcript"
+)
+
+// Agent is opencode (its plugin captures live, see scripts/opencode).
+var Agent = transcript.Agent{
+	Name:    transcript.SrcOpencode,
+	Display: "opencode",
+	Where: "$OPENCODE_DB, $XDG_DATA_HOME/opencode, ~/.local/share/opencode: opencode*.db " +
+		"and storage/ ($XDG_STATE_HOME/opencode/prompt-history.jsonl)",
+	Recall: "prompt-history.jsonl",
+	Resume: []string{"opencode", "-s"},
+	Root:   DefaultRoot,
+	Scan:   ScanKept,
+	// The databases (or the one $OPENCODE_DB names) and the older JSON
+	// storage.
+	Watched: func(root string) []transcript.Folder {
+		return []transcript.Folder{{Path: root, Flat: true}, {Path: filepath.Join(root, "storage")}}
+	},
+	RecallPath: RecallPath,
+	ScanRecall: ScanRecall,
+}
