@@ -21,7 +21,7 @@ import (
 	"hist/testscripts/internal/crashtest"
 )
 
-var compactKills = flag.Int("compact-kills", testbin.Scale(20, 200), "how many times TestCompactCrash SIGKILLs hist-compact (20, or 200 with HIST_LONG=1)")
+var compactKills = flag.Int("compact-kills", testbin.Scale(12, 200), "how many times TestCompactCrash SIGKILLs hist-compact (12, or 200 with HIST_LONG=1)")
 
 // TestCompactCrash runs hist-compact on a project of 80 files and 60,000
 // entries while two real hist-capture processes keep appending, and

@@ -23,7 +23,7 @@ import (
 var (
 	delRuns     = flag.Int("delete.runs", testbin.Scale(2, 10), "TestDeleteConcurrency: runs in a row (capture loop processes; 2, or 10 with HIST_LONG=1)")
 	delExecRuns = flag.Int("delete.execruns", 1, "TestDeleteConcurrency: runs in a row with one hist-capture process per prompt")
-	delExecN    = flag.Int("delete.execprompts", testbin.Scale(150, 2000), "TestDeleteConcurrency: prompts each of the 4 writers captures in a run with one process per prompt (150, or 2000 with HIST_LONG=1)")
+	delExecN    = flag.Int("delete.execprompts", testbin.Scale(100, 2000), "TestDeleteConcurrency: prompts each of the 4 writers captures in a run with one process per prompt (100, or 2000 with HIST_LONG=1)")
 	delPrompts  = flag.Int("delete.prompts", testbin.Scale(500, 2000), "TestDeleteConcurrency: prompts each of the 4 writers captures (500, or 2000 with HIST_LONG=1)")
 	delDeletes  = flag.Int("delete.deletes", testbin.Scale(50, 200), "TestDeleteConcurrency: deletes during a run (50, or 200 with HIST_LONG=1)")
 )

@@ -19,7 +19,7 @@ import (
 	"hist/testscripts/internal/crashtest"
 )
 
-var crashKills = flag.Int("crash.kills", testbin.Scale(10, 100), "TestCrashLoops: SIGKILLs of each rewriter (10, or 100 with HIST_LONG=1; at most 20 under -short)")
+var crashKills = flag.Int("crash.kills", testbin.Scale(6, 100), "TestCrashLoops: SIGKILLs of each rewriter (6, or 100 with HIST_LONG=1; at most 20 under -short)")
 
 // crashLoop is one rewriter's crash loop: the fixture, with two capturers
 // running all along, and the model of what must be visible.

@@ -25,7 +25,7 @@ import (
 	"hist/lib/store"
 )
 
-var soakDuration = flag.Duration("soak.duration", time.Duration(testbin.Scale(10, 60))*time.Second, "TestSoak: how long every writer runs at once (10s, or 60s with HIST_LONG=1; 10s under -short)")
+var soakDuration = flag.Duration("soak.duration", time.Duration(testbin.Scale(6, 60))*time.Second, "TestSoak: how long every writer runs at once (6s, or 60s with HIST_LONG=1; at most 10s under -short)")
 
 // soakMalformed is a malformed line planted in a store file before the
 // soak: the only line of any store file allowed not to parse.

@@ -345,8 +345,8 @@ func TestTwoPeers(t *testing.T) {
 		t.Skip("syncthing is not on PATH (apt-get install syncthing): " + err.Error())
 	}
 	begin := time.Now()
-	nCapture := testbin.Scale(80, 600) // per machine
-	rounds := testbin.Scale(10, 60)    // deletes at the same moment
+	nCapture := testbin.Scale(50, 600) // per machine
+	rounds := testbin.Scale(6, 60)     // deletes at the same moment
 	if testing.Short() {
 		nCapture = 100
 	}
