@@ -84,18 +84,7 @@ type codexLine struct {
 // parseCodexHistory reads history.jsonl lines and hands over the prompts to
 // emit (capturable, not shell commands).
 func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malformed int, err error) {
-	lr := filescan.NewLineReader(r, filescan.StreamBufSize)
-	for {
-		line, err := lr.Next()
-		if err == io.EOF {
-			return lr.Bytes(), malformed, nil
-		}
-		if err != nil {
-			return lr.Bytes(), malformed, err
-		}
-		if len(strings.TrimSpace(string(line))) == 0 {
-			continue
-		}
+	n, err = filescan.Lines(r, func(_ int, line []byte) error {
 		var h struct {
 			SessionID      string      `json:"session_id"`
 			ConversationID string      `json:"conversation_id"`
@@ -104,11 +93,11 @@ func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malform
 		}
 		if json.Unmarshal(line, &h) != nil || h.Text == nil {
 			malformed++
-			continue
+			return nil
 		}
 		text := *h.Text
 		if !identity.Capturable(text) || strings.HasPrefix(text, "!") {
-			continue
+			return nil
 		}
 		session := h.SessionID
 		if session == "" {
@@ -121,10 +110,9 @@ func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malform
 			}
 			ts = int64(f)
 		}
-		if err := out(codexLine{session: session, text: text, ts: ts}); err != nil {
-			return lr.Bytes(), malformed, err
-		}
-	}
+		return out(codexLine{session: session, text: text, ts: ts})
+	})
+	return n, malformed, err
 }
 
 // codexCwds finds, for the given session ids, the cwd recorded in their

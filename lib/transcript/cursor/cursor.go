@@ -649,18 +649,7 @@ func readMirror(m mirror, st *transcript.Stats) (*chat, error) {
 
 // mirrorPrompts reads a mirror transcript's user lines into c.
 func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
-	lr := filescan.NewLineReader(r, filescan.StreamBufSize)
-	for i := 0; ; i++ {
-		line, err := lr.Next()
-		if err == io.EOF {
-			return lr.Bytes(), malformed, nil
-		}
-		if err != nil {
-			return lr.Bytes(), malformed, err
-		}
-		if len(strings.TrimSpace(string(line))) == 0 {
-			continue
-		}
+	n, err = filescan.Lines(r, func(i int, line []byte) error {
 		var l struct {
 			Role    string `json:"role"`
 			Message *struct {
@@ -670,21 +659,21 @@ func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
 		}
 		if json.Unmarshal(line, &l) != nil {
 			malformed++
-			continue
+			return nil
 		}
 		if l.Role != "user" {
-			continue
+			return nil
 		}
 		content := l.Content
 		if l.Message != nil {
 			content = l.Message.Content
 		}
-		text, ok := userText(content)
-		if !ok {
-			continue
+		if text, ok := userText(content); ok {
+			c.prompts = append(c.prompts, prompt{text: text, pos: -1, key: c.id + "/line" + strconv.Itoa(i)})
 		}
-		c.prompts = append(c.prompts, prompt{text: text, pos: -1, key: c.id + "/line" + strconv.Itoa(i)})
-	}
+		return nil
+	})
+	return n, malformed, err
 }
 
 // encodeName is the mirror's folder-name encoding of one path element:

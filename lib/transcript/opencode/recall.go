@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"path/filepath"
 	"sort"
@@ -60,28 +61,13 @@ func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Sta
 	st.Bytes += n
 	st.Malformed += malformed
 	if err != nil {
-		var rerr readErr
-		if asReadErr(err, &rerr) {
-			return st, &transcript.ReadError{Path: path, Err: rerr.err}
+		if rerr, ok := errors.AsType[*filescan.ReadError](err); ok {
+			return st, &transcript.ReadError{Path: path, Err: rerr.Err}
 		}
 		return st, err
 	}
 	st.Files++
 	return st, nil
-}
-
-// readErr marks a read error among the errors a parse returns (the others
-// come from emit and are returned as they are).
-type readErr struct{ err error }
-
-func (e readErr) Error() string { return e.err.Error() }
-
-func asReadErr(err error, out *readErr) bool {
-	r, ok := err.(readErr)
-	if ok {
-		*out = r
-	}
-	return ok
 }
 
 type opencodePart struct {
@@ -97,20 +83,9 @@ type opencodePart struct {
 }
 
 // parseOpencodeHistory reads prompt-history.jsonl lines and hands the
-// prompts to out. A read error is returned as a readErr.
+// prompts to out. A read error is returned as a *filescan.ReadError.
 func parseOpencodeHistory(r io.Reader, out func(string) error) (n int64, malformed int, err error) {
-	lr := filescan.NewLineReader(r, filescan.StreamBufSize)
-	for {
-		line, err := lr.Next()
-		if err == io.EOF {
-			return lr.Bytes(), malformed, nil
-		}
-		if err != nil {
-			return lr.Bytes(), malformed, readErr{err}
-		}
-		if len(strings.TrimSpace(string(line))) == 0 {
-			continue
-		}
+	n, err = filescan.Lines(r, func(_ int, line []byte) error {
 		var h struct {
 			Input *string        `json:"input"`
 			Parts []opencodePart `json:"parts"`
@@ -118,19 +93,18 @@ func parseOpencodeHistory(r io.Reader, out func(string) error) (n int64, malform
 		}
 		if json.Unmarshal(line, &h) != nil || h.Input == nil {
 			malformed++
-			continue
+			return nil
 		}
 		if h.Mode == "shell" {
-			continue
+			return nil
 		}
 		text := opencodeExpand(*h.Input, h.Parts)
 		if !identity.Capturable(text) {
-			continue
+			return nil
 		}
-		if err := out(text); err != nil {
-			return lr.Bytes(), malformed, err
-		}
-	}
+		return out(text)
+	})
+	return n, malformed, err
 }
 
 // opencodeExpand replaces the pasted placeholders in input by the pasted

@@ -8,6 +8,7 @@ package filescan
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"hash/maphash"
 	"io"
@@ -636,4 +637,34 @@ func ScanPaths(paths []string, sizes []int64, res transcript.Resumer, scan ScanF
 		}
 		return nil
 	})
+}
+
+// ReadError is a read error that Lines met; errors from its fn are
+// returned as they are.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// Lines reads r line by line through a buffer of StreamBufSize and calls
+// fn with each line that holds more than white space, and its index among
+// all of r's lines, until r ends or fn returns an error. It returns the
+// bytes read, and fn's error or a read error as a *ReadError.
+func Lines(r io.Reader, fn func(i int, line []byte) error) (int64, error) {
+	lr := NewLineReader(r, StreamBufSize)
+	for i := 0; ; i++ {
+		line, err := lr.Next()
+		if err == io.EOF {
+			return lr.Bytes(), nil
+		}
+		if err != nil {
+			return lr.Bytes(), &ReadError{err}
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := fn(i, line); err != nil {
+			return lr.Bytes(), err
+		}
+	}
 }
