@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,10 +74,10 @@ func TestReaders(t *testing.T) {
 			return p
 		}
 		plain := where(nil)
-		if len(a.Vars()) == 0 {
+		if len(vars(a)) == 0 {
 			t.Errorf("%q: Where names no variable that moves its files", a.Name)
 		}
-		for _, v := range a.Vars() {
+		for _, v := range vars(a) {
 			// An absolute folder holding the agent's subfolder, which
 			// some readers look for before they take it.
 			dir := t.TempDir()
@@ -136,11 +137,22 @@ func TestFromHook(t *testing.T) {
 	}
 }
 
+var varRE = regexp.MustCompile(`\$[A-Z_][A-Z0-9_]*`)
+
+// vars are the environment variables that a's Where names, without "$".
+func vars(a Agent) []string {
+	var vs []string
+	for _, v := range varRE.FindAllString(a.Where, -1) {
+		vs = append(vs, strings.TrimPrefix(v, "$"))
+	}
+	return vs
+}
+
 // TestVars: Where names its variables.
 func TestVars(t *testing.T) {
 	a, _ := Lookup("opencode")
-	if got := a.Vars(); !slices.Equal(got, []string{"OPENCODE_DB", "XDG_DATA_HOME", "XDG_STATE_HOME"}) {
-		t.Errorf("opencode's Vars() = %q", got)
+	if got := vars(a); !slices.Equal(got, []string{"OPENCODE_DB", "XDG_DATA_HOME", "XDG_STATE_HOME"}) {
+		t.Errorf("opencode's vars = %q", got)
 	}
 }
 

@@ -54,25 +54,6 @@ type Folder struct {
 	Flat bool // only the folder's own files, not its subfolders'
 }
 
-// Vars are the environment variables that a's Where names ("$" and a
-// name of capitals, digits and "_"), without "$".
-func (a Agent) Vars() []string {
-	var vs []string
-	w := a.Where
-	for i := strings.IndexByte(w, '$'); i >= 0; i = strings.IndexByte(w, '$') {
-		w = w[i+1:]
-		n := 0
-		for n < len(w) && (w[n] >= 'A' && w[n] <= 'Z' || w[n] == '_' || n > 0 && w[n] >= '0' && w[n] <= '9') {
-			n++
-		}
-		if n > 0 {
-			vs = append(vs, w[:n])
-		}
-		w = w[n:]
-	}
-	return vs
-}
-
 // Hook is what the agents' prompt hooks send to hist-capture --hook: every
 // agent's fields in one shape (Claude Code's {prompt, cwd, session_id},
 // Codex's the same plus turn_id, Cursor's {prompt, workspace_roots,
