@@ -226,10 +226,8 @@ func run(e *cli.Env) int {
 		// against 1,922), 229 against 147 ms over Codex's (-36%), 639
 		// against 454 ms over pi's (-29%); pi's first import of 1 GB
 		// 4.23 against 3.59 s (-15%). Medians of 5 to 15 alternated
-		// runs, bench/seed.md. It costs about 12 ms at the start
-		// (hist-seed --help took 30 against 42 ms with it in main), which
-		// a run for one project, at an agent's session start, does not
-		// pay.
+		// runs, bench/seed.md. It costs about 12 ms at the start, which a
+		// run for one project, at an agent's session start, does not pay.
 		hugepages.ForHeap(heapSpace)
 	}
 	// Every file an import writes carries this machine's id.
