@@ -51,12 +51,14 @@ chmod +x "$DIR/bin/rss"
 
 # bench MATCH UNTIL CMD: the stopwatch is TestBenchFirstScreen in
 # cmd/hist-pick/tmux_test.go (Go, so polling tmux costs little). CMD runs
-# under rss.
+# under rss. A run that shows no match within HIST_PICK_BENCH_TIMEOUT
+# (default 5m) stops the benchmark with the screen it showed.
 bench() {
   : >"$DIR/rss"
   PATH="$DIR/bin:$PATH" HIST_PICK_BENCH_MATCH="$1" HIST_PICK_BENCH_UNTIL="$2" \
     HIST_PICK_BENCH_CMD="rss $3" HIST_PICK_BENCH_RUNS="$RUNS" \
-    "$DIR/bin/pick.test" -test.run '^TestBenchFirstScreen$' -test.count=1 >"$DIR/out"
+    "$DIR/bin/pick.test" -test.run '^TestBenchFirstScreen$' -test.count=1 >"$DIR/out" ||
+    { echo "bench-pick: the stopwatch failed on: $3" >&2; cat "$DIR/out" >&2; exit 1; }
   local first loaded rss
   first=$(awk '/^first-screen-ms/ {print $2}' "$DIR/out")
   loaded=$(awk '/^loaded-ms/ {print $2}' "$DIR/out")

@@ -841,7 +841,9 @@ func TestShellWidgets(t *testing.T) {
 // just before the command to the first screen whose row 2 holds
 // HIST_PICK_BENCH_MATCH and whose row 14 (the tenth list row) is drawn.
 // With HIST_PICK_BENCH_UNTIL (a regexp) it goes on to the first screen
-// that matches it (every prompt loaded) and prints that time too.
+// that matches it (every prompt loaded) and prints that time too. A run
+// that has not got there after HIST_PICK_BENCH_TIMEOUT (a Go duration,
+// default 5m) fails with the screen it shows.
 func TestBenchFirstScreen(t *testing.T) {
 	cmd := os.Getenv("HIST_PICK_BENCH_CMD")
 	if cmd == "" {
@@ -854,6 +856,15 @@ func TestBenchFirstScreen(t *testing.T) {
 	}
 	runs := 11
 	fmt.Sscan(os.Getenv("HIST_PICK_BENCH_RUNS"), &runs)
+	// A run whose screen never matches fails instead of polling forever.
+	limit := 5 * time.Minute
+	if s := os.Getenv("HIST_PICK_BENCH_TIMEOUT"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("HIST_PICK_BENCH_TIMEOUT=%s: %v", s, err)
+		}
+		limit = d
+	}
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "home"), 0o700)
 	os.MkdirAll(filepath.Join(dir, "proj"), 0o700)
@@ -864,10 +875,17 @@ func TestBenchFirstScreen(t *testing.T) {
 		os.Remove(filepath.Join(dir, "t0"))
 		tm.run("t " + cmd)
 		var end, all time.Time
+		deadline := time.Now().Add(limit)
 		for {
 			out, err := exec.Command("tmux", "-L", tm.sock, "capture-pane", "-p", "-t", "t").Output()
 			if err != nil {
 				t.Fatal(err)
+			}
+			if time.Now().After(deadline) {
+				if end.IsZero() {
+					t.Fatalf("run %d: after %v no first screen (%q on row 2, ten list rows):\n%s", i, limit, match, out)
+				}
+				t.Fatalf("run %d: after %v no screen matches HIST_PICK_BENCH_UNTIL=%s:\n%s", i, limit, until, out)
 			}
 			rows := strings.Split(string(out), "\n")
 			if end.IsZero() && len(rows) >= 14 && strings.Contains(rows[1], match) && strings.TrimSpace(rows[13]) != "" {
