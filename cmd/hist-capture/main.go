@@ -192,8 +192,8 @@ func run(e *cli.Env) int {
 		}
 		ts = n
 	}
-	if *inst != "" && !instance.Valid(*inst) {
-		e.Errorf("--instance %q cannot name a capture file: use letters, digits, '.', '_' and '-' (not seed, compact-, .gc- or .carry-)", *inst)
+	if *inst != "" && !store.ValidInstance(*inst) {
+		e.Errorf("--instance %q cannot name a capture file: use letters, digits, '.', '_' and '-' (not a name the store gives other files: seed, import-, compact-, .gc-, .carry-)", *inst)
 		return cli.ExitUsage
 	}
 	if _, ok := agent.Lookup(*src); *src != "" && !ok {
@@ -274,7 +274,7 @@ func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, 
 		return code
 	}
 	hash, _ := store.ProjectOf(canon)
-	path := filepath.Join(st.ProjectDir(hash), store.Named(inst+".jsonl", st.Machine))
+	path := filepath.Join(st.ProjectDir(hash), store.CaptureFile(inst, st.Machine))
 	line := record.Marshal(record.Record{Text: text, TS: ts, Src: src, Session: session})
 	if err := store.Append(path, line); err != nil {
 		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, cli.Describe(err))

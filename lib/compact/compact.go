@@ -60,7 +60,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -488,7 +487,7 @@ func Run(p *Plan, opt Options) *Report {
 	for _, fi := range p.Merge {
 		c := &claim{path: fi.Path, orig: fi.Name}
 		if !isClaim(fi.Name) {
-			c.path = filepath.Join(p.Dir, fi.Name+".gc-"+strconv.FormatInt(now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl")
+			c.path = filepath.Join(p.Dir, store.ClaimFile(fi.Name, now().UnixMilli()))
 			if err := os.Rename(fi.Path, c.path); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) { // removed by hand since the plan: nothing to merge
 					rep.fail(fi.Path, "claiming it: %s: it stays as it is", cli.Describe(err))
@@ -511,7 +510,7 @@ func Run(p *Plan, opt Options) *Report {
 
 	// 2. Copy into the compact file and commit it.
 	m := newMerger(opt.Hidden, rep)
-	compact := filepath.Join(p.Dir, store.Named("compact-"+strconv.FormatInt(now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl", p.Machine))
+	compact := filepath.Join(p.Dir, store.CompactFile(p.Machine, now().UnixMilli()))
 	if err := writeCompact(compact, claims, m); err != nil {
 		rep.Written, rep.Hidden, rep.Duplicates, rep.Malformed = 0, 0, 0, 0
 		rep.fail(compact, "writing the compact file: %s: the claimed files stay on disk and are still read", cli.Describe(err))
@@ -591,12 +590,8 @@ func Run(p *Plan, opt Options) *Report {
 }
 
 // isClaim reports whether a base name is a claim (of any file, a carry
-// file included): its last rewrite suffix is ".gc-".
-func isClaim(name string) bool {
-	stem := strings.TrimSuffix(name, ".jsonl")
-	i := strings.LastIndex(stem, ".gc-")
-	return i > 0 && i > strings.LastIndex(stem, ".carry-")
-}
+// file included).
+func isClaim(name string) bool { return store.Classify(name) == store.Claim }
 
 // writeCompact copies every claim's complete lines into a new compact file
 // and commits it. A claim that cannot be read whole is marked bad (it will
@@ -700,6 +695,6 @@ func (a *appender) close() error {
 // writeCarry keeps lines the compact file could not take in a carry file
 // beside the file they came from.
 func writeCarry(dir, orig string, b []byte, now func() time.Time) (string, error) {
-	path := filepath.Join(dir, orig+".carry-"+strconv.FormatInt(now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl")
+	path := filepath.Join(dir, store.CarryFile(orig, now().UnixMilli()))
 	return path, atomicfile.WriteBytes(path, b)
 }

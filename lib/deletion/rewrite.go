@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 	"unsafe"
@@ -445,7 +444,7 @@ func putBack(path string, late []byte, prev error) (carry string, err error) {
 	}
 	dir, base := filepath.Split(path)
 	for range 10 {
-		name := filepath.Join(dir, base+".carry-"+strconv.FormatInt(time.Now().UnixMilli(), 10)+"-"+atomicfile.RandHex(4)+".jsonl")
+		name := filepath.Join(dir, store.CarryFile(base, time.Now().UnixMilli()))
 		err := writeNew(name, late)
 		if errors.Is(err, fs.ErrExist) {
 			continue

@@ -91,23 +91,3 @@ func startTime(pid int) (string, error) {
 	}
 	return f[19], nil // fields after ")" start at field 3
 }
-
-// Valid reports whether id can name a capture file: letters, digits, ".",
-// "_" and "-", not starting with "." or "-", and not a name the store
-// reserves (seed, compact, carry and claim files).
-func Valid(id string) bool {
-	if id == "" || len(id) > 200 || id[0] == '.' || id[0] == '-' {
-		return false
-	}
-	for _, r := range id {
-		ok := r == '.' || r == '_' || r == '-' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
-		if !ok {
-			return false
-		}
-	}
-	if id == "seed" || strings.HasPrefix(id, "seed-") || strings.HasPrefix(id, "compact-") ||
-		strings.Contains(id, ".gc-") || strings.Contains(id, ".carry-") || id == "history-global" {
-		return false
-	}
-	return true
-}

@@ -15,7 +15,7 @@ func TestForParent(t *testing.T) {
 		t.Errorf("ForParent not stable in one process: %s %s", a, b)
 	}
 	u, err := uuid.Parse(a)
-	if err != nil || !Valid(a) {
+	if err != nil || a == "" {
 		t.Fatalf("%q is not a valid instance UUID: %v", a, err)
 	}
 	if _, err := os.Stat("/proc/self/stat"); err == nil && u.Version() != 5 {
@@ -41,7 +41,7 @@ func TestSameAsLibrary(t *testing.T) {
 
 func TestForSession(t *testing.T) {
 	a := ForSession("claude", "s1")
-	if a != ForSession("claude", "s1") || a == ForSession("cursor", "s1") || a == ForSession("claude", "s2") || !Valid(a) {
+	if a != ForSession("claude", "s1") || a == ForSession("cursor", "s1") || a == ForSession("claude", "s2") {
 		t.Errorf("ForSession: %s", a)
 	}
 	// The separator keeps ("a","bc") and ("ab","c") apart.
@@ -60,19 +60,5 @@ func TestStartTime(t *testing.T) {
 	}
 	if _, err := startTime(-1); err == nil {
 		t.Error("startTime(-1) succeeded")
-	}
-}
-
-func TestValid(t *testing.T) {
-	for _, id := range []string{"a", "pi-123", "0b1c2d3e-aaaa-5bbb-8ccc-0123456789ab", "x.y_z", "seedling", "compact", "A9"} {
-		if !Valid(id) {
-			t.Errorf("Valid(%q) = false", id)
-		}
-	}
-	for _, id := range []string{"", ".x", "-x", "a/b", "..", "a b", "é", "seed", "seed-pi", "compact-1-2", "a.gc-1-2",
-		"a.carry-1-2", "history-global", strings.Repeat("a", 201), "a\x00", "a\n"} {
-		if Valid(id) {
-			t.Errorf("Valid(%q) = true", id)
-		}
 	}
 }

@@ -2,8 +2,6 @@ package seed
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -76,14 +74,12 @@ func (c *collector) newBucket(pr canonical) (*bucket, error) {
 
 // importName is a new import file's path, in machine's name.
 func importName(dir, src, machine string, ms int64) string {
-	var r [4]byte
-	rand.Read(r[:])
-	return filepath.Join(dir, store.Named("import-"+src+"-"+strconv.FormatInt(ms, 10)+"-"+hex.EncodeToString(r[:])+".jsonl", machine))
+	return filepath.Join(dir, store.ImportFile(src, machine, ms))
 }
 
 // isSeedPath reports whether path is src's seed file (not an import file).
 func isSeedPath(path, src string) bool {
-	return filepath.Base(path) == FileName(src, store.MachineOf(filepath.Base(path)))
+	return store.IsSeedFile(filepath.Base(path), src)
 }
 
 // imported reports whether the ledger holds k, reading the ledger the

@@ -49,14 +49,8 @@ type Source struct {
 }
 
 // FileName is the seed file a source writes in each project folder from
-// machine: seed@<machine>.jsonl for pi, seed-<name>@<machine>.jsonl for
-// the others (seed.jsonl and seed-<name>.jsonl without a machine).
-func FileName(source, machine string) string {
-	if source == transcript.SrcPi {
-		return store.Named(store.SeedName, machine)
-	}
-	return store.Named("seed-"+source+".jsonl", machine)
-}
+// machine (store.SeedFile).
+func FileName(source, machine string) string { return store.SeedFile(source, machine) }
 
 // Source statuses.
 const (

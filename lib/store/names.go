@@ -1,0 +1,87 @@
+package store
+
+import (
+	"strconv"
+	"strings"
+
+	"hist/lib/atomicfile"
+)
+
+// The names of the files a machine writes into a project's folder
+// (docs/store-format.md, "Files"). Every name is built here and read back
+// by Classify, so that a writer and the readers cannot disagree.
+
+// SeedFile is the seed file an agent's first import writes from machine:
+// seed@<machine>.jsonl for pi, seed-<agent>@<machine>.jsonl for the
+// others (without "@<machine>" when machine is "").
+func SeedFile(agent, machine string) string {
+	if agent == "pi" {
+		return Named(SeedName, machine)
+	}
+	return Named("seed-"+agent+".jsonl", machine)
+}
+
+// IsSeedFile reports whether base is agent's seed file from any machine
+// (not one of its import files).
+func IsSeedFile(base, agent string) bool {
+	return base == SeedFile(agent, MachineOf(base))
+}
+
+// ImportFile is a new name for one of agent's later imports, written at
+// ms (Unix milliseconds) by machine.
+func ImportFile(agent, machine string, ms int64) string {
+	return Named("import-"+agent+"-"+stamp(ms)+".jsonl", machine)
+}
+
+// CompactFile is a new name for a compaction's merged file.
+func CompactFile(machine string, ms int64) string {
+	return Named("compact-"+stamp(ms)+".jsonl", machine)
+}
+
+// CaptureFile is the capture file of one agent process (an instance id
+// that ValidInstance accepts).
+func CaptureFile(instance, machine string) string {
+	return Named(instance+".jsonl", machine)
+}
+
+// CarryFile is a new name for a carry file of the file with base name
+// orig: lines a rewrite could not put back.
+func CarryFile(orig string, ms int64) string {
+	return orig + ".carry-" + stamp(ms) + ".jsonl"
+}
+
+// ClaimFile is a new name for a compaction's claim of the file with base
+// name orig.
+func ClaimFile(orig string, ms int64) string {
+	return orig + ".gc-" + stamp(ms) + ".jsonl"
+}
+
+func stamp(ms int64) string {
+	return strconv.FormatInt(ms, 10) + "-" + atomicfile.RandHex(4)
+}
+
+// ValidInstance reports whether id can name a capture file: 1 to 200
+// letters, digits, '.', '_' and '-', not starting with '.' or '-', and
+// not a name that reads as another kind of store file (seed, import,
+// compact, carry, claim, the global file): CaptureFile(id, m) classifies
+// as a capture file.
+func ValidInstance(id string) bool {
+	if id == "" || len(id) > 200 || id[0] == '.' || id[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c == '.' || c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	if strings.Contains(id, conflictMark) {
+		return false
+	}
+	for _, m := range []string{"", "m"} {
+		if Classify(CaptureFile(id, m)) != Capture {
+			return false
+		}
+	}
+	return true
+}
