@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hist/lib/words"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -225,7 +226,7 @@ func run(e *cli.Env) int {
 	if sc.All {
 		hashes, err = st.ProjectHashes()
 		if err != nil {
-			e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), cli.Describe(err))
+			e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), words.Describe(err))
 			return finish(e, out, *asJSON, cli.ExitFailure)
 		}
 		if len(hashes) == 0 {
@@ -269,7 +270,7 @@ func run(e *cli.Env) int {
 		switch {
 		case err != nil:
 			pr.Report = &compact.Report{Plan: plan}
-			pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + cli.Describe(err) + ": nothing was changed"})
+			pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + words.Describe(err) + ": nothing was changed"})
 		case *dry:
 			pr.Report = compact.DryRun(plan, opt)
 		default:
@@ -282,7 +283,7 @@ func run(e *cli.Env) int {
 		e.Say("%s: %s", reg.Label(h), summary(pr.Report, *dry))
 		if *verbose {
 			for _, f := range pr.Report.Merge {
-				e.Say("  %s %s (%s)", map[bool]string{true: "would merge", false: "merged"}[*dry], f.Name, cli.Plural(f.Entries, "entry", "entries"))
+				e.Say("  %s %s (%s)", map[bool]string{true: "would merge", false: "merged"}[*dry], f.Name, words.Plural(f.Entries, "entry", "entries"))
 			}
 		}
 		out.Projects = append(out.Projects, pr)
@@ -324,32 +325,32 @@ func summary(r *compact.Report, dry bool) string {
 	case !p.Runs():
 		fmt.Fprintf(&b, "nothing to do: %s", p.Reason)
 		if r.Stale > 0 {
-			fmt.Fprintf(&b, "; removed %s", cli.Plural(r.Stale, "stale temp file", "stale temp files"))
+			fmt.Fprintf(&b, "; removed %s", words.Plural(r.Stale, "stale temp file", "stale temp files"))
 		}
 	case dry:
 		fmt.Fprintf(&b, "dry run: would merge %d of %s into one compact file: %s, %d dropped as hidden",
-			r.Merged, cli.Plural(p.Files, "file", "files"), cli.Plural(r.Written, "entry", "entries"), r.Hidden)
+			r.Merged, words.Plural(p.Files, "file", "files"), words.Plural(r.Written, "entry", "entries"), r.Hidden)
 	case r.Compact == "" && len(r.ClaimsLeft) == 0:
 		fmt.Fprintf(&b, "could not claim any of the %d files to merge: nothing was changed", len(p.Merge))
 	case r.Compact == "":
-		fmt.Fprintf(&b, "could not compact %d of %s", len(p.Merge), cli.Plural(p.Files, "file", "files"))
+		fmt.Fprintf(&b, "could not compact %d of %s", len(p.Merge), words.Plural(p.Files, "file", "files"))
 	default:
 		fmt.Fprintf(&b, "merged %d of %s into %s: %s written, %d dropped as hidden",
-			r.Merged, cli.Plural(p.Files, "file", "files"), filepath.Base(r.Compact), cli.Plural(r.Written, "entry", "entries"), r.Hidden)
+			r.Merged, words.Plural(p.Files, "file", "files"), filepath.Base(r.Compact), words.Plural(r.Written, "entry", "entries"), r.Hidden)
 	}
 	if p.Runs() {
 		if r.Duplicates > 0 {
-			fmt.Fprintf(&b, ", %s written once", cli.Plural(r.Duplicates, "repeated line", "repeated lines"))
+			fmt.Fprintf(&b, ", %s written once", words.Plural(r.Duplicates, "repeated line", "repeated lines"))
 		}
 		if r.Malformed > 0 {
-			fmt.Fprintf(&b, ", %s kept unchanged", cli.Plural(r.Malformed, "malformed line", "malformed lines"))
+			fmt.Fprintf(&b, ", %s kept unchanged", words.Plural(r.Malformed, "malformed line", "malformed lines"))
 		}
 		if r.Stale > 0 {
-			fmt.Fprintf(&b, ", %s removed", cli.Plural(r.Stale, "stale temp file", "stale temp files"))
+			fmt.Fprintf(&b, ", %s removed", words.Plural(r.Stale, "stale temp file", "stale temp files"))
 		}
 	}
 	if p.Foreign > 0 {
-		fmt.Fprintf(&b, "; %s of other machines left to them", cli.Plural(p.Foreign, "file", "files"))
+		fmt.Fprintf(&b, "; %s of other machines left to them", words.Plural(p.Foreign, "file", "files"))
 	}
 	var problems []string
 	for _, u := range p.Unreadable {
@@ -361,7 +362,7 @@ func summary(r *compact.Report, dry bool) string {
 	const shown = 3
 	for i, pr := range problems {
 		if i == shown {
-			fmt.Fprintf(&b, "; and %s like these (--json lists them)", cli.Plural(len(problems)-shown, "more problem", "more problems"))
+			fmt.Fprintf(&b, "; and %s like these (--json lists them)", words.Plural(len(problems)-shown, "more problem", "more problems"))
 			break
 		}
 		b.WriteString("; " + pr)

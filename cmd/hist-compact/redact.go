@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hist/lib/words"
 	"path/filepath"
 	"strings"
 	"time"
@@ -77,15 +78,15 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 		verb, rewrote = "would redact", "would rewrite"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s; %s %d of %s", verb, cli.Plural(r.Redacted, "prompt", "prompts"), rewrote, len(r.Rewritten), cli.Plural(r.Files, "file", "files"))
+	fmt.Fprintf(&b, "%s %s; %s %d of %s", verb, words.Plural(r.Redacted, "prompt", "prompts"), rewrote, len(r.Rewritten), words.Plural(r.Files, "file", "files"))
 	if r.Hidden > 0 {
-		fmt.Fprintf(&b, "; %s holding a secret removed", cli.Plural(r.Hidden, "hidden prompt", "hidden prompts"))
+		fmt.Fprintf(&b, "; %s holding a secret removed", words.Plural(r.Hidden, "hidden prompt", "hidden prompts"))
 		if dry {
 			b.WriteString(" (would be)")
 		}
 	}
 	if r.Foreign > 0 {
-		fmt.Fprintf(&b, "; %s of other machines left to their machine's --redact", cli.Plural(r.Foreign, "file", "files"))
+		fmt.Fprintf(&b, "; %s of other machines left to their machine's --redact", words.Plural(r.Foreign, "file", "files"))
 	}
 	e.Say("%s", b.String())
 	for _, c := range r.Carries {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hist/lib/words"
 	"io"
 	"os"
 	"strconv"
@@ -311,16 +312,16 @@ func summary(r deletion.Result) string {
 	var b strings.Builder
 	if r.DryRun {
 		fmt.Fprintf(&b, "dry run: would remove %s of %s from %s",
-			cli.Plural(r.Copies, "copy", "copies"), cli.Plural(r.Prompts, "prompt", "prompts"), cli.Plural(len(r.Rewritten), "file", "files"))
+			words.Plural(r.Copies, "copy", "copies"), words.Plural(r.Prompts, "prompt", "prompts"), words.Plural(len(r.Rewritten), "file", "files"))
 		fmt.Fprintf(&b, " (%s scanned) and write %s%s; nothing was changed",
-			cli.Plural(r.Scanned, "file", "files"), cli.Plural(r.Tombstones, "tombstone", "tombstones"), already(r))
+			words.Plural(r.Scanned, "file", "files"), words.Plural(r.Tombstones, "tombstone", "tombstones"), already(r))
 		return b.String()
 	}
 	fmt.Fprintf(&b, "removed %s of %s, %s rewritten (%s scanned)",
-		cli.Plural(r.Copies, "copy", "copies"), cli.Plural(r.Prompts, "prompt", "prompts"),
-		cli.Plural(len(r.Rewritten), "file", "files"), cli.Plural(r.Scanned, "file", "files"))
+		words.Plural(r.Copies, "copy", "copies"), words.Plural(r.Prompts, "prompt", "prompts"),
+		words.Plural(len(r.Rewritten), "file", "files"), words.Plural(r.Scanned, "file", "files"))
 	if r.Tombstones > 0 {
-		fmt.Fprintf(&b, ", %s written%s", cli.Plural(r.Tombstones, "tombstone", "tombstones"), already(r))
+		fmt.Fprintf(&b, ", %s written%s", words.Plural(r.Tombstones, "tombstone", "tombstones"), already(r))
 	} else {
 		fmt.Fprintf(&b, ", no tombstone written%s", already(r))
 	}
@@ -335,7 +336,7 @@ func already(r deletion.Result) string {
 	if r.AlreadyHidden == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%s tombstoned already)", cli.Plural(r.AlreadyHidden, "prompt", "prompts"))
+	return fmt.Sprintf(" (%s tombstoned already)", words.Plural(r.AlreadyHidden, "prompt", "prompts"))
 }
 
 // quoted shows a prompt in a message: quoted and escaped, at most 60
@@ -387,18 +388,18 @@ func notes(e *cli.Env, r deletion.Result, where string) {
 		if r.Foreign == 1 {
 			verb = "is"
 		}
-		e.Say("%s in other machines' files %s hidden; their machines remove them", cli.Plural(r.Foreign, "copy", "copies"), verb)
+		e.Say("%s in other machines' files %s hidden; their machines remove them", words.Plural(r.Foreign, "copy", "copies"), verb)
 	}
 	if r.Swept > 0 {
-		e.Say("also removed %s that other machines' tombstones hide", cli.Plural(r.Swept, "copy", "copies"))
+		e.Say("also removed %s that other machines' tombstones hide", words.Plural(r.Swept, "copy", "copies"))
 	}
 	if r.Dropped > 0 {
 		e.Say("hidden.json keeps the newest %d tombstones: %s dropped; their prompts show again where copies remain (delete them again)",
-			tombstone.Cap, cli.Plural(r.Dropped, "older one was", "older ones were"))
+			tombstone.Cap, words.Plural(r.Dropped, "older one was", "older ones were"))
 	}
 	if r.DroppedOwn > 0 {
 		e.Say("%s of this delete did not fit in hidden.json (at most %d): those prompts, whose copies were all removed, may be imported again from transcripts; delete at most %d prompts at a time",
-			cli.Plural(r.DroppedOwn, "tombstone", "tombstones"), tombstone.Cap, tombstone.Cap)
+			words.Plural(r.DroppedOwn, "tombstone", "tombstones"), tombstone.Cap, tombstone.Cap)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 
 import (
 	"bufio"
+	"hist/lib/words"
 	"os"
 	"strings"
 	"time"
@@ -227,13 +228,13 @@ func run(e *cli.Env) int {
 		return cli.ExitFailure
 	}
 	if res.Stats.Malformed > 0 {
-		e.Warnf("skipped %s", cli.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
+		e.Warnf("skipped %s", words.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
 	}
 	for _, f := range res.Failed {
 		e.Errorf("could not read %v: its prompts are not listed", f)
 	}
 	if withNUL > 0 {
-		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", cli.Plural(withNUL, "prompt", "prompts"))
+		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", words.Plural(withNUL, "prompt", "prompts"))
 		return cli.ExitFailure
 	}
 	if len(res.Failed) > 0 {

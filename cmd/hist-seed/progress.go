@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"hist/lib/words"
 	"os"
 	"strconv"
 	"sync"
 	"time"
 
-	"hist/lib/cli"
 	"hist/lib/seed"
 	"hist/lib/termsafe"
 )
@@ -38,7 +38,7 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 			src = "…"
 		}
 		fmt.Fprintf(f, "\r\033[K%s: reading %s: %s, %.1f MB, %s, %.0f MB/s",
-			name, src, cli.Plural(int(p.Files.Load()), "file", "files"), float64(bytesRead)/1e6, prompts(int(p.Prompts.Load())), rate)
+			name, src, words.Plural(int(p.Files.Load()), "file", "files"), float64(bytesRead)/1e6, prompts(int(p.Prompts.Load())), rate)
 	}
 	// The first line is drawn before the reading starts, however soon the
 	// drawing goroutine runs.

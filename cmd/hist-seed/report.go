@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"hist/lib/words"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -117,9 +118,9 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 			if !r.quiet {
 				var unchanged string
 				if s.Unchanged > 0 {
-					unchanged = cli.Plural(s.Unchanged, "file", "files") + " unchanged, "
+					unchanged = words.Plural(s.Unchanged, "file", "files") + " unchanged, "
 				}
-				r.e.Say("%s: %sread %s (%s) in %s: %s%s", s.Name, unchanged, cli.Plural(s.Stats.Files, "file", "files"),
+				r.e.Say("%s: %sread %s (%s) in %s: %s%s", s.Name, unchanged, words.Plural(s.Stats.Files, "file", "files"),
 					mb(s.Stats.Bytes), s.Elapsed.Round(time.Millisecond), prompts(s.Stats.Prompts), sourceExtras(s))
 			}
 		}
@@ -128,7 +129,7 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		r.e.Say("not found: %s", strings.Join(missing, ", "))
 	}
 	if brep.Swept > 0 && !r.quiet {
-		r.e.Say("also removed %s that other machines' tombstones hide", cli.Plural(brep.Swept, "copy", "copies"))
+		r.e.Say("also removed %s that other machines' tombstones hide", words.Plural(brep.Swept, "copy", "copies"))
 	}
 	if brep.SweepErr != "" {
 		r.e.Warnf("removing what other machines' tombstones hide: %s (they stay hidden; the next delete, compaction or import tries again)", brep.SweepErr)
@@ -192,7 +193,7 @@ func rank(code int) int {
 	return 9
 }
 
-func prompts(n int) string { return cli.Plural(n, "prompt", "prompts") }
+func prompts(n int) string { return words.Plural(n, "prompt", "prompts") }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
@@ -205,7 +206,7 @@ func extras(hidden, dupes, malformed int, dupWord string) string {
 		parts = append(parts, fmt.Sprintf("%d %s", dupes, dupWord))
 	}
 	if malformed > 0 {
-		parts = append(parts, cli.Plural(malformed, "malformed line", "malformed lines")+" skipped")
+		parts = append(parts, words.Plural(malformed, "malformed line", "malformed lines")+" skipped")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -249,19 +250,19 @@ func fileExtras(f seed.FileResult) string {
 func sourceExtras(s seed.SourceResult) string {
 	var parts []string
 	if s.Stats.Malformed > 0 {
-		parts = append(parts, cli.Plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
+		parts = append(parts, words.Plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
 	}
 	if s.Stats.Skipped > 0 {
-		parts = append(parts, cli.Plural(s.Stats.Skipped, "file", "files")+" passed over")
+		parts = append(parts, words.Plural(s.Stats.Skipped, "file", "files")+" passed over")
 	}
 	if s.Stats.Subagent > 0 {
-		parts = append(parts, cli.Plural(s.Stats.Subagent, "subagent transcript", "subagent transcripts")+" passed over")
+		parts = append(parts, words.Plural(s.Stats.Subagent, "subagent transcript", "subagent transcripts")+" passed over")
 	}
 	if s.NoCwd > 0 {
 		parts = append(parts, prompts(s.NoCwd)+" without a project folder")
 	}
 	if s.Approx > 0 {
-		parts = append(parts, cli.Plural(s.Approx, "with an approximate time", "with approximate times"))
+		parts = append(parts, words.Plural(s.Approx, "with an approximate time", "with approximate times"))
 	}
 	if len(parts) == 0 {
 		return ""

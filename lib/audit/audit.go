@@ -9,6 +9,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"hist/lib/words"
 	"io"
 	"io/fs"
 	"os"
@@ -18,7 +19,6 @@ import (
 	"unsafe"
 
 	"hist/lib/atomicfile"
-	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/lock"
 	"hist/lib/record"
@@ -91,7 +91,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 		return r
 	}
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", st.Root, cli.Describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", st.Root, words.Describe(err)))
 		return r
 	}
 	root := filepath.Clean(st.Root)
@@ -116,7 +116,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 	}
 	walkErr := filepath.WalkDir(root+string(filepath.Separator), visit(root, ""))
 	if walkErr != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", root, cli.Describe(walkErr)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", root, words.Describe(walkErr)))
 	}
 	for _, p := range projects {
 		r.Projects = append(r.Projects, *p)
@@ -145,7 +145,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, rel string,
 	d fs.DirEntry, err error, walk func(base, prefix string) fs.WalkDirFunc) error {
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, words.Describe(err)))
 		if d != nil && d.IsDir() {
 			return fs.SkipDir
 		}
@@ -160,7 +160,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	info, err := d.Info()
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, words.Describe(err)))
 		return nil
 	}
 	mode := info.Mode()
@@ -173,7 +173,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 				// Allowed: a project folder kept elsewhere, followed.
 				r.Links = append(r.Links, fmt.Sprintf("project folder %s is a symbolic link to %s (followed)", path, target))
 				if err := filepath.WalkDir(path+string(filepath.Separator), walk(path, rel)); err != nil {
-					r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
+					r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, words.Describe(err)))
 				}
 				return nil
 			}
@@ -216,7 +216,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	n, err := r.scan(path)
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, cli.Describe(err)))
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, words.Describe(err)))
 	}
 	r.Files++
 	if global {
@@ -290,7 +290,7 @@ func (r *Report) Problems() []string {
 		}
 	}
 	if r.RedactOn && r.Unredacted > 0 {
-		out = append(out, cli.Plural(r.Unredacted, "stored prompt holds", "stored prompts hold")+" text that redaction replaces: run hist-compact --redact --all")
+		out = append(out, words.Plural(r.Unredacted, "stored prompt holds", "stored prompts hold")+" text that redaction replaces: run hist-compact --redact --all")
 	}
 	if r.MigLock != "" {
 		out = append(out, fmt.Sprintf("the migration lock %s is present: if no hist-seed is running, a migration was interrupted; remove the folder and run hist-seed again", r.MigLock))
@@ -314,7 +314,7 @@ func (r *Report) Print(w io.Writer) {
 	if r.Missing {
 		fmt.Fprintf(w, "nothing stored yet: the folder does not exist\n")
 	}
-	fmt.Fprintf(w, "files:        %s, %s, %s\n", cli.Plural(r.Files, "store file", "store files"), cli.Plural(r.Entries, "entry", "entries"), cli.Plural(r.Malformed, "malformed line", "malformed lines"))
+	fmt.Fprintf(w, "files:        %s, %s, %s\n", words.Plural(r.Files, "store file", "store files"), words.Plural(r.Entries, "entry", "entries"), words.Plural(r.Malformed, "malformed line", "malformed lines"))
 	fmt.Fprintf(w, "projects:     %d\n", len(r.Projects))
 	for i, p := range r.Projects {
 		if i == shownProjects {
@@ -325,16 +325,16 @@ func (r *Report) Print(w io.Writer) {
 		if label == "" {
 			label = "(not in registry.json)"
 		}
-		fmt.Fprintf(w, "  %s  %s: %s, %s\n", p.Hash, label, cli.Plural(p.Files, "file", "files"), cli.Plural(p.Entries, "entry", "entries"))
+		fmt.Fprintf(w, "  %s  %s: %s, %s\n", p.Hash, label, words.Plural(p.Files, "file", "files"), words.Plural(p.Entries, "entry", "entries"))
 	}
-	fmt.Fprintf(w, "global:       %s\n", cli.Plural(r.Global, "entry", "entries"))
+	fmt.Fprintf(w, "global:       %s\n", words.Plural(r.Global, "entry", "entries"))
 	switch {
 	case r.HiddenErr != nil:
 		fmt.Fprintf(w, "hidden.json:  NOT trusted (%s)\n", firstLine(r.HiddenErr.Error()))
 	case !r.HiddenExists:
 		fmt.Fprintf(w, "hidden.json:  none (nothing hidden)\n")
 	default:
-		fmt.Fprintf(w, "hidden.json:  %s, trusted\n", cli.Plural(r.HiddenEntries, "entry", "entries"))
+		fmt.Fprintf(w, "hidden.json:  %s, trusted\n", words.Plural(r.HiddenEntries, "entry", "entries"))
 	}
 	fmt.Fprintf(w, "claims:       %s\n", leftovers(r.Claims, "no rewriter running", "a rewriter is running"))
 	fmt.Fprintf(w, "carries:      %d (merged by the next compaction)\n", len(r.Carries))
@@ -346,13 +346,13 @@ func (r *Report) Print(w io.Writer) {
 	if r.RedactSet {
 		env = fmt.Sprintf("%q", r.RedactEnv)
 	}
-	fmt.Fprintf(w, "redaction:    %s (%s=%s); %s it would still change\n", state, redact.EnvVar, env, cli.Plural(r.Unredacted, "stored prompt", "stored prompts"))
+	fmt.Fprintf(w, "redaction:    %s (%s=%s); %s it would still change\n", state, redact.EnvVar, env, words.Plural(r.Unredacted, "stored prompt", "stored prompts"))
 	if r.MigLock != "" {
 		fmt.Fprintf(w, "migration:    lock folder present (%s)\n", r.MigLock)
 	} else {
 		fmt.Fprintf(w, "migration:    no lock\n")
 	}
-	fmt.Fprintf(w, "permissions:  %s\n", cli.Plural(len(r.Permissions), "problem", "problems"))
+	fmt.Fprintf(w, "permissions:  %s\n", words.Plural(len(r.Permissions), "problem", "problems"))
 	for _, l := range r.Links {
 		fmt.Fprintf(w, "note: %s\n", l)
 	}

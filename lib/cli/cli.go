@@ -11,15 +11,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"hist/lib/policy"
 	"hist/lib/store"
 	"hist/lib/termsafe"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 // Exit codes shared by every command. Commands document their own codes
@@ -152,7 +151,7 @@ func (e *Env) NeedMachine(st *store.Store) int {
 		e.badMachine()
 		return ExitUsage
 	}
-	e.Errorf("finding this machine's id: %s: nothing was written; fix or remove %s (a new id is made), or set %s", Describe(err), filepath.Join(e.ConfigHome(), store.MachineFile), store.MachineEnv)
+	e.Errorf("finding this machine's id: %s: nothing was written; fix or remove %s (a new id is made), or set %s", words.Describe(err), filepath.Join(e.ConfigHome(), store.MachineFile), store.MachineEnv)
 	return ExitFailure
 }
 
@@ -236,7 +235,7 @@ func (sf *ScopeFlags) Resolve(s store.Store) (store.Scope, string, error) {
 		}
 		sf.Gone = true
 	case err != nil:
-		return store.Scope{}, "", fmt.Errorf("--project %s: %s", dir, Describe(err))
+		return store.Scope{}, "", fmt.Errorf("--project %s: %s", dir, words.Describe(err))
 	case !fi.IsDir():
 		return store.Scope{}, "", fmt.Errorf("--project %s: not a folder", dir)
 	}
@@ -426,29 +425,4 @@ func expects(f *flag.Flag) string {
 		return "a duration such as 10s or 2m"
 	}
 	return "a value"
-}
-
-// Plural is n and the word for it: "1 file", "2 files", "0 entries".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return strconv.Itoa(n) + " " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-// Describe is err without the path that an *fs.PathError or
-// *os.LinkError carries, for messages that name the file themselves.
-func Describe(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err.Error()
-	}
-	if errors.Is(err, syscall.EISDIR) {
-		return "is a directory"
-	}
-	return err.Error()
 }

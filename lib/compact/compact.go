@@ -54,6 +54,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"hist/lib/words"
 	"io"
 	"io/fs"
 	"math"
@@ -65,7 +66,6 @@ import (
 	"unsafe"
 
 	"hist/lib/atomicfile"
-	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/record"
@@ -200,7 +200,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		path := filepath.Join(dir, name)
 		info, err := sc.info(path)
 		if err != nil {
-			p.Unreadable = append(p.Unreadable, FileError{Path: path, Err: cli.Describe(err)})
+			p.Unreadable = append(p.Unreadable, FileError{Path: path, Err: words.Describe(err)})
 			continue
 		}
 		info.Name, info.Kind = name, k
@@ -211,7 +211,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	if p.Files <= opt.MaxFiles && p.Entries <= opt.MaxEntries {
 		p.Kept = len(infos)
 		p.Reason = fmt.Sprintf("%s and %s (compaction runs above %s or %s)",
-			cli.Plural(p.Files, "file", "files"), cli.Plural(p.Entries, "entry", "entries"), cli.Plural(opt.MaxFiles, "file", "files"), cli.Plural(opt.MaxEntries, "entry", "entries"))
+			words.Plural(p.Files, "file", "files"), words.Plural(p.Entries, "entry", "entries"), words.Plural(opt.MaxFiles, "file", "files"), words.Plural(opt.MaxEntries, "entry", "entries"))
 		return p, nil
 	}
 	// Newest first; the name breaks ties so that a plan is deterministic.
@@ -250,7 +250,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	})
 	if len(p.Merge) < 2 {
 		p.Reason = fmt.Sprintf("%s and %s, but only %s can be merged (the %d newest, seed files, linked files and the current capture file stay)",
-			cli.Plural(p.Files, "file", "files"), cli.Plural(p.Entries, "entry", "entries"), cli.Plural(len(p.Merge), "file", "files"), opt.Keep)
+			words.Plural(p.Files, "file", "files"), words.Plural(p.Entries, "entry", "entries"), words.Plural(len(p.Merge), "file", "files"), opt.Keep)
 		p.Kept += len(p.Merge)
 		p.Merge = nil
 	}
@@ -441,7 +441,7 @@ func DryRun(p *Plan, opt Options) *Report {
 	for _, fi := range p.Merge {
 		f, err := history.Open(fi.Path)
 		if err != nil {
-			rep.fail(fi.Path, "%s: it would stay as it is", cli.Describe(err))
+			rep.fail(fi.Path, "%s: it would stay as it is", words.Describe(err))
 			continue
 		}
 		br.Reset(f)
@@ -451,7 +451,7 @@ func DryRun(p *Plan, opt Options) *Report {
 		})
 		f.Close()
 		if err != nil {
-			rep.fail(fi.Path, "%s: it would stay as it is", cli.Describe(err))
+			rep.fail(fi.Path, "%s: it would stay as it is", words.Describe(err))
 			continue
 		}
 		rep.Merged++
@@ -490,14 +490,14 @@ func Run(p *Plan, opt Options) *Report {
 			c.path = filepath.Join(p.Dir, store.ClaimFile(fi.Name, now().UnixMilli()))
 			if err := os.Rename(fi.Path, c.path); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) { // removed by hand since the plan: nothing to merge
-					rep.fail(fi.Path, "claiming it: %s: it stays as it is", cli.Describe(err))
+					rep.fail(fi.Path, "claiming it: %s: it stays as it is", words.Describe(err))
 				}
 				continue
 			}
 		}
 		f, err := history.Open(c.path)
 		if err != nil {
-			rep.fail(c.path, "opening the claim: %s: it stays on disk and is still read", cli.Describe(err))
+			rep.fail(c.path, "opening the claim: %s: it stays on disk and is still read", words.Describe(err))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 			continue
 		}
@@ -513,7 +513,7 @@ func Run(p *Plan, opt Options) *Report {
 	compact := filepath.Join(p.Dir, store.CompactFile(p.Machine, now().UnixMilli()))
 	if err := writeCompact(compact, claims, m); err != nil {
 		rep.Written, rep.Hidden, rep.Duplicates, rep.Malformed = 0, 0, 0, 0
-		rep.fail(compact, "writing the compact file: %s: the claimed files stay on disk and are still read", cli.Describe(err))
+		rep.fail(compact, "writing the compact file: %s: the claimed files stay on disk and are still read", words.Describe(err))
 		for _, c := range claims {
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 		}
@@ -535,7 +535,7 @@ func Run(p *Plan, opt Options) *Report {
 	var buf []byte
 	for _, c := range claims {
 		if c.bad != nil {
-			rep.fail(c.path, "reading the claim: %s: it stays on disk and is still read", cli.Describe(c.bad))
+			rep.fail(c.path, "reading the claim: %s: it stays on disk and is still read", words.Describe(c.bad))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 			continue
 		}
@@ -546,13 +546,13 @@ func Run(p *Plan, opt Options) *Report {
 			err = out.append(buf)
 		}
 		if err != nil {
-			rep.fail(c.path, "adding the lines written to it after it was read: %s: the claim stays on disk with every byte", cli.Describe(err))
+			rep.fail(c.path, "adding the lines written to it after it was read: %s: the claim stays on disk with every byte", words.Describe(err))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 			continue
 		}
 		c.done += n
 		if err := os.Remove(c.path); err != nil {
-			rep.fail(c.path, "removing the claim: %s: it stays on disk; its prompts are listed once", cli.Describe(err))
+			rep.fail(c.path, "removing the claim: %s: it stays on disk; its prompts are listed once", words.Describe(err))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 			continue
 		}
@@ -562,7 +562,7 @@ func Run(p *Plan, opt Options) *Report {
 		}
 		buf, n, err = readLate(br, c, m, buf[:0])
 		if err != nil {
-			rep.fail(c.path, "reading the removed claim once more: %s", cli.Describe(err))
+			rep.fail(c.path, "reading the removed claim once more: %s", words.Describe(err))
 			continue
 		}
 		c.done += n
@@ -570,7 +570,7 @@ func Run(p *Plan, opt Options) *Report {
 			if err := out.append(buf); err != nil {
 				carry, cerr := writeCarry(p.Dir, c.orig, buf, now)
 				if cerr != nil {
-					rep.fail(c.path, "%s written to the claim while it was removed could not be kept (%s; carry file: %s)", cli.Plural(len(buf), "byte", "bytes"), cli.Describe(err), cli.Describe(cerr))
+					rep.fail(c.path, "%s written to the claim while it was removed could not be kept (%s; carry file: %s)", words.Plural(len(buf), "byte", "bytes"), words.Describe(err), words.Describe(cerr))
 					continue
 				}
 				rep.Carries = append(rep.Carries, carry)
@@ -581,10 +581,10 @@ func Run(p *Plan, opt Options) *Report {
 		}
 	}
 	if err := out.close(); err != nil {
-		rep.fail(compact, "closing the compact file: %s", cli.Describe(err))
+		rep.fail(compact, "closing the compact file: %s", words.Describe(err))
 	}
 	if err := atomicfile.SyncDir(p.Dir); err != nil {
-		rep.fail(p.Dir, "syncing the folder: %s", cli.Describe(err))
+		rep.fail(p.Dir, "syncing the folder: %s", words.Describe(err))
 	}
 	return rep
 }

@@ -16,6 +16,7 @@ package deletion
 import (
 	"errors"
 	"fmt"
+	"hist/lib/words"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,7 +27,6 @@ import (
 	"time"
 
 	"hist/lib/atomicfile"
-	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/lock"
@@ -133,7 +133,7 @@ type Elsewhere struct {
 func (e Elsewhere) String() string {
 	var where []string
 	if e.ProjectCopies > 0 {
-		where = append(where, "in "+cli.Plural(e.Projects, "other project", "other projects"))
+		where = append(where, "in "+words.Plural(e.Projects, "other project", "other projects"))
 	}
 	if e.Global > 0 {
 		where = append(where, "in history-global.jsonl")
@@ -146,7 +146,7 @@ func (e Elsewhere) String() string {
 	if n == 1 {
 		verb = "remains"
 	}
-	return fmt.Sprintf("%s %s %s: hist-delete --all removes them", cli.Plural(n, "copy", "copies"), verb, strings.Join(where, " and "))
+	return fmt.Sprintf("%s %s %s: hist-delete --all removes them", words.Plural(n, "copy", "copies"), verb, strings.Join(where, " and "))
 }
 
 // FileError is one store file that could not be read or rewritten; the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hist/lib/words"
 	"io"
 	"io/fs"
 	"math"
@@ -15,7 +16,6 @@ import (
 	"unsafe"
 
 	"hist/lib/atomicfile"
-	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/record"
@@ -452,9 +452,9 @@ func putBack(path string, late []byte, prev error) (carry string, err error) {
 		if err == nil {
 			return name, prev
 		}
-		return "", errors.Join(prev, fmt.Errorf("%s appended during the rewrite could not be put back (%v) nor kept in a carry file (%v)", cli.Plural(len(late), "byte", "bytes"), appendErr, err))
+		return "", errors.Join(prev, fmt.Errorf("%s appended during the rewrite could not be put back (%v) nor kept in a carry file (%v)", words.Plural(len(late), "byte", "bytes"), appendErr, err))
 	}
-	return "", errors.Join(prev, fmt.Errorf("%s appended during the rewrite could not be put back (%v) nor kept in a carry file", cli.Plural(len(late), "byte", "bytes"), appendErr))
+	return "", errors.Join(prev, fmt.Errorf("%s appended during the rewrite could not be put back (%v) nor kept in a carry file", words.Plural(len(late), "byte", "bytes"), appendErr))
 }
 
 // writeNew creates name (0600, exclusively) holding data, durably.

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hist/lib/words"
 	"io"
 	"io/fs"
 	"os"
@@ -294,7 +295,7 @@ func (r *run) agent(name string) {
 			i = 1
 		} else {
 			if err := apply(ch); err != nil {
-				r.e.Errorf("%s: writing %s: %v: the file is as it was", r.flag, ch.path, cli.Describe(err))
+				r.e.Errorf("%s: writing %s: %v: the file is as it was", r.flag, ch.path, words.Describe(err))
 				r.failed = true
 				return
 			}
@@ -314,11 +315,11 @@ func readExisting(path string) ([]byte, os.FileMode, error) {
 		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading %s: %s", path, cli.Describe(err))
+		return nil, 0, fmt.Errorf("reading %s: %s", path, words.Describe(err))
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading %s: %s", path, cli.Describe(err))
+		return nil, 0, fmt.Errorf("reading %s: %s", path, words.Describe(err))
 	}
 	return data, fi.Mode().Perm(), nil
 }

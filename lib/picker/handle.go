@@ -2,11 +2,10 @@ package picker
 
 import (
 	"fmt"
+	"hist/lib/words"
 	"strconv"
 	"strings"
 	"time"
-
-	"hist/lib/cli"
 )
 
 // handle answers one callback from fzf (see relay.go). For the preview it
@@ -71,7 +70,7 @@ func (p *picker) handle(req request) string {
 		case err != nil:
 			r.footer = "Could not list the store: " + err.Error()
 		case res != nil && len(res.Failed) > 0 && r.footer == "":
-			r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", cli.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
+			r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", words.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
 		case req.Total == 0 && r.footer == "":
 			r.footer = emptyHint
 			if r.others > 0 {
