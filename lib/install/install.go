@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hist/lib/envdir"
 	"hist/lib/words"
 	"io"
 	"io/fs"
@@ -164,7 +165,7 @@ type target struct {
 
 func folder(v, def string) func(transcript.Env, string) string {
 	return func(env transcript.Env, home string) string {
-		if d := transcript.ExpandHome(transcript.Getenv(env, v), home); d != "" {
+		if d := envdir.Get(env, v, home); d != "" {
 			return d
 		}
 		return filepath.Join(home, def)

@@ -24,6 +24,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hist/lib/envdir"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,7 +33,6 @@ import (
 
 	"hist/lib/atomicfile"
 	"hist/lib/gitremote"
-	"hist/lib/transcript"
 )
 
 // File names at the store's root.
@@ -60,7 +60,7 @@ type Store struct {
 // variable is set, else ~/.pi/agent/history.
 func DefaultRoot(getenv func(string) string, home string) string {
 	if d := getenv("PI_CODING_AGENT_DIR"); d != "" {
-		return filepath.Join(transcript.ExpandHome(d, home), "history")
+		return filepath.Join(envdir.Expand(strings.TrimSpace(d), home), "history")
 	}
 	return filepath.Join(home, ".pi", "agent", "history")
 }
@@ -69,7 +69,7 @@ func DefaultRoot(getenv func(string) string, home string) string {
 // ~/.pi/gentle-ai.
 func DefaultConfigHome(getenv func(string) string, home string) string {
 	if d := getenv("GENTLE_PI_CONFIG_HOME"); d != "" {
-		return transcript.ExpandHome(d, home)
+		return envdir.Expand(strings.TrimSpace(d), home)
 	}
 	return filepath.Join(home, ".pi", "gentle-ai")
 }

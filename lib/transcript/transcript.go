@@ -10,7 +10,6 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -142,19 +141,6 @@ func Getenv(env Env, key string) string {
 		return ""
 	}
 	return strings.TrimSpace(env(key))
-}
-
-// ExpandHome replaces a leading "~" of p (alone or before "/") with home,
-// as a shell would in a folder variable; any other p is returned as it is.
-// The agents' readers and hist's own store both take folders this way.
-func ExpandHome(p, home string) string {
-	switch {
-	case p == "~":
-		return home
-	case strings.HasPrefix(p, "~/"):
-		return filepath.Join(home, p[2:])
-	}
-	return p
 }
 
 // OpenRecall opens a prompt-recall file for reading without blocking on a

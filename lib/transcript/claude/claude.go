@@ -46,6 +46,7 @@ package claude
 
 import (
 	"bytes"
+	"hist/lib/envdir"
 	"io"
 	"path/filepath"
 	"sort"
@@ -62,7 +63,7 @@ import (
 // DefaultRoot is where Claude Code keeps its transcripts:
 // $CLAUDE_CONFIG_DIR/projects, else home/.claude/projects.
 func DefaultRoot(env transcript.Env, home string) string {
-	if d := transcript.ExpandHome(transcript.Getenv(env, "CLAUDE_CONFIG_DIR"), home); d != "" {
+	if d := envdir.Get(env, "CLAUDE_CONFIG_DIR", home); d != "" {
 		return filepath.Join(d, "projects")
 	}
 	return filepath.Join(home, ".claude", "projects")

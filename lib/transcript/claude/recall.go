@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"hist/lib/envdir"
 	"io"
 	"io/fs"
 	"os"
@@ -21,7 +22,7 @@ import (
 // RecallPath is the path of Claude Code's prompt-recall file:
 // $CLAUDE_CONFIG_DIR/history.jsonl, else home/.claude/history.jsonl.
 func RecallPath(env transcript.Env, home string) string {
-	dir := transcript.ExpandHome(transcript.Getenv(env, "CLAUDE_CONFIG_DIR"), home)
+	dir := envdir.Get(env, "CLAUDE_CONFIG_DIR", home)
 	if dir == "" {
 		dir = filepath.Join(home, ".claude")
 	}

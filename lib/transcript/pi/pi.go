@@ -37,6 +37,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"hist/lib/envdir"
 	"io"
 	"math"
 	"path/filepath"
@@ -56,10 +57,10 @@ import (
 // else $PI_CODING_AGENT_DIR/sessions, else home/.pi/agent/sessions (a
 // leading "~" in the variables is expanded to home).
 func DefaultRoot(env transcript.Env, home string) string {
-	if d := transcript.ExpandHome(transcript.Getenv(env, "PI_CODING_AGENT_SESSION_DIR"), home); d != "" {
+	if d := envdir.Get(env, "PI_CODING_AGENT_SESSION_DIR", home); d != "" {
 		return d
 	}
-	if d := transcript.ExpandHome(transcript.Getenv(env, "PI_CODING_AGENT_DIR"), home); d != "" {
+	if d := envdir.Get(env, "PI_CODING_AGENT_DIR", home); d != "" {
 		return filepath.Join(d, "sessions")
 	}
 	return filepath.Join(home, ".pi", "agent", "sessions")
