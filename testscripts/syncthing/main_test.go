@@ -42,7 +42,7 @@ const folderID = "hist"
 
 // stignore is the .stignore docs/sync.md gives: each machine's lock and
 // hist's temp files stay local.
-const stignore = ".rewrite.lock\n*.tmp-*\n.*.tmp-*\n*.migration-lock\n"
+const stignore = "/.rewrite.lock\n/history-global.jsonl.migration-lock\n.*.tmp-*\n"
 
 // peer is one machine: its hist HOME and store, and the Syncthing
 // instance that shares the store.
@@ -321,7 +321,7 @@ func syncthingTemp(name string) bool {
 
 // ignored says whether the .stignore above keeps name local.
 func ignored(name string) bool {
-	return name == ".stignore" || name == ".rewrite.lock" || strings.Contains(name, ".tmp-") || strings.HasSuffix(name, ".migration-lock")
+	return name == ".stignore" || name == ".rewrite.lock" || (strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")) || name == "history-global.jsonl.migration-lock"
 }
 
 // snapshot lists the shared files of a store, one "path sha256" a line,
