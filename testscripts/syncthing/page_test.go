@@ -1,3 +1,5 @@
+//go:build linux
+
 package syncthing
 
 import (
@@ -42,8 +44,10 @@ import (
 // pair (10.77.0.1/24 and 10.77.0.2/24), so that both Syncthing processes
 // use the page's defaults (GUI 127.0.0.1:8384, sync port 22000) and find
 // each other by local discovery (UDP broadcasts on port 21027) over the
-// veth link, as two machines on one network do. Without systemd --user
-// (here and in CI) the page's start block takes its by-hand branch.
+// veth link, as two machines on one network do (Linux only). The shell's
+// environment holds no XDG_RUNTIME_DIR or D-Bus address, so systemctl
+// --user fails and the page's start block takes its by-hand branch: the
+// test never enables a service on the host.
 func TestPageSetup(t *testing.T) {
 	if BinDir == "" {
 		t.Skip("the binaries were not built")
