@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"hist/lib/atomicfile"
-	"hist/lib/lock"
 )
 
 // RenameFile in the config home says a rename of this machine is under
@@ -28,8 +27,9 @@ type Renamed struct {
 	Kept     []string // files left under the old id: their new name was taken (both are still read)
 }
 
-// RenameMachine gives this machine the id to: under the rewriters' lock it
-// records the rename in configHome/machine-rename, writes to into
+// RenameMachine gives this machine the id to; the caller holds the
+// rewriters' lock (lib/lock, Store.Lock), so that no delete, compaction or
+// import rewrites a file while it is renamed. It records the rename in configHome/machine-rename, writes to into
 // configHome/machine-id (new captures use it from then on), renames every
 // file of the store at root whose name carries the old id (the root's
 // tombstones, registry, import ledger and state; each project's capture,
@@ -43,15 +43,10 @@ type Renamed struct {
 // the tombstones, ledger and state are then kept under the old id (all
 // machines' tombstones are read; the ledger only avoids reading
 // transcripts again).
-func RenameMachine(root, configHome, to string, wait time.Duration) (Renamed, error) {
+func RenameMachine(root, configHome, to string) (Renamed, error) {
 	if !ValidMachine(to) {
 		return Renamed{}, fmt.Errorf("%q: %w", to, ErrBadMachine)
 	}
-	l, err := lock.Acquire(filepath.Join(root, LockName), wait)
-	if err != nil {
-		return Renamed{}, err
-	}
-	defer l.Release()
 	if pending, err := readRename(configHome); err != nil {
 		return Renamed{}, err
 	} else if pending.From != "" {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // tree lists the files under root, relative, with their contents.
@@ -51,7 +50,7 @@ func TestRenameMachine(t *testing.T) {
 		"projects/p1/x@old1.jsonl.carry-1-ab.jsonl": "carry", "projects/p1/compact-1-ab@old1.jsonl.gc-2-cd.jsonl": "claim",
 		"projects/p1/y@other.jsonl": "y", "projects/p1/z.jsonl": "z", "projects/p1/.x@old1.jsonl.tmp-1-ab": "tmp",
 	})
-	r, err := RenameMachine(root, cfg, "new-2", time.Second)
+	r, err := RenameMachine(root, cfg, "new-2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +61,6 @@ func TestRenameMachine(t *testing.T) {
 		"projects/p1/x@new-2.jsonl":                               "x", "projects/p1/seed@new-2.jsonl": "seed",
 		"projects/p1/x@new-2.jsonl.carry-1-ab.jsonl": "carry", "projects/p1/compact-1-ab@new-2.jsonl.gc-2-cd.jsonl": "claim",
 		"projects/p1/y@other.jsonl": "y", "projects/p1/z.jsonl": "z", "projects/p1/.x@old1.jsonl.tmp-1-ab": "tmp",
-		LockName: "",
 	}
 	got := tree(t, root)
 	for k, v := range want {
@@ -93,7 +91,7 @@ func TestRenameMachineTaken(t *testing.T) {
 		"projects/p1/s@a1b2c3d4.jsonl": "old", "projects/p1/s@lap.jsonl": "new",
 		"projects/p1/seed-claude@a1b2c3d4.jsonl": "old seed", "projects/p1/seed-claude@lap.jsonl": "new seed",
 	})
-	r, err := RenameMachine(root, cfg, "lap", time.Second)
+	r, err := RenameMachine(root, cfg, "lap")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +128,7 @@ func TestRenameMachineResumes(t *testing.T) {
 	if from, to := PendingRename(cfg); from != "a" || to != "b" {
 		t.Fatalf("PendingRename = %q, %q", from, to)
 	}
-	if _, err := RenameMachine(root, cfg, "c", time.Second); err != nil {
+	if _, err := RenameMachine(root, cfg, "c"); err != nil {
 		t.Fatal(err)
 	}
 	got := tree(t, root)
@@ -144,10 +142,10 @@ func TestRenameMachineResumes(t *testing.T) {
 	}
 	// No id yet: the name is recorded, nothing renamed.
 	cfg2 := t.TempDir()
-	if r, err := RenameMachine(t.TempDir(), cfg2, "d", time.Second); err != nil || r.From != "" || tree(t, cfg2)[MachineFile] != "d\n" {
+	if r, err := RenameMachine(t.TempDir(), cfg2, "d"); err != nil || r.From != "" || tree(t, cfg2)[MachineFile] != "d\n" {
 		t.Errorf("without an id: %+v, %v", r, err)
 	}
-	if _, err := RenameMachine(root, cfg, "a.b", time.Second); err == nil {
+	if _, err := RenameMachine(root, cfg, "a.b"); err == nil {
 		t.Errorf("a bad name was taken")
 	}
 }
