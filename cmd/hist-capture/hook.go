@@ -24,9 +24,10 @@ import (
 // a prompt and a few paths, far less.
 const maxPayload = 64 << 20
 
-// problemFile, in the config home, keeps the last problem a hook met: a
-// hook exits 0 and prints nothing on stdout whatever happens, and the
-// agents do not show its stderr, so --status reports it.
+// problemFile, in the config home, keeps the last problem a capture run by
+// an agent met: a hook exits 0 and prints nothing on stdout whatever
+// happens, the agents do not show its stderr, and pi's extension and
+// opencode's plugin show only failures; --status reports it.
 const problemFile = "hook-problem"
 
 // maxProblem bounds what problemFile keeps.
@@ -48,16 +49,9 @@ func runHook(e *cli.Env, st store.Store, homeOK bool) {
 	if !homeOK {
 		return
 	}
-	var problems bytes.Buffer
 	src := ""
-	stderr := e.Stderr
-	e.Stderr = io.MultiWriter(termsafe.Writer(stderr), &problems)
-	defer func() {
-		e.Stderr = stderr
-		if problems.Len() > 0 {
-			recordProblem(e, src, problems.Bytes())
-		}
-	}()
+	done := keepProblems(e)
+	defer func() { done(src) }()
 	pol := e.Policy()
 	if !pol.On {
 		if pol.Source == policy.InvalidPreference {
@@ -116,18 +110,25 @@ func answerProbe(e *cli.Env, st store.Store, nonce string, homeOK bool) {
 	fmt.Fprintf(e.Stdout, "%s%s\n", install.ProbeAnswer(nonce), state)
 }
 
-// recordProblem keeps what a hook said on stderr in problemFile: the time,
-// the agent, the message.
-func recordProblem(e *cli.Env, src string, msg []byte) {
-	if len(msg) > maxProblem {
-		msg = msg[:maxProblem]
-	}
-	if src == "" {
-		src = "-"
-	}
-	data := fmt.Sprintf("%d %s\n%s", time.Now().UnixMilli(), src, msg)
-	if err := store.EnsureDir(e.ConfigHome()); err == nil {
-		atomicfile.WriteBytes(filepath.Join(e.ConfigHome(), problemFile), []byte(data))
+// keepProblems keeps what e says on stderr from now on, and done writes
+// it, if anything, to problemFile with the time and the agent (src): a
+// capture run by an agent says nothing the user sees.
+func keepProblems(e *cli.Env) (done func(src string)) {
+	var msg bytes.Buffer
+	stderr := e.Stderr
+	e.Stderr = io.MultiWriter(termsafe.Writer(stderr), &msg)
+	return func(src string) {
+		e.Stderr = stderr
+		if msg.Len() == 0 {
+			return
+		}
+		if src == "" {
+			src = "-"
+		}
+		data := fmt.Sprintf("%d %s\n%s", time.Now().UnixMilli(), src, msg.Bytes()[:min(msg.Len(), maxProblem)])
+		if err := store.EnsureDir(e.ConfigHome()); err == nil {
+			atomicfile.WriteBytes(filepath.Join(e.ConfigHome(), problemFile), []byte(data))
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"hist/lib/cli"
+	"hist/lib/termsafe"
 )
 
 const usage = `Usage:
@@ -37,8 +38,10 @@ Every file a machine writes carries its machine id, so a store shared by a
 file synchronizer has one writer per file. The id is fixed at the machine's
 first write, in $GENTLE_PI_CONFIG_HOME/machine-id: HIST_MACHINE (1 to 32
 letters, digits, '-', '_') names it then, else 8 random hex digits. Later, a
-HIST_MACHINE that differs from it is refused (exit 2): one machine's history
-is never split; --rename-machine renames it (see docs/sync.md).
+HIST_MACHINE that differs from it would split the machine's history in
+two: the other binaries refuse it (exit 2), hist-capture stores the prompt
+under the recorded id and warns (no prompt is lost), and --rename-machine
+renames the machine (see docs/sync.md).
 
 Options:
     --cwd DIR        The prompt's project folder. Default: the working directory.
@@ -60,10 +63,12 @@ Options:
                      UserPromptSubmit (the same plus "turn_id"), Cursor's
                      beforeSubmitPrompt ("prompt", "workspace_roots",
                      "conversation_id") or {"prompt","cwd"}. Prints nothing
-                     and exits 0 even on its own errors (reported on stderr,
-                     and kept for --status in the config home's
-                     hook-problem), so it never blocks the agent; stdin is
-                     always read to its end.
+                     and exits 0 even on its own errors (reported on
+                     stderr), so it never blocks the agent; stdin is always
+                     read to its end. What a capture run by an agent (stderr
+                     not a terminal) says on stderr is also kept, the last
+                     time only, in the config home's hook-problem, for
+                     --status.
     --enable         Save the preference "on" (atomically).
     --disable        Save the preference "off".
     --status         A health check. Whether capture is on, what decided it,
@@ -111,8 +116,8 @@ Exit status:
        which, and what state it left); --status: a wired agent's hook could
        not run
     2  usage error, HOME unset or not absolute while the store or the
-       preference needs it, or HIST_MACHINE bad or not this machine's id
-       (nothing is written)
+       preference needs it, or HIST_MACHINE not a machine id (nothing is
+       written)
     3  --enable/--disable refused: the preference file is invalid or unreadable
     4  --install/--uninstall refused a file: read-only, a link to nothing, not
        valid JSON, a key given twice, nested too deep, or not laid out as the
@@ -144,6 +149,7 @@ type modes struct {
 }
 
 func run(e *cli.Env) int {
+	e.Captures = true // a HIST_MACHINE of another name: warned, the prompt kept
 	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	var c captureFlags
@@ -177,6 +183,10 @@ func run(e *cli.Env) int {
 	case m.hook:
 		runHook(e, st, e.HomeProblem(fs) == "")
 		return cli.ExitOK
+	}
+	if !termsafe.IsTerminal(e.Stderr) { // run by an agent's extension or plugin
+		done := keepProblems(e)
+		defer done(c.src)
 	}
 	return c.capture(e, st, args)
 }

@@ -222,7 +222,7 @@ func machineStatus(e *cli.Env) string {
 	var s string
 	switch {
 	case errors.As(err, &mm):
-		s = fmt.Sprintf("%s (%s); %s=%s differs from it: commands refuse to run, hooks store under %s; run 'hist-capture --%s %s', or unset %[3]s",
+		s = fmt.Sprintf("%s (%s); %s=%s differs from it: the other binaries refuse to run, captures store under %s; run 'hist-capture --%s %s', or unset %[3]s",
 			m, path, store.MachineEnv, mm.Env, m, cli.RenameFlag, mm.Env)
 	case err == nil && e.Getenv(store.MachineEnv) != "":
 		if _, ferr := os.Stat(path); ferr != nil {

@@ -40,9 +40,11 @@ type Env struct {
 	Getenv func(string) string
 	Lookup func(string) (string, bool)
 	Home   string // $HOME; "" when unset (ParseArgs refuses to run then, see homeProblem)
-	// hook is set by ParseArgs for a command run as an agent's hook (its
-	// --hook flag): it must never fail, nor lose its prompt.
-	hook bool
+	// Captures is set by a command that captures prompts (hist-capture):
+	// a HIST_MACHINE that differs from the recorded id is not refused, but
+	// warned about, and the prompt stored under the recorded id, so that
+	// no prompt is lost (NeedMachine).
+	Captures bool
 }
 
 // OSEnv is the real process's Env.
@@ -141,9 +143,9 @@ func (e *Env) StoreRoot(flagValue string) store.Store {
 // without one it says why in one line and returns ExitUsage (a bad
 // HIST_MACHINE, or one that differs from the recorded id) or ExitFailure
 // (a machine-id file that cannot be read or made); ExitOK when st has its
-// machine. A hook whose HIST_MACHINE differs from the recorded id writes
-// under the recorded id, with a warning: its prompt is never lost, and
-// the machine's history is never split.
+// machine. A capture (Captures) whose HIST_MACHINE differs from the
+// recorded id writes under the recorded id, with a warning: its prompt is
+// never lost, and the machine's history is never split.
 func (e *Env) NeedMachine(st *store.Store) int {
 	if st.Machine != "" {
 		return ExitOK
@@ -154,7 +156,7 @@ func (e *Env) NeedMachine(st *store.Store) int {
 	case err == nil:
 		st.Machine = m
 		return ExitOK
-	case errors.As(err, &mm) && e.hook:
+	case errors.As(err, &mm) && e.Captures:
 		e.Warnf("%v: the prompt is stored under %s; %s", mm, mm.Recorded, renameHint(mm))
 		st.Machine = m
 		return ExitOK
@@ -169,9 +171,7 @@ func (e *Env) NeedMachine(st *store.Store) int {
 	return ExitFailure
 }
 
-// RenameFlag is hist-capture's flag that renames this machine: the
-// commands run with it, or with --status, are not refused for a
-// HIST_MACHINE that differs from the recorded id (they report or fix it).
+// RenameFlag is hist-capture's flag that renames this machine.
 const RenameFlag = "rename-machine"
 
 // renameHint says how to end a mismatch.
@@ -366,13 +366,12 @@ func (e *Env) ParseArgs(fs *flag.FlagSet, usage string, args []string) (pos []st
 
 // checkHome ends ParseArgs: when HOME is unset or not absolute and the
 // command needs it (homeProblem), or HIST_MACHINE is not this machine's id
-// (store.MachineID), it prints why and stops with ExitUsage, before
-// anything is read or written. A command run as an agent's hook (its
-// --hook flag set) is left to go on: it must never fail, and checks
-// HomeProblem itself.
+// (store.MachineID; a command that Captures warns instead), it prints why
+// and stops with ExitUsage, before anything is read or written. A command
+// run as an agent's hook (its --hook flag set) is left to go on: it must
+// never fail, and checks HomeProblem itself.
 func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
-	if isSet(fs, "hook") {
-		e.hook = true
+	if h := fs.Lookup("hook"); h != nil && h.Value.String() == "true" {
 		return pos, ExitOK, false
 	}
 	if p := e.HomeProblem(fs); p != "" {
@@ -384,7 +383,7 @@ func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
 		e.badMachine()
 		return nil, ExitUsage, true
 	}
-	if v != "" && !isSet(fs, "status") && !isSet(fs, RenameFlag) {
+	if v != "" && !e.Captures {
 		var mm *store.MismatchError
 		if _, err := store.MachineID(e.Getenv, e.ConfigHome(), false); errors.As(err, &mm) {
 			e.mismatch(mm)
@@ -392,13 +391,6 @@ func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
 		}
 	}
 	return pos, ExitOK, false
-}
-
-// isSet reports whether fs has the flag name, given a value other than
-// its zero.
-func isSet(fs *flag.FlagSet, name string) bool {
-	f := fs.Lookup(name)
-	return f != nil && f.Value.String() != "" && f.Value.String() != "false"
 }
 
 // HomeProblem is homeProblem for the parsed flag set fs (its --store).

@@ -174,11 +174,11 @@ func (ch *change) apply(now time.Time) (string, error) {
 }
 
 func (ch *change) write() error {
-	if ch.remove {
-		if err := os.Remove(ch.f.real); err != nil {
+	if ch.remove { // a link goes, not the file it names
+		if err := os.Remove(ch.f.path); err != nil {
 			return err
 		}
-		return atomicfile.SyncDir(filepath.Dir(ch.f.real))
+		return atomicfile.SyncDir(filepath.Dir(ch.f.path))
 	}
 	mode := ch.mode
 	if ch.f.data != nil {
