@@ -119,7 +119,7 @@ func keepProblems(e *cli.Env) (done func(src string)) {
 	e.Stderr = io.MultiWriter(termsafe.Writer(stderr), &msg)
 	return func(src string) {
 		e.Stderr = stderr
-		if msg.Len() == 0 {
+		if msg.Len() == 0 || !e.Policy().On { // capture off: nothing is written
 			return
 		}
 		if src == "" {
