@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"hist/lib/cli"
@@ -40,10 +41,10 @@ func printStatus(e *cli.Env, st store.Store) int {
 		}
 	}
 	last := lastCaptures(st, found)
-	code := cli.ExitOK
+	var failed []string
 	for _, w := range wirings {
 		if !printWiring(out, w, e.Home, last[w.Agent]) {
-			code = cli.ExitFailure
+			failed = append(failed, w.Agent)
 		}
 	}
 	if when, src, msg, ok := lastProblem(e.ConfigHome()); ok {
@@ -54,10 +55,12 @@ func printStatus(e *cli.Env, st store.Store) int {
 		fmt.Fprintf(out, "%-13s%s%s: %s\n", "hook error:", stamp(when), from, msg)
 	}
 	printScheduled(out, e)
-	if code != cli.ExitOK {
-		fmt.Fprintln(out, "problem:     a wired agent's hook does not run: its prompts are not captured; run the installed hist-capture --install for it again")
+	if len(failed) > 0 {
+		fmt.Fprintf(out, "problem:     the hook of %s does not run: its prompts are not captured; run the installed 'hist-capture --install %s' again\n",
+			strings.Join(failed, ", "), strings.Join(failed, ","))
+		return cli.ExitFailure
 	}
-	return code
+	return cli.ExitOK
 }
 
 func printSettings(e *cli.Env, out io.Writer, st store.Store) {

@@ -177,32 +177,28 @@ func (o *Options) planCopy(dir string, c copied) (*change, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	folder := filepath.Dir(f.path)
 	_, own := c.binDir(f.data)
-	want := c.fill(filepath.Dir(o.Exe))
+	ch := &change{f: f, data: c.fill(filepath.Dir(o.Exe)), mode: c.mode}
 	switch {
-	case f.data == nil && o.Remove, f.data != nil && !o.Remove && string(f.data) == string(want):
+	case f.data == nil && o.Remove, f.data != nil && !o.Remove && string(f.data) == string(ch.data):
 		return nil, "", nil
 	case o.Remove && !own:
 		return nil, fmt.Sprintf("left %s in place: it is not %s that hist-capture installs (remove it by hand)", f.path, c.what), nil
 	case o.Remove:
-		return &change{f: f, remove: true, rmdir: folder,
-			did: "removed " + c.what + " " + f.path, would: "would remove " + c.what + " " + f.path}, "", f.writable()
+		ch.remove, ch.rmdir = true, filepath.Dir(f.path)
+		ch.say("removed %s %s", "remove", c.what, f.path)
 	case f.data == nil:
-		ch := &change{f: f, data: want, mode: c.mode,
-			did: "installed " + c.what + " " + f.path, would: "would install " + c.what + " " + f.path}
-		if _, err := os.Stat(folder); err != nil {
-			ch.mkdir = folder
+		if _, err := os.Stat(filepath.Dir(f.path)); err != nil {
+			ch.mkdir = filepath.Dir(f.path)
 		}
-		return ch, "", nil
+		ch.say("installed %s %s", "install", c.what, f.path)
 	case own:
-		return &change{f: f, data: want,
-			did:   fmt.Sprintf("updated %s %s to run the binaries in %s", c.what, f.path, filepath.Dir(o.Exe)),
-			would: fmt.Sprintf("would update %s %s to run the binaries in %s", c.what, f.path, filepath.Dir(o.Exe))}, "", f.writable()
+		ch.say("updated %s %s to run the binaries in %s", "update", c.what, f.path, filepath.Dir(o.Exe))
+	default:
+		ch.backup = true
+		ch.say("replaced %s with %s that hist-capture installs", "replace", f.path, c.what)
 	}
-	return &change{f: f, data: want, backup: true,
-		did:   fmt.Sprintf("replaced %s with %s that hist-capture installs", f.path, c.what),
-		would: fmt.Sprintf("would replace %s with %s that hist-capture installs (the file as it is kept as %s%s<time>)", f.path, c.what, filepath.Base(f.real), backupMark)}, "", f.writable()
+	return ch, "", f.writable()
 }
 
 // planHook plans the edit of the settings file h in dir.
