@@ -3,7 +3,8 @@
 // (pi/hist.ts), opencode's plugin (opencode/hist.js) and Cursor's hook
 // script (cursor/hooks/hist-capture.sh). They are the same files the
 // documentation tells people to copy by hand (docs/integrations.md): one
-// copy of each.
+// copy of each. Each has one line that names the folder of the hist
+// binaries, empty here; install writes its own folder into it.
 package scripts
 
 import _ "embed"

@@ -29,7 +29,7 @@ func listing(ts *testscript.TestScript, args []string) []string {
 	}
 	cmd := exec.Command(bin, append([]string{"--json"}, args...)...)
 	cmd.Dir = ts.MkAbs(".")
-	for _, k := range []string{"HOME", "PATH", "TMPDIR", "PI_CODING_AGENT_DIR", "GENTLE_PI_CONFIG_HOME", "GENTLE_PI_HISTORY_CAPTURE"} {
+	for _, k := range []string{"HOME", "PATH", "TMPDIR", "PI_CODING_AGENT_DIR", "GENTLE_PI_CONFIG_HOME", "GENTLE_PI_HISTORY_CAPTURE", "HIST_MACHINE"} {
 		if v := ts.Getenv(k); v != "" {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}

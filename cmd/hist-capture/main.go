@@ -2,28 +2,10 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"hist/lib/words"
-	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/mattn/go-isatty"
-
-	"hist/lib/agent"
 	"hist/lib/cli"
-	"hist/lib/identity"
-	"hist/lib/install"
-	"hist/lib/instance"
-	"hist/lib/policy"
-	"hist/lib/record"
-	"hist/lib/redact"
-	"hist/lib/store"
 	"hist/lib/termsafe"
 )
 
@@ -33,6 +15,7 @@ const usage = `Usage:
     hist-capture --hook < PAYLOAD.json
     hist-capture --enable | --disable | --status
     hist-capture --install | --uninstall [LIST] [--dry-run]
+    hist-capture --rename-machine NAME
 
 Appends one prompt to the prompt history, if capture is on. The prompt is
 TEXT, or all of standard input when TEXT is absent (multi-line kept, one
@@ -52,9 +35,13 @@ rest of the prompt is kept. GENTLE_PI_HISTORY_REDACT=0|false|off|no stores
 prompts verbatim (see docs/redaction.md).
 
 Every file a machine writes carries its machine id, so a store shared by a
-file synchronizer has one writer per file: the id is made once, at the
-first capture, in $GENTLE_PI_CONFIG_HOME/machine-id; HIST_MACHINE (1 to 32
-letters, digits, '-', '_') overrides it (see docs/store-format.md).
+file synchronizer has one writer per file. The id is fixed at the machine's
+first write, in $GENTLE_PI_CONFIG_HOME/machine-id: HIST_MACHINE (1 to 32
+letters, digits, '-', '_') names it then, else 8 random hex digits. Later, a
+HIST_MACHINE that differs from it would split the machine's history in
+two: the other binaries refuse it (exit 2), hist-capture stores the prompt
+under the recorded id and warns (no prompt is lost), and --rename-machine
+renames the machine (see docs/sync.md).
 
 Options:
     --cwd DIR        The prompt's project folder. Default: the working directory.
@@ -63,54 +50,79 @@ Options:
                      per calling process (the parent's pid and start time),
                      so one agent process writes one file.
     --ts MS          The prompt's time in Unix milliseconds. Default: now.
-    --src NAME       The agent that sent the prompt (pi, claude, codex, cursor,
-                     opencode), and --session ID its session: the record
-                     carries both, so the selector can resume that session.
-                     The id must be a plain id (letters, digits, . _ : -,
-                     not starting with -). Give both or neither.
+    --src NAME       The agent that sent the prompt (AGENTS), and --session ID
+                     its session: the record carries both, so the selector
+                     can resume that session. The id must be a plain id
+                     (letters, digits, . _ : -, not starting with -). Give
+                     both or neither.
     --store DIR      The store. Default: $PI_CODING_AGENT_DIR/history or
                      ~/.pi/agent/history.
-    --hook           Read one agent hook payload (JSON) on stdin and capture
-                     its prompt: Claude Code's UserPromptSubmit ("prompt",
-                     "cwd", "session_id"), Codex's UserPromptSubmit (the
-                     same plus "turn_id"), Cursor's beforeSubmitPrompt
-                     ("prompt", "workspace_roots", "conversation_id") or
-                     {"prompt","cwd"}. Prints nothing and exits 0 even on
-                     its own errors (reported on stderr), so it never blocks
-                     the agent.
+    --hook           Read one agent hook payload (JSON, at most 64 MiB) on
+                     stdin and capture its prompt: Claude Code's
+                     UserPromptSubmit ("prompt", "cwd", "session_id"), Codex's
+                     UserPromptSubmit (the same plus "turn_id"), Cursor's
+                     beforeSubmitPrompt ("prompt", "workspace_roots",
+                     "conversation_id") or {"prompt","cwd"}. Prints nothing
+                     and exits 0 even on its own errors (reported on
+                     stderr), so it never blocks the agent; stdin is always
+                     read to its end. What a capture run by an agent (stderr
+                     not a terminal) says on stderr is also kept, the last
+                     time only, in the config home's hook-problem, for
+                     --status.
     --enable         Save the preference "on" (atomically).
     --disable        Save the preference "off".
-    --status         Print whether capture is on, what decided it, the store,
-                     whether redaction is on, and this machine's id.
+    --status         A health check. Whether capture is on, what decided it,
+                     the store, whether redaction is on, this machine's id;
+                     then, for each agent found: whether hist is wired in,
+                     the command its hook runs and whether that binary is
+                     there, a dry run of that command as the agent runs it
+                     (sh -c with only HOME and PATH=/usr/bin:/bin, and a
+                     payload that stores nothing), the last prompt captured
+                     from it; the last problem a hook met; and the watch
+                     service, timer or cron lines installed.
     --install [LIST] Wire hist into each agent of LIST whose folder exists:
-                     "all" (the default) or names joined by commas: pi,
-                     claude, codex, cursor, opencode. It copies pi's
-                     extension, opencode's plugin and Cursor's hook script,
-                     and adds the hook "hist-capture --hook" (the binary's
-                     full path when hist-capture is not on PATH) to Claude
-                     Code's settings.json, Codex's hooks.json and Cursor's
-                     hooks.json, keeping their other keys and hooks in order.
+                     "all" (the default) or names joined by commas (AGENTS).
+                     It copies pi's extension, opencode's plugin and Cursor's
+                     hook script, and adds the hook to Claude Code's
+                     settings.json, Codex's hooks.json and Cursor's
+                     hooks.json; each runs this binary by its absolute path
+                     (symbolic links resolved), so the agents need no PATH.
+                     A settings file is edited in place, every other byte
+                     kept, and kept as it was in NAME.hist-backup-<time>.
                      What it does is docs/integrations.md's manual steps.
                      One line per file written; an agent not found, or
-                     already installed, is said and skipped. Every file is
-                     replaced atomically, the previous one kept as NAME.bak.
+                     already installed, is said and skipped.
     --uninstall [LIST]
-                     Remove what --install adds: hist's hook entries, and
-                     the copied files when their content is hist's own.
+                     Remove what --install adds: hist's hook entries (a hook
+                     of yours that runs hist-capture is said, and left), and
+                     the copied files when their content is hist's own, with
+                     the folders --install made when they are left empty.
+                     After an --install that nothing else changed, each
+                     settings file is given back byte for byte.
     --dry-run        With --install or --uninstall: print the changes,
                      write nothing.
+    --rename-machine NAME
+                     Give this machine the id NAME: every store file named
+                     with its old id is renamed, under the rewriters' lock,
+                     then machine-id is updated. A rename cut short is
+                     finished by the next one.
 
 Exit status:
     0  captured, or nothing to do (capture off, empty or command-like prompt);
-       --install/--uninstall: done, agents not found included
-    1  the store could not be written, or --install/--uninstall could not
-       write an agent's file (the message says which file)
-    2  usage error, or HOME unset or not absolute while the store or the
-       preference needs it (nothing is written)
+       --install/--uninstall/--rename-machine: done (agents not found
+       included); --status: every wired agent's hook ran
+    1  the store could not be written; --install/--uninstall could not write
+       an agent's file, or --rename-machine a store file (the message says
+       which, and what state it left); --status: a wired agent's hook could
+       not run
+    2  usage error, HOME unset or not absolute while the store or the
+       preference needs it, or HIST_MACHINE not a machine id (nothing is
+       written)
     3  --enable/--disable refused: the preference file is invalid or unreadable
-    4  --install/--uninstall refused a settings file that is not valid JSON
-       (or not laid out as the agent reads it): nothing was written for that
-       agent; the other agents were done
+    4  --install/--uninstall refused a file: read-only, a link to nothing, not
+       valid JSON, a key given twice, nested too deep, or not laid out as the
+       agent reads it; nothing was written for that agent, the other agents
+       were done
 
 Examples:
     $ hist-capture --enable
@@ -118,296 +130,91 @@ Examples:
     $ git diff | hist-capture --cwd ~/src/app
     $ GENTLE_PI_HISTORY_CAPTURE=1 hist-capture --instance "$PI_SESSION" -- "$PROMPT"
     $ hist-capture --install
-    claude: added the UserPromptSubmit hook to /home/me/.claude/settings.json (previous kept as settings.json.bak)
+    claude: added the UserPromptSubmit hook to /home/me/.claude/settings.json (the file as it was: settings.json.hist-backup-20260102-030405)
     codex: not found (no /home/me/.codex): skipped
+    $ hist-capture --status
     $ hist-capture --install claude,codex --dry-run
     $ hist-capture --uninstall pi
+    $ hist-capture --rename-machine laptop
 `
 
 const exitPreference = 3
 
 func main() { os.Exit(run(cli.OSEnv("hist-capture"))) }
 
+// modes are hist-capture's modes other than a plain capture: at most one.
+type modes struct {
+	hook, enable, disable, status, install, uninstall, dry bool
+	rename                                                 string
+}
+
 func run(e *cli.Env) int {
+	e.Captures = true // a HIST_MACHINE of another name: warned, the prompt kept
 	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
-	cwd := fs.String("cwd", "", "")
-	inst := fs.String("instance", "", "")
-	tsFlag := fs.String("ts", "", "")
-	src := fs.String("src", "", "")
-	session := fs.String("session", "", "")
-	hook := fs.Bool("hook", false, "")
-	enable := fs.Bool("enable", false, "")
-	disable := fs.Bool("disable", false, "")
-	status := fs.Bool("status", false, "")
-	installF, uninst, dry := fs.Bool("install", false, ""), fs.Bool("uninstall", false, ""), fs.Bool("dry-run", false, "")
-	args, code, stop := e.ParseArgs(fs, usage, e.Args)
+	var c captureFlags
+	c.register(fs)
+	var m modes
+	fs.BoolVar(&m.hook, "hook", false, "")
+	fs.BoolVar(&m.enable, "enable", false, "")
+	fs.BoolVar(&m.disable, "disable", false, "")
+	fs.BoolVar(&m.status, "status", false, "")
+	fs.BoolVar(&m.install, "install", false, "")
+	fs.BoolVar(&m.uninstall, "uninstall", false, "")
+	fs.BoolVar(&m.dry, "dry-run", false, "")
+	fs.StringVar(&m.rename, cli.RenameFlag, "", "")
+	args, code, stop := e.ParseArgs(fs, agentUsage(), e.Args)
 	if stop {
 		return code
 	}
-	modes := 0
-	for _, b := range []bool{*hook, *enable, *disable, *status, *installF, *uninst} {
-		if b {
-			modes++
-		}
-	}
-	if modes > 1 {
-		e.Errorf("--hook, --enable, --disable, --status, --install and --uninstall are separate modes: use one at a time")
-		return cli.ExitUsage
-	}
-	if *dry && !*installF && !*uninst {
-		e.Errorf("--dry-run goes with --install or --uninstall: add one of them")
-		return cli.ExitUsage
+	if code := m.check(e, args); code != cli.ExitOK {
+		return code
 	}
 	st := e.StoreRoot(*storeDir) // the machine id only once capture is on
 	switch {
-	case *enable || *disable:
-		if len(args) > 0 {
-			e.Errorf("--enable and --disable take no prompt: run them alone")
-			return cli.ExitUsage
-		}
-		return setPreference(e, *enable)
-	case *status:
-		if len(args) > 0 {
-			e.Errorf("--status takes no prompt: run it alone")
-			return cli.ExitUsage
-		}
+	case m.enable || m.disable:
+		return setPreference(e, m.enable)
+	case m.status:
 		return printStatus(e, st)
-	case *installF || *uninst:
-		return install.Main(e, args, *uninst, *dry)
-	case *hook:
+	case m.install || m.uninstall:
+		return runInstall(e, args, m.uninstall, m.dry)
+	case m.rename != "":
+		return renameMachine(e, st, m.rename)
+	case m.hook:
 		runHook(e, st, e.HomeProblem(fs) == "")
 		return cli.ExitOK
 	}
-
-	if len(args) > 1 {
-		e.Errorf("too many arguments (%d): quote the prompt as one argument, or pipe it on stdin", len(args))
-		return cli.ExitUsage
+	if !termsafe.IsTerminal(e.Stderr) { // run by an agent's extension or plugin
+		done := keepProblems(e)
+		defer done(c.src)
 	}
-	var ts int64
-	if *tsFlag != "" {
-		n, err := strconv.ParseInt(*tsFlag, 10, 64)
-		if err != nil || n < 0 {
-			e.Errorf("--ts %q is not a time in Unix milliseconds: give a whole number such as %d", *tsFlag, time.Now().UnixMilli())
-			return cli.ExitUsage
-		}
-		ts = n
-	}
-	if *inst != "" && !store.ValidInstance(*inst) {
-		e.Errorf("--instance %q cannot name a capture file: use letters, digits, '.', '_' and '-' (not a name the store gives other files: seed, import-, compact-, .gc-, .carry-)", *inst)
-		return cli.ExitUsage
-	}
-	if _, ok := agent.Lookup(*src); *src != "" && !ok {
-		e.Errorf("--src %q is not an agent hist knows: use one of %s", *src, strings.Join(agent.Names(), ", "))
-		return cli.ExitUsage
-	}
-	if *session != "" && !agent.PlainID(*session) {
-		e.Errorf("--session %q is not a plain id: use letters, digits and . _ : -, not starting with -", *session)
-		return cli.ExitUsage
-	}
-	if (*src == "") != (*session == "") {
-		e.Errorf("--src and --session go together: give both (the agent and its session id) or neither")
-		return cli.ExitUsage
-	}
-	var text string
-	if len(args) == 1 {
-		text = args[0]
-	} else {
-		if f, ok := e.Stdin.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-			e.Errorf("no prompt given: pass it as an argument or on stdin (see '%s --help')", e.Name)
-			return cli.ExitUsage
-		}
-		data, err := io.ReadAll(e.Stdin)
-		if err != nil {
-			e.Errorf("reading the prompt from stdin: %v", err)
-			return cli.ExitFailure
-		}
-		text = strings.TrimSuffix(string(data), "\n")
-	}
-
-	pol := e.Policy()
-	if !pol.On {
-		switch {
-		case pol.Source == policy.InvalidPreference:
-			e.Warnf("%s", pol.OffHint())
-		case termsafe.IsTerminal(e.Stderr):
-			// Run by hand: say why nothing was stored. Integrations
-			// pipe stderr and stay silent.
-			e.Say("not captured: %s", pol.OffHint())
-		}
-		return cli.ExitOK
-	}
-	return capture(e, st, text, *cwd, *inst, ts, *src, *session)
+	return c.capture(e, st, args)
 }
 
-// capture stores one prompt; policy already said yes. The prompt is
-// redacted first (unless GENTLE_PI_HISTORY_REDACT turns it off), so every
-// check and the stored record see the redacted text.
-func capture(e *cli.Env, st store.Store, text, cwd, inst string, ts int64, src, session string) int {
-	if redact.Enabled(e.Getenv(redact.EnvVar)) {
-		text = redact.Text(text)
-	}
-	if !identity.Capturable(text) {
-		return cli.ExitOK
-	}
-	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			e.Errorf("finding the working directory: %v: pass --cwd DIR", err)
-			return cli.ExitFailure
-		}
-		cwd = wd
-	}
-	canon, err := store.Canonical(cwd)
-	if err != nil {
-		e.Errorf("resolving --cwd %q: %v", cwd, err)
-		return cli.ExitUsage
-	}
-	if inst == "" {
-		inst = instance.ForParent()
-	}
-	if ts == 0 {
-		ts = time.Now().UnixMilli()
-	}
-	// The machine id names the file (docs/store-format.md); a bad one is
-	// refused before (ParseArgs), except for a hook, which is never failed.
-	if code := e.NeedMachine(&st); code != cli.ExitOK {
-		return code
-	}
-	hash, _ := store.ProjectOf(canon)
-	path := filepath.Join(st.ProjectDir(hash), store.CaptureFile(inst, st.Machine))
-	line := record.Marshal(record.Record{Text: text, TS: ts, Src: src, Session: session})
-	if err := store.Append(path, line); err != nil {
-		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, words.Describe(err))
-		return cli.ExitFailure
-	}
-	if err := st.Register(hash, canon); err != nil {
-		// registry.json is advisory: the prompt is stored.
-		e.Warnf("updating %s: %v (the prompt is stored; labels may show the project hash)", st.Registry(), err)
-	}
-	return cli.ExitOK
+// agentUsage is usage with the agents' names.
+func agentUsage() string {
+	return strings.ReplaceAll(usage, "AGENTS", strings.Join(agentNames(), ", "))
 }
 
-func setPreference(e *cli.Env, on bool) int {
-	word := "off"
-	if on {
-		word = "on"
-	}
-	if err := policy.Save(e.ConfigHome(), on); err != nil {
-		if errors.Is(err, policy.ErrInvalidPreference) {
-			e.Errorf("%v: it is never rewritten; fix or remove it by hand, then run this again", err)
-			return exitPreference
+// check refuses modes used together, and arguments a mode does not take.
+func (m *modes) check(e *cli.Env, args []string) int {
+	n := 0
+	for _, b := range []bool{m.hook, m.enable, m.disable, m.status, m.install, m.uninstall, m.rename != ""} {
+		if b {
+			n++
 		}
-		e.Errorf("saving the preference in %s: %v: nothing was changed", policy.PrefPath(e.ConfigHome()), err)
-		return cli.ExitFailure
 	}
-	pol := e.Policy()
-	if pol.Source == policy.FromEnv && pol.On != on {
-		e.Say("saved preference %q in %s, but %s=%s overrides it until the variable is unset",
-			word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
-		return cli.ExitOK
-	}
-	if pol.Source == policy.FromEnv {
-		e.Say("saved preference %q in %s (%s=%s forces the same for now)",
-			word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
-		return cli.ExitOK
-	}
-	e.Say("capture is %s (saved in %s)", word, pol.PrefPath)
-	return cli.ExitOK
-}
-
-func printStatus(e *cli.Env, st store.Store) int {
-	pol := e.Policy()
-	state := "off"
-	if pol.On {
-		state = "on"
-	}
-	pref := pol.Pref
 	switch {
-	case pol.PrefErr != nil:
-		pref = fmt.Sprintf("invalid or unreadable (%v)", pol.PrefErr)
-	case pref == "":
-		pref = "none saved"
+	case n > 1:
+		e.Errorf("--hook, --enable, --disable, --status, --install, --uninstall and --rename-machine are separate modes: use one at a time")
+	case m.dry && !m.install && !m.uninstall:
+		e.Errorf("--dry-run goes with --install or --uninstall: add one of them")
+	case (m.enable || m.disable) && len(args) > 0:
+		e.Errorf("--enable and --disable take no prompt: run them alone")
+	case (m.status || m.rename != "") && len(args) > 0:
+		e.Errorf("--status and --rename-machine take no prompt: run them alone")
+	default:
+		return cli.ExitOK
 	}
-	env := "unset"
-	if v, ok := e.Lookup(policy.EnvVar); ok {
-		env = strconv.Quote(v)
-		if _, forced := policy.ParseEnv(v); !forced {
-			env += " (does not force a value)"
-		}
-	}
-	out := termsafe.Writer(e.Stdout) // paths escaped on a terminal
-	fmt.Fprintf(out, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\n",
-		state, pol.Describe(), pref, pol.PrefPath, policy.EnvVar, env, st.Root)
-	fmt.Fprintf(out, "redaction:   %s\n", redactionStatus(e))
-	fmt.Fprintf(out, "machine:     %s\n", machineStatus(e))
-	return cli.ExitOK
-}
-
-// machineStatus is this machine's id and where it comes from; --status
-// only reads it (the first capture or rewrite makes it).
-func machineStatus(e *cli.Env) string {
-	path := filepath.Join(e.ConfigHome(), store.MachineFile)
-	m, err := store.MachineID(e.Getenv, e.ConfigHome(), false)
-	switch {
-	case err == nil && e.Getenv(store.MachineEnv) != "":
-		return fmt.Sprintf("%s (%s)", m, store.MachineEnv)
-	case err == nil:
-		return fmt.Sprintf("%s (%s)", m, path)
-	case errors.Is(err, os.ErrNotExist):
-		return fmt.Sprintf("none yet (the first capture or rewrite makes it in %s)", path)
-	}
-	return fmt.Sprintf("unusable (%v)", err)
-}
-
-// redactionStatus is "on (GENTLE_PI_HISTORY_REDACT=unset)" or the like.
-func redactionStatus(e *cli.Env) string {
-	v, set := e.Lookup(redact.EnvVar)
-	state := "off"
-	if redact.Enabled(v) {
-		state = "on"
-	}
-	if !set {
-		return fmt.Sprintf("%s (%s=unset)", state, redact.EnvVar)
-	}
-	return fmt.Sprintf("%s (%s=%s)", state, redact.EnvVar, strconv.Quote(v))
-}
-
-// runHook captures the prompt of one hook payload. It never fails the
-// hook: errors go to stderr, the exit code is always 0, stdout stays empty.
-// Without a usable HOME (homeOK false: ParseArgs left that to it) it reads
-// the payload and stops, silently, writing nothing.
-func runHook(e *cli.Env, st store.Store, homeOK bool) {
-	data, err := io.ReadAll(io.LimitReader(e.Stdin, 64<<20))
-	if err != nil {
-		e.Errorf("--hook: reading the payload: %v: the prompt was not captured", err)
-		return
-	}
-	// The payload is read whole even when capture is off, so the agent's
-	// write never fails; with capture off it is not even looked at.
-	if !homeOK {
-		return
-	}
-	pol := e.Policy()
-	if !pol.On {
-		if pol.Source == policy.InvalidPreference {
-			e.Warnf("%s", pol.OffHint())
-		}
-		return
-	}
-	var p agent.Hook
-	if err := json.Unmarshal(data, &p); err != nil || p.Prompt == nil {
-		e.Errorf("--hook: the payload is not a JSON object with a \"prompt\" string: the prompt was not captured")
-		return
-	}
-	cwd := p.Cwd
-	if cwd == "" && len(p.WorkspaceRoots) > 0 {
-		cwd = p.WorkspaceRoots[0]
-	}
-	src, session := agent.FromHook(&p)
-	inst := ""
-	if session != "" {
-		inst = instance.ForSession(src, session)
-	}
-	capture(e, st, *p.Prompt, cwd, inst, 0, src, session)
+	return cli.ExitUsage
 }

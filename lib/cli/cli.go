@@ -40,6 +40,11 @@ type Env struct {
 	Getenv func(string) string
 	Lookup func(string) (string, bool)
 	Home   string // $HOME; "" when unset (ParseArgs refuses to run then, see homeProblem)
+	// Captures is set by a command that captures prompts (hist-capture):
+	// a HIST_MACHINE that differs from the recorded id is not refused, but
+	// warned about, and the prompt stored under the recorded id, so that
+	// no prompt is lost (NeedMachine).
+	Captures bool
 }
 
 // OSEnv is the real process's Env.
@@ -136,23 +141,47 @@ func (e *Env) StoreRoot(flagValue string) store.Store {
 // NeedMachine is for a command about to write the store st (from Store,
 // with capture on): every file a machine writes carries its id, so
 // without one it says why in one line and returns ExitUsage (a bad
-// HIST_MACHINE) or ExitFailure (a machine-id file that cannot be read or
-// made); ExitOK when st has its machine.
+// HIST_MACHINE, or one that differs from the recorded id) or ExitFailure
+// (a machine-id file that cannot be read or made); ExitOK when st has its
+// machine. A capture (Captures) whose HIST_MACHINE differs from the
+// recorded id writes under the recorded id, with a warning: its prompt is
+// never lost, and the machine's history is never split.
 func (e *Env) NeedMachine(st *store.Store) int {
 	if st.Machine != "" {
 		return ExitOK
 	}
 	m, err := store.MachineID(e.Getenv, e.ConfigHome(), true)
+	var mm *store.MismatchError
 	switch {
 	case err == nil:
 		st.Machine = m
 		return ExitOK
+	case errors.As(err, &mm) && e.Captures:
+		e.Warnf("%v: the prompt is stored under %s; %s", mm, mm.Recorded, renameHint(mm))
+		st.Machine = m
+		return ExitOK
+	case errors.As(err, &mm):
+		e.mismatch(mm)
+		return ExitUsage
 	case errors.Is(err, store.ErrBadMachine):
 		e.badMachine()
 		return ExitUsage
 	}
 	e.Errorf("finding this machine's id: %s: nothing was written; fix or remove %s (a new id is made), or set %s", words.Describe(err), filepath.Join(e.ConfigHome(), store.MachineFile), store.MachineEnv)
 	return ExitFailure
+}
+
+// RenameFlag is hist-capture's flag that renames this machine.
+const RenameFlag = "rename-machine"
+
+// renameHint says how to end a mismatch.
+func renameHint(mm *store.MismatchError) string {
+	return fmt.Sprintf("unset %s, or give this machine that name with 'hist-capture --%s %s'", store.MachineEnv, RenameFlag, mm.Env)
+}
+
+// mismatch refuses a HIST_MACHINE that differs from the recorded id.
+func (e *Env) mismatch(mm *store.MismatchError) {
+	e.Errorf("%v: %s", mm, renameHint(mm))
 }
 
 // LoadHidden loads hidden.json, printing the recovery message when it
@@ -336,10 +365,11 @@ func (e *Env) ParseArgs(fs *flag.FlagSet, usage string, args []string) (pos []st
 }
 
 // checkHome ends ParseArgs: when HOME is unset or not absolute and the
-// command needs it (homeProblem), it prints why and stops with ExitUsage,
-// before anything is read or written. A command run as an agent's hook
-// (its --hook flag set) is left to go on: it must never fail, and checks
-// HomeProblem itself.
+// command needs it (homeProblem), or HIST_MACHINE is not this machine's id
+// (store.MachineID; a command that Captures warns instead), it prints why
+// and stops with ExitUsage, before anything is read or written. A command
+// run as an agent's hook (its --hook flag set) is left to go on: it must
+// never fail, and checks HomeProblem itself.
 func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
 	if h := fs.Lookup("hook"); h != nil && h.Value.String() == "true" {
 		return pos, ExitOK, false
@@ -348,9 +378,17 @@ func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
 		e.Errorf("%s", p)
 		return nil, ExitUsage, true
 	}
-	if v := e.Getenv(store.MachineEnv); v != "" && !store.ValidMachine(v) {
+	v := e.Getenv(store.MachineEnv)
+	if v != "" && !store.ValidMachine(v) {
 		e.badMachine()
 		return nil, ExitUsage, true
+	}
+	if v != "" && !e.Captures {
+		var mm *store.MismatchError
+		if _, err := store.MachineID(e.Getenv, e.ConfigHome(), false); errors.As(err, &mm) {
+			e.mismatch(mm)
+			return nil, ExitUsage, true
+		}
 	}
 	return pos, ExitOK, false
 }

@@ -5,123 +5,271 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"hist/lib/shellquote"
+
+	"github.com/tailscale/hujson"
 )
 
-// TestJSONRoundTrip: a file indented with two spaces comes back byte for
-// byte: key order, duplicate keys, number literals and <, >, & kept.
-func TestJSONRoundTrip(t *testing.T) {
-	in := `{
-  "z": 1.50,
-  "a": [
-    true,
-    null,
-    "<b> & \"c\" é",
-    {}
-  ],
-  "z": [],
-  "m": {
-    "k": -0.0e+1
-  }
-}
-`
-	v, err := parseJSON([]byte(in))
-	if err != nil {
-		t.Fatal(err)
+// TestOwnCommand: the commands --install writes (and the hand-install
+// files' one) are hist's own, whatever folder names hist-capture; a
+// command that does more, or another program, is not.
+func TestOwnCommand(t *testing.T) {
+	for cmd, bin := range map[string]string{
+		"hist-capture --hook":                 "hist-capture",
+		"/home/me/go/bin/hist-capture --hook": "/home/me/go/bin/hist-capture",
+		shellquote.Quote("/my dir/it's/hist-capture", shellquote.POSIX) + " --hook": "/my dir/it's/hist-capture",
+		`"/my dir/hist-capture" --hook`:                                             "/my dir/hist-capture",
+		`"$HOME/go/bin/hist-capture" --hook`:                                        "$HOME/go/bin/hist-capture",
+		`$HOME/go/bin/hist-capture --hook`:                                          "$HOME/go/bin/hist-capture",
+		"./hooks/hist-capture.sh":                                                   "",
+		"/home/me/.cursor/hooks/hist-capture.sh":                                    "",
+	} {
+		if got, ok := ownCommand(cmd); !ok || got != bin {
+			t.Errorf("ownCommand(%q) = %q, %v; want %q", cmd, got, ok, bin)
+		}
 	}
-	if out := string(formatJSON(v)); out != in {
-		t.Errorf("round trip changed the file:\n%s", out)
+	for _, cmd := range []string{
+		"audit-log && /path/hist-capture --hook", "hist-capture --hook --x", "my-hist-capture --hook",
+		"hist-capture", "echo hist-capture --hook-like", "./hooks/format.sh", "bin/hist-capture --hook",
+		`"$(evil)/hist-capture" --hook`, "/a;b/hist-capture --hook", `"$HOME$X/hist-capture" --hook`,
+		"~/go/bin/hist-capture --hook",
+	} {
+		if _, ok := ownCommand(cmd); ok {
+			t.Errorf("ownCommand(%q) = true, want false", cmd)
+		}
 	}
-	if v, err := parseJSON([]byte(" \n")); err != nil || len(v.(*object).members) != 0 {
-		t.Errorf("white space: %v, %v; want an empty object", v, err)
+	if got := ExpandHome("$HOME/go/bin/hist-capture", "/h"); got != "/h/go/bin/hist-capture" {
+		t.Errorf("ExpandHome = %q", got)
 	}
 }
 
-// TestJSONSyntaxLine: the error names the line where the JSON breaks.
-func TestJSONSyntaxLine(t *testing.T) {
-	for in, line := range map[string]int{
-		"{\n  \"a\": 1,\n  ,\n}":     3,
-		"{\n  \"a\": 1\n}\n{}":       4,
-		"{\n  \"a\": [1,\n":          2,
-		"{\"a\": 1} x":               1,
-		"\n\n[1, 2 3]":               3,
-		"{\n  \"a\": \"\x01\"\n}":    2,
-		"{\n  \"a\": tru\n}":         2,
-		"{\n  \"a\": 1,\n  \"b\"\n}": 4,
+// TestIsGoRunTemp: a binary that go run built is told from an installed one.
+func TestIsGoRunTemp(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/tmp/go-build1234567/b001/exe/hist-capture":       true,
+		"/var/cache/go-build99/b083/exe/hist-capture":      true,
+		"/home/me/go/bin/hist-capture":                     false,
+		"/home/me/exe/hist-capture":                        false,
+		"/home/me/go-build-tools/bin/exe-dir/hist-capture": false,
 	} {
-		_, err := parseJSON([]byte(in))
-		var se *syntaxError
-		if !errors.As(err, &se) || se.line != line {
-			t.Errorf("parseJSON(%q) = %v; want line %d", in, err, line)
+		if got := IsGoRunTemp(p); got != want {
+			t.Errorf("IsGoRunTemp(%q) = %v, want %v", p, got, want)
 		}
 	}
 }
 
-// TestIsOurs: hist's hook is recognised whatever folder names
-// hist-capture, quoted or not; other commands are not.
-func TestIsOurs(t *testing.T) {
-	for cmd, want := range map[string]bool{
-		"hist-capture --hook":                 true,
-		"/home/me/go/bin/hist-capture --hook": true,
-		shellquote.Quote("/my dir/hist-capture", shellquote.POSIX) + " --hook": true,
-		"./hooks/hist-capture.sh":                true,
-		"/home/me/.cursor/hooks/hist-capture.sh": true,
-		"hist-capture --hook --x":                false,
-		"my-hist-capture --hook":                 false,
-		"hist-capture":                           false,
-		"echo hist-capture --hook-like":          false,
-		"./hooks/format.sh":                      false,
-	} {
-		if got := isOurs(cmd); got != want {
-			t.Errorf("isOurs(%q) = %v, want %v", cmd, got, want)
-		}
-	}
-}
+// manualCommand is the hook command of scripts/claude/settings.json and
+// scripts/codex/hooks.json: go install's default folder, expanded by sh.
+const manualCommand = `"$HOME/go/bin/hist-capture" --hook`
 
-// TestWithoutOurs: only hist's hooks go; a group keeps its other hooks.
-func TestWithoutOurs(t *testing.T) {
-	doc, err := parseJSON([]byte(`[
-  {"hooks": [{"command": "a"}, {"command": "hist-capture --hook"}]},
-  {"hooks": [{"command": "/x/hist-capture --hook"}]},
-  {"command": "./hooks/hist-capture.sh"},
-  {"command": "b"}
-]`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept, removed := withoutOurs(doc.([]any))
-	want := "[\n  {\n    \"hooks\": [\n      {\n        \"command\": \"a\"\n      }\n    ]\n  },\n  {\n    \"command\": \"b\"\n  }\n]\n"
-	if got := string(formatJSON(kept)); !removed || got != want {
-		t.Errorf("withoutOurs = %v\n%s\nwant\n%s", removed, got, want)
-	}
-	if _, removed := withoutOurs(kept); removed {
-		t.Errorf("withoutOurs removed something from a list without hist's hook")
-	}
-}
-
-// TestEntriesAsDocumented: the files --install creates are the ones
-// scripts/ ships for installing by hand.
+// TestEntriesAsDocumented: the files --install creates are, but for the
+// binary's path, the ones scripts/ ships for installing by hand.
 func TestEntriesAsDocumented(t *testing.T) {
-	r := &run{hook: plainHook}
-	home := t.TempDir()
 	for name, script := range map[string]string{
 		"claude": "scripts/claude/settings.json",
 		"codex":  "scripts/codex/hooks.json",
 		"cursor": "scripts/cursor/hooks.json",
 	} {
-		tg := targets[name]
-		ch, err := r.planHook(name, tg.dir(func(string) string { return "" }, home), tg.hooks[0], "")
-		if err != nil {
-			t.Fatal(err)
+		h := targets[name].hooks[0]
+		cmd := manualCommand
+		if h.cursor {
+			cmd = cursorScript
 		}
 		want, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(script)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(ch.data) != string(want) {
-			t.Errorf("%s: --install would create\n%s\nbut %s is\n%s", name, ch.data, script, want)
+		if got := h.fresh(cmd); string(got) != string(want) {
+			t.Errorf("%s: --install would create\n%s\nbut %s is\n%s", name, got, script, want)
+		}
+	}
+}
+
+// TestCopies: each copied file has its binaries' line once; the copy
+// --install writes names the folder, reads back as hist's own, and the
+// template itself is hist's own with no folder.
+func TestCopies(t *testing.T) {
+	for name, tg := range targets {
+		for _, c := range tg.copies {
+			tmpl := c.line.prefix + c.line.empty + c.line.suffix
+			if n := strings.Count(string(c.data), "\n"+tmpl+"\n"); n != 1 {
+				t.Errorf("%s: %s holds the line %q %d times, want once", name, c.rel, tmpl, n)
+			}
+			for _, dir := range []string{"/home/me/go/bin", "/my dir/it's \"here\""} {
+				got := c.fill(dir)
+				if d, ok := c.binDir(got); !ok || d != dir {
+					t.Errorf("%s: the copy for %q reads back as %q, %v", name, dir, d, ok)
+				}
+			}
+			if d, ok := c.binDir(c.data); !ok || d != "" {
+				t.Errorf("%s: the template reads back as %q, %v", name, d, ok)
+			}
+			if _, ok := c.binDir(append(c.fill("/x"), "// more\n"...)); ok {
+				t.Errorf("%s: an edited copy reads as hist's own", name)
+			}
+		}
+	}
+}
+
+const hookCmd = "/usr/local/bin/hist-capture --hook"
+
+// settingsCases are settings files as users have them, and whether the
+// hook removed again without a backup gives back the same bytes.
+var settingsCases = []struct {
+	name, in string
+	exact    bool
+}{
+	{"other keys", "{\n  \"model\": \"opus\",\n  \"cleanupPeriodDays\": 1.50\n}\n", true},
+	{"other events", "{\n  \"hooks\": {\n    \"Stop\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}\n    ]\n  }\n}\n", true},
+	{"an entry", "{\n  \"hooks\": {\n    \"UserPromptSubmit\": [\n      {\n        \"matcher\": \"\",\n        \"hooks\": [{\"type\": \"command\", \"command\": \"echo '<a>' && true\"}]\n      }\n    ]\n  }\n}\n", true},
+	{"jsonc", "// mine\n{\n\t\"model\": \"opus\", /* why */\n\t\"hooks\": {\n\t\t\"Stop\": [],\n\t},\n}\n", true},
+	{"one line", `{"model":"opus","env":{"A":"b"}}`, true},
+	{"crlf", "{\r\n  \"model\": \"opus\"\r\n}\r\n", true},
+	{"bad utf-8 and surrogates", "{\n  \"a\": \"\xff\xfe\",\n  \"b\": \"\\ud800 \\udfff\",\n  \"\xc3\": 1\n}\n", true},
+	{"empty hooks", "{\n  \"hooks\": {}\n}\n", false},
+	{"empty array", "{\n  \"hooks\": {\n    \"UserPromptSubmit\": []\n  }\n}\n", false},
+	{"empty object", "{}", false},
+	{"trailing comma in array", "{\"hooks\": {\"UserPromptSubmit\": [\n  {\"hooks\": []},\n]}}", true},
+}
+
+// TestAddRemove: adding the hook inserts text and changes no byte of the
+// file; removing it with the backup gives back the very bytes; removing
+// it without one cuts it out, in the usual shapes to the same bytes.
+func TestAddRemove(t *testing.T) {
+	for _, name := range []string{"claude", "cursor"} {
+		h := targets[name].hooks[0]
+		cmd := map[bool]string{false: hookCmd, true: cursorScript}[h.cursor]
+		for _, c := range settingsCases {
+			e, err := h.addHook([]byte(c.in), cmd)
+			if err != nil || e.kind != added {
+				t.Errorf("%s, %s: add: %v, kind %d", name, c.name, err, e.kind)
+				continue
+			}
+			if !inserted(c.in, string(e.data)) {
+				t.Errorf("%s, %s: the file's own bytes changed:\n%s", name, c.name, e.data)
+			}
+			if again, err := h.addHook(e.data, cmd); err != nil || again.kind != none {
+				t.Errorf("%s, %s: a second add: %v, kind %d", name, c.name, err, again.kind)
+			}
+			back, err := h.removeHook(e.data, []backup{{"newer", []byte(`{"x": 1}`)}, {"b", []byte(c.in)}}, false)
+			if err != nil || string(back.data) != c.in || back.from != "b" {
+				t.Errorf("%s, %s: remove with the backup = %q from %q, %v", name, c.name, back.data, back.from, err)
+			}
+			cut, err := h.removeHook(e.data, nil, false)
+			if err != nil || cut.kind != removed {
+				t.Errorf("%s, %s: remove: %v", name, c.name, err)
+				continue
+			}
+			if cut.gone {
+				// The file is what --install creates where there is none:
+				// without a backup, that is what it was.
+				if string(e.data) != string(h.fresh(cmd)) {
+					t.Errorf("%s, %s: removing the hook removes the file", name, c.name)
+				}
+			} else if d, err := parseDoc(cut.data); err != nil {
+				t.Errorf("%s, %s: removed, the file does not parse: %v\n%s", name, c.name, err, cut.data)
+			} else if _, arr, _ := d.event(h.event); hasOwn(arr) {
+				t.Errorf("%s, %s: the hook is still there", name, c.name)
+			}
+			if c.exact && string(cut.data) != c.in {
+				t.Errorf("%s, %s: removed without the backup:\n%q\nwant\n%q", name, c.name, cut.data, c.in)
+			}
+		}
+	}
+}
+
+func hasOwn(arr *hujson.Value) bool {
+	_, ok := firstOwn(arr)
+	return ok
+}
+
+var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+
+// inserted reports whether out is in with text inserted at one place.
+func inserted(in, out string) bool {
+	i := 0
+	for i < len(in) && in[i] == out[i] {
+		i++
+	}
+	return strings.HasSuffix(out[i:], in[i:])
+}
+
+// TestNewFile: a missing or blank file gets the whole file; removing the
+// hook from a file --install created removes it.
+func TestNewFile(t *testing.T) {
+	h := targets["claude"].hooks[0]
+	for _, in := range []string{"", " \n"} {
+		e, err := h.addHook([]byte(in), hookCmd)
+		if err != nil || e.kind != created || string(e.data) != string(h.fresh(hookCmd)) {
+			t.Errorf("add to %q: %v, %d\n%s", in, err, e.kind, e.data)
+		}
+	}
+	if e, err := h.removeHook(h.fresh(hookCmd), nil, false); err != nil || !e.gone {
+		t.Errorf("remove from the file created: %v, gone %v", err, e.gone)
+	}
+	// The same bytes behind a link: the link's target stays.
+	if e, err := h.removeHook(h.fresh(hookCmd), nil, true); err != nil || e.gone || string(e.data) != "{\n}\n" {
+		t.Errorf("remove through a link: %v, gone %v, %q", err, e.gone, e.data)
+	}
+}
+
+// TestStaleAndTheirs: hist's hook that runs another binary is made to run
+// this one; a hook of the user's that runs hist-capture is left alone,
+// and counts as installed.
+func TestStaleAndTheirs(t *testing.T) {
+	h := targets["claude"].hooks[0]
+	stale := strings.Replace(string(h.fresh("hist-capture --hook")), "hist-capture --hook", "/old/hist-capture --hook", 1)
+	e, err := h.addHook([]byte(stale), hookCmd)
+	if err != nil || e.kind != updated || e.was != "/old/hist-capture --hook" || !strings.Contains(string(e.data), hookCmd) {
+		t.Fatalf("stale: %v, %d, %q\n%s", err, e.kind, e.was, e.data)
+	}
+	if !inserted(strings.Replace(stale, "/old/hist-capture --hook", "", 1), strings.Replace(string(e.data), hookCmd, "", 1)) {
+		t.Errorf("the update changed more than the command:\n%s", e.data)
+	}
+	// Its backup holds hist's hook: removing gives no backup back, it cuts.
+	r, err := h.removeHook(e.data, []backup{{"b", []byte(stale)}}, false)
+	if err != nil || r.from != "" || strings.Contains(string(r.data), "hist-capture") {
+		t.Errorf("remove after an update: %v, from %q\n%s", err, r.from, r.data)
+	}
+	compound := strings.Replace(string(h.fresh("x")), `"x"`, `"audit-log \u0026\u0026 /p/hist-capture --hook"`, 1)
+	for _, f := range []func() (edit, error){
+		func() (edit, error) { return h.addHook([]byte(compound), hookCmd) },
+		func() (edit, error) { return h.removeHook([]byte(compound), nil, false) },
+	} {
+		e, err := f()
+		if err != nil || e.kind != theirs || len(e.theirs) != 1 || e.theirs[0] != "audit-log && /p/hist-capture --hook" || e.data != nil {
+			t.Errorf("compound: %v, %d, %q, %q", err, e.kind, e.theirs, e.data)
+		}
+	}
+}
+
+// TestRefused: what an agent would not read as one object, or would read
+// otherwise than hist, is refused with a line that names the problem.
+func TestRefused(t *testing.T) {
+	h := targets["claude"].hooks[0]
+	for in, want := range map[string]string{
+		"{\n  \"model\": \"opus\",\n  \"hooks\": {,}\n}": "is not valid JSON (line 3, column",
+		"[]":                                  "is not a JSON object",
+		`{"hooks": []}`:                       `has a "hooks" that is not an object`,
+		`{"hooks": {"UserPromptSubmit": {}}}`: `has a "hooks" → "UserPromptSubmit" that is not an array`,
+		"{\n\"hooks\": {},\n\"a\": 1,\n\"hooks\": {}}":                             `has the key "hooks" twice (lines 2 and 4)`,
+		`{"a": {"b": 1, "b": 2}}`:                                                  `has the key "b" twice`,
+		`{"a": ` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`: "more than 200 levels deep (line 1)",
+		`{"a": "` + strings.Repeat("[", 1000) + `"}`:                               "",
+	} {
+		for _, f := range []func() (edit, error){
+			func() (edit, error) { return h.addHook([]byte(in), hookCmd) },
+			func() (edit, error) { return h.removeHook([]byte(in), nil, false) },
+		} {
+			_, err := f()
+			var r *refused
+			if want == "" && err != nil || want != "" && (!errors.As(err, &r) || !strings.Contains(r.msg, want)) {
+				t.Errorf("%.60q: %v, want %q", in, err, want)
+			}
 		}
 	}
 }
@@ -144,9 +292,30 @@ func TestParseList(t *testing.T) {
 // plugin) is skipped with a line saying so.
 func TestNoTarget(t *testing.T) {
 	var out bytes.Buffer
-	r := &run{home: t.TempDir(), out: &out}
-	r.agent("newagent")
-	if got, want := out.String(), "newagent: nothing to install (hist-seed imports its sessions): skipped\n"; got != want || r.failed {
-		t.Errorf("got %q (failed %v); want %q", got, r.failed, want)
+	o := Options{Home: t.TempDir(), Out: &out}
+	if got := o.agent("newagent"); got != Done || out.String() != "newagent: nothing to install (hist-seed imports its sessions): skipped\n" {
+		t.Errorf("got %q (%d)", out.String(), got)
+	}
+}
+
+// TestBackupNames: a backup never replaces a file, its own earlier ones
+// included.
+func TestBackupNames(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	var names []string
+	for i := range 3 {
+		n, err := writeBackup(path, []byte{byte('a' + i)}, fixedTime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, filepath.Base(n))
+	}
+	if names[0] != "settings.json.hist-backup-20260102-030405" || names[1] != names[0]+"-2" || names[2] != names[0]+"-3" {
+		t.Errorf("names %q", names)
+	}
+	f := &file{real: path}
+	if b := f.backups(); len(b) != 3 || string(b[0].data) != "c" || string(b[2].data) != "a" {
+		t.Errorf("backups newest first: %v", b)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -463,8 +464,12 @@ func (s *State) appendLog() error {
 	return f.Close()
 }
 
-// rewrite writes the whole state to a temp file renamed into place.
+// rewrite writes the whole state to a temp file renamed into place. On a
+// fresh machine the store's folder may not exist yet: it is made (0700).
 func (s *State) rewrite() error {
+	if err := os.MkdirAll(filepath.Dir(s.Path), atomicfile.DirPerm); err != nil {
+		return err
+	}
 	p, err := atomicfile.Create(s.Path)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 // several machines") has one writer per file: every file a machine writes
 // carries the machine's id in its name, "<stem>@<machine>.<ext>".
 
-// MachineEnv overrides the machine id kept in the config home.
+// MachineEnv names this machine before its first write (MachineID).
 const MachineEnv = "HIST_MACHINE"
 
 // MachineFile is the machine id's file in the config home.
@@ -43,32 +43,67 @@ func ValidMachine(id string) bool {
 // ErrBadMachine says HIST_MACHINE holds a value that cannot be a machine id.
 var ErrBadMachine = errors.New("not a machine id")
 
-// MachineID is this machine's id: HIST_MACHINE when set, else the one kept
-// in configHome/machine-id, generated (8 random hex digits) the first
-// time (unless create is false: then a missing file is fs.ErrNotExist).
-// Concurrent first runs agree: the file is created by a hard link of a
-// complete temp file, which fails when another run linked first, and then
-// the other run's id is read.
+// MismatchError says HIST_MACHINE names another machine than the id this
+// machine recorded at its first write: taking it would split one machine's
+// history in two (docs/store-format.md, "One store on several machines").
+type MismatchError struct {
+	Env      string // HIST_MACHINE's value
+	Recorded string // the id in Path
+	Path     string // the machine-id file
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%s=%s differs from this machine's id %s (recorded in %s at its first write)", MachineEnv, e.Env, e.Recorded, e.Path)
+}
+
+// MachineID is this machine's id, fixed at its first write: the one kept in
+// configHome/machine-id. When that file does not exist yet, create makes
+// it, holding HIST_MACHINE when that is set, else 8 random hex digits;
+// without create a missing file is fs.ErrNotExist, unless HIST_MACHINE is
+// set (then it is the id the first write will record). A HIST_MACHINE
+// other than the recorded id returns the recorded id with a
+// *MismatchError: the caller refuses, or (a hook, which must not lose its
+// prompt) writes under the recorded id and warns. Concurrent first runs
+// agree: the file is created by a hard link of a complete temp file, which
+// fails when another run linked first, and then the other run's id is
+// read.
 func MachineID(getenv func(string) string, configHome string, create bool) (string, error) {
-	if v := getenv(MachineEnv); v != "" {
-		if !ValidMachine(v) {
-			return "", fmt.Errorf("%s=%q: %w", MachineEnv, v, ErrBadMachine)
-		}
-		return v, nil
+	env := getenv(MachineEnv)
+	if env != "" && !ValidMachine(env) {
+		return "", fmt.Errorf("%s=%q: %w", MachineEnv, env, ErrBadMachine)
 	}
 	path := filepath.Join(configHome, MachineFile)
-	if id, err := readMachine(path); !errors.Is(err, fs.ErrNotExist) || !create {
-		return id, err
+	id, err := readMachine(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case create:
+			id, err = recordMachine(configHome, env)
+		case env != "":
+			return env, nil
+		}
+	}
+	if err == nil && env != "" && env != id {
+		return id, &MismatchError{Env: env, Recorded: id, Path: path}
+	}
+	return id, err
+}
+
+// recordMachine writes configHome/machine-id, holding id (a new random id
+// when id is ""), unless another run wrote it first: the id in the file is
+// returned either way.
+func recordMachine(configHome, id string) (string, error) {
+	if id == "" {
+		id = atomicfile.RandHex(4)
 	}
 	if err := EnsureDir(configHome); err != nil {
 		return "", err
 	}
+	path := filepath.Join(configHome, MachineFile)
 	p, err := atomicfile.Create(path)
 	if err != nil {
 		return "", err
 	}
 	defer p.Cleanup()
-	id := atomicfile.RandHex(4)
 	if _, err := p.File.WriteString(id + "\n"); err != nil {
 		return "", err
 	}

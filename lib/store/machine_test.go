@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -116,18 +117,49 @@ func TestMachineIDOnceConcurrent(t *testing.T) {
 	if len(ents) != 1 {
 		t.Fatalf("temp files left: %v", ents)
 	}
+	// A HIST_MACHINE set after the first write names another machine:
+	// the recorded id comes back, with the mismatch.
 	env := func(k string) string {
 		if k == MachineEnv {
 			return "over-ride"
 		}
 		return ""
 	}
-	if id, _ := MachineID(env, home, true); id != "over-ride" {
-		t.Fatalf("HIST_MACHINE ignored: %q", id)
+	id, err := MachineID(env, home, true)
+	var mm *MismatchError
+	if id != ids[0] || !errors.As(err, &mm) || mm.Env != "over-ride" || mm.Recorded != ids[0] {
+		t.Fatalf("HIST_MACHINE after the first write: %q, %v", id, err)
 	}
 	bad := func(string) string { return "a.b" }
 	if _, err := MachineID(bad, home, true); err == nil {
 		t.Fatal("a bad HIST_MACHINE was taken")
+	}
+}
+
+// TestMachineIDFromEnv: HIST_MACHINE names the machine at its first write,
+// and is recorded; before it, a read without create gives it as it is.
+func TestMachineIDFromEnv(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "cfg")
+	env := func(k string) string {
+		if k == MachineEnv {
+			return "laptop"
+		}
+		return ""
+	}
+	if id, err := MachineID(env, home, false); id != "laptop" || err != nil {
+		t.Fatalf("before the first write: %q, %v", id, err)
+	}
+	if _, err := os.Stat(home); !os.IsNotExist(err) {
+		t.Fatalf("a read made the config home: %v", err)
+	}
+	if id, err := MachineID(env, home, true); id != "laptop" || err != nil {
+		t.Fatalf("the first write: %q, %v", id, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(home, MachineFile)); string(data) != "laptop\n" {
+		t.Fatalf("machine-id holds %q", data)
+	}
+	if id, err := MachineID(func(string) string { return "" }, home, true); id != "laptop" || err != nil {
+		t.Fatalf("without HIST_MACHINE after: %q, %v", id, err)
 	}
 }
 

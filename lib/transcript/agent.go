@@ -31,6 +31,11 @@ type Agent struct {
 	// the agent's sessions; nil when there is none.
 	Resume []string
 
+	// Config returns the agent's own folder, where its settings, hooks
+	// and extensions live: hist-capture --install writes there, and the
+	// readers find their default folders from it. The one place each
+	// agent's folder variable is read (lib/envdir's rule).
+	Config func(env Env, home string) string
 	// Root returns the folder hist-seed reads the session transcripts
 	// from (Where says how it is found).
 	Root func(env Env, home string) string
@@ -68,6 +73,9 @@ type Hook struct {
 	// Codex's UserPromptSubmit payload is Claude Code's shape plus these.
 	TurnID         string `json:"turn_id"`
 	TranscriptPath string `json:"transcript_path"`
+	// Probe is set, instead of a prompt, by hist-capture --status's dry
+	// run of a hook: the hook answers it and stores nothing.
+	Probe string `json:"hist_probe"`
 }
 
 // IsCodex tells Codex's UserPromptSubmit payload from Claude Code's: only

@@ -1,8 +1,10 @@
 // hist: capture every prompt sent to opencode into hist's prompt history.
 //
-// Install: copy this file to ~/.config/opencode/plugin/hist.js (or a
-// project's .opencode/plugin/), with the hist binaries on PATH or in
-// $HIST_BIN_DIR. Capture stays off until `hist-capture --enable` or
+// Install: `hist-capture --install opencode`, which copies this file to
+// ~/.config/opencode/plugin/hist.js with the binaries' folder written into
+// installedBinDir below. A copy made by hand (or into a project's
+// .opencode/plugin/) needs that folder written there, or the binaries on
+// opencode's PATH, or $HIST_BIN_DIR. Capture stays off until `hist-capture --enable` or
 // GENTLE_PI_HISTORY_CAPTURE=1: hist-capture checks that on every call.
 //
 // On each user message (the "chat.message" hook, before opencode stores it)
@@ -29,8 +31,14 @@ import { join } from "node:path"
 
 const instance = (globalThis.__histOpencodeInstance ??= randomUUID())
 
+// The folder of the hist binaries. hist-capture --install writes its own
+// folder here, so that opencode runs them whatever its PATH; a copy made by
+// hand leaves it empty, and the binaries are looked for on PATH.
+// $HIST_BIN_DIR, when set, comes first.
+const installedBinDir = "";
+
 function bin(name) {
-  const dir = process.env.HIST_BIN_DIR
+  const dir = process.env.HIST_BIN_DIR || installedBinDir
   return dir ? join(dir, name) : name
 }
 
@@ -55,7 +63,7 @@ function capture(text, cwd, ts, session) {
       clearTimeout(timer)
       log({ ev: "hist-capture", args, code, error, stderr: stderr.trim().split("\n")[0] || undefined })
       if (code !== 0 && stderr) process.stderr.write(stderr.endsWith("\n") ? stderr : stderr + "\n")
-      if (error === "ENOENT") process.stderr.write(`hist: ${bin("hist-capture")} not found: install the hist binaries on PATH or set HIST_BIN_DIR\n`)
+      if (error === "ENOENT") process.stderr.write(`hist: ${bin("hist-capture")} not found: run hist-capture --install opencode again from the installed binaries (hist-capture --status checks it)\n`)
       resolve()
     }
     const timer = setTimeout(() => finish(null, "timeout"), timeout)

@@ -1,8 +1,10 @@
 /**
  * hist: prompt history for pi.
  *
- * Install: copy this file to ~/.pi/agent/extensions/hist.ts (or run
- * `pi -e ./hist.ts` to try it), with the hist binaries on PATH or in
+ * Install: `hist-capture --install pi`, which copies this file to
+ * ~/.pi/agent/extensions/hist.ts with the binaries' folder written into
+ * installedBinDir below. A copy made by hand (or `pi -e ./hist.ts`) needs
+ * that folder written there, or the binaries on pi's PATH, or
  * $HIST_BIN_DIR. Capture stays off until `hist-capture --enable` or
  * GENTLE_PI_HISTORY_CAPTURE=1; the binaries check that on every call, so
  * with capture off this extension stores nothing.
@@ -28,7 +30,8 @@
  *     command has no place in pi's editor.
  *
  * Environment:
- *   HIST_BIN_DIR               folder of the hist binaries (default: PATH)
+ *   HIST_BIN_DIR               folder of the hist binaries (default:
+ *                              installedBinDir, else PATH)
  *   HIST_PI_PICK_KEY           the selector key (default alt+r; "off": none)
  *   HIST_PI_SHUTDOWN_WAIT_MS   how long shutdown waits for pending work
  *                              (default 10000)
@@ -59,8 +62,14 @@ const state: {
 	missing: new Set<string>(),
 });
 
+// The folder of the hist binaries. hist-capture --install writes its own
+// folder here, so that pi runs them whatever its PATH; a copy made by hand
+// leaves it empty, and the binaries are looked for on PATH.
+// $HIST_BIN_DIR, when set, comes first.
+const installedBinDir = "";
+
 function bin(name: string): string {
-	const dir = process.env.HIST_BIN_DIR;
+	const dir = process.env.HIST_BIN_DIR || installedBinDir;
 	return dir ? join(dir, name) : name;
 }
 
@@ -133,7 +142,7 @@ function reportFailure(ctx: any, name: string, r: Result, quiet: number[] = []):
 	if (r.error === "ENOENT") {
 		if (state.missing.has(name)) return;
 		state.missing.add(name);
-		msg = `hist: ${bin(name)} not found: install the hist binaries on PATH or set HIST_BIN_DIR`;
+		msg = `hist: ${bin(name)} not found: run hist-capture --install pi again from the installed binaries (hist-capture --status checks it)`;
 	} else {
 		msg =
 			firstLine(r.stderr) ||

@@ -922,8 +922,8 @@ func TestPiImportThenInstall(t *testing.T) {
 	}
 	if got, err := os.ReadFile(extPath); err != nil {
 		t.Fatalf("the installed extension: %v", err)
-	} else if ext, _ := os.ReadFile(filepath.Join(testbin.Root(), "scripts", "pi", "hist.ts")); !bytes.Equal(got, ext) {
-		t.Errorf("%s is not scripts/pi/hist.ts", extPath)
+	} else if ext, _ := os.ReadFile(filepath.Join(testbin.Root(), "scripts", "pi", "hist.ts")); !bytes.Equal(got, withBinDir(t, ext, bin)) {
+		t.Errorf("%s is not scripts/pi/hist.ts with the binaries' folder %s written in", extPath, bin)
 	}
 	live := "fourth session: captured live by the installed extension"
 	typed[live] = pi(live)
@@ -956,3 +956,15 @@ func TestPiImportThenInstall(t *testing.T) {
 // machine is the tests' machine id: part of the name of every store file
 // they write.
 const machine = "pi-e2e"
+
+// withBinDir is the extension ext as hist-capture --install writes it:
+// the folder of the binaries, links resolved, in its installedBinDir line.
+func withBinDir(t *testing.T, ext []byte, bin string) []byte {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := json.Marshal(dir)
+	return bytes.Replace(ext, []byte(`const installedBinDir = "";`), []byte(`const installedBinDir = `+string(q)+`;`), 1)
+}

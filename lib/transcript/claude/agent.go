@@ -1,6 +1,19 @@
 package claude
 
-import "hist/lib/transcript"
+import (
+	"path/filepath"
+
+	"hist/lib/envdir"
+	"hist/lib/transcript"
+)
+
+// Config is Claude Code's folder: $CLAUDE_CONFIG_DIR, else ~/.claude.
+func Config(env transcript.Env, home string) string {
+	if d := envdir.Get(env, "CLAUDE_CONFIG_DIR", home); d != "" {
+		return d
+	}
+	return filepath.Join(home, ".claude")
+}
 
 // Agent is Claude Code.
 var Agent = transcript.Agent{
@@ -15,6 +28,7 @@ var Agent = transcript.Agent{
 		return h.SessionID
 	},
 	Resume:     []string{"claude", "--resume"},
+	Config:     Config,
 	Root:       DefaultRoot,
 	Scan:       ScanKept,
 	RecallPath: RecallPath,

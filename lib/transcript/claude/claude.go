@@ -46,7 +46,6 @@ package claude
 
 import (
 	"bytes"
-	"hist/lib/envdir"
 	"io"
 	"path/filepath"
 	"sort"
@@ -63,10 +62,7 @@ import (
 // DefaultRoot is where Claude Code keeps its transcripts:
 // $CLAUDE_CONFIG_DIR/projects, else home/.claude/projects.
 func DefaultRoot(env transcript.Env, home string) string {
-	if d := envdir.Get(env, "CLAUDE_CONFIG_DIR", home); d != "" {
-		return filepath.Join(d, "projects")
-	}
-	return filepath.Join(home, ".claude", "projects")
+	return filepath.Join(Config(env, home), "projects")
 }
 
 // Scan reads every *.jsonl transcript under root (recursively; root may also

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"hist/lib/envdir"
 	"io"
 	"io/fs"
 	"os"
@@ -22,11 +21,7 @@ import (
 // RecallPath is the path of Claude Code's prompt-recall file:
 // $CLAUDE_CONFIG_DIR/history.jsonl, else home/.claude/history.jsonl.
 func RecallPath(env transcript.Env, home string) string {
-	dir := envdir.Get(env, "CLAUDE_CONFIG_DIR", home)
-	if dir == "" {
-		dir = filepath.Join(home, ".claude")
-	}
-	return filepath.Join(dir, "history.jsonl")
+	return filepath.Join(Config(env, home), "history.jsonl")
 }
 
 // ScanRecall reads Claude Code's history.jsonl, one line per prompt

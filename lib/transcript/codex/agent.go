@@ -3,8 +3,17 @@ package codex
 import (
 	"path/filepath"
 
+	"hist/lib/envdir"
 	"hist/lib/transcript"
 )
+
+// Config is Codex's folder: $CODEX_HOME, else ~/.codex.
+func Config(env transcript.Env, home string) string {
+	if d := envdir.Get(env, "CODEX_HOME", home); d != "" {
+		return d
+	}
+	return filepath.Join(home, ".codex")
+}
 
 // Agent is the Codex CLI.
 var Agent = transcript.Agent{
@@ -19,6 +28,7 @@ var Agent = transcript.Agent{
 		return h.SessionID
 	},
 	Resume: []string{"codex", "resume"},
+	Config: Config,
 	Root:   DefaultRoot,
 	Scan:   ScanKept,
 	Watched: func(root string) []transcript.Folder {

@@ -63,10 +63,7 @@ import (
 // DefaultRoot is where Codex keeps its transcripts: $CODEX_HOME, else
 // ~/.codex.
 func DefaultRoot(env transcript.Env, home string) string {
-	if h := env("CODEX_HOME"); h != "" {
-		return h
-	}
-	return filepath.Join(home, ".codex")
+	return Config(env, home)
 }
 
 // Scan reads every rollout under root (sessions/ and archived_sessions/)

@@ -70,15 +70,7 @@ import (
 // (The mirror under projects/ follows $CURSOR_DATA_DIR; Scan looks for it
 // under the same root.)
 func DefaultRoot(env transcript.Env, home string) string {
-	if d := env("CURSOR_CONFIG_DIR"); d != "" {
-		return d
-	}
-	if x := env("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		if fi, err := os.Stat(filepath.Join(x, "cursor")); err == nil && fi.IsDir() {
-			return filepath.Join(x, "cursor")
-		}
-	}
-	return filepath.Join(home, ".cursor")
+	return Config(env, home)
 }
 
 // Scan reads every chat store and mirror transcript under root and calls

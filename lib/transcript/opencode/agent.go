@@ -6,6 +6,16 @@ import (
 	"hist/lib/transcript"
 )
 
+// Config is opencode's configuration folder, where its plugins live:
+// $XDG_CONFIG_HOME/opencode, else ~/.config/opencode. (Its transcripts are
+// in its data folder: DefaultRoot.)
+func Config(env transcript.Env, home string) string {
+	if x := transcript.Getenv(env, "XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "opencode")
+	}
+	return filepath.Join(home, ".config", "opencode")
+}
+
 // Agent is opencode (its plugin captures live, see scripts/opencode).
 var Agent = transcript.Agent{
 	Name:    transcript.SrcOpencode,
@@ -14,6 +24,7 @@ var Agent = transcript.Agent{
 		"and storage/ ($XDG_STATE_HOME/opencode/prompt-history.jsonl)",
 	Recall: "prompt-history.jsonl",
 	Resume: []string{"opencode", "-s"},
+	Config: Config,
 	Root:   DefaultRoot,
 	Scan:   ScanKept,
 	// The databases (or the one $OPENCODE_DB names) and the older JSON

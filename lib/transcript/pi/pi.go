@@ -60,10 +60,7 @@ func DefaultRoot(env transcript.Env, home string) string {
 	if d := envdir.Get(env, "PI_CODING_AGENT_SESSION_DIR", home); d != "" {
 		return d
 	}
-	if d := envdir.Get(env, "PI_CODING_AGENT_DIR", home); d != "" {
-		return filepath.Join(d, "sessions")
-	}
-	return filepath.Join(home, ".pi", "agent", "sessions")
+	return filepath.Join(Config(env, home), "sessions")
 }
 
 // Scan reads every *.jsonl session under root (recursively; root may also

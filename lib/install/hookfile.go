@@ -1,0 +1,223 @@
+package install
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/tailscale/hujson"
+)
+
+// The hook entries, as in scripts/claude/settings.json and
+// scripts/cursor/hooks.json.
+type (
+	commandHook struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+		Timeout int    `json:"timeout"`
+	}
+	commandEntry struct {
+		Hooks []commandHook `json:"hooks"`
+	}
+	scriptEntry struct {
+		Command string `json:"command"`
+	}
+	freshFile struct {
+		Version int              `json:"version,omitempty"`
+		Hooks   map[string][]any `json:"hooks"`
+	}
+)
+
+func (h hooked) entry(cmd string) any {
+	if h.cursor {
+		return scriptEntry{cmd}
+	}
+	return commandEntry{[]commandHook{{"command", cmd, 10}}}
+}
+
+// fresh is the file --install creates where there was none.
+func (h hooked) fresh(cmd string) []byte {
+	f := freshFile{Hooks: map[string][]any{h.event: {h.entry(cmd)}}}
+	if h.cursor {
+		f.Version = 1
+	}
+	return []byte(render(f, "", "  ") + "\n")
+}
+
+// What an edit of a settings file did.
+const (
+	none    = iota // nothing to do: already installed, or not installed
+	created        // a new file
+	added          // the hook added to the file
+	updated        // hist's hook made to run this binary
+	removed        // hist's hooks taken out
+	theirs         // only hooks of the user's that run hist-capture: left alone
+)
+
+type edit struct {
+	kind   int
+	data   []byte   // the new content
+	gone   bool     // the file goes (it held what --install created, and nothing else)
+	from   string   // the hist backup whose bytes data is (an exact undo)
+	was    string   // the command hist's hook ran before (updated)
+	theirs []string // the user's own hooks that run hist-capture
+}
+
+// addHook is old (nil: no file) with hist's hook, running cmd, under
+// h.event.
+func (h hooked) addHook(old []byte, cmd string) (edit, error) {
+	if len(bytes.TrimSpace(old)) == 0 {
+		return edit{kind: created, data: h.fresh(cmd)}, nil
+	}
+	d, err := parseDoc(old)
+	if err != nil {
+		return edit{}, err
+	}
+	hooks, arr, err := d.event(h.event)
+	if err != nil {
+		return edit{}, err
+	}
+	var stale []hookRef
+	var mine []string
+	for _, r := range refs(arr) {
+		switch {
+		case r.own && r.command == cmd:
+			return edit{}, nil
+		case r.own:
+			stale = append(stale, r)
+		case mentionsHist(r.command):
+			mine = append(mine, r.command)
+		}
+	}
+	if len(stale) > 0 {
+		data := old
+		for i := len(stale) - 1; i >= 0; i-- { // the last first: the offsets before it hold
+			data = splice(data, stale[i].lit.StartOffset, stale[i].lit.EndOffset, jsonString(cmd))
+		}
+		return h.checked(edit{kind: updated, data: data, was: stale[0].command}, cmd)
+	}
+	if len(mine) > 0 {
+		return edit{kind: theirs, theirs: mine}, nil
+	}
+	var data []byte
+	switch entry := h.entry(cmd); {
+	case hooks == nil:
+		data = d.insertInto(&d.root, memberText("hooks", map[string][]any{h.event: {entry}}))
+	case arr == nil:
+		data = d.insertInto(hooks, memberText(h.event, []any{entry}))
+	default:
+		data = d.insertInto(arr, valueText(entry))
+	}
+	return h.checked(edit{kind: added, data: data}, cmd)
+}
+
+// checked makes sure an edit reads back as a file with hist's hook.
+func (h hooked) checked(e edit, cmd string) (edit, error) {
+	d, err := parseDoc(e.data)
+	if err == nil {
+		_, arr, _ := d.event(h.event)
+		for _, r := range refs(arr) {
+			if r.own && r.command == cmd {
+				return e, nil
+			}
+		}
+	}
+	return edit{}, fmt.Errorf("editing it gave a file without the hook (%v): it was left as it was", err)
+}
+
+// backup is a copy --install or --uninstall kept of a settings file.
+type backup struct {
+	path string
+	data []byte
+}
+
+// removeHook is old without hist's hooks under h.event. When old is
+// exactly what --install made of one of backups (newest first), or of no
+// file at all, that is given back, byte for byte; otherwise each of
+// hist's hooks is cut out, with the entry, the event's array and "hooks"
+// when nothing else is left in them (the file itself stays).
+func (h hooked) removeHook(old []byte, backups []backup, linked bool) (edit, error) {
+	if len(bytes.TrimSpace(old)) == 0 {
+		return edit{}, nil
+	}
+	d, err := parseDoc(old)
+	if err != nil {
+		return edit{}, err
+	}
+	_, arr, err := d.event(h.event)
+	if err != nil {
+		return edit{}, err
+	}
+	var own *hookRef
+	var mine []string
+	for _, r := range refs(arr) {
+		switch {
+		case r.own && own == nil:
+			own = &r
+		case !r.own && mentionsHist(r.command):
+			mine = append(mine, r.command)
+		}
+	}
+	if own == nil {
+		return edit{kind: theirs, theirs: mine}, nil
+	}
+	for _, b := range backups {
+		if e, err := h.addHook(b.data, own.command); err == nil && (e.kind == added || e.kind == created) && bytes.Equal(e.data, old) {
+			return edit{kind: removed, data: b.data, from: b.path, theirs: mine}, nil
+		}
+	}
+	if bytes.Equal(old, h.fresh(own.command)) && !linked {
+		return edit{kind: removed, gone: true, theirs: mine}, nil
+	}
+	data := old
+	for {
+		d, err := parseDoc(data)
+		if err != nil {
+			return edit{}, fmt.Errorf("editing it gave a file that does not read back (%v): it was left as it was", err)
+		}
+		hooks, arr, _ := d.event(h.event)
+		r, ok := firstOwn(arr)
+		if !ok {
+			return edit{kind: removed, data: data, theirs: mine}, nil
+		}
+		data = d.removeRef(hooks, arr, r)
+	}
+}
+
+func firstOwn(arr *hujson.Value) (hookRef, bool) {
+	for _, r := range refs(arr) {
+		if r.own {
+			return r, true
+		}
+	}
+	return hookRef{}, false
+}
+
+// removeRef is d's bytes without the hook r: the hook from its entry's
+// list, or the entry, or the event's array, or "hooks" itself, the
+// smallest of them that keeps something else.
+func (d *doc) removeRef(hooks, arr *hujson.Value, r hookRef) []byte {
+	entries := arr.Value.(*hujson.Array)
+	if r.inner >= 0 {
+		list := member(&entries.Elements[r.entry], "hooks")
+		if len(arrayOf(list).Elements) > 1 {
+			return d.cut(list, r.inner)
+		}
+	}
+	if len(entries.Elements) > 1 {
+		return d.cut(arr, r.entry)
+	}
+	if obj := hooks.Value.(*hujson.Object); len(obj.Members) > 1 {
+		return d.cut(hooks, memberIndex(obj, arr))
+	}
+	return d.cut(&d.root, memberIndex(d.root.Value.(*hujson.Object), hooks))
+}
+
+// memberIndex is the place of the member whose value is v.
+func memberIndex(obj *hujson.Object, v *hujson.Value) int {
+	for i := range obj.Members {
+		if &obj.Members[i].Value == v {
+			return i
+		}
+	}
+	return -1
+}
