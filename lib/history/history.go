@@ -25,7 +25,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 
 	"hist/lib/identity"
@@ -458,27 +457,8 @@ func (rd *reader) merge(o *reader, more bool) {
 	o.index, o.keys, o.entries = nil, nil, nil
 }
 
-// Open opens a store file for reading, refusing what is not a regular file
-// (a FIFO would block a reader forever; a folder cannot be read).
-func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
-	}
-	return f, nil
-}
-
 func (rd *reader) readFile(fi int32, path string) error {
-	f, err := Open(path)
+	f, err := store.Open(path)
 	if err != nil {
 		return err
 	}

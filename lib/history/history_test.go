@@ -170,26 +170,6 @@ func TestReadLargeAndEmpty(t *testing.T) {
 	}
 }
 
-func TestOpen(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "a.jsonl")
-	os.WriteFile(p, []byte("x"), 0o600)
-	f, err := Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	if _, err := Open(dir); err == nil {
-		t.Error("opened a folder")
-	}
-	fifo := filepath.Join(dir, "fifo")
-	if syscall.Mkfifo(fifo, 0o600) == nil {
-		if _, err := Open(fifo); err == nil {
-			t.Error("opened a FIFO")
-		}
-	}
-}
-
 // parallel makes Read use n workers on any scope for the rest of the test.
 func parallel(t *testing.T, n int) {
 	min, w := parallelMin, workers
