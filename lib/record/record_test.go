@@ -72,6 +72,12 @@ func TestParse(t *testing.T) {
 		{`{"v":1,"t\u0065xt":"escaped key","ts":1}`, Record{Text: "escaped key", TS: 1}},
 		// encoding/json matches keys without regard to case; so does Parse.
 		{`{"V":1,"Text":"cased","TS":1}`, Record{Text: "cased", TS: 1}},
+		// Folded as encoding/json folds names: a long s is an s.
+		{`{"v":1,"text":"x","ts":1,"ſrc":"folded","SESSION":"s"}`, Record{Text: "x", TS: 1, Src: "folded", Session: "s"}},
+		// null leaves src as it was.
+		{`{"v":1,"text":"x","ts":1,"src":"a","src":null}`, Record{Text: "x", TS: 1, Src: "a"}},
+		{`{"v":null,"v":1,"text":null,"text":"back","ts":1}`, Record{Text: "back", TS: 1}},
+		{`{"v":1,"text":"x","ts":1,"k\u0001":[true,false,null,-0.5e+3,"\u00e9"]}`, Record{Text: "x", TS: 1}},
 	}
 	for _, c := range valid {
 		got, err := Parse([]byte(c.line))
@@ -112,6 +118,15 @@ func TestParse(t *testing.T) {
 		`{"v":1,"text":"unterminated,"ts":1}`,
 		`{"v":1,"text":"x","ts":1,"v":null}`,
 		`{"v":1,"text":"torn`,
+		`{"v":1,"text":"x","ts":1,"n":01}`,
+		`{"v":1,"text":"x","ts":1,"n":-}`,
+		`{"v":1,"text":"x","ts":1,"n":"bad \q"}`,
+		"{\"v\":1,\"text\":\"x\",\"ts\":1,\"n\":\"raw\ttab\"}",
+		"{\"v\":1,\"text\":\"x\",\"ts\":1,\"k\tey\":1}",
+		`{"v":1,"text":"x","ts":1,"n":nul}`,
+		`{"v":1,"text":"x","ts":1,"src":nullx}`,
+		`{"v":1,"text":"x","ts":1,"n":{"a":1,}}`,
+		`{"v":1,"text":"x","ts":true}`,
 	}
 	for _, line := range invalid {
 		if got, err := Parse([]byte(line)); !errors.Is(err, ErrMalformed) {
@@ -297,6 +312,9 @@ var parseSeeds = []string{
 	"{\"v\":1,\"text\":\"\t\",\"ts\":1}",
 	`{"v":1,"text":"\/\b\f\r","ts":1}`,
 	`{"v":1,"te\u0078t":"k","ts":1}`,
+	`{"v":1,"text":"x","ts":1,"ſession":"s","KELVIN":1}`,
+	`{"v":1,"text":"x","ts":1,"src":"a","src":null,"n":[1e5,-0,0.5]}`,
+	`{"v":1,"text":"x","ts":1,"n":01}`,
 }
 
 // FuzzParse checks that Parse and ParseView accept exactly the lines
