@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,65 +73,32 @@ const hexDigits = "0123456789abcdef"
 // are kept as they are (the line then is not strict JSON, but Parse reads
 // it back byte for byte, so no prompt is altered by a round trip).
 func AppendString(dst []byte, s string) []byte {
-	// Room for the text with a few escapes, so that the copies below
-	// rarely grow dst.
-	dst = slices.Grow(dst, len(s)+len(s)/8+2)
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		// Sixteen, then eight bytes at a time while none needs an escape.
-		for i+16 <= len(s) && plain8(s, i) && plain8(s, i+8) {
-			i += 16
-		}
-		if i+8 <= len(s) && plain8(s, i) {
-			i += 8
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
 			continue
 		}
-		end := min(i+8, len(s))
-		for ; i < end; i++ {
-			c := s[i]
-			if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"':
-				dst = append(dst, '\\', '"')
-			case '\\':
-				dst = append(dst, '\\', '\\')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			start = i + 1
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
+		start = i + 1
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
-}
-
-// plain8 reports whether none of the 8 bytes of s at i needs an escape:
-// none is below 0x20, a quote, a backslash or DEL. (A word has a zero
-// byte exactly when (w-ones) &^ w & high is not zero; x^c*ones has one
-// where x holds c.)
-func plain8(s string, i int) bool {
-	const (
-		ones = 0x0101010101010101
-		high = 0x8080808080808080
-	)
-	b := s[i : i+8]
-	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-	q := x ^ '"'*ones
-	bs := x ^ '\\'*ones
-	del := x ^ 0x7f*ones
-	bad := (x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs | (del-ones)&^del
-	return bad&high == 0
 }
 
 // Parse decodes one line (without its newline). A line is a record when
