@@ -62,6 +62,7 @@ type tail struct {
 	refs  []lineRef    // an indexed file's records, by time; read from the last
 	view  record.View  // the current record
 	st    record.Stats // what was read so far
+	open  *os.File     // the file while openTail reads it
 }
 
 // lineRef is where a record is in its file.
@@ -88,7 +89,7 @@ func inOrder(f store.File) bool {
 }
 
 // openTail opens the store file f, the i-th of n, to be read newest
-// first.
+// first, and reads its first block.
 func openTail(f store.File, i, n int) (*tail, error) {
 	fh, err := store.Open(f.Path)
 	if err != nil {
@@ -99,7 +100,8 @@ func openTail(f store.File, i, n int) (*tail, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &tail{path: f.Path, file: i, id: fi, size: fi.Size(), limit: blockLimit(n), pos: fi.Size()}
+	t := &tail{path: f.Path, file: i, id: fi, size: fi.Size(), limit: blockLimit(n), pos: fi.Size(), open: fh}
+	defer func() { t.open = nil }()
 	t.block = min(firstBlock, t.limit)
 	switch {
 	case t.size == 0:
@@ -136,25 +138,39 @@ func (t *tail) index(f *os.File) error {
 // readAt reads len(b) bytes at off from the file, if it is still the one
 // first opened.
 func (t *tail) readAt(b []byte, off int64) error {
-	f, err := store.Open(t.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !os.SameFile(fi, t.id) || fi.Size() < t.size {
-		return &fs.PathError{Op: "read", Path: t.path, Err: errReplaced}
+	f := t.open
+	if f == nil {
+		var err error
+		if f, err = t.reopen(); err != nil {
+			return err
+		}
+		defer f.Close()
 	}
 	if _, err := f.ReadAt(b, off); err != nil {
-		if err == io.EOF { // truncated since the Stat
+		if err == io.EOF { // truncated since it was opened
 			err = &fs.PathError{Op: "read", Path: t.path, Err: errReplaced}
 		}
 		return err
 	}
 	return nil
+}
+
+// reopen opens the file again, if it is still the one first opened, at
+// least as long as it was.
+func (t *tail) reopen() (*os.File, error) {
+	f, err := store.Open(t.path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && (!os.SameFile(fi, t.id) || fi.Size() < t.size) {
+		err = &fs.PathError{Op: "read", Path: t.path, Err: errReplaced}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // fill reads the block before buf, keeping buf[:end] after it. A line
