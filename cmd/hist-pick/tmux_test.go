@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // These tests drive the real hist-pick in a real terminal: tmux runs it in
