@@ -26,8 +26,8 @@ const (
 )
 
 // blockLimit is the largest block read from each of n files at once: the
-// blocks of all files hold about 4 MB together, 8 to 256 KB each.
-func blockLimit(n int) int { return min(256<<10, max(8<<10, (4<<20)/max(n, 1))) }
+// blocks of all files hold about 16 MB together, 16 to 256 KB each.
+func blockLimit(n int) int { return min(256<<10, max(16<<10, (16<<20)/max(n, 1))) }
 
 // errReplaced is a file that was replaced (a rewrite renamed another file
 // over it) or truncated while it was read: what is left of it is not
