@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"hash/maphash"
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"hist/lib/identity"
 	"hist/lib/store"
@@ -100,14 +102,12 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 		s.pending = map[key]pend{}
 	}
 	var tails tailHeap
-	var all []*tail
-	for i, f := range files {
-		t, err := openTail(f, i, len(files))
-		if err != nil {
-			s.res.Failed = append(s.res.Failed, FileError{Path: f.Path, Err: err})
+	all, errs := openTails(files)
+	for i, t := range all {
+		if errs[i] != nil {
+			s.res.Failed = append(s.res.Failed, FileError{Path: files[i].Path, Err: errs[i]})
 			continue
 		}
-		all = append(all, t)
 		if s.advance(t) {
 			tails = append(tails, t)
 		}
@@ -129,9 +129,28 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 		s.res.Stopped = true
 	}
 	for _, t := range all {
-		s.res.Stats.Add(t.st)
+		if t != nil {
+			s.res.Stats.Add(t.st)
+		}
 	}
 	return s.res
+}
+
+// openTails opens files, a few at a time: most of the time to the first
+// prompt goes in opening each file and reading its first block.
+func openTails(files []store.File) ([]*tail, []error) {
+	tails, errs := make([]*tail, len(files)), make([]error, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(files), 4) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				tails[i], errs[i] = openTail(files[i], i, len(files))
+			}
+		})
+	}
+	wg.Wait()
+	return tails, errs
 }
 
 // advance moves t to its next record; false when it has none left (a
