@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -220,7 +219,7 @@ func run(e *cli.Env) int {
 			e.Errorf("reading standard input: %v: nothing was changed", err)
 			return exitStdin
 		}
-		prompts, err = parseInput(data, in.name)
+		prompts, err = lineenc.Parse(data, lineenc.Format(in.name))
 		if err != nil {
 			e.Errorf("%v: nothing was changed", err)
 			return cli.ExitUsage
@@ -243,68 +242,6 @@ func run(e *cli.Env) int {
 		where = "in the store"
 	}
 	return report(e, res, st.Hidden(), where)
-}
-
-// parseInput splits standard input into prompts, in hist-list's formats.
-func parseInput(data []byte, format string) ([]string, error) {
-	var out []string
-	switch format {
-	case "nul":
-		for _, p := range bytes.Split(data, []byte{0}) {
-			if !identity.IsBlank(string(p)) {
-				out = append(out, string(p))
-			}
-		}
-		return out, nil
-	case "json":
-		for i, line := range bytes.Split(data, []byte{'\n'}) {
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			var o struct {
-				Text *string `json:"text"`
-			}
-			if err := json.Unmarshal(line, &o); err != nil || o.Text == nil {
-				return nil, fmt.Errorf("--stdin=json: line %d of standard input is not a JSON object with a \"text\" string (hist-list --json writes those)", i+1)
-			}
-			if !identity.IsBlank(*o.Text) {
-				out = append(out, *o.Text)
-			}
-		}
-		return out, nil
-	}
-	if bytes.IndexByte(data, 0) >= 0 {
-		return nil, errors.New("--stdin: standard input holds NUL bytes, as hist-list -0 writes: read it with -0")
-	}
-	lines := bytes.Split(data, []byte{'\n'})
-	jsonish := 0
-	for _, line := range lines {
-		if identity.IsBlank(string(line)) {
-			continue
-		}
-		if looksListedJSON(line) {
-			jsonish++
-		}
-		out = append(out, lineenc.Decode(string(line)))
-	}
-	if jsonish > 0 && jsonish == len(out) {
-		return nil, errors.New("--stdin: standard input looks like hist-list --json output: read it with --stdin=json")
-	}
-	return out, nil
-}
-
-// looksListedJSON reports whether line is one of hist-list --json's objects.
-func looksListedJSON(line []byte) bool {
-	if !bytes.HasPrefix(line, []byte(`{"text":`)) {
-		return false
-	}
-	var o map[string]json.RawMessage
-	if json.Unmarshal(line, &o) != nil {
-		return false
-	}
-	_, t := o["ts"]
-	_, f := o["file"]
-	return t && f
 }
 
 // summary says what was done (or would be).

@@ -3,17 +3,15 @@ package main
 
 import (
 	"bufio"
-	"hist/lib/words"
 	"os"
-	"strings"
-	"time"
 
 	"hist/lib/cli"
 	"hist/lib/history"
 	"hist/lib/lineenc"
-	"hist/lib/lock"
 	"hist/lib/store"
 	"hist/lib/termsafe"
+	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 const usage = `Usage:
@@ -88,36 +86,24 @@ Examples:
 
 func main() { os.Exit(run(cli.OSEnv("hist-list"))) }
 
+// options are hist-list's flags.
+type options struct {
+	store  string
+	scope  cli.ScopeFlags
+	format lineenc.Format
+	limit  int
+}
+
 func run(e *cli.Env) int {
-	fs := e.Flags()
-	storeDir := cli.StoreFlag(fs)
-	var scope cli.ScopeFlags
-	scope.Register(fs)
-	nul := fs.Bool("0", false, "")
-	asJSON := fs.Bool("json", false, "")
-	limit := fs.Int("limit", 0, "")
-	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
-	if stop {
+	o, code, ok := parseFlags(e)
+	if !ok {
 		return code
 	}
-	if len(args) > 0 {
-		e.Errorf("unexpected argument %q: hist-list takes only flags (to filter, pipe it to grep)", args[0])
-		return cli.ExitUsage
-	}
-	if *nul && *asJSON {
-		e.Errorf("-0 and --json are two formats: choose one")
-		return cli.ExitUsage
-	}
-	if *limit < 0 {
-		e.Errorf("--limit %d: give a positive number (0 means no limit)", *limit)
-		return cli.ExitUsage
-	}
-	st := e.Store(*storeDir)
-	sc, _, ok := e.Scope(&scope, st)
+	st := e.Store(o.store)
+	sc, _, ok := e.Scope(&o.scope, st)
 	if !ok {
 		return cli.ExitUsage
 	}
-
 	pol := e.Policy()
 	if !pol.On {
 		e.Warnf("%s", pol.OffHint())
@@ -127,106 +113,80 @@ func run(e *cli.Env) int {
 	if !ok {
 		return cli.ExitUntrusted
 	}
-	var reg map[string]string
-	if *asJSON {
+	return list(e, st, sc, hidden, o)
+}
+
+// parseFlags reads the command line; ok is false when hist-list is done
+// (usage printed, or a usage error with code).
+func parseFlags(e *cli.Env) (o options, code int, ok bool) {
+	fs := e.Flags()
+	storeDir := cli.StoreFlag(fs)
+	o.scope.Register(fs)
+	nul := fs.Bool("0", false, "")
+	asJSON := fs.Bool("json", false, "")
+	limit := fs.Int("limit", 0, "")
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if stop {
+		return o, code, false
+	}
+	o.store, o.limit, o.format = *storeDir, *limit, lineenc.Lines
+	switch {
+	case len(args) > 0:
+		e.Errorf("unexpected argument %q: hist-list takes only flags (to filter, pipe it to grep)", args[0])
+	case *nul && *asJSON:
+		e.Errorf("-0 and --json are two formats: choose one")
+	case *limit < 0:
+		e.Errorf("--limit %d: give a positive number (0 means no limit)", *limit)
+	default:
+		if *nul {
+			o.format = lineenc.NUL
+		} else if *asJSON {
+			o.format = lineenc.JSON
+		}
+		return o, cli.ExitOK, true
+	}
+	return o, cli.ExitUsage, false
+}
+
+// list prints the scope's prompts as they stream in, newest first: the
+// default format and -0 at first sight; --json, which shows the
+// provenance of a prompt's richest copy, once no richer copy can come
+// (history.Options.Hold). On a terminal, control characters in prompts
+// show escaped; a pipe gets the raw bytes.
+func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o options) int {
+	var reg store.Registry
+	if o.format == lineenc.JSON {
 		reg = st.LoadRegistry()
 	}
-	var withNUL int
-	encode := func(buf []byte, en history.Entry) []byte {
-		switch {
-		case *nul:
-			// A NUL inside the prompt would end its record early: the
-			// parts would read as other prompts.
-			if strings.IndexByte(en.Text, 0) >= 0 {
-				withNUL++
-				return buf
-			}
-			buf = append(buf, en.Text...)
-			return append(buf, 0)
-		case *asJSON:
-			return lineenc.AppendJSON(buf, lineenc.Listed{Text: en.Text, TS: en.TS, Cwd: reg[en.Project], File: en.File, Src: en.Src, Session: en.Session})
-		}
-		buf = lineenc.Append(buf, en.Text)
-		return append(buf, '\n')
-	}
-	// On a terminal, control characters in prompts show escaped; a pipe
-	// gets the raw bytes.
 	out := bufio.NewWriterSize(termsafe.Writer(e.Stdout), 64<<10)
 	var buf []byte
 	var werr error
-	printed := 0
-	show := func(en history.Entry) {
-		buf = encode(buf[:0], en)
-		if werr == nil {
+	printed, withNUL := 0, 0
+	res, err := history.Stream(st, sc, hidden, history.Options{Hold: o.format == lineenc.JSON}, func(en history.Entry) bool {
+		if o.format.Fits(en.Text) {
+			buf = o.format.Append(buf[:0], lineenc.Listed{Text: en.Text, TS: en.TS, Cwd: reg[en.Project], File: en.File, Src: en.Src, Session: en.Session})
 			_, werr = out.Write(buf)
+		} else {
+			withNUL++
 		}
 		printed++
-	}
-	full := func() bool { return *limit > 0 && printed >= *limit }
-
-	// Prompts are printed as they stream in, newest first: the default
-	// format and -0 at first sight; --json, which shows the provenance
-	// of a prompt's richest copy, holds a prompt back (with those after
-	// it) until no richer copy can come: at once when its first copy has
-	// a project and a session, else once the stream is past the hour
-	// before it, or more than 65536 prompts wait, or the files are read.
-	// Seen keeps what was printed, so a second read prints only what the
-	// first missed.
-	seen := history.NewSeen()
-	var res *history.StreamResult
-	// A delete or compaction running meanwhile may move prompts out of a
-	// file before it is read (a capture file renamed to a claim, a claim
-	// removed once its compact file is committed, lines that reached a
-	// rewritten file's old inode put back after the rename): such a read
-	// is done again, once the rewrite has ended (waiting at most
-	// settleWait in all), printing the prompts the first read missed, so
-	// a visible prompt is never missing.
-	deadline := time.Now().Add(settleWait)
-	for try := 0; ; try++ {
-		lock.WaitFree(st.Lock(), deadline)
-		files, err := st.Files(sc)
-		if err != nil {
-			e.Errorf("listing the store %s: %v: nothing more was printed", st.Root, err)
-			return cli.ExitFailure
-		}
-		ids := store.IDs(files)
-		var held []history.Entry // --json: waiting for their provenance
-		var final []bool
-		base := 0 // held[0]'s N
-		fn := func(en history.Entry) bool {
-			if !*asJSON {
-				show(en)
-				return werr == nil && !full()
-			}
-			switch {
-			case en.N < base:
-			case en.Richer:
-				h := &held[en.N-base]
-				h.Src, h.Session, h.File, h.Project = en.Src, en.Session, en.File, en.Project
-			case en.Settled:
-				final[en.N-base] = true
-			case *limit > 0 && printed+len(held) >= *limit:
-				return len(held) > 0 // only the held ones are still printed
-			default:
-				held, final = append(held, en), append(final, en.Final)
-			}
-			for len(held) > 0 && final[0] {
-				show(held[0])
-				held, final, base = held[1:], final[1:], base+1
-			}
-			return werr == nil && !(full() && len(held) == 0)
-		}
-		res = history.StreamWith(files, hidden, history.StreamOptions{Seen: seen, View: !*asJSON, Provenance: *asJSON}, fn)
-		if werr != nil {
-			return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
-		}
-		if full() || try == 20 || time.Now().After(deadline) || !lock.Held(st.Lock()) && !st.Moved(sc, files, ids, history.Vanished(res.Failed)) {
-			break
-		}
+		return werr == nil && (o.limit == 0 || printed < o.limit)
+	})
+	if werr != nil {
+		return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
 	}
 	if err := out.Flush(); err != nil {
 		return cli.ExitFailure
 	}
+	if err != nil {
+		e.Errorf("listing the store %s: %v: nothing more was printed", st.Root, err)
+		return cli.ExitFailure
+	}
+	return report(e, res, withNUL)
+}
+
+// report says what the listing left out, and returns the exit code.
+func report(e *cli.Env, res *history.StreamResult, withNUL int) int {
 	if res.Stats.Malformed > 0 {
 		e.Warnf("skipped %s", words.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
 	}
@@ -242,7 +202,3 @@ func run(e *cli.Env) int {
 	}
 	return cli.ExitOK
 }
-
-// settleWait bounds how long hist-list waits for rewrites that run while
-// it reads.
-const settleWait = 3 * time.Second

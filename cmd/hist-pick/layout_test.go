@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // Tmux tests of the preview and the layout (helpers in tmux_test.go).

@@ -112,11 +112,55 @@ func main() {
 	os.Exit(run(cli.OSEnv("hist-pick")))
 }
 
+// options are hist-pick's flags.
+type options struct {
+	store      string
+	scope      cli.ScopeFlags
+	query      string
+	format     lineenc.Format // Raw, NUL or JSON
+	word       bool
+	resumeOnly bool
+	shell      shellquote.Shell
+	resumeKey  string // "" with --no-resume-key
+	deleteKeys []string
+}
+
 func run(e *cli.Env) int {
+	o, code, ok := parseFlags(e)
+	if !ok {
+		return code
+	}
+	cfg, code, ok := configure(e, o)
+	if !ok {
+		return code
+	}
+	c, code, err := picker.Run(cfg)
+	switch code {
+	case picker.ExitChosen:
+	case picker.ExitCancelled:
+		return picker.ExitCancelled
+	default:
+		e.Errorf("%v", err)
+		return cli.ExitFailure
+	}
+	if o.resumeOnly && c.Resume == "" {
+		if c.Resume, err = picker.ResumeCommand(c.Src, c.Session, c.Cwd, o.shell); err != nil {
+			e.Errorf("--resume: %v", err)
+			return cli.ExitFailure
+		}
+	}
+	if _, err := e.Stdout.Write(output(c, o)); err != nil {
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
+}
+
+// parseFlags reads the command line; ok is false when hist-pick is done:
+// usage or key bindings printed, or a usage error, with code.
+func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
-	var scope cli.ScopeFlags
-	scope.Register(fs)
+	o.scope.Register(fs)
 	query := fs.String("query", "", "")
 	nul := fs.Bool("0", false, "")
 	asJSON := fs.Bool("json", false, "")
@@ -128,61 +172,86 @@ func run(e *cli.Env) int {
 	resumeOnly := fs.Bool("resume", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
 	if stop {
-		return code
+		return o, code, false
 	}
-	if len(args) > 0 {
+	o.store, o.query, o.word, o.resumeOnly, o.format = *storeDir, *query, *word, *resumeOnly, lineenc.Raw
+	if *nul {
+		o.format = lineenc.NUL
+	} else if *asJSON {
+		o.format = lineenc.JSON
+	}
+	switch {
+	case len(args) > 0:
 		e.Errorf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
-		return cli.ExitUsage
-	}
-	if *shellName != "" && !*word && !*resumeOnly {
-		s, ok := shell.Script(*shellName)
-		if !ok {
-			e.Errorf("--shell %s: no key bindings for that shell: choose one of %s", *shellName, strings.Join(shell.Names(), ", "))
-			return cli.ExitUsage
-		}
-		fmt.Fprint(e.Stdout, s)
-		return cli.ExitOK
-	}
-	if *nul && *asJSON {
+		return o, cli.ExitUsage, false
+	case *shellName != "" && !*word && !*resumeOnly:
+		return o, bindings(e, *shellName), false
+	case *nul && *asJSON:
 		e.Errorf("-0 and --json are two formats: choose one")
-		return cli.ExitUsage
-	}
-	if (*word || *resumeOnly) && (*nul || *asJSON || *word && *resumeOnly) {
+		return o, cli.ExitUsage, false
+	case (*word || *resumeOnly) && (*nul || *asJSON || *word && *resumeOnly):
 		e.Errorf("--word and --resume each choose what is printed: use one of them, without -0 or --json")
-		return cli.ExitUsage
+		return o, cli.ExitUsage, false
 	}
-	sh := shellquote.Any
+	o.shell = shellquote.Any
 	if *shellName != "" {
 		var err error
-		if sh, err = shellquote.Parse(*shellName); err != nil {
+		if o.shell, err = shellquote.Parse(*shellName); err != nil {
 			e.Errorf("--shell %s: %v", *shellName, err)
-			return cli.ExitUsage
+			return o, cli.ExitUsage, false
 		}
 	}
 	if *noResumeKey && *resumeKey != "" {
 		e.Errorf("--resume-key and --no-resume-key contradict each other: use one")
+		return o, cli.ExitUsage, false
+	}
+	if !keys(e, &o, *resumeKey, *deleteKey, *noResumeKey) {
+		return o, cli.ExitUsage, false
+	}
+	return o, cli.ExitOK, true
+}
+
+// bindings prints the key bindings of shell sh.
+func bindings(e *cli.Env, sh string) int {
+	s, ok := shell.Script(sh)
+	if !ok {
+		e.Errorf("--shell %s: no key bindings for that shell: choose one of %s", sh, strings.Join(shell.Names(), ", "))
 		return cli.ExitUsage
 	}
-	rk := firstNonEmpty(*resumeKey, e.Getenv("HIST_PICK_RESUME_KEY"), "ctrl-o")
-	dk := firstNonEmpty(*deleteKey, e.Getenv("HIST_PICK_DELETE_KEY"), "ctrl-delete,alt-d")
-	var deleteKeys []string
+	fmt.Fprint(e.Stdout, s)
+	return cli.ExitOK
+}
+
+// keys sets the resume and delete keys from the flags, else the
+// environment, else the defaults, and checks that fzf can bind them.
+func keys(e *cli.Env, o *options, resumeKey, deleteKey string, noResumeKey bool) bool {
+	rk := firstNonEmpty(resumeKey, e.Getenv("HIST_PICK_RESUME_KEY"), "ctrl-o")
+	dk := firstNonEmpty(deleteKey, e.Getenv("HIST_PICK_DELETE_KEY"), "ctrl-delete,alt-d")
 	for _, k := range strings.Split(dk, ",") {
 		if k = strings.TrimSpace(k); k != "" {
-			deleteKeys = append(deleteKeys, k)
+			o.deleteKeys = append(o.deleteKeys, k)
 		}
 	}
-	for _, k := range append([]string{rk}, deleteKeys...) {
+	for _, k := range append([]string{rk}, o.deleteKeys...) {
 		if err := checkKey(k); err != nil {
 			e.Errorf("key %q: %v: use an fzf key name such as ctrl-o, alt-d or ctrl-delete", k, err)
-			return cli.ExitUsage
+			return false
 		}
 	}
+	if !noResumeKey {
+		o.resumeKey = rk
+	}
+	return true
+}
 
-	st := e.Store(*storeDir)
-	sc, _, err := scope.Resolve(st)
+// configure resolves the scope and reads what the selector needs; ok is
+// false when it cannot run, with code.
+func configure(e *cli.Env, o options) (cfg picker.Config, code int, ok bool) {
+	st := e.Store(o.store)
+	sc, _, err := o.scope.Resolve(st)
 	if err != nil {
 		e.Errorf("%v", err)
-		return cli.ExitUsage
+		return cfg, cli.ExitUsage, false
 	}
 	project, also := sc.Project, sc.Also
 	if sc.All {
@@ -192,60 +261,36 @@ func run(e *cli.Env) int {
 			project, also = ps.Project, ps.Also
 		}
 	}
-
 	pol := e.Policy()
 	if !pol.On {
 		e.Warnf("%s", pol.OffHint())
-		return cli.ExitFailure
+		return cfg, cli.ExitFailure, false
 	}
 	// A delete from the selector writes this machine's tombstone file.
 	if code := e.NeedMachine(&st); code != cli.ExitOK {
-		return code
+		return cfg, code, false
 	}
 	hidden, ok := e.LoadHidden(st)
 	if !ok {
-		return cli.ExitUntrusted
+		return cfg, cli.ExitUntrusted, false
 	}
-	c, code, err := picker.Run(picker.Config{
-		Store: st, Hidden: hidden, Project: project, Also: also, All: sc.All, Query: *query,
-		ResumeKey: rk, NoResumeKey: *noResumeKey, DeleteKeys: deleteKeys, Shell: sh,
-	})
-	switch code {
-	case picker.ExitChosen:
-	case picker.ExitCancelled:
-		return picker.ExitCancelled
-	default:
-		e.Errorf("%v", err)
-		return cli.ExitFailure
-	}
-	if *resumeOnly && c.Resume == "" {
-		if c.Resume, err = picker.ResumeCommand(c.Src, c.Session, c.Cwd, sh); err != nil {
-			e.Errorf("--resume: %v", err)
-			return cli.ExitFailure
-		}
-	}
-	var out []byte
-	switch {
-	case *asJSON:
-		out = lineenc.AppendJSON(nil, lineenc.Listed{Text: c.Text, TS: c.TS, Cwd: c.Cwd, File: c.File, Src: c.Src, Session: c.Session, Resume: c.Resume})
-	case *nul:
-		out = append([]byte(pick(c)), 0)
-	case *word && c.Resume == "":
-		out = append([]byte(shellquote.Quote(c.Text, sh)), '\n')
-	default:
-		out = append([]byte(pick(c)), '\n')
-	}
-	if _, err := e.Stdout.Write(out); err != nil {
-		return cli.ExitFailure
-	}
-	return cli.ExitOK
+	return picker.Config{
+		Store: st, Hidden: hidden, Project: project, Also: also, All: sc.All, Query: o.query,
+		ResumeKey: o.resumeKey, NoResumeKey: o.resumeKey == "", DeleteKeys: o.deleteKeys, Shell: o.shell,
+	}, cli.ExitOK, true
 }
 
-func pick(c picker.Choice) string {
-	if c.Resume != "" {
-		return c.Resume
+// output is what hist-pick prints for the choice c.
+func output(c picker.Choice, o options) []byte {
+	l := lineenc.Listed{Text: c.Text, TS: c.TS, Cwd: c.Cwd, File: c.File, Src: c.Src, Session: c.Session, Resume: c.Resume}
+	switch {
+	case o.format == lineenc.JSON:
+	case c.Resume != "":
+		l.Text = c.Resume
+	case o.word:
+		l.Text = shellquote.Quote(c.Text, o.shell)
 	}
-	return c.Text
+	return o.format.Append(nil, l)
 }
 
 // checkKey asks fzf whether it can bind k.

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // What hist-pick prints for a shell, run by that real shell in tmux: the

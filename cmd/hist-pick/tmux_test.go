@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // These tests drive the real hist-pick in a real terminal: tmux runs it in
@@ -116,6 +118,12 @@ func (tm *term) clear() {
 func (tm *term) screen() string {
 	tm.t.Helper()
 	return tm.tmux("capture-pane", "-p", "-t", "t")
+}
+
+// cursor is the cursor's column, from 0.
+func (tm *term) cursor() string {
+	tm.t.Helper()
+	return strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "t", "#{cursor_x}"))
 }
 
 func (tm *term) screenColors() string {
@@ -813,12 +821,16 @@ func TestShellWidgets(t *testing.T) {
 				tm = newShellTerm(t, f.dir, 100, 40, sh.argv(f.dir))
 			}
 			tm.run(sh.setup + "; clear; echo ready")
-			// The next prompt: the line editor is reading (in cooked mode
-			// the terminal itself would take ctrl-r).
 			tm.waitText("ready\n$")
-			time.Sleep(300 * time.Millisecond)
 			tm.text(`echo "é<>"`)   // a multibyte character before the cursor
 			tm.keys("Left", "Left") // the cursor between < and >
+			// ctrl-r goes in only once the line editor reads keys: in
+			// cooked mode the terminal itself would take it. The editor
+			// has moved the cursor between < and > (the terminal would
+			// have echoed the arrows as ^[[D).
+			tm.waitFor("the line editor to move the cursor", func(s string) bool {
+				return strings.Contains(s, `$ echo "é<>"`) && !strings.Contains(s, "^[") && tm.cursor() == "10"
+			})
 			tm.keys("C-r")
 			tm.waitText("32 loaded")
 			tm.text("prompt 17")

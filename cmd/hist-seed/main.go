@@ -17,7 +17,6 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"hist/lib/cli"
-	"hist/lib/hugepages"
 	"hist/lib/redact"
 	"hist/lib/seed"
 	"hist/lib/store"
@@ -133,10 +132,6 @@ func main() {
 	os.Exit(run(cli.OSEnv("hist-seed")))
 }
 
-// heapSpace is the heap address space marked for huge pages: room for a
-// first import's heap to move about in between collections.
-const heapSpace = 512 << 20
-
 type options struct {
 	scope      cli.ScopeFlags // --all-projects sets its All
 	from       string
@@ -217,18 +212,6 @@ func run(e *cli.Env) int {
 	if !pol.On {
 		e.Errorf("%s: nothing was imported", pol.OffHint())
 		return cli.ExitOK
-	}
-	if o.scope.All {
-		// A run over every project has its heap in 2 MB pages where the
-		// kernel gives them on request. On the benchmarks' virtual
-		// machine, a run with nothing new took 201 against 151 ms over
-		// Claude Code's 19,326 transcripts (-25%; page faults 5,014
-		// against 1,922), 229 against 147 ms over Codex's (-36%), 639
-		// against 454 ms over pi's (-29%); pi's first import of 1 GB
-		// 4.23 against 3.59 s (-15%). Medians of 5 to 15 alternated
-		// runs, bench/seed.md. It costs about 12 ms at the start, which a
-		// run for one project, at an agent's session start, does not pay.
-		hugepages.ForHeap(heapSpace)
 	}
 	// Every file an import writes carries this machine's id.
 	if !o.dryRun {

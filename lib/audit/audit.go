@@ -19,7 +19,6 @@ import (
 	"unsafe"
 
 	"hist/lib/atomicfile"
-	"hist/lib/history"
 	"hist/lib/lock"
 	"hist/lib/record"
 	"hist/lib/redact"
@@ -237,7 +236,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 // scan counts a store file's records, malformed lines and records that
 // redaction would change.
 func (r *Report) scan(path string) (int, error) {
-	f, err := history.Open(path) // refuses a file swapped for a FIFO
+	f, err := store.Open(path) // refuses a file swapped for a FIFO
 	if err != nil {
 		return 0, err
 	}

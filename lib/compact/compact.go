@@ -66,7 +66,6 @@ import (
 	"unsafe"
 
 	"hist/lib/atomicfile"
-	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/record"
 	"hist/lib/store"
@@ -262,7 +261,7 @@ type scanner struct{ br *bufio.Reader }
 
 // info counts a file's records and finds its newest entry.
 func (s *scanner) info(path string) (FileInfo, error) {
-	f, err := history.Open(path)
+	f, err := store.Open(path)
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -439,7 +438,7 @@ func DryRun(p *Plan, opt Options) *Report {
 	br := bufio.NewReaderSize(nil, readSize)
 	var buf []byte
 	for _, fi := range p.Merge {
-		f, err := history.Open(fi.Path)
+		f, err := store.Open(fi.Path)
 		if err != nil {
 			rep.fail(fi.Path, "%s: it would stay as it is", words.Describe(err))
 			continue
@@ -495,7 +494,7 @@ func Run(p *Plan, opt Options) *Report {
 				continue
 			}
 		}
-		f, err := history.Open(c.path)
+		f, err := store.Open(c.path)
 		if err != nil {
 			rep.fail(c.path, "opening the claim: %s: it stays on disk and is still read", words.Describe(err))
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)

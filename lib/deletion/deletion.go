@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"hist/lib/atomicfile"
-	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/lock"
 	"hist/lib/record"
@@ -545,7 +544,7 @@ func count(by map[string]int, forms []string) int {
 func projectSessions(files []store.File, want map[string]struct{}) map[string]struct{} {
 	out := map[string]struct{}{}
 	for _, f := range files {
-		fh, err := history.Open(f.Path)
+		fh, err := store.Open(f.Path)
 		if err != nil {
 			continue
 		}

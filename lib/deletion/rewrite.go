@@ -16,7 +16,6 @@ import (
 	"unsafe"
 
 	"hist/lib/atomicfile"
-	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/record"
 	"hist/lib/store"
@@ -205,7 +204,7 @@ const (
 // rewriteFile removes the copies of m's prompts from the file at path.
 func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	fr.path = path
-	f, err := history.Open(path)
+	f, err := store.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			fr.vanished = true
@@ -275,7 +274,7 @@ type EditResult struct {
 // captures meanwhile are carried over (edited too). The caller holds the
 // rewriters' lock (store.Lock). A missing file is not an error.
 func EditFile(path string, edit EditFunc, dry bool) EditResult {
-	f, err := history.Open(path)
+	f, err := store.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return EditResult{}

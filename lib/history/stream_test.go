@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"hist/lib/identity"
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
@@ -25,52 +26,32 @@ func writeFile(t *testing.T, path string, data string) store.File {
 	return store.File{Path: path, Project: "p", Kind: store.Capture}
 }
 
-// streamAll collects what Stream sends, a Richer call replacing the
-// provenance of the prompt it names.
-func streamAll(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
+// early streams files as the selector does: each prompt at its newest
+// copy, a Richer call replacing the provenance of the prompt it names.
+func early(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
 	var got []Entry
-	contents := map[string][]byte{}
-	seen := NewSeen()
-	sum := seen.Sum()
-	res := StreamWith(files, hidden, StreamOptions{Seen: seen, Provenance: true}, func(e Entry) bool {
-		if e.Settled {
-			return true
-		}
-		if e.Richer {
-			g := &got[e.N]
-			g.Src, g.Session, g.File, g.Project = e.Src, e.Session, e.File, e.Project
-			return true
-		}
-		if e.N != len(got) {
-			panic(fmt.Sprintf("entry %d sent as N=%d", len(got), e.N))
-		}
-		// Off and Len locate a line that holds the text sent.
-		b, ok := contents[e.File]
-		var err error
-		if !ok {
-			b, err = os.ReadFile(e.File)
-			contents[e.File] = b
-		}
-		if err != nil || e.Off < 0 || e.Off+int64(e.Len) > int64(len(b)) {
-			panic(fmt.Sprintf("entry %d %.40q: %v, at %d+%d", e.N, e.Text, err, e.Off, e.Len))
-		}
-		var v record.View
-		if err := record.ParseView(b[e.Off:e.Off+int64(e.Len)], &v); err != nil || string(v.Text) != e.Text || v.TS != e.TS {
-			panic(fmt.Sprintf("entry %d %.40q: the line at %d+%d holds %.40q (%v)", e.N, e.Text, e.Off, e.Len, v.Text, err))
-		}
-		// Sum is the seen-set's, for this text and any of its spellings.
-		if e.Sum != sum(e.Text) || e.Sum != sum(" "+strings.ToUpper(e.Text)+"  ") {
-			panic(fmt.Sprintf("entry %d %.40q: sum %x, the seen-set's %x", e.N, e.Text, e.Sum, sum(e.Text)))
-		}
+	res := streamFiles(files, hidden, seenSet{}, 0, Options{Richer: func(n int, e Entry) {
+		g := &got[n]
+		g.Src, g.Session, g.File, g.Project = e.Src, e.Session, e.File, e.Project
+	}}, func(e Entry) bool {
 		got = append(got, e)
 		return true
 	})
 	return got, res
 }
 
-// Files whose lines are in time order stream exactly what Read returns,
-// in the same order, whatever the block boundaries.
-func TestStreamMatchesRead(t *testing.T) {
+func textsOf(es []Entry) string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Text)
+	}
+	return strings.Join(out, "|")
+}
+
+// Read (Hold) and a stream with Richer calls applied agree on every
+// prompt, its order and its provenance, whatever the block boundaries;
+// a stream without options sends the same prompts in the same order.
+func TestStreamModesAgree(t *testing.T) {
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(1, 2))
 	var bufs [7][]byte
@@ -83,7 +64,7 @@ func TestStreamMatchesRead(t *testing.T) {
 		case 0:
 			text = texts[r.IntN(len(texts))]
 		case 1:
-			text = strings.Repeat("long ", 20000+r.IntN(70000)) + fmt.Sprint(i) // crosses maxBlock
+			text = strings.Repeat("long ", 20000+r.IntN(70000)) + fmt.Sprint(i) // crosses the largest block
 		default:
 			text = fmt.Sprintf("prompt %d %s", i, strings.Repeat("z", r.IntN(300)))
 		}
@@ -105,35 +86,29 @@ func TestStreamMatchesRead(t *testing.T) {
 		}
 	}
 	files = append(files, writeFile(t, filepath.Join(dir, "empty.jsonl"), ""))
-	hidden, err := tombstone.Load(filepath.Join(dir, "hidden.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hidden.Add("BETA GAMMA")
+	hidden := hiddenSet(t, "BETA GAMMA")
 
 	want := Read(files, hidden)
-	got, res := streamAll(files, hidden)
-	if len(got) != want.Len() || res.Sent != want.Len() {
-		t.Fatalf("stream sent %d (%d), read has %d", len(got), res.Sent, want.Len())
+	got, res := early(files, hidden)
+	if len(got) != want.Len() {
+		t.Fatalf("stream sent %d, read has %d", len(got), want.Len())
 	}
 	for i, e := range got {
-		w := want.At(i)
-		if e.TS != w.TS || e.Text != w.Text {
-			t.Fatalf("entry %d: stream %d %.40q, read %d %.40q", i, e.TS, e.Text, w.TS, w.Text)
-		}
-		if e.Src != w.Src || e.Session != w.Session || e.File != w.File || e.Project != w.Project {
-			t.Fatalf("entry %d %.40q: stream's provenance %q %q %s %q, read's %q %q %s %q", i, e.Text,
-				e.Src, e.Session, e.File, e.Project, w.Src, w.Session, w.File, w.Project)
+		if w := want.At(i); e != w {
+			t.Fatalf("entry %d: stream %d %.40q %q %q %s %q, read %d %.40q %q %q %s %q", i,
+				e.TS, e.Text, e.Src, e.Session, e.File, e.Project, w.TS, w.Text, w.Src, w.Session, w.File, w.Project)
 		}
 	}
 	if res.Hidden != 1 || want.Hidden != 1 {
 		t.Errorf("hidden: stream %d, read %d, want 1", res.Hidden, want.Hidden)
 	}
-	if res.Stats.Malformed != want.Stats.Malformed || res.Stats.Records != want.Stats.Records {
+	if res.Stats != want.Stats || res.Stats.Malformed == 0 {
 		t.Errorf("stats: stream %+v, read %+v", res.Stats, want.Stats)
 	}
-	if res.Unordered != 0 {
-		t.Errorf("unordered = %d, want 0", res.Unordered)
+	var plain []Entry
+	streamFiles(files, hidden, seenSet{}, 0, Options{}, func(e Entry) bool { plain = append(plain, e); return true })
+	if textsOf(plain) != textsOf(got) {
+		t.Errorf("without options the stream sends other prompts")
 	}
 }
 
@@ -148,16 +123,30 @@ func TestStreamTornAndNewest(t *testing.T) {
 		writeFile(t, filepath.Join(dir, "b.jsonl"), string(b)),
 		writeFile(t, filepath.Join(dir, "c.jsonl"), `{"v":1,"text":"only torn","ts":5}`),
 	}
-	got, res := streamAll(files, nil)
-	var texts []string
-	for _, e := range got {
-		texts = append(texts, e.Text)
-	}
-	if strings.Join(texts, "|") != "OLD   copy|first" {
-		t.Fatalf("got %q", texts)
+	got, res := early(files, nil)
+	if s := textsOf(got); s != "OLD   copy|first" {
+		t.Fatalf("got %q", s)
 	}
 	if res.Stats.Malformed != 2 {
 		t.Errorf("malformed = %d, want 2 (two torn last lines)", res.Stats.Malformed)
+	}
+}
+
+// A large file (read from its end, not indexed) ending in a torn line:
+// the torn line is counted once, every record before it is read.
+func TestStreamTornLargeFile(t *testing.T) {
+	dir := t.TempDir()
+	var b []byte
+	for i := range 2000 {
+		b = record.Append(b, record.Record{Text: fmt.Sprintf("prompt %d %s", i, strings.Repeat("w", 100)), TS: int64(i)})
+	}
+	b = append(b, `{"v":1,"text":"torn`...)
+	got, res := early([]store.File{writeFile(t, filepath.Join(dir, "big.jsonl"), string(b))}, nil)
+	if len(got) != 2000 || got[0].Text != "prompt 1999 "+strings.Repeat("w", 100) {
+		t.Fatalf("%d prompts, first %.20q", len(got), got[0].Text)
+	}
+	if res.Stats != (record.Stats{Lines: 2000, Records: 2000, Malformed: 1, Bytes: int64(len(b))}) {
+		t.Errorf("stats %+v", res.Stats)
 	}
 }
 
@@ -173,7 +162,7 @@ func TestStreamStopAndFailures(t *testing.T) {
 		{Path: dir}, // a folder
 	}
 	var n int
-	res := Stream(files, nil, func(e Entry) bool {
+	res := streamFiles(files, nil, seenSet{}, 0, Options{}, func(e Entry) bool {
 		if n == 0 && e.Text != "p99" {
 			t.Errorf("first = %q, want p99", e.Text)
 		}
@@ -191,21 +180,16 @@ func TestStreamStopAndFailures(t *testing.T) {
 // A file whose lines are out of time order streams in time order when it
 // is not a capture file, or a capture file of one block: it is indexed
 // and sorted as it is read. A large capture file is trusted to be in
-// order: each prompt is still sent once, and its lines out of order are
-// counted.
+// order: each prompt is still sent once.
 func TestStreamUnordered(t *testing.T) {
 	dir := t.TempDir()
 	var b []byte
 	for _, r := range []record.Record{{Text: "a", TS: 5}, {Text: "b", TS: 1}, {Text: "A", TS: 9}, {Text: "c", TS: 2}} {
 		b = record.Append(b, r)
 	}
-	got, res := streamAll([]store.File{writeFile(t, filepath.Join(dir, "m.jsonl"), string(b))}, nil)
-	var texts []string
-	for _, e := range got {
-		texts = append(texts, e.Text)
-	}
-	if strings.Join(texts, "|") != "A|c|b" || res.Unordered != 2 {
-		t.Fatalf("got %q unordered %d; want A|c|b and 2", texts, res.Unordered)
+	got, _ := early([]store.File{writeFile(t, filepath.Join(dir, "m.jsonl"), string(b))}, nil)
+	if s := textsOf(got); s != "A|c|b" {
+		t.Fatalf("got %q; want A|c|b", s)
 	}
 
 	// Large files, lines in transcript order: mostly rising, a few
@@ -232,46 +216,38 @@ func TestStreamUnordered(t *testing.T) {
 		big("seed.jsonl", store.Seed, 1),
 		big("cap.jsonl", store.Capture, 3),
 	}
-	sorted := files[:3]
-	want := Read(sorted, nil)
-	got, res = streamAll(sorted, nil)
-	if len(got) != want.Len() || res.Unordered == 0 {
-		t.Fatalf("stream sent %d, read has %d; unordered %d", len(got), want.Len(), res.Unordered)
+	got, res := early(files[:3], nil)
+	if n := distinct(t, files[:3]); len(got) != n || res.Stats.Records != 3*6000 {
+		t.Fatalf("sent %d of %d prompts, read %d records", len(got), n, res.Stats.Records)
 	}
-	for i, e := range got {
-		if w := want.At(i); e.Text != w.Text || e.TS != w.TS || e.File != w.File {
-			t.Fatalf("entry %d: stream %d %q %s, read %d %q %s", i, e.TS, e.Text, e.File, w.TS, w.Text, w.File)
+	for i := 1; i < len(got); i++ {
+		if got[i].TS > got[i-1].TS {
+			t.Fatalf("entry %d (%d) is newer than entry %d (%d)", i, got[i].TS, i-1, got[i-1].TS)
 		}
 	}
-	if res.Stats != want.Stats {
-		t.Errorf("stats: stream %+v, read %+v", res.Stats, want.Stats)
-	}
-	got, res = streamAll(files[3:], nil)
-	if n := Read(files[3:], nil).Len(); len(got) != n || res.Unordered == 0 {
-		t.Fatalf("large capture file: sent %d, read %d, unordered %d", len(got), n, res.Unordered)
+	if got, _ = early(files[3:], nil); len(got) != distinct(t, files[3:]) {
+		t.Fatalf("large capture file: sent %d, want %d", len(got), distinct(t, files[3:]))
 	}
 }
 
-func BenchmarkStream(b *testing.B) {
-	dir := b.TempDir()
-	var files []store.File
-	var bufs [50][]byte
-	for i := range 200000 {
-		f := i % len(bufs)
-		bufs[f] = record.Append(bufs[f], record.Record{Text: fmt.Sprintf("prompt number %d with some words in it", i), TS: int64(i)})
+// distinct counts the prompts of files.
+func distinct(t *testing.T, files []store.File) int {
+	ids := map[string]bool{}
+	for _, f := range files {
+		fh, err := os.Open(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		record.Scan(fh, func(l *record.Line) error {
+			ids[identity.Normalize(string(l.Text))] = true
+			return nil
+		})
+		fh.Close()
 	}
-	for i, buf := range bufs {
-		p := filepath.Join(dir, fmt.Sprint(i, ".jsonl"))
-		os.WriteFile(p, buf, 0o600)
-		files = append(files, store.File{Path: p})
-	}
-	b.ResetTimer()
-	for range b.N {
-		Stream(files, nil, func(Entry) bool { return true })
-	}
+	return len(ids)
 }
 
-// Stream reaches the newest prompts without reading a file from its
+// A stream reaches the newest prompts without reading a file from its
 // start: the file below is a terabyte hole with two records at its end,
 // which a front-to-back reader could not get through.
 func TestStreamReadsFromTheEnd(t *testing.T) {
@@ -290,7 +266,7 @@ func TestStreamReadsFromTheEnd(t *testing.T) {
 	var got []string
 	done := make(chan *StreamResult)
 	go func() {
-		done <- Stream([]store.File{{Path: path}}, nil, func(e Entry) bool {
+		done <- streamFiles([]store.File{{Path: path, Kind: store.Capture}}, nil, seenSet{}, 0, Options{}, func(e Entry) bool {
 			got = append(got, e.Text)
 			return len(got) < 2
 		})
@@ -301,7 +277,7 @@ func TestStreamReadsFromTheEnd(t *testing.T) {
 			t.Errorf("got %q (stopped %v)", got, res.Stopped)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("Stream did not reach the end of the file's records in 10 s")
+		t.Fatal("the stream did not reach the end of the file's records in 10 s")
 	}
 }
 
@@ -322,37 +298,33 @@ func TestStreamSkipsOverlongLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	got, res := streamAll([]store.File{{Path: path}}, nil)
-	var texts []string
-	for _, e := range got {
-		texts = append(texts, e.Text)
-	}
-	if strings.Join(texts, "|") != "after|before" || res.Stats.Malformed != 1 {
-		t.Errorf("got %q, malformed %d; want after|before and 1", texts, res.Stats.Malformed)
+	got, res := early([]store.File{{Path: path, Kind: store.Capture}}, nil)
+	if s := textsOf(got); s != "after|before" || res.Stats.Malformed != 1 {
+		t.Errorf("got %q, malformed %d; want after|before and 1", s, res.Stats.Malformed)
 	}
 }
 
-// Stream keeps no file open between blocks (hundreds of open files cost a
-// file-table resize before the first prompt); a file replaced meanwhile
+// A stream keeps no file open between blocks; a file replaced meanwhile
 // (a rewrite renamed another over it) is not read further: its failure
 // wraps fs.ErrNotExist, so the caller reads the store again, and nothing
 // of the new file shows up at old offsets.
 func TestStreamFileReplacedBetweenBlocks(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
-	for i := range 400 { // about 20 KB: several blocks
+	const n = 8000 // about 400 KB: several blocks
+	for i := range n {
 		b.Write(record.Marshal(record.Record{Text: fmt.Sprintf("old prompt number %d", i), TS: int64(1000 + i)}))
 	}
 	f := writeFile(t, filepath.Join(dir, "a.jsonl"), b.String())
 	replaced := false
 	var got []Entry
-	res := Stream([]store.File{f}, nil, func(e Entry) bool {
+	res := streamFiles([]store.File{f}, nil, seenSet{}, 0, Options{}, func(e Entry) bool {
 		got = append(got, e)
 		if !replaced {
 			replaced = true
 			var nb strings.Builder
-			for i := range 400 {
-				nb.Write(record.Marshal(record.Record{Text: fmt.Sprintf("NEW %d", i), TS: int64(5000 + i)}))
+			for i := range n {
+				nb.Write(record.Marshal(record.Record{Text: fmt.Sprintf("NEW %d", i), TS: int64(50000 + i)}))
 			}
 			tmp := filepath.Join(dir, ".a.tmp")
 			if err := os.WriteFile(tmp, []byte(nb.String()), 0o600); err != nil {
@@ -367,17 +339,17 @@ func TestStreamFileReplacedBetweenBlocks(t *testing.T) {
 	if len(res.Failed) != 1 || !errors.Is(res.Failed[0].Err, fs.ErrNotExist) {
 		t.Fatalf("failed = %v, want the replaced file", res.Failed)
 	}
-	if len(got) == 0 || len(got) >= 400 {
+	if len(got) == 0 || len(got) >= n {
 		t.Fatalf("%d prompts before the replaced file stopped", len(got))
 	}
 	for i, e := range got {
-		if want := fmt.Sprintf("old prompt number %d", 399-i); e.Text != want {
+		if want := fmt.Sprintf("old prompt number %d", n-1-i); e.Text != want {
 			t.Fatalf("prompt %d = %q, want %q", i, e.Text, want)
 		}
 	}
 }
 
-// Stream never holds more than a few files open, whatever their number.
+// A stream never holds more than a few files open, whatever their number.
 func TestStreamOpenFilesBounded(t *testing.T) {
 	dir := t.TempDir()
 	var files []store.File
@@ -388,7 +360,7 @@ func TestStreamOpenFilesBounded(t *testing.T) {
 	before := openFDs(t)
 	most := 0
 	n := 0
-	Stream(files, nil, func(Entry) bool {
+	streamFiles(files, nil, seenSet{}, 0, Options{}, func(Entry) bool {
 		if n%50 == 0 {
 			most = max(most, openFDs(t)-before)
 		}
@@ -408,13 +380,11 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
-// TestRichestProvenance: a prompt whose newest copy is a bare one (the
-// recall-file migration's, in history-global.jsonl) shows at that copy's
-// time and text with the provenance of its richest copy: a hook capture
-// with a project and a session beats an import with a project only,
-// which beats the bare copy. Read and Stream agree, the second only
-// through Richer calls. A copy with a project outranks one with a
-// session but no project.
+// A prompt whose newest copy is a bare one (the recall-file migration's,
+// in history-global.jsonl) shows at that copy's time and text with the
+// provenance of its richest copy: a hook capture with a project and a
+// session beats an import with a project only, which beats the bare
+// copy. A stream gives it through Richer calls, Read at once.
 func TestRichestProvenance(t *testing.T) {
 	dir := t.TempDir()
 	files := []store.File{
@@ -424,46 +394,30 @@ func TestRichestProvenance(t *testing.T) {
 	}
 	want := []Entry{
 		{Text: "other", TS: 2000, Src: "", Session: "", File: files[0].Path, Project: "p1"},
-		{Text: "fix  the build", TS: 1005, Src: "claude", Session: "s-1", File: files[0].Path, Project: "p1", N: 1},
+		{Text: "fix  the build", TS: 1005, Src: "claude", Session: "s-1", File: files[0].Path, Project: "p1"},
 	}
 	res := Read(files, nil)
-	if res.Len() != len(want) {
-		t.Fatalf("read %d prompts, want %d", res.Len(), len(want))
+	got, _ := early(files, nil)
+	if res.Len() != len(want) || len(got) != len(want) {
+		t.Fatalf("read %d prompts, streamed %d, want %d", res.Len(), len(got), len(want))
 	}
 	for i, w := range want {
-		w.N = 0
 		if e := res.At(i); e != w {
 			t.Errorf("read entry %d = %+v, want %+v", i, e, w)
 		}
-	}
-	var richer int
-	got, sres := streamAll(files, nil)
-	Stream(files, nil, func(e Entry) bool {
-		if e.Richer {
-			richer++
-		}
-		return true
-	})
-	if len(got) != len(want) || sres.Sent != len(want) || richer != 3 {
-		t.Fatalf("stream sent %d (%d), %d richer calls: %+v", len(got), sres.Sent, richer, got)
-	}
-	for i, w := range want {
-		g := got[i]
-		g.Off, g.Len, g.Sum = 0, 0, 0 // streamAll checked where the line is, and the sum
-		if g != w {
+		if got[i] != w {
 			t.Errorf("stream entry %d = %+v, want %+v", i, got[i], w)
 		}
 	}
 }
 
-// With Provenance, a richer copy gives its provenance only within
-// RicherWindow of the prompt's newest copy; every prompt is settled once:
-// at once (Final) when its copy was as rich as a copy gets, else by a
-// Settled call after its Richer calls (at once when one is as rich as a
-// copy gets, else when the stream has passed the window).
-func TestStreamSettled(t *testing.T) {
+// A richer copy gives its provenance only within richerWindow of the
+// prompt's newest copy. Hold sends each prompt once that is settled, in
+// the order met: "bare" waits for "near" before it, "rich" is settled by
+// its full copy at once, "far"'s full copy is out of the window.
+func TestStreamHold(t *testing.T) {
 	dir := t.TempDir()
-	const h = RicherWindow
+	const h = richerWindow
 	full := func(text string, ts int64) record.Record {
 		return record.Record{Text: text, TS: ts, Src: "claude", Session: "s"}
 	}
@@ -471,71 +425,136 @@ func TestStreamSettled(t *testing.T) {
 		mkfile(t, dir, "cap.jsonl", "p", full("near", 10*h-5), full("far", 7*h), full("rich", 9*h)),
 		mkfile(t, dir, "history-global.jsonl", "", rec("far", 9*h), rec("near", 10*h), rec("rich", 9*h+1), rec("bare", 9*h+2)),
 	}
-	var got []Entry
-	var settled []int
-	StreamWith(files, nil, StreamOptions{Provenance: true}, func(e Entry) bool {
-		switch {
-		case e.Richer:
-			g := &got[e.N]
-			g.Src, g.Session, g.File, g.Project = e.Src, e.Session, e.File, e.Project
-		case e.Settled:
-			if e.N >= len(got) || got[e.N].Final {
-				t.Errorf("settled %d twice", e.N)
-			}
-			got[e.N].Final = true
-			settled = append(settled, e.N)
-		default:
-			got = append(got, e)
-		}
+	var out []string
+	var early []string
+	streamFiles(files, nil, seenSet{}, 0, Options{Hold: true}, func(e Entry) bool {
+		out = append(out, e.Text+":"+e.Session)
 		return true
 	})
-	var out []string
-	for _, e := range got {
-		if !e.Final {
-			t.Errorf("%q never settled", e.Text)
-		}
-		out = append(out, fmt.Sprintf("%s:%s", e.Text, e.Session))
-	}
+	streamFiles(files, nil, seenSet{}, 0, Options{Richer: func(n int, e Entry) { early[n] += "+" + e.Session }}, func(e Entry) bool {
+		early = append(early, e.Text+":"+e.Session)
+		return true
+	})
 	if s := strings.Join(out, " "); s != "near:s bare: rich:s far:" {
-		t.Errorf("got %s; want near:s bare: rich:s far: (far's rich copy is out of the window)", s)
+		t.Errorf("held: %s; want near:s bare: rich:s far:", s)
 	}
-	if !slices.Equal(settled, []int{0, 2, 1, 3}) { // rich's full copy settles it at once
-		t.Errorf("settled in order %v, want 0 2 1 3", settled)
+	if s := strings.Join(early, " "); s != "near:+s bare: rich:+s far:" {
+		t.Errorf("early: %s; want near:+s bare: rich:+s far:", s)
 	}
 }
 
-// A Seen set shared by two streams: the second sends only what the first
-// did not (hist-list's second read after a rewrite), and View sends text
-// that is only valid during the call.
-func TestStreamSeenShared(t *testing.T) {
+// Stream over a scope: a compaction that moves prompts while it reads
+// (here, between the listing of the files and their reading: the capture
+// files are merged into a compact file and removed) must not leave them
+// out: it reads the scope again once it sees that files moved, sending
+// only what it had missed, and a prompt deleted meanwhile stays hidden.
+func TestStreamRereadsAfterRewrite(t *testing.T) {
+	st := store.Store{Root: t.TempDir()}
+	dir := st.ProjectDir("0123456789abcdef")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var all []record.Record
+	for i := range 3 {
+		var recs []record.Record
+		for j := range 4 {
+			recs = append(recs, record.Record{Text: fmt.Sprintf("prompt %d.%d", i, j), TS: int64(1000 + 10*j + i)})
+		}
+		mkfile(t, dir, fmt.Sprintf("c%d.jsonl", i), "", recs...)
+		all = append(all, recs...)
+	}
+	deleted := "prompt 1.2"
+	rewrites := 0
+	defer func() { afterList = nil }()
+	afterList = func() {
+		if rewrites++; rewrites > 1 {
+			return
+		}
+		var keep []record.Record
+		for _, r := range all {
+			if r.Text != deleted {
+				keep = append(keep, r)
+			}
+		}
+		mkfile(t, dir, "compact-1-aa.jsonl", "", keep...)
+		h, err := tombstone.Load(st.Hidden())
+		if err != nil {
+			t.Error(err)
+		}
+		h.Add(deleted)
+		if err := h.Save(); err != nil {
+			t.Error(err)
+		}
+		for i := range 3 {
+			os.Remove(filepath.Join(dir, fmt.Sprintf("c%d.jsonl", i)))
+		}
+	}
+	var got []string
+	res, err := Stream(st, store.Scope{All: true}, nil, Options{}, func(e Entry) bool {
+		got = append(got, e.Text)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rewrites != 2 || len(res.Failed) != 0 {
+		t.Errorf("%d reads, failures left %v; want 2 reads and none", rewrites, res.Failed)
+	}
+	var want []string
+	for _, r := range all {
+		if r.Text != deleted {
+			want = append(want, r.Text)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %q\nwant %q", got, want)
+	}
+
+	// Without a rewrite, one read.
+	rewrites = 1
+	got = nil
+	if _, err := Stream(st, store.Scope{All: true}, nil, Options{}, func(e Entry) bool { got = append(got, e.Text); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if rewrites != 2 || len(got) != len(want) {
+		t.Fatalf("%d reads, %d prompts; want 1 read of %d", rewrites-1, len(got), len(want))
+	}
+}
+
+// Richer calls name prompts across the reads of a scope: the second
+// read's first prompt is the n-th sent in all.
+func TestStreamRicherAcrossReads(t *testing.T) {
 	dir := t.TempDir()
 	a := mkfile(t, dir, "a.jsonl", "p", rec("one", 1), rec("two", 2))
-	b := mkfile(t, dir, "b.jsonl", "p", rec("TWO", 3), rec("three", 4))
-	seen := NewSeen()
-	var got []string
-	opt := StreamOptions{Seen: seen, View: true}
-	fn := func(e Entry) bool { got = append(got, strings.Clone(e.Text)); return true }
-	StreamWith([]store.File{a}, nil, opt, fn)
-	res := StreamWith([]store.File{a, b}, nil, opt, fn)
-	if s := strings.Join(got, "|"); s != "two|one|three" || res.Sent != 1 || seen.Len() != 3 {
-		t.Errorf("got %s, second sent %d, seen %d; want two|one|three, 1, 3", s, res.Sent, seen.Len())
+	b := mkfile(t, dir, "history-global.jsonl", "", rec("three", 10))
+	c := mkfile(t, dir, "c.jsonl", "p", record.Record{Text: "three", TS: 9, Src: "pi", Session: "s"})
+	seen := seenSet{}
+	var got []Entry
+	opt := Options{Richer: func(n int, e Entry) { got[n].Session = e.Session }}
+	fn := func(e Entry) bool { got = append(got, e); return true }
+	res := streamFiles([]store.File{a}, nil, seen, 0, opt, fn)
+	streamFiles([]store.File{a, b, c}, nil, seen, res.sent, opt, fn)
+	if textsOf(got) != "two|one|three" || got[2].Session != "s" {
+		t.Errorf("got %+v", got)
 	}
 }
 
-// The identity set grows past its first table and finds every key.
-func TestSeenGrows(t *testing.T) {
-	s := NewSeen()
-	for i := range 100000 {
-		if !s.add(s.key(fmt.Append(nil, i))) {
-			t.Fatalf("key %d met twice", i)
-		}
+func BenchmarkStream(b *testing.B) {
+	dir := b.TempDir()
+	var files []store.File
+	var bufs [50][]byte
+	for i := range 200000 {
+		f := i % len(bufs)
+		bufs[f] = record.Append(bufs[f], record.Record{Text: fmt.Sprintf("prompt number %d with some words in it", i), TS: int64(i)})
 	}
-	for i := range 100000 {
-		if s.add(s.key(fmt.Append(nil, i))) {
-			t.Fatalf("key %d lost", i)
-		}
+	for i, buf := range bufs {
+		p := filepath.Join(dir, fmt.Sprint(i, ".jsonl"))
+		os.WriteFile(p, buf, 0o600)
+		files = append(files, store.File{Path: p, Kind: store.Capture})
 	}
-	if s.Len() != 100000 {
-		t.Fatalf("len %d", s.Len())
+	for b.Loop() {
+		streamFiles(files, nil, seenSet{}, 0, Options{}, func(Entry) bool { return true })
 	}
 }

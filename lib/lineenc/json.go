@@ -7,12 +7,13 @@ import (
 	"hist/lib/record"
 )
 
-// Listed is one prompt as hist-list --json (and hist-pick --json) prints it.
+// Listed is one prompt as hist-list and hist-pick print it; the JSON
+// format prints every field.
 type Listed struct {
 	Text    string
 	TS      int64
 	Cwd     string // the project folder from registry.json, "" when unknown
-	File    string // the store file holding the newest copy
+	File    string // the store file of its richest copy
 	Src     string // the agent, for imported prompts
 	Session string // its session id, for imported prompts
 	Resume  string // the command that resumes the session (hist-pick's ctrl-o)

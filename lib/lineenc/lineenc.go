@@ -1,42 +1,85 @@
-// Package lineenc holds hist-list's line format: one prompt a line, with
-// "\" written "\\", a newline written "\n" and a NUL byte (which older
-// builds stored) written "\0", so that every prompt is one
-// line and the encoding is reversible. hist-delete --stdin and hist-pick
-// read it back.
+// Package lineenc holds the formats hist-list and hist-pick print prompts
+// in, and reads them back for hist-delete --stdin, so that a filtered
+// listing piped to it deletes exactly what was listed:
+//
+//   - Lines, hist-list's default: one prompt a line, with "\" written
+//     "\\", a newline written "\n" and a NUL byte (which older builds
+//     stored) written "\0", so that every prompt is one line and the
+//     encoding is reversible;
+//   - Raw, hist-pick's default: the prompt as it was typed, then a newline;
+//   - NUL: the prompt as it was typed, ended by a NUL byte;
+//   - JSON: one object a line (Listed).
 package lineenc
 
-import "strings"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 
-// Append appends the encoded text (without a line end) to dst.
+	"hist/lib/identity"
+)
+
+// Format is a way of printing prompts.
+type Format string
+
+// The formats (see the package comment). Their names are hist-delete's
+// --stdin values.
+const (
+	Lines Format = "lines"
+	Raw   Format = "raw"
+	NUL   Format = "nul"
+	JSON  Format = "json"
+)
+
+// Fits reports whether f can print text: a record that a NUL byte ends
+// cannot hold one (its parts would read as other prompts).
+func (f Format) Fits(text string) bool { return f != NUL || strings.IndexByte(text, 0) < 0 }
+
+// Append appends l printed in f to dst.
+func (f Format) Append(dst []byte, l Listed) []byte {
+	switch f {
+	case Raw:
+		return append(append(dst, l.Text...), '\n')
+	case NUL:
+		return append(append(dst, l.Text...), 0)
+	case JSON:
+		return AppendJSON(dst, l)
+	}
+	return append(Append(dst, l.Text), '\n')
+}
+
+// Append appends text in the Lines format (without a line end) to dst.
 func Append(dst []byte, text string) []byte {
 	if strings.IndexByte(text, '\n') < 0 && strings.IndexByte(text, '\\') < 0 && strings.IndexByte(text, 0) < 0 {
 		return append(dst, text...)
 	}
 	start := 0
 	for i := 0; i < len(text); i++ {
+		var esc byte
 		switch text[i] {
 		case '\\':
-			dst = append(dst, text[start:i]...)
-			dst = append(dst, '\\', '\\')
-			start = i + 1
+			esc = '\\'
 		case '\n':
-			dst = append(dst, text[start:i]...)
-			dst = append(dst, '\\', 'n')
-			start = i + 1
+			esc = 'n'
 		case 0:
-			dst = append(dst, text[start:i]...)
-			dst = append(dst, '\\', '0')
-			start = i + 1
+			esc = '0'
+		default:
+			continue
 		}
+		dst = append(dst, text[start:i]...)
+		dst = append(dst, '\\', esc)
+		start = i + 1
 	}
 	return append(dst, text[start:]...)
 }
 
-// Encode returns the encoded text.
+// Encode returns text in the Lines format.
 func Encode(text string) string { return string(Append(nil, text)) }
 
-// Decode reverses Encode. A backslash followed by anything but "\", "n" or "0"
-// (which Encode never writes) is kept as it is.
+// Decode reverses Encode. A backslash followed by anything but "\", "n" or
+// "0" (which Encode never writes) is kept as it is.
 func Decode(line string) string {
 	if strings.IndexByte(line, '\\') < 0 {
 		return line
@@ -48,20 +91,82 @@ func Decode(line string) string {
 		if c == '\\' && i+1 < len(line) {
 			switch line[i+1] {
 			case '\\':
-				b.WriteByte('\\')
-				i++
-				continue
+				c = '\\'
 			case 'n':
-				b.WriteByte('\n')
-				i++
-				continue
+				c = '\n'
 			case '0':
-				b.WriteByte(0)
-				i++
+				c = 0
+			default:
+				b.WriteByte('\\')
 				continue
 			}
+			i++
 		}
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// Parse reads back the prompts of data printed in f (Lines, NUL or
+// JSON), leaving out blank ones. Lines input that holds NUL bytes, or
+// whose every line is one of the JSON format's objects, is refused: it
+// was printed in another format.
+func Parse(data []byte, f Format) ([]string, error) {
+	var out []string
+	switch f {
+	case NUL:
+		for _, p := range bytes.Split(data, []byte{0}) {
+			if !identity.IsBlank(string(p)) {
+				out = append(out, string(p))
+			}
+		}
+		return out, nil
+	case JSON:
+		for i, line := range bytes.Split(data, []byte{'\n'}) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			var o struct {
+				Text *string `json:"text"`
+			}
+			if err := json.Unmarshal(line, &o); err != nil || o.Text == nil {
+				return nil, fmt.Errorf("--stdin=json: line %d of standard input is not a JSON object with a \"text\" string (hist-list --json writes those)", i+1)
+			}
+			if !identity.IsBlank(*o.Text) {
+				out = append(out, *o.Text)
+			}
+		}
+		return out, nil
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return nil, errors.New("--stdin: standard input holds NUL bytes, as hist-list -0 writes: read it with -0")
+	}
+	jsonish := 0
+	for _, line := range bytes.Split(data, []byte{'\n'}) {
+		if identity.IsBlank(string(line)) {
+			continue
+		}
+		if looksListedJSON(line) {
+			jsonish++
+		}
+		out = append(out, Decode(string(line)))
+	}
+	if jsonish > 0 && jsonish == len(out) {
+		return nil, errors.New("--stdin: standard input looks like hist-list --json output: read it with --stdin=json")
+	}
+	return out, nil
+}
+
+// looksListedJSON reports whether line is one of the JSON format's objects.
+func looksListedJSON(line []byte) bool {
+	if !bytes.HasPrefix(line, []byte(`{"text":`)) {
+		return false
+	}
+	var o map[string]json.RawMessage
+	if json.Unmarshal(line, &o) != nil {
+		return false
+	}
+	_, t := o["ts"]
+	_, f := o["file"]
+	return t && f
 }

@@ -65,3 +65,52 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// What each format prints, Parse reads back: every prompt but the blank
+// ones, and for NUL only what fits.
+func TestFormatsRoundTrip(t *testing.T) {
+	prompts := []string{"plain", "two\nlines", `C:\path`, "tab\tand é", "   ", "deploy\x00 staging"}
+	for _, f := range []Format{Lines, NUL, JSON} {
+		var data []byte
+		var want []string
+		for _, p := range prompts {
+			if !f.Fits(p) {
+				continue
+			}
+			data = f.Append(data, Listed{Text: p, TS: 1, File: "f.jsonl"})
+			if strings.TrimSpace(p) != "" {
+				want = append(want, p)
+			}
+		}
+		got, err := Parse(data, f)
+		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: Parse = %q, %v; want %q", f, got, err, want)
+		}
+	}
+	if NUL.Fits("a\x00b") || !Lines.Fits("a\x00b") || !NUL.Fits("ab") {
+		t.Error("Fits: only NUL cannot hold a NUL byte")
+	}
+	if got := string(Raw.Append(nil, Listed{Text: "as\\typed\n"})); got != "as\\typed\n\n" {
+		t.Errorf("Raw = %q", got)
+	}
+}
+
+// Lines input in another format is refused with what to use instead.
+func TestParseRefusesOtherFormats(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\x00b\x00": "read it with -0",
+		`{"text":"x","ts":1,"cwd":"","file":"f"}` + "\n": "read it with --stdin=json",
+	} {
+		if _, err := Parse([]byte(in), Lines); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
+		}
+	}
+	if _, err := Parse([]byte("{\"text\":1}\n"), JSON); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("JSON without a text string: %v", err)
+	}
+	// One listed object among plain lines is a prompt like any other.
+	got, err := Parse([]byte(`{"text":"x","ts":1,"cwd":"","file":"f"}`+"\nplain\n"), Lines)
+	if err != nil || len(got) != 2 {
+		t.Errorf("mixed input: %q, %v", got, err)
+	}
+}

@@ -6,8 +6,7 @@ import "hist/lib/termsafe"
 // history list shows it), other control characters as control pictures,
 // so a row is one line and can never drive the terminal. Tabs stay (fzf
 // expands them). The newline's mark is ASCII because fzf keeps a row that
-// is all ASCII at a byte a character, and any other at four: a mark such
-// as ↵ made the rows of a million realistic prompts take 128 MB more.
+// is all ASCII at a byte a character, and any other at four.
 func row(text string) string { return termsafe.LineSep(text, `\n`) }
 
 // safe makes text safe to print in the preview pane (termsafe.Text):

@@ -2,10 +2,11 @@ package picker
 
 import (
 	"fmt"
-	"hist/lib/words"
 	"strconv"
 	"strings"
 	"time"
+
+	"hist/lib/words"
 )
 
 // handle answers one callback from fzf (see relay.go). For the preview it
@@ -15,10 +16,9 @@ func (p *picker) handle(req request) string {
 	if err != nil {
 		return "ignore"
 	}
-	if verb == "preview" {
-		return p.preview(n, arg)
-	}
 	switch verb {
+	case "preview":
+		return p.preview(n, arg)
 	case "result", "load":
 		// fzf runs these in the background, so that drawing the list never
 		// waits for them, and applies the answer later, after other
@@ -52,31 +52,17 @@ func (p *picker) handle(req request) string {
 	if r.kind == armedRun {
 		return p.handleArmed(r, req, verb, arg)
 	}
+	return p.handleNormal(r, req, verb, arg)
+}
+
+// handleNormal answers a callback of the normal pass. p.mu is held.
+func (p *picker) handleNormal(r *run, req request, verb, arg string) string {
 	var acts []string
 	switch verb {
 	case "result-now":
 		r.resultAt = time.Now()
 	case "load-now":
-		r.loaded = true
-		if r.end {
-			r.end = false
-			if req.Query == "" {
-				acts = append(acts, "last")
-			}
-			r.footer = p.notice
-		}
-		_, _, res, err := r.list.status()
-		switch {
-		case err != nil:
-			r.footer = "Could not list the store: " + err.Error()
-		case res != nil && len(res.Failed) > 0 && r.footer == "":
-			r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", words.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
-		case req.Total == 0 && r.footer == "":
-			r.footer = emptyHint
-			if r.others > 0 {
-				r.footer = othersHint(r.others)
-			}
-		}
+		acts = p.loaded(r, req)
 	case "home":
 		r.end = false
 		if req.Query != "" {
@@ -95,27 +81,7 @@ func (p *picker) handle(req request) string {
 			r.footer = "Loading every prompt…"
 		}
 	case "pick", "resume", "arm":
-		id, ok := r.lookup(arg)
-		if !ok {
-			return "ignore" // no selection (an empty list)
-		}
-		d := &decision{id: id, pos: req.Pos, match: req.Match, total: req.Total, query: req.Query}
-		switch verb {
-		case "pick":
-			d.kind = decPick
-		case "arm":
-			d.kind = decArm
-		case "resume":
-			e, _ := r.list.at(id)
-			pv := r.list.provOf(e)
-			if _, err := ResumeCommand(pv.src, pv.session, "", p.cfg.Shell); err != nil {
-				r.footer = sentence(err)
-				break
-			}
-			d.kind = decResume
-		}
-		if d.kind != 0 {
-			r.dec = d
+		if r.dec = p.decide(r, req, verb, arg); r.dec != nil {
 			return "accept"
 		}
 	case "scope":
@@ -136,6 +102,60 @@ func (p *picker) handle(req request) string {
 	return p.reply(r, acts, p.normalHeader(r))
 }
 
+// loaded handles fzf's load event: the list is all in. It returns the
+// actions due (End pressed while loading selects the oldest), and sets
+// the footer: a failure to list or read the store, or an empty scope's
+// hint. p.mu is held.
+func (p *picker) loaded(r *run, req request) []string {
+	var acts []string
+	r.loaded = true
+	if r.end {
+		r.end = false
+		if req.Query == "" {
+			acts = append(acts, "last")
+		}
+		r.footer = p.notice
+	}
+	_, res, err := r.list.status()
+	switch {
+	case err != nil:
+		r.footer = "Could not list the store: " + err.Error()
+	case res != nil && len(res.Failed) > 0 && r.footer == "":
+		r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", words.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
+	case req.Total == 0 && r.footer == "":
+		r.footer = emptyHint
+		if r.others > 0 {
+			r.footer = othersHint(r.others)
+		}
+	}
+	return acts
+}
+
+// decide is the decision of a pick, resume or arm key on fzf's item arg;
+// nil when there is none (no selection, or no session to resume, which
+// the footer then says). p.mu is held.
+func (p *picker) decide(r *run, req request, verb, arg string) *decision {
+	id, ok := r.lookup(arg)
+	if !ok {
+		return nil // no selection (an empty list)
+	}
+	d := &decision{id: id, pos: req.Pos, match: req.Match, total: req.Total, query: req.Query}
+	switch verb {
+	case "pick":
+		d.kind = decPick
+	case "arm":
+		d.kind = decArm
+	case "resume":
+		e, _ := r.list.at(id)
+		if _, err := ResumeCommand(e.Src, e.Session, "", p.cfg.Shell); err != nil {
+			r.footer = sentence(err)
+			return nil
+		}
+		d.kind = decResume
+	}
+	return d
+}
+
 // resultEvery is how often at most the header follows fzf's result
 // events while the list loads: each answer is a process fzf starts, and
 // a million prompts load in hundreds of results. The load event, and
@@ -154,7 +174,7 @@ func (p *picker) throttled(n int) bool {
 
 func (p *picker) normalHeader(r *run) []string {
 	req := r.latest
-	_, done, _, _ := r.list.status()
+	done, _, _ := r.list.status()
 	return header(headerState{
 		Cols: p.cols, Pos: req.Pos, Matches: req.Match, Loaded: req.Total,
 		Loading: !(done && r.loaded), All: r.list.all, Hint: p.hint(),
@@ -223,13 +243,8 @@ func (p *picker) preview(n int, arg string) string {
 	if !ok {
 		return ""
 	}
-	text, ok := r.list.text(id, false)
-	if !ok {
-		return "(this prompt is no longer in the store)"
-	}
-	f, pv := r.list.file(e), r.list.provOf(e)
 	return preview(previewItem{
-		Text: text, TS: e.ts, Project: f.Project, Cwd: p.reg[f.Project], Src: pv.src, Session: pv.session,
-		Origin: origin(f.Path),
+		Text: e.Text, TS: e.TS, Project: e.Project, Cwd: p.reg[e.Project], Src: e.Src, Session: e.Session,
+		Origin: origin(e.File),
 	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
 }

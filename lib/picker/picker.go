@@ -227,7 +227,7 @@ func Run(cfg Config) (Choice, int, error) {
 		case decPick, decResume:
 			c, ok := p.choice(l, d.id)
 			if !ok {
-				return Choice{}, exitError, errors.New("the chosen prompt is no longer in the store (deleted or rewritten by another hist command meanwhile): run hist-pick again")
+				return Choice{}, exitError, errors.New("the chosen prompt was deleted meanwhile: run hist-pick again")
 			}
 			if d.kind == decResume {
 				if c.Resume, err = ResumeCommand(c.Src, c.Session, c.Cwd, cfg.Shell); err != nil {
@@ -279,15 +279,12 @@ func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
 	case ad.kind == decMismatch:
 		p.setNotice("The list changed before the delete was armed: nothing was deleted.")
 	case ad.kind == decYes:
-		text, ok := "", false
-		if _, ok = l.at(d.id); ok {
-			text, ok = l.text(d.id, false)
-		}
+		e, ok := l.at(d.id)
 		if !ok {
 			p.setNotice("That prompt is already gone.")
 			break
 		}
-		res := deletion.Delete(p.cfg.Store, p.scope(l.all), []string{text}, deletion.Options{})
+		res := deletion.Delete(p.cfg.Store, p.scope(l.all), []string{e.Text}, deletion.Options{})
 		switch res.Outcome {
 		case deletion.Clean, deletion.PartlyHidden, deletion.RemovedNotHidden:
 			l.remove(d.id)
@@ -339,12 +336,7 @@ func (p *picker) choice(l *list, id int32) (Choice, bool) {
 	if !ok {
 		return Choice{}, false
 	}
-	text, ok := l.text(id, false)
-	if !ok {
-		return Choice{}, false
-	}
-	f, pv := l.file(e), l.provOf(e)
-	return Choice{Text: text, TS: e.ts, Src: pv.src, Session: pv.session, File: f.Path, Project: f.Project, Cwd: p.reg[f.Project]}, true
+	return Choice{Text: e.Text, TS: e.TS, Src: e.Src, Session: e.Session, File: e.File, Project: e.Project, Cwd: p.reg[e.Project]}, true
 }
 
 // fzf runs one pass.
@@ -381,17 +373,14 @@ func feedList(r *run, l *list, in chan<- string, quit *quitter) {
 	for !quit.Load() {
 		n, done := l.snapshot(i, quit)
 		for ; i < n; i++ {
-			if l.isGone(int32(i)) {
-				continue
-			}
-			text, ok := l.text(int32(i), true)
+			e, ok := l.at(int32(i))
 			if !ok {
 				continue // deleted since it was loaded
 			}
 			r.idsMu.Lock()
 			r.ids = append(r.ids, int32(i))
 			r.idsMu.Unlock()
-			if !send(in, row(text), quit) {
+			if !send(in, row(e.Text), quit) {
 				return
 			}
 		}
@@ -405,12 +394,9 @@ func feedList(r *run, l *list, in chan<- string, quit *quitter) {
 func feedIDs(r *run, l *list, ids []int32, in chan<- string, quit *quitter) {
 	defer close(in)
 	for _, id := range ids {
-		text, ok := "", false
-		if _, ok = l.at(id); ok {
-			text, ok = l.text(id, false)
-		}
-		if !ok {
-			text = "(deleted)"
+		text := "(deleted)"
+		if e, ok := l.at(id); ok {
+			text = e.Text
 		}
 		r.idsMu.Lock()
 		r.ids = append(r.ids, id)

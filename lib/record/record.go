@@ -13,10 +13,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"hist/lib/jsonscan"
 )
@@ -73,229 +73,204 @@ const hexDigits = "0123456789abcdef"
 // are kept as they are (the line then is not strict JSON, but Parse reads
 // it back byte for byte, so no prompt is altered by a round trip).
 func AppendString(dst []byte, s string) []byte {
-	// Room for the text with a few escapes, so that the copies below
-	// rarely grow dst.
-	dst = slices.Grow(dst, len(s)+len(s)/8+2)
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		// Sixteen, then eight bytes at a time while none needs an escape.
-		for i+16 <= len(s) && plain8(s, i) && plain8(s, i+8) {
-			i += 16
-		}
-		if i+8 <= len(s) && plain8(s, i) {
-			i += 8
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
 			continue
 		}
-		end := min(i+8, len(s))
-		for ; i < end; i++ {
-			c := s[i]
-			if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"':
-				dst = append(dst, '\\', '"')
-			case '\\':
-				dst = append(dst, '\\', '\\')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			start = i + 1
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
+		start = i + 1
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
 
-// plain8 reports whether none of the 8 bytes of s at i needs an escape:
-// none is below 0x20, a quote, a backslash or DEL. (A word has a zero
-// byte exactly when (w-ones) &^ w & high is not zero; x^c*ones has one
-// where x holds c.)
-func plain8(s string, i int) bool {
-	const (
-		ones = 0x0101010101010101
-		high = 0x8080808080808080
-	)
-	b := s[i : i+8]
-	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-	q := x ^ '"'*ones
-	bs := x ^ '\\'*ones
-	del := x ^ 0x7f*ones
-	bad := (x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs | (del-ones)&^del
-	return bad&high == 0
-}
-
-// Parse decodes one line (without its newline). A line that is not a JSON
-// object, lacks a string "text" or a numeric "ts", or whose "v" is not 1,
-// is ErrMalformed.
+// Parse decodes one line (without its newline). A line is a record when
+// encoding/json decodes it into {v, text, ts, src, session} without error,
+// with v 1 and a text and a ts (ParseView tells how); any other line is
+// ErrMalformed.
 func Parse(line []byte) (Record, error) {
 	var v View
-	if parseFast(line, &v) {
-		return Record{Text: string(v.Text), TS: v.TS, Src: string(v.Src), Session: string(v.Session)}, nil
+	if err := ParseView(line, &v); err != nil {
+		return Record{}, err
 	}
-	return parseSlow(line)
+	return Record{Text: string(v.Text), TS: v.TS, Src: string(v.Src), Session: string(v.Session)}, nil
 }
 
 // View is a parsed record whose byte fields point into the line or into
-// the scratch buffer passed to ParseView: valid until either changes.
+// the View's own buffer: valid until either changes.
 type View struct {
 	Text    []byte
 	TS      int64
 	Src     []byte
 	Session []byte
-	scratch []byte
+	scratch []byte // the text's decoded escapes
 }
 
-// ParseView parses line into v without allocating in the common case. It
-// accepts and rejects exactly the lines Parse does.
+// The fields of a record, in the order of fieldNames.
+const (
+	fieldV = iota
+	fieldText
+	fieldTS
+	fieldSrc
+	fieldSession
+	fieldOther
+)
+
+var fieldNames = [...]string{"v", "text", "ts", "src", "session"}
+
+// ParseView parses line into v, allocating nothing for a line of the
+// shape hist writes. It accepts the lines encoding/json decodes into a
+// struct of the record's fields without error, and reads them as it
+// would: a member name matches a field exactly, else case-folded; of
+// duplicate members the last wins; null leaves src and session as they
+// were and makes v, text and ts absent; any other member must hold valid
+// JSON. Unlike encoding/json it keeps invalid UTF-8 in a string byte for
+// byte, as AppendString writes it.
 func ParseView(line []byte, v *View) error {
-	if parseFast(line, v) {
-		return nil
-	}
-	rec, err := parseSlow(line)
-	if err != nil {
-		return err
-	}
-	v.Text, v.TS, v.Src, v.Session = []byte(rec.Text), rec.TS, []byte(rec.Src), []byte(rec.Session)
-	return nil
-}
-
-type wire struct {
-	V       *int64  `json:"v"`
-	Text    *string `json:"text"`
-	TS      *int64  `json:"ts"`
-	Src     string  `json:"src"`
-	Session string  `json:"session"`
-}
-
-func parseSlow(line []byte) (Record, error) {
-	var w wire
-	d := json.NewDecoder(bytes.NewReader(line))
-	if err := d.Decode(&w); err != nil {
-		return Record{}, ErrMalformed
-	}
-	if _, err := d.Token(); err != io.EOF { // trailing garbage
-		return Record{}, ErrMalformed
-	}
-	if w.V == nil || *w.V != Version || w.Text == nil || w.TS == nil {
-		return Record{}, ErrMalformed
-	}
-	return Record{Text: *w.Text, TS: *w.TS, Src: w.Src, Session: w.Session}, nil
-}
-
-// parseFast handles the shape hist itself writes, and any line made of the
-// known keys with string or integer values in any order. Whatever it does
-// not understand goes to parseSlow, which has the last word.
-func parseFast(line []byte, rec *View) bool {
-	rec.Text, rec.TS, rec.Src, rec.Session = nil, 0, nil, nil
-	rec.scratch = rec.scratch[:0]
+	v.Text, v.TS, v.Src, v.Session = nil, 0, nil, nil
+	v.scratch = v.scratch[:0]
+	var ver int64
+	var haveV, haveText, haveTS bool
 	p := jsonscan.SkipSpace(line, 0)
 	if p >= len(line) || line[p] != '{' {
-		return false
+		return ErrMalformed
 	}
-	p++
-	var haveV, haveText, haveTS bool
-	for first := true; ; first = false {
-		p = jsonscan.SkipSpace(line, p)
-		if p >= len(line) {
-			return false
-		}
-		if line[p] == '}' {
-			if first {
-				return false
-			}
-			p = jsonscan.SkipSpace(line, p+1)
-			if p != len(line) || !haveV || !haveText || !haveTS {
-				return false
-			}
-			return true
-		}
-		if !first {
-			if line[p] != ',' {
-				return false
-			}
-			p = jsonscan.SkipSpace(line, p+1)
-		}
-		key, np, ok := rawString(line, p)
+	p = jsonscan.SkipSpace(line, p+1)
+	for {
+		f, np, ok := member(line, p)
 		if !ok {
-			return false
+			return ErrMalformed
 		}
 		p = jsonscan.SkipSpace(line, np)
 		if p >= len(line) || line[p] != ':' {
-			return false
+			return ErrMalformed
 		}
 		p = jsonscan.SkipSpace(line, p+1)
-		switch string(key) {
-		case "v":
-			if haveV {
-				return false
+		null := p < len(line) && line[p] == 'n' && bytes.HasPrefix(line[p:], []byte("null"))
+		switch {
+		case f == fieldOther:
+			np, ok = jsonscan.SkipValue(line, p)
+			ok = ok && json.Valid(line[p:np])
+		case null:
+			np = p + len("null")
+			switch f {
+			case fieldV:
+				haveV = false
+			case fieldText:
+				haveText = false
+			case fieldTS:
+				haveTS = false
 			}
-			n, np, ok := integer(line, p)
-			if !ok || n != Version {
-				return false
-			}
-			haveV, p = true, np
-		case "ts":
-			if haveTS {
-				return false
-			}
-			n, np, ok := integer(line, p)
-			if !ok {
-				return false
-			}
-			rec.TS, haveTS, p = n, true, np
-		case "text", "src", "session":
-			var sp *[]byte
-			if string(key) == "text" {
-				sp = &rec.scratch
-			}
-			s, np, ok := decodeString(line, p, sp)
-			if !ok {
-				return false
-			}
-			switch string(key) {
-			case "text":
-				if haveText {
-					return false
-				}
-				rec.Text, haveText = s, true
-			case "src":
-				rec.Src = s
-			case "session":
-				rec.Session = s
-			}
-			p = np
-		default:
-			return false
+		case f == fieldV:
+			ver, np, ok = integer(line, p)
+			haveV = true
+		case f == fieldTS:
+			v.TS, np, ok = integer(line, p)
+			haveTS = true
+		case f == fieldText:
+			v.Text, np, ok = decodeString(line, p, &v.scratch)
+			haveText = true
+		case f == fieldSrc:
+			v.Src, np, ok = decodeString(line, p, nil)
+		case f == fieldSession:
+			v.Session, np, ok = decodeString(line, p, nil)
 		}
+		if !ok {
+			return ErrMalformed
+		}
+		p = jsonscan.SkipSpace(line, np)
+		if p < len(line) && line[p] == ',' {
+			p = jsonscan.SkipSpace(line, p+1)
+			continue
+		}
+		if p >= len(line) || line[p] != '}' || jsonscan.SkipSpace(line, p+1) != len(line) {
+			return ErrMalformed
+		}
+		if !haveV || ver != Version || !haveText || !haveTS {
+			return ErrMalformed
+		}
+		return nil
 	}
 }
 
-// rawString returns the bytes of a JSON string without escapes (keys).
-func rawString(b []byte, p int) ([]byte, int, bool) {
+// member reads the member name at b[p] and returns the field it sets and
+// the index after it.
+func member(b []byte, p int) (field int, next int, ok bool) {
 	if p >= len(b) || b[p] != '"' {
-		return nil, p, false
+		return 0, p, false
 	}
-	for i := p + 1; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return b[p+1 : i], i + 1, true
-		case c == '\\' || c < 0x20:
-			return nil, p, false
-		}
+	end := p + 1
+	for end < len(b) && b[end] > 0x20 && b[end] < 0x80 && b[end] != '"' && b[end] != '\\' {
+		end++
 	}
-	return nil, p, false
+	if end < len(b) && b[end] == '"' { // printable ASCII: as it is
+		return fieldOf(string(b[p+1 : end])), end + 1, true
+	}
+	end, ok = jsonscan.SkipValue(b, p)
+	if !ok {
+		return 0, p, false
+	}
+	name, ok := jsonscan.StrictString(b[p:end])
+	if !ok {
+		return 0, p, false
+	}
+	return fieldOf(name), end, true
 }
 
+// fieldOf is the field a member name sets, matched as encoding/json
+// matches struct fields: exactly, or else after folding the case of both
+// (so "TEXT" and "ſrc", with a long s, match too).
+func fieldOf(name string) int {
+	switch name {
+	case "v":
+		return fieldV
+	case "text":
+		return fieldText
+	case "ts":
+		return fieldTS
+	case "src":
+		return fieldSrc
+	case "session":
+		return fieldSession
+	}
+	folded := fold(name)
+	for i, n := range fieldNames {
+		if folded == fold(n) {
+			return i
+		}
+	}
+	return fieldOther
+}
+
+// fold is encoding/json's case folding of a member name: each rune
+// lowered, then raised.
+func fold(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(unicode.ToUpper(unicode.ToLower(r)))
+	}
+	return b.String()
+}
+
+// integer reads the JSON number at b[p] as encoding/json decodes one into
+// an int64: without a fraction or an exponent, and in range.
 func integer(b []byte, p int) (int64, int, bool) {
 	start := p
 	if p < len(b) && b[p] == '-' {
@@ -318,15 +293,15 @@ func integer(b []byte, p int) (int64, int, bool) {
 	return n, p, true
 }
 
-// decodeString decodes the JSON string at b[p]. It refuses (so parseSlow
-// decides) control characters; invalid UTF-8 is kept byte for byte, which
-// is what AppendString writes.
+// decodeString decodes the JSON string at b[p], into *scratch when it
+// holds escapes (a new slice when scratch is nil). It refuses control
+// characters, as encoding/json does; invalid UTF-8 is kept byte for byte,
+// which is what AppendString writes.
 func decodeString(b []byte, p int, scratch *[]byte) ([]byte, int, bool) {
 	if p >= len(b) || b[p] != '"' {
 		return nil, p, false
 	}
 	i := p + 1
-	// Fast path: no escape before the closing quote.
 	q := bytes.IndexByte(b[i:], '"')
 	if q < 0 {
 		return nil, p, false

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"hist/lib/atomicfile"
-	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/ledger"
 	"hist/lib/record"
@@ -149,7 +148,7 @@ func (r *Runner) cutoff(hash, src, path string) (int64, error) {
 		}
 		return ms, nil
 	}
-	f, err := history.Open(path)
+	f, err := store.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("reading %s: %w", path, err)
 	}
@@ -196,7 +195,7 @@ func (r *Runner) liveCopies(b *bucket) liveSet {
 		if err != nil || fi.ModTime().UnixMilli() < lo {
 			continue
 		}
-		f, err := history.Open(sf.Path)
+		f, err := store.Open(sf.Path)
 		if err != nil {
 			continue
 		}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"hist/lib/atomicfile"
-	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/lock"
 	"hist/lib/record"
@@ -318,7 +317,7 @@ func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *
 	path := st.Global()
 	seen := map[eventKey]struct{}{}
 	var old *os.File
-	f, err := history.Open(path)
+	f, err := store.Open(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

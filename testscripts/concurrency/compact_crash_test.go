@@ -14,7 +14,6 @@ import (
 
 	"hist/internal/testbin"
 	"hist/lib/atomicfile"
-	"hist/lib/history"
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
@@ -336,7 +335,7 @@ func (c *crash) checkAll(when string) (claims, temps int, committed bool) {
 		} else if store.Classify(name) == store.Compact {
 			committed = true
 		}
-		f, err := history.Open(filepath.Join(c.Dir, name))
+		f, err := store.Open(filepath.Join(c.Dir, name))
 		if err != nil {
 			c.T.Fatalf("%s: %v", when, err)
 		}
