@@ -843,3 +843,34 @@ func TestCapKeepsPromptsWithCopiesLeft(t *testing.T) {
 		t.Errorf("the tombstone of a prompt with a copy left elsewhere was dropped")
 	}
 }
+
+// A copy is found however its line spells the prompt: \u escapes, letters
+// whose case fold is ASCII, other cases and spacing; a prompt that only
+// shares a start is not a copy.
+func TestIdentityVariantsFound(t *testing.T) {
+	const pw = "please rotate the staging database password before the demo"
+	const sky = "kiss the sky 42"
+	filler := rec("filler without the words", 1)
+	cases := []struct {
+		name, prompt, line string
+	}{
+		{"u-escapes", pw, `{"v":1,"text":"please rotate the st\u0061ging d\u0061tabase p\u0061ssword before the demo","ts":2}` + "\n"},
+		{"kelvin", sky, rec("\u212aiss the s\u212ay 42", 2)},
+		{"long-s", sky, rec("ki\u017f\u017f the \u017fky 42", 2)},
+		{"dotted-I", sky, rec("k\u0130ss the sky 42", 2)},
+		{"dotless-i", sky, rec("k\u0131ss THE SKY 42", 2)},
+		{"upper", sky, rec("KISS\tTHE\n SKY   42", 2)},
+		{"long-word", "run " + strings.Repeat("ab", 100), rec("Run "+strings.Repeat("AB", 100), 2) + rec("run "+strings.Repeat("ab", 99)+"ac", 3)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.write("a.jsonl", strings.Repeat(filler, 10)+tc.line+strings.Repeat(filler, 10))
+			f.write("b.jsonl", strings.Repeat(filler, 10))
+			res := Delete(f.st, f.scope(), []string{tc.prompt}, Options{DryRun: true})
+			if res.Copies != 1 || len(res.Rewritten) != 1 {
+				t.Fatalf("%+v", res)
+			}
+		})
+	}
+}

@@ -11,9 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"hist/lib/atomicfile"
 	"hist/lib/history"
@@ -75,26 +73,20 @@ type fileResult struct {
 }
 
 // matcher says whether a line is a copy of one of the deleted prompts.
-// One per worker; pf is shared.
+// Each worker has its own copy.
 type matcher struct {
-	targets map[string]struct{}
-	sorted  []string // the normalized prompts, sorted
-	pf      *prefilter
-	pfBuf   []byte
-	view    record.View
-	norm    []byte
+	targets map[string]struct{} // the normalized prompts
 	// only, when not nil, limits the copies to records naming one of
 	// these sessions.
-	only    map[string]struct{}
-	session []byte // the session of the line last matched
+	only map[string]struct{}
 	// sweep, when not nil, also matches the records it hides (other
 	// machines' tombstones); swept says the last match was one of those.
 	sweep *tombstone.Set
 	swept bool
-}
 
-func newMatcher(targets map[string]struct{}, sorted []string, pf *prefilter) *matcher {
-	return &matcher{targets: targets, sorted: sorted, pf: pf}
+	view    record.View
+	norm    []byte
+	session []byte // the session of the line last matched
 }
 
 // match reports whether line (without its newline) is a copy of a deleted
@@ -109,7 +101,7 @@ func (m *matcher) match(line []byte) bool {
 				return false
 			}
 		}
-		return m.matchText(m.view.Text)
+		return m.matchText(string(m.view.Text))
 	}
 	if m.only != nil {
 		return false // no session to check
@@ -121,17 +113,13 @@ func (m *matcher) match(line []byte) bool {
 		Text *string `json:"text"`
 	}
 	if json.Unmarshal(line, &w) == nil && w.Text != nil {
-		return m.matchText([]byte(*w.Text))
+		return m.matchText(*w.Text)
 	}
 	return false
 }
 
-func (m *matcher) matchText(text []byte) bool {
-	s := unsafe.String(unsafe.SliceData(text), len(text))
-	if m.sweep == nil && !m.maybePrefix(s) {
-		return false
-	}
-	m.norm = identity.AppendNormalized(m.norm[:0], s)
+func (m *matcher) matchText(text string) bool {
+	m.norm = identity.AppendNormalized(m.norm[:0], text)
 	if _, ok := m.targets[string(m.norm)]; ok {
 		return true
 	}
@@ -216,17 +204,6 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	}
 	defer f.Close()
 
-	if m.pf != nil {
-		var may bool
-		may, m.pfBuf, err = m.pf.mayHold(f, m.pfBuf)
-		if err != nil {
-			fr.err = fmt.Errorf("reading: %w", err)
-			return fr
-		}
-		if !may {
-			return fr // no copy: not even parsed
-		}
-	}
 	var hits map[string]int
 	var sessions map[string]struct{}
 	swept := 0
@@ -290,124 +267,159 @@ func EditFile(path string, edit EditFunc, dry bool) EditResult {
 // editOpen rewrites the file at path, open as f, with edit applied to
 // every complete line (steps 1 to 4 above). fr.copies counts the lines
 // edit changed.
-func editOpen(path string, f *os.File, edit EditFunc, dry bool) (fr fileResult) {
-	fr.path = path
-	var old syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &old); err != nil {
-		fr.err = err
-		return fr
-	}
-
-	// Steps 1 and 2.
-	r := newLineReader(f)
-	var p *atomicfile.Pending
-	var w *bufio.Writer
+func editOpen(path string, f *os.File, edit EditFunc, dry bool) fileResult {
+	e := &editor{fr: fileResult{path: path}, path: path, f: f, edit: edit, dry: dry, r: newLineReader(f)}
 	defer func() {
-		if p != nil {
-			p.Cleanup() // a no-op after a commit
+		if e.p != nil {
+			e.p.Cleanup() // a no-op after a commit
 		}
 	}()
-	for {
-		line, err := r.next()
-		if err != nil {
-			fr.err = fmt.Errorf("reading: %w", err)
-			return fr
-		}
-		if line == nil {
-			break
-		}
-		out, changed := edit(line[:len(line)-1])
-		if !changed {
-			if w != nil {
-				w.Write(line) // a write error sticks and surfaces at Flush
-			}
-			continue
-		}
-		fr.copies++
-		if p != nil || fr.err != nil {
-			if w != nil {
-				w.Write(out)
-			}
-			continue
-		}
-		if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			// Renaming over the link would leave the old lines in its target.
-			fr.err = errors.New("a symbolic link: not rewritten (its target keeps the copies); replace it with the file it points to")
-			continue
-		}
-		if dry {
-			continue
-		}
-		var err2 error
-		if p, err2 = atomicfile.Create(path); err2 != nil {
-			p = nil
-			fr.err = fmt.Errorf("creating a temp file: %w", err2)
-			return fr
-		}
-		w = bufio.NewWriterSize(p.File, bufSize)
-		start := r.pos - int64(len(line))
-		if _, err := io.Copy(w, io.NewSectionReader(f, 0, start)); err != nil {
-			fr.err = fmt.Errorf("copying: %w", err)
-			return fr
-		}
-		w.Write(out)
+	var err error
+	if e.old, err = f.Stat(); err != nil {
+		e.fr.err = err
+		return e.fr
 	}
-	if fr.copies == 0 || fr.err != nil {
-		return fr
+	if err := e.copyAll(); err != nil || e.fr.copies == 0 {
+		e.fr.err = err
+		return e.fr
 	}
 	if dry {
-		fr.rewritten = true
-		return fr
+		e.fr.rewritten = true
+		return e.fr
 	}
-
-	// Step 3.
-	hook(hookScanned, path)
-	r.reset()
-	if err := r.copyEdited(edit, w, &fr.copies); err != nil {
-		fr.err = fmt.Errorf("reading: %w", err)
-		return fr
+	if err := e.commit(); err != nil {
+		e.fr.err = err
+		return e.fr
 	}
-	if err := w.Flush(); err != nil {
-		fr.err = fmt.Errorf("writing the new file: %w", err)
-		return fr
-	}
-	hook(hookBeforeRename, path)
-	var now syscall.Stat_t
-	if err := syscall.Stat(path, &now); err != nil || now.Dev != old.Dev || now.Ino != old.Ino {
-		fr.err = errors.New("replaced by another program while being rewritten: left as it is")
-		return fr
-	}
-	if err := p.Commit(); err != nil {
-		if syscall.Stat(path, &now) != nil || now.Ino == old.Ino && now.Dev == old.Dev {
-			fr.err = fmt.Errorf("replacing it: %w", err)
-			return fr
-		}
-		// Renamed; only the folder fsync failed. The new file is in place.
-	}
-	fr.rewritten = true
+	e.fr.rewritten = true
 	hook(hookAfterRename, path)
+	e.putBackLate()
+	return e.fr
+}
 
-	// Step 4.
+// editor is one file's rewrite.
+type editor struct {
+	fr   fileResult
+	path string
+	f    *os.File    // the old file, open to the end
+	old  os.FileInfo // f's identity
+	edit EditFunc
+	dry  bool
+	r    *lineReader
+	p    *atomicfile.Pending // the new file, from the first changed line on
+	w    *bufio.Writer       // p's writer
+}
+
+// copyAll is steps 1 and 2: every complete line of the old file, edited,
+// goes to the new file, which is created at the first line edit changes.
+func (e *editor) copyAll() error {
+	var failed error // the first line edit changed cannot be written: the rest is still counted
+	for {
+		line, err := e.r.next()
+		if err != nil {
+			return fmt.Errorf("reading: %w", err)
+		}
+		if line == nil {
+			return failed
+		}
+		out, changed := e.edit(line[:len(line)-1])
+		switch {
+		case !changed:
+			out = line
+		case e.w == nil && failed == nil:
+			e.fr.copies++
+			if failed = e.start(int64(len(line))); failed != nil && !errors.Is(failed, errSymlink) {
+				return failed
+			}
+		default:
+			e.fr.copies++
+		}
+		if e.w != nil {
+			e.w.Write(out) // a write error sticks and surfaces at Flush
+		}
+	}
+}
+
+// errSymlink refuses to rewrite a store file that is a symbolic link.
+var errSymlink = errors.New("a symbolic link: not rewritten (its target keeps the copies); replace it with the file it points to")
+
+// start creates the new file and copies into it the lines before the one
+// just read (n bytes long).
+func (e *editor) start(n int64) error {
+	if fi, err := os.Lstat(e.path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		// Renaming over the link would leave the old lines in its target.
+		return errSymlink
+	}
+	if e.dry {
+		return nil
+	}
+	p, err := atomicfile.Create(e.path)
+	if err != nil {
+		return fmt.Errorf("creating a temp file: %w", err)
+	}
+	e.p, e.w = p, bufio.NewWriterSize(p.File, bufSize)
+	if _, err := io.Copy(e.w, io.NewSectionReader(e.f, 0, e.r.pos-n)); err != nil {
+		return fmt.Errorf("copying: %w", err)
+	}
+	return nil
+}
+
+// commit is step 3: the lines appended meanwhile, then the rename, unless
+// another program replaced the file.
+func (e *editor) commit() error {
+	hook(hookScanned, e.path)
+	e.r.reset()
+	if err := e.r.copyEdited(e.edit, e.w, &e.fr.copies); err != nil {
+		return fmt.Errorf("reading: %w", err)
+	}
+	if err := e.w.Flush(); err != nil {
+		return fmt.Errorf("writing the new file: %w", err)
+	}
+	hook(hookBeforeRename, e.path)
+	if !e.stillOld() {
+		return errors.New("replaced by another program while being rewritten: left as it is")
+	}
+	if err := e.p.Commit(); err != nil && !e.renamed() {
+		return fmt.Errorf("replacing it: %w", err)
+	}
+	// Renamed (when only the folder fsync failed, the new file is in place).
+	return nil
+}
+
+// stillOld reports whether path still names the old file.
+func (e *editor) stillOld() bool {
+	now, err := os.Stat(e.path)
+	return err == nil && os.SameFile(now, e.old)
+}
+
+// renamed reports whether path names a file other than the old one.
+func (e *editor) renamed() bool {
+	now, err := os.Stat(e.path)
+	return err == nil && !os.SameFile(now, e.old)
+}
+
+// putBackLate is step 4: the lines that reached the old file after step 3
+// read it are appended to the new one.
+func (e *editor) putBackLate() {
 	var late []byte
 	lw := &sliceWriter{&late}
 	for attempt := 0; ; attempt++ {
-		r.reset()
-		if err := r.copyEdited(edit, lw, &fr.copies); err != nil {
+		e.r.reset()
+		if err := e.r.copyEdited(e.edit, lw, &e.fr.copies); err != nil {
 			// The old inode is unreadable now: lines appended after step 3
 			// are still put back by their writers (they see the rename).
-			fr.err = fmt.Errorf("reading lines appended during the rewrite: %w", err)
+			e.fr.err = fmt.Errorf("reading lines appended during the rewrite: %w", err)
 			break
 		}
-		if len(r.tail) == 0 || attempt == tornRetries {
-			late = append(late, r.tail...) // a torn line stays as it was
+		if len(e.r.tail) == 0 || attempt == tornRetries {
+			late = append(late, e.r.tail...) // a torn line stays as it was
 			break
 		}
 		time.Sleep(tornDelay)
 	}
 	if len(late) > 0 {
-		fr.carry, fr.err = putBack(path, late, fr.err)
+		e.fr.carry, e.fr.err = putBack(e.path, late, e.fr.err)
 	}
-	return fr
 }
 
 // copyEdited copies the complete lines from pos on to w, edited (changed
