@@ -174,7 +174,6 @@ type Options struct {
 	// not set: prompts read from a pipe must be ones the store holds, so
 	// a garbled or cut record never deletes another prompt.
 	Stored bool
-
 }
 
 // Delete removes every copy of each prompt (by identity) in the scope's
