@@ -177,21 +177,8 @@ func run(e *cli.Env) int {
 		}
 		in.name = "nul"
 	}
-	switch {
-	case in.name != "" && len(args) > 0:
-		e.Errorf("a prompt argument and --stdin both name prompts: use one (see '%s --help')", e.Name)
-		return cli.ExitUsage
-	case in.name == "" && len(args) == 0 && scope.ProjectDir != "":
-		e.Errorf("--project %s names the project folder, and no prompt is given: pass the prompt as one more argument, or pipe prompts with --stdin (see '%s --help')", scope.ProjectDir, e.Name)
-		return cli.ExitUsage
-	case in.name == "" && len(args) == 0:
-		e.Errorf("no prompt given: pass it as one argument, or pipe prompts with --stdin (see '%s --help')", e.Name)
-		return cli.ExitUsage
-	case len(args) > 1:
-		e.Errorf("too many arguments (%d): quote the prompt as one argument, or pipe prompts with --stdin", len(args))
-		return cli.ExitUsage
-	case len(args) == 1 && identity.IsBlank(args[0]):
-		e.Errorf("the prompt is blank: nothing to delete")
+	if msg := inputProblem(e.Name, args, in.name, scope.ProjectDir); msg != "" {
+		e.Errorf("%s", msg)
 		return cli.ExitUsage
 	}
 	st := e.Store(*storeDir)
@@ -243,6 +230,23 @@ func run(e *cli.Env) int {
 		where = "in the store"
 	}
 	return report(e, res, st.Hidden(), where)
+}
+
+// inputProblem says what is wrong with the prompts given, "" when nothing.
+func inputProblem(name string, args []string, format, projectDir string) string {
+	switch {
+	case format != "" && len(args) > 0:
+		return fmt.Sprintf("a prompt argument and --stdin both name prompts: use one (see '%s --help')", name)
+	case format == "" && len(args) == 0 && projectDir != "":
+		return fmt.Sprintf("--project %s names the project folder, and no prompt is given: pass the prompt as one more argument, or pipe prompts with --stdin (see '%s --help')", projectDir, name)
+	case format == "" && len(args) == 0:
+		return fmt.Sprintf("no prompt given: pass it as one argument, or pipe prompts with --stdin (see '%s --help')", name)
+	case len(args) > 1:
+		return fmt.Sprintf("too many arguments (%d): quote the prompt as one argument, or pipe prompts with --stdin", len(args))
+	case len(args) == 1 && identity.IsBlank(args[0]):
+		return "the prompt is blank: nothing to delete"
+	}
+	return ""
 }
 
 // parseInput splits standard input into prompts, in hist-list's formats.
