@@ -172,11 +172,7 @@ func Stale(name string) bool {
 	if err != nil || pid <= 0 {
 		return false
 	}
-	if pid == os.Getpid() {
-		return false
-	}
-	err = syscall.Kill(pid, 0)
-	return errors.Is(err, syscall.ESRCH)
+	return pid != os.Getpid() && processGone(pid)
 }
 
 func randHex(n int) string {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"hist/lib/atomicfile"
@@ -33,11 +32,11 @@ func Acquire(path string, wait time.Duration) (*Lock, error) {
 	deadline := time.Now().Add(wait)
 	delay := 2 * time.Millisecond
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := tryLock(f, true)
 		if err == nil {
 			return &Lock{f: f}, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		if err != errBusy {
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
@@ -55,7 +54,7 @@ func (l *Lock) Release() {
 	if l == nil || l.f == nil {
 		return
 	}
-	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	unlock(l.f)
 	l.f.Close()
 	l.f = nil
 }
@@ -68,13 +67,15 @@ func Held(path string) bool {
 		return false
 	}
 	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	err = tryLock(f, false)
 	if err == nil {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return false
+		unlock(f)
 	}
-	return errors.Is(err, syscall.EWOULDBLOCK)
+	return err == errBusy
 }
+
+// errBusy says another process holds the lock.
+var errBusy = errors.New("locked by another process")
 
 // WaitFree waits until no rewriter holds the lock at path, or deadline.
 func WaitFree(path string, deadline time.Time) {

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"hist/lib/atomicfile"
@@ -52,25 +51,25 @@ func appendOnce(path string, line []byte) (moved bool, err error) {
 		return false, err
 	}
 	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return false, err
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	if !fi.Mode().IsRegular() {
 		return false, &fs.PathError{Op: "append", Path: path, Err: errors.New("not a regular file")}
 	}
 	buf := line
-	if st.Size > 0 && tornEnd(f, st.Size) {
+	if fi.Size() > 0 && tornEnd(f, fi.Size()) {
 		buf = append([]byte{'\n'}, line...)
 	}
 	if _, err := f.Write(buf); err != nil {
 		return false, err
 	}
-	var now syscall.Stat_t
-	if err := syscall.Stat(path, &now); err != nil {
+	now, err := os.Stat(path)
+	if err != nil {
 		return true, nil // renamed away and not recreated yet: append by path again
 	}
-	return now.Dev != st.Dev || now.Ino != st.Ino, nil
+	return !os.SameFile(now, fi), nil
 }
 
 // tornEnd reports whether the file, size bytes long, ends without a
@@ -90,14 +89,14 @@ func tornEnd(f *os.File, size int64) bool {
 			return true
 		}
 		time.Sleep(time.Millisecond)
-		var now syscall.Stat_t
-		if err := syscall.Fstat(int(f.Fd()), &now); err != nil {
+		fi, err := f.Stat()
+		if err != nil {
 			return true
 		}
-		if now.Size == size {
+		if fi.Size() == size {
 			stable++
 		} else {
-			size, stable = now.Size, 0
+			size, stable = fi.Size(), 0
 		}
 	}
 	return true

@@ -3,6 +3,7 @@ package tombstone
 import (
 	"encoding/json"
 	"errors"
+	"hist/lib/store/storetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,7 @@ func TestLoadUntrusted(t *testing.T) {
 	}
 	// A FIFO is refused, not read (which would block).
 	fifo := filepath.Join(t.TempDir(), "hidden.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
+	if err := storetest.Mkfifo(fifo); err == nil {
 		if _, err := Load(fifo); !errors.As(err, new(*UntrustedError)) {
 			t.Errorf("a FIFO: %v", err)
 		}
