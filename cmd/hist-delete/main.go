@@ -398,7 +398,7 @@ func notes(e *cli.Env, r deletion.Result, where string) {
 		e.Say("also removed %s that other machines' tombstones hide", words.Plural(r.Swept, "copy", "copies"))
 	}
 	if r.Dropped > 0 {
-		e.Say("hidden.json keeps the newest %d tombstones: %s dropped; their prompts show again where copies remain (delete them again)",
+		e.Say("hidden.json keeps the newest %d tombstones: %s dropped; no copy of their prompts is left in the store",
 			tombstone.Cap, words.Plural(r.Dropped, "older one was", "older ones were"))
 	}
 	if r.DroppedOwn > 0 {

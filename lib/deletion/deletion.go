@@ -215,6 +215,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	if !d.load() || len(d.targets) == 0 || !d.listOthers() {
 		return d.res // nothing asked: Clean, nothing to do
 	}
+	d.pinCandidates()
 	d.readForeign()
 	d.readOthers()
 	if opt.Stored && !opt.Hide && !d.allStored() {
@@ -257,6 +258,8 @@ type run struct {
 	// of) the scope (removed).
 	found, foreignAll, elsewhere, removed map[string]int
 	globalSessions                        map[string]struct{} // sessions of the global file's copies
+
+	pins *pins // the tombstones the cap could drop that hide a stored prompt
 }
 
 func newRun(st store.Store, sc store.Scope, prompts []string, opt Options) *run {
@@ -338,6 +341,19 @@ func (d *run) split(files []store.File) (own, foreign []store.File) {
 		}
 	}
 	return own, foreign
+}
+
+// pinCandidates prepares, when the cap will drop tombstones once this
+// delete's are added, to note those that hide a line staying on disk: the
+// reads that follow note them, and they are kept past the cap.
+func (d *run) pinCandidates() {
+	n := 0
+	for _, f := range d.forms {
+		n += len(f)
+	}
+	if len(d.hidden.Entries)+n > tombstone.Cap {
+		d.pins = &pins{candidates: tombstone.New(slices.Clone(d.hidden.Entries)), found: map[string]bool{}}
+	}
 }
 
 // readForeign counts the copies in other machines' files: read only.
@@ -495,15 +511,18 @@ func (d *run) collect(frs []fileResult) {
 }
 
 // tombstone adds the keys of the prompts to tombstone to the set, in
-// memory: those found, or all with Hide. Prompts with copies left
-// elsewhere go last, so that when hidden.json is full their tombstones
-// are the last to be dropped.
+// memory: those found, or all with Hide. Past the cap, the oldest entries
+// go, but never one that hides a prompt still on disk: an older entry the
+// reads noted (pins), or this delete's own for a prompt with copies left
+// elsewhere.
 func (d *run) tombstone() []string {
 	found := func(i int) bool {
 		return len(d.forms[i]) == 0 || count(d.removed, d.forms[i])+count(d.found, d.forms[i]) > 0
 	}
 	d.lookAgain(found)
-	var keep, later []int
+	var keys []string
+	var owner []int // the prompt of each key
+	left := map[string]bool{}
 	for i, p := range d.prompts {
 		if len(d.forms[i]) == 0 {
 			continue
@@ -514,23 +533,22 @@ func (d *run) tombstone() []string {
 				continue
 			}
 		}
-		if count(d.elsewhere, d.forms[i]) > 0 {
-			later = append(later, i)
-		} else {
-			keep = append(keep, i)
-		}
-	}
-	var keys []string
-	var owner []int // the prompt of each key
-	for _, i := range append(keep, later...) {
+		stays := count(d.elsewhere, d.forms[i])+count(d.foreignAll, d.forms[i]) > 0
 		for _, n := range d.forms[i] {
-			keys = append(keys, identity.KeyOfNormalized([]byte(n)))
+			k := identity.KeyOfNormalized([]byte(n))
+			keys = append(keys, k)
 			owner = append(owner, i)
+			left[k] = left[k] || stays
 		}
 	}
-	isNew, dropped := d.hidden.AddKeys(keys)
-	d.res.DroppedOwn = max(len(keys)-tombstone.Cap, 0)
-	d.res.Dropped = dropped - d.res.DroppedOwn
+	isNew := d.hidden.AddKeys(keys)
+	for _, e := range d.hidden.Trim(func(e string) bool { return left[e] || d.pins.has(e) }) {
+		if _, own := left[e]; own {
+			d.res.DroppedOwn++
+		} else {
+			d.res.Dropped++
+		}
+	}
 	// A prompt counts once: newly tombstoned when one of its keys is new.
 	anyNew := false
 	for j := range keys {
@@ -604,7 +622,7 @@ func projectSessions(files []store.File, want map[string]struct{}) map[string]st
 // apart: swept); with only set, a copy counts only in a record naming one
 // of its sessions.
 func (d *run) rewriteAll(files []store.File, dry bool, sweep *tombstone.Set, only map[string]struct{}) []fileResult {
-	return rewriteAll(files, matcher{targets: d.targets, sweep: sweep, only: only}, dry)
+	return rewriteAll(files, matcher{targets: d.targets, sweep: sweep, only: only, pins: d.pins}, dry)
 }
 
 // read counts the copies in files, read only. A file that was gone when

@@ -818,8 +818,8 @@ func TestNULForms(t *testing.T) {
 }
 
 // A batch larger than hidden.json's cap says how many of its own
-// tombstones did not fit; those of prompts with copies left elsewhere go
-// last, so they are kept.
+// tombstones did not fit; those of prompts with copies left elsewhere are
+// kept past the cap.
 func TestCapKeepsPromptsWithCopiesLeft(t *testing.T) {
 	f := newFixture(t)
 	var b strings.Builder
@@ -834,7 +834,7 @@ func TestCapKeepsPromptsWithCopiesLeft(t *testing.T) {
 	store.EnsureDir(filepath.Dir(other))
 	os.WriteFile(other, []byte(rec("prompt 0", 1)), 0o600)
 	res := Delete(f.st, f.scope(), prompts, Options{})
-	if res.Outcome != Clean || res.Tombstones != tombstone.Cap+5 || res.DroppedOwn != 5 || res.Dropped != 0 {
+	if res.Outcome != Clean || res.Tombstones != tombstone.Cap+5 || res.DroppedOwn != 4 || res.Dropped != 0 {
 		t.Fatalf("%+v", res)
 	}
 	h, err := tombstone.Load(f.st.Hidden())
@@ -874,5 +874,38 @@ func TestIdentityVariantsFound(t *testing.T) {
 				t.Fatalf("%+v", res)
 			}
 		})
+	}
+}
+
+// Past the cap, a tombstone that hides a prompt still on disk (here in
+// another project's file, and in another machine's) is kept rather than
+// let the prompt show again, even when that leaves more than Cap.
+func TestCapKeepsTombstonesOfStoredPrompts(t *testing.T) {
+	f := newFixture(t)
+	f.st.Machine = "a"
+	var b, c strings.Builder
+	var entries []string
+	for i := range tombstone.Cap {
+		p := fmt.Sprint("old ", i)
+		entries = append(entries, identity.Key(p))
+		if i%2 == 0 {
+			b.WriteString(rec(p, int64(i)))
+		} else {
+			c.WriteString(rec(p, int64(i)))
+		}
+	}
+	data, _ := json.Marshal(entries)
+	os.WriteFile(f.st.Hidden(), data, 0o600)
+	other := filepath.Join(f.st.ProjectDir("fedcba9876543210"), "b@a.jsonl")
+	store.EnsureDir(filepath.Dir(other))
+	os.WriteFile(other, []byte(b.String()), 0o600)
+	f.write("c@b.jsonl", c.String())
+	f.write("d@a.jsonl", rec("new", 1))
+	res := Delete(f.st, f.scope(), []string{"new"}, Options{})
+	if res.Outcome != Clean || res.Tombstones != 1 || res.Dropped != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if e := hiddenEntries(t, f.st); len(e) != tombstone.Cap+1 || e[0] != identity.Key("old 0") {
+		t.Errorf("%d entries, first %q", len(e), e[0])
 	}
 }

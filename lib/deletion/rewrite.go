@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"hist/lib/atomicfile"
@@ -83,6 +84,9 @@ type matcher struct {
 	// machines' tombstones); swept says the last match was one of those.
 	sweep *tombstone.Set
 	swept bool
+	// pins, when not nil, notes the tombstones that hide a line that
+	// stays.
+	pins *pins
 
 	view    record.View
 	norm    []byte
@@ -94,38 +98,72 @@ type matcher struct {
 // still a copy when its "text" is the prompt: it is dropped too.
 func (m *matcher) match(line []byte) bool {
 	m.session, m.swept = nil, false
+	text, ok := m.text(line)
+	if !ok {
+		return false
+	}
+	m.norm = identity.AppendNormalized(m.norm[:0], text)
+	if _, ok := m.targets[string(m.norm)]; ok && m.inSessions() {
+		return true
+	}
+	if m.sweep != nil && m.only == nil && m.sweep.HiddenNormalized(m.norm) {
+		m.swept = true
+		return true
+	}
+	m.pins.note(m.norm)
+	return false
+}
+
+// text returns the text of a record line, or of a line that is not a
+// record this version reads but holds a "text" string.
+func (m *matcher) text(line []byte) (string, bool) {
 	if record.ParseView(line, &m.view) == nil {
 		m.session = m.view.Session
-		if m.only != nil {
-			if _, ok := m.only[string(m.session)]; !ok {
-				return false
-			}
-		}
-		return m.matchText(string(m.view.Text))
-	}
-	if m.only != nil {
-		return false // no session to check
+		return string(m.view.Text), true
 	}
 	if t := trimLeft(line); len(t) == 0 || t[0] != '{' {
-		return false
+		return "", false
 	}
 	var w struct {
 		Text *string `json:"text"`
 	}
-	if json.Unmarshal(line, &w) == nil && w.Text != nil {
-		return m.matchText(*w.Text)
+	if json.Unmarshal(line, &w) != nil || w.Text == nil {
+		return "", false
 	}
-	return false
+	return *w.Text, true
 }
 
-func (m *matcher) matchText(text string) bool {
-	m.norm = identity.AppendNormalized(m.norm[:0], text)
-	if _, ok := m.targets[string(m.norm)]; ok {
+// inSessions reports whether the line last read names one of only's
+// sessions (true without only).
+func (m *matcher) inSessions() bool {
+	if m.only == nil {
 		return true
 	}
-	m.swept = m.sweep != nil && m.sweep.HiddenNormalized(m.norm)
-	return m.swept
+	_, ok := m.only[string(m.session)]
+	return ok && len(m.session) > 0
 }
+
+// pins are the tombstones the cap could drop that hide a line staying on
+// disk: a delete keeps them past the cap (tombstone.Trim). Every worker
+// notes into the same one.
+type pins struct {
+	candidates *tombstone.Set
+	mu         sync.Mutex
+	found      map[string]bool
+}
+
+func (p *pins) note(norm []byte) {
+	if p == nil {
+		return
+	}
+	if e := p.candidates.Hider(norm); e != "" {
+		p.mu.Lock()
+		p.found[e] = true
+		p.mu.Unlock()
+	}
+}
+
+func (p *pins) has(entry string) bool { return p != nil && p.found[entry] }
 
 func trimLeft(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
