@@ -66,10 +66,14 @@ func (e *UntrustedError) Unwrap() error { return e.Err }
 func (e *UntrustedError) fix() string {
 	q := func(p string) string { return shellquote.Quote(p, shellquote.Any) }
 	if errors.Is(e.Err, fs.ErrPermission) {
-		if fi, err := os.Stat(e.Path); err == nil && fi.IsDir() {
-			return "let hist read the folder: chmod 700 " + q(e.Path)
+		dir := e.Path
+		if fi, err := os.Stat(e.Path); err != nil || !fi.IsDir() {
+			if _, err := os.ReadDir(filepath.Dir(e.Path)); err == nil {
+				return "let hist read the file: chmod 600 " + q(e.Path)
+			}
+			dir = filepath.Dir(e.Path)
 		}
-		return "let hist read the file: chmod 600 " + q(e.Path)
+		return "let hist read its folder: chmod 700 " + q(dir)
 	}
 	prev := e.Path + PrevSuffix
 	if _, _, err := readFile(prev); err == nil {
