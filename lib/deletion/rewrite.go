@@ -39,15 +39,16 @@ import (
 //  4. After the rename, the old inode (still open) is read once more from
 //     where step 3 stopped: lines that landed after step 3 (from a writer
 //     that opened the old file before the rename) are appended to the new
-//     file with one O_APPEND write (store.Append). If that fails they are
-//     kept in a sibling "<name>.carry-<ms>-<rand>.jsonl", a store file of
-//     the same scope.
+//     file, those it does not hold already, under its lock
+//     (store.AppendMissing). If that fails they are kept in a sibling
+//     "<name>.carry-<ms>-<rand>.jsonl", a store file of the same scope.
 //
-// A writer whose record lands in the old inode after step 4 read it sees,
-// after its write, that the path names another inode and appends the
-// record again by path (store.Append). So every record reaches the new
-// file: read by step 3 or 4 if it landed before step 4's read, appended
-// again by its writer otherwise (a duplicate at worst, which readers drop).
+// A writer whose record lands in the old inode and who sees, after its
+// write, that the path names another inode adds the record to the new
+// file the same way (store.Append): only if it is not there. So every
+// record reaches the new file once: read by step 3, or by step 4, or
+// added by its writer, and when step 4 and the writer both have it, the
+// file's lock lets only the first add it.
 
 // Test hooks, nil outside tests: called between steps 2 and 3, between
 // step 3 and the rename, and between the rename and step 4.
@@ -488,7 +489,7 @@ func (s *sliceWriter) Write(p []byte) (int, error) {
 // putBack appends lines that reached the old file after the rename to the
 // new file, or else keeps them in a carry file beside it.
 func putBack(path string, late []byte, prev error) (carry string, err error) {
-	appendErr := store.Append(path, late)
+	appendErr := store.AppendMissing(path, late)
 	if appendErr == nil {
 		return "", prev
 	}

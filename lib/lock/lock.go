@@ -29,24 +29,42 @@ func Acquire(path string, wait time.Duration) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(wait)
-	delay := 2 * time.Millisecond
-	for {
-		err := tryLock(f, true)
-		if err == nil {
-			return &Lock{f: f}, nil
+	if err := wait1(f, wait, 100*time.Millisecond); err != nil {
+		f.Close()
+		if err != ErrTimeout {
+			err = fmt.Errorf("locking %s: %w", path, err)
 		}
+		return nil, err
+	}
+	return &Lock{f: f}, nil
+}
+
+// wait1 takes f's exclusive lock, trying again at growing intervals (up
+// to most) for up to wait: ErrTimeout when another process held it all
+// along.
+func wait1(f *os.File, wait, most time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for delay := time.Millisecond; ; delay = min(delay*2, most) {
+		err := tryLock(f, true)
 		if err != errBusy {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+			return err
 		}
 		if time.Now().After(deadline) {
-			f.Close()
-			return nil, ErrTimeout
+			return ErrTimeout
 		}
 		time.Sleep(delay)
-		delay = min(delay*2, 100*time.Millisecond)
 	}
+}
+
+// File takes an exclusive lock on the open file f, waiting up to wait,
+// and returns its release. Appends that must not repeat a line another
+// writer may be adding at the same moment (store.AppendMissing) hold it
+// only while they read and write.
+func File(f *os.File, wait time.Duration) (release func(), err error) {
+	if err := wait1(f, wait, 10*time.Millisecond); err != nil {
+		return nil, err
+	}
+	return func() { unlock(f) }, nil
 }
 
 // Release drops the lock.
