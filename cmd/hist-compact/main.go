@@ -62,7 +62,9 @@ malformed lines, projects, hidden.json, leftover claims, carry and temp
 files, redaction (with the number of stored prompts it would still
 change), permission problems (a folder not 0700, a file not 0600, a
 symbolic link, a file that is not a regular file) and the migration lock.
-Each problem is a line starting with "problem:".
+Each problem is a line starting with "problem:" and ending with the command
+that fixes it (such as "chmod 700 ~/.pi/agent/history" for a store folder
+made 0755 by mkdir -p); a "problems:" line counts them.
 
 Options:
     --project [DIR]        The project at DIR (default: the working directory).
@@ -99,11 +101,12 @@ Exit status:
        listed once)
     2  usage error, a --project DIR that does not exist (and is not in the
        store), or HOME unset or not absolute while the store needs it
-    3  hidden.json cannot be trusted: nothing was changed; restore the file or
-       delete it yourself (hidden prompts may then reappear)
+    3  hidden.json cannot be trusted: nothing was changed; the message says
+       how to recover (chmod for a permission problem, cp from its .prev
+       copy when it is damaged)
     4  another delete or compaction held the store for the whole --wait:
        nothing was changed; run it again later
-    5  --check found problems (each on a "problem:" line)
+    5  --check found problems (each on a "problem:" line, with its fix)
 
 Examples:
     $ hist-compact                                  # this project, if needed
@@ -254,10 +257,9 @@ func runCompact(e *cli.Env, st store.Store, sc store.Scope, dir string, f *optio
 		return finish(e, out, f.asJSON, code)
 	}
 	reg := st.LoadRegistry()
-	for _, h := range hashes {
-		if !sc.All && reg[h] == "" {
-			reg[h] = dir // messages name the folder, not its hash
-		}
+	label := reg.Label
+	if !sc.All {
+		hashes, label = folders(st, sc, dir, reg)
 	}
 	if !f.dry && anyDir(st, hashes) {
 		l, err := lock.Acquire(st.Lock(), f.wait)
@@ -285,7 +287,7 @@ func runCompact(e *cli.Env, st store.Store, sc store.Scope, dir string, f *optio
 		if pr.Report.Failed() {
 			code = cli.ExitFailure
 		}
-		e.Say("%s: %s", reg.Label(h), summary(pr.Report, f.dry))
+		e.Say("%s: %s", label(h), summary(pr.Report, f.dry))
 		if f.verbose {
 			for _, m := range pr.Report.Merge {
 				e.Say("  %s %s (%s)", map[bool]string{true: "would merge", false: "merged"}[f.dry], m.Name, words.Plural(m.Entries, "entry", "entries"))
@@ -294,6 +296,33 @@ func runCompact(e *cli.Env, st store.Store, sc store.Scope, dir string, f *optio
 		out.Projects = append(out.Projects, pr)
 	}
 	return finish(e, out, f.asJSON, code)
+}
+
+// folders lists a project's store folders that exist (or its main one
+// when none does), each with its label for the messages: the project's
+// folder, and for the one its prompts went to by its path before it was
+// known by its repository's remote, "(prompts captured by its path)". So
+// each folder is named once, and no two with one name. Both are dir in
+// reg, for --json.
+func folders(st store.Store, sc store.Scope, dir string, reg store.Registry) ([]string, func(string) string) {
+	var out []string
+	for _, h := range append([]string{sc.Project}, sc.Also...) {
+		if st.HasProject(h) {
+			out = append(out, h)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{sc.Project}
+	}
+	for _, h := range out {
+		reg[h] = dir
+	}
+	return out, func(h string) string {
+		if h != sc.Project && len(out) > 1 {
+			return dir + " (prompts captured by its path)"
+		}
+		return dir
+	}
 }
 
 // projects lists the project folders of the scope; stop ends the run

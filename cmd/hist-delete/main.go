@@ -93,8 +93,8 @@ Exit status:
     2  usage error, standard input refused, a --project DIR that does not
        exist and is not in the store, or HOME unset; nothing was changed
     3  hidden.json cannot be trusted (unreadable, corrupt, not an array of
-       strings): nothing was changed; restore the file or delete it yourself
-       (hidden prompts may then reappear)
+       strings): nothing was changed; the message says how to recover (chmod
+       for a permission problem, cp from its .prev copy when it is damaged)
     4  "Store delete failed; nothing was removed." (the store could not be
        locked or listed; no tombstone was written)
     5  "Some history files could not be rewritten; the prompt is hidden, but

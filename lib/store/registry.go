@@ -83,6 +83,16 @@ func (r Registry) Label(hash string) string {
 	return "project " + hash
 }
 
+// says reports whether r maps every hash of entries to its cwd.
+func says(r Registry, entries map[string]string) bool {
+	for hash, cwd := range entries {
+		if r[hash] != cwd {
+			return false
+		}
+	}
+	return true
+}
+
 // HasProject reports whether the store holds a folder for the project
 // hash (its prompts may outlive the project's own folder).
 func (s Store) HasProject(hash string) bool {
@@ -91,31 +101,26 @@ func (s Store) HasProject(hash string) bool {
 }
 
 // Register records hash -> cwd unless this machine's registry file
-// already says so; the usual call reads that one small file and writes
-// nothing. Other machines' files are never read here: a capture does not
-// depend on what a peer wrote.
+// already says so: the usual call reads that one small file and writes
+// nothing. Other machines' files are never read here, so a capture's cost
+// does not depend on what a peer wrote; each machine's file names the
+// projects it captured in.
 func (s Store) Register(hash, cwd string) error {
 	return s.RegisterAll(map[string]string{hash: cwd})
 }
 
 // RegisterAll records every hash -> cwd of entries with one write of this
-// machine's registry file (none when it says all of them already, or in
-// a Syncthing conflict copy of it), for commands that add many projects
-// at once (hist-seed --all-projects). The write takes in the entries of
-// the file's conflict copies, which it then removes.
+// machine's registry file (none when it, or a Syncthing conflict copy of
+// it, says all of them already), for commands that add many projects at once (hist-seed
+// --all-projects). The write takes in the entries of the file's Syncthing
+// conflict copies, which it then removes.
 func (s Store) RegisterAll(entries map[string]string) error {
 	_, own, copies := s.registryFiles()
 	mine := Registry{}
 	for _, p := range append(copies, own) {
 		readRegistry(p, mine)
 	}
-	changed := false
-	for hash, cwd := range entries {
-		if mine[hash] != cwd {
-			changed = true
-		}
-	}
-	if !changed {
+	if says(mine, entries) {
 		return nil
 	}
 	maps.Copy(mine, entries)
