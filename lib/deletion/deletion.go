@@ -100,9 +100,10 @@ type Result struct {
 	NotFound      []string // prompts with no copy in the scope: nothing removed for them
 	NotStored     []string // Options.Stored: prompts with no copy anywhere in the store
 	Elsewhere     Elsewhere
-	// Dropped counts the oldest tombstones hidden.json's cap pushed out
-	// (their prompts can be listed again where copies remain); DroppedOwn
-	// those of this delete itself, when it tombstoned more than the cap.
+	// Dropped counts the older tombstones hidden.json's cap pushed out
+	// (none hides a prompt still on disk: those are kept past the cap);
+	// DroppedOwn those of this delete itself, when it tombstoned more than
+	// the cap (their copies were all removed).
 	Dropped, DroppedOwn int
 
 	Scanned int      // store files read
