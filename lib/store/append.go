@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -88,11 +87,12 @@ func appendOnce(path string, line []byte, missing bool) (moved bool, err error) 
 		return false, &fs.PathError{Op: "append", Path: path, Err: errors.New("not a regular file")}
 	}
 	if missing {
-		release, err := lock.File(f, lockWait)
-		if err != nil {
-			return false, fmt.Errorf("locking %s: %w", path, err)
+		// Without the lock (a file system without locks, or a holder
+		// that never lets go) the check still runs: a duplicate at worst,
+		// never a lost record.
+		if release, err := lock.File(f, lockWait); err == nil {
+			defer release()
 		}
-		defer release()
 		if now, err := os.Stat(path); err != nil || !os.SameFile(now, fi) {
 			return true, nil // replaced since the open: again by path
 		}
