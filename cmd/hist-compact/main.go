@@ -62,7 +62,9 @@ malformed lines, projects, hidden.json, leftover claims, carry and temp
 files, redaction (with the number of stored prompts it would still
 change), permission problems (a folder not 0700, a file not 0600, a
 symbolic link, a file that is not a regular file) and the migration lock.
-Each problem is a line starting with "problem:".
+Each problem is a line starting with "problem:" and ending with the command
+that fixes it (such as "chmod 700 ~/.pi/agent/history" for a store folder
+made 0755 by mkdir -p); a "problems:" line counts them.
 
 Options:
     --project [DIR]        The project at DIR (default: the working directory).
@@ -99,11 +101,12 @@ Exit status:
        listed once)
     2  usage error, a --project DIR that does not exist (and is not in the
        store), or HOME unset or not absolute while the store needs it
-    3  hidden.json cannot be trusted: nothing was changed; restore the file or
-       delete it yourself (hidden prompts may then reappear)
+    3  hidden.json cannot be trusted: nothing was changed; the message says
+       how to recover (chmod for a permission problem, cp from its .prev
+       copy when it is damaged)
     4  another delete or compaction held the store for the whole --wait:
        nothing was changed; run it again later
-    5  --check found problems (each on a "problem:" line)
+    5  --check found problems (each on a "problem:" line, with its fix)
 
 Examples:
     $ hist-compact                                  # this project, if needed
@@ -136,122 +139,137 @@ type projectReport struct {
 }
 
 func run(e *cli.Env) int {
-	fs := e.Flags()
-	storeDir := cli.StoreFlag(fs)
-	var scope cli.ScopeFlags
-	scope.Register(fs)
-	current := fs.String("current", "", "")
-	dry := fs.Bool("dry-run", false, "")
-	asJSON := fs.Bool("json", false, "")
-	maxFiles := fs.Int("max-files", compact.DefaultMaxFiles, "")
-	maxEntries := fs.Int("max-entries", compact.DefaultMaxEntries, "")
-	keep := fs.Int("keep", compact.DefaultKeep, "")
-	wait := fs.Duration("wait", 10*time.Second, "")
-	verbose := fs.Bool("v", false, "")
-	redactFlag := fs.Bool("redact", false, "")
-	check := fs.Bool("check", false, "")
-	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
-	if stop {
+	var f options
+	if code, ok := f.parse(e); !ok {
 		return code
 	}
-	if len(args) > 0 {
-		e.Errorf("unexpected argument %q: hist-compact takes only flags (a project folder goes after --project)", args[0])
-		return cli.ExitUsage
+	st := e.Store(f.storeDir)
+	if f.check {
+		return runCheck(e, st)
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"--max-files", *maxFiles}, {"--max-entries", *maxEntries}, {"--keep", *keep}} {
-		if f.v < 0 {
-			e.Errorf("%s %d: give a number of 0 or more", f.name, f.v)
-			return cli.ExitUsage
-		}
-	}
-	if *wait < 0 {
-		e.Errorf("--wait %v: give a duration of 0 or more, such as 10s", *wait)
-		return cli.ExitUsage
-	}
-	setFlags := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
-	if *redactFlag && *check {
-		e.Errorf("--redact and --check are separate modes: use one at a time")
-		return cli.ExitUsage
-	}
-	if *check {
-		for _, n := range []string{"project", "all", "current", "dry-run", "json", "max-files", "max-entries", "keep", "wait"} {
-			if setFlags[n] {
-				e.Errorf("--check takes only --store: it reports on the whole store")
-				return cli.ExitUsage
-			}
-		}
-		return runCheck(e, e.Store(*storeDir))
-	}
-	if *redactFlag {
-		for _, n := range []string{"current", "max-files", "max-entries", "keep"} {
-			if setFlags[n] {
-				e.Errorf("--%s does not apply to --redact: it merges nothing", n)
-				return cli.ExitUsage
-			}
-		}
-	}
-	if setFlags["current"] && strings.TrimSpace(*current) == "" {
-		e.Errorf("--current is empty: give the capture file of the session that is shutting down (a path, a name or an instance id)")
-		return cli.ExitUsage
-	}
-	st := e.Store(*storeDir)
-	sc, dir, ok := e.Scope(&scope, st)
+	sc, dir, ok := e.Scope(&f.scope, st)
 	if !ok {
 		return cli.ExitUsage
 	}
-	if *redactFlag {
-		return runRedact(e, st, sc, *dry, *asJSON, *wait)
+	if f.redact {
+		return runRedact(e, st, sc, f.dry, f.asJSON, f.wait)
 	}
-	opt := compact.Options{MaxFiles: *maxFiles, MaxEntries: *maxEntries, Keep: *keep, Current: compact.CurrentName(*current)}
-	out := &report{Capture: "on", DryRun: *dry, Projects: []*projectReport{}}
+	return runCompact(e, st, sc, dir, &f)
+}
 
+// options are the command line's.
+type options struct {
+	storeDir                   string
+	scope                      cli.ScopeFlags
+	current                    string
+	dry, asJSON, verbose       bool
+	redact, check              bool
+	maxFiles, maxEntries, keep int
+	wait                       time.Duration
+}
+
+// parse reads the command line and checks it; ok false ends the run with
+// code.
+func (f *options) parse(e *cli.Env) (code int, ok bool) {
+	fs := e.Flags()
+	storeDir := cli.StoreFlag(fs)
+	f.scope.Register(fs)
+	fs.StringVar(&f.current, "current", "", "")
+	fs.BoolVar(&f.dry, "dry-run", false, "")
+	fs.BoolVar(&f.asJSON, "json", false, "")
+	fs.IntVar(&f.maxFiles, "max-files", compact.DefaultMaxFiles, "")
+	fs.IntVar(&f.maxEntries, "max-entries", compact.DefaultMaxEntries, "")
+	fs.IntVar(&f.keep, "keep", compact.DefaultKeep, "")
+	fs.DurationVar(&f.wait, "wait", 10*time.Second, "")
+	fs.BoolVar(&f.verbose, "v", false, "")
+	fs.BoolVar(&f.redact, "redact", false, "")
+	fs.BoolVar(&f.check, "check", false, "")
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	if stop {
+		return code, false
+	}
+	f.storeDir = *storeDir
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if msg := f.problem(args, set); msg != "" {
+		e.Errorf("%s", msg)
+		return cli.ExitUsage, false
+	}
+	return cli.ExitOK, true
+}
+
+// problem says what is wrong with the command line, "" when nothing.
+func (f *options) problem(args []string, set map[string]bool) string {
+	if len(args) > 0 {
+		return fmt.Sprintf("unexpected argument %q: hist-compact takes only flags (a project folder goes after --project)", args[0])
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"--max-files", f.maxFiles}, {"--max-entries", f.maxEntries}, {"--keep", f.keep}} {
+		if n.v < 0 {
+			return fmt.Sprintf("%s %d: give a number of 0 or more", n.name, n.v)
+		}
+	}
+	if f.wait < 0 {
+		return fmt.Sprintf("--wait %v: give a duration of 0 or more, such as 10s", f.wait)
+	}
+	if f.redact && f.check {
+		return "--redact and --check are separate modes: use one at a time"
+	}
+	if f.check {
+		for _, n := range []string{"project", "all", "current", "dry-run", "json", "max-files", "max-entries", "keep", "wait"} {
+			if set[n] {
+				return "--check takes only --store: it reports on the whole store"
+			}
+		}
+	}
+	if f.redact {
+		for _, n := range []string{"current", "max-files", "max-entries", "keep"} {
+			if set[n] {
+				return fmt.Sprintf("--%s does not apply to --redact: it merges nothing", n)
+			}
+		}
+	}
+	if set["current"] && strings.TrimSpace(f.current) == "" {
+		return "--current is empty: give the capture file of the session that is shutting down (a path, a name or an instance id)"
+	}
+	return ""
+}
+
+// runCompact compacts the scope's project folders.
+func runCompact(e *cli.Env, st store.Store, sc store.Scope, dir string, f *options) int {
+	opt := compact.Options{MaxFiles: f.maxFiles, MaxEntries: f.maxEntries, Keep: f.keep, Current: compact.CurrentName(f.current)}
+	out := &report{Capture: "on", DryRun: f.dry, Projects: []*projectReport{}}
 	pol := e.Policy()
 	if !pol.On {
 		out.Capture, out.Reason = "off", pol.OffHint()
-		if *verbose || termsafe.IsTerminal(e.Stderr) {
+		if f.verbose || termsafe.IsTerminal(e.Stderr) {
 			e.Say("nothing to do: %s", pol.OffHint())
 		}
-		return finish(e, out, *asJSON, cli.ExitOK)
+		return finish(e, out, f.asJSON, cli.ExitOK)
 	}
 	if code := e.NeedMachine(&st); code != cli.ExitOK {
-		return finish(e, out, *asJSON, code)
+		return finish(e, out, f.asJSON, code)
 	}
-
-	var hashes []string
-	var err error
-	if sc.All {
-		hashes, err = st.ProjectHashes()
-		if err != nil {
-			e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), words.Describe(err))
-			return finish(e, out, *asJSON, cli.ExitFailure)
-		}
-		if len(hashes) == 0 {
-			e.Say("nothing to do: no project in %s", st.Projects())
-			return finish(e, out, *asJSON, cli.ExitOK)
-		}
-	} else {
-		hashes = append([]string{sc.Project}, sc.Also...)
+	hashes, code, stop := projects(e, st, sc)
+	if stop {
+		return finish(e, out, f.asJSON, code)
 	}
 	reg := st.LoadRegistry()
-	for _, h := range hashes {
-		if !sc.All && reg[h] == "" {
-			reg[h] = dir // messages name the folder, not its hash
-		}
+	label := reg.Label
+	if !sc.All {
+		hashes, label = folders(st, sc, dir, reg)
 	}
-
-	if !*dry && anyDir(st, hashes) {
-		l, err := lock.Acquire(st.Lock(), *wait)
+	if !f.dry && anyDir(st, hashes) {
+		l, err := lock.Acquire(st.Lock(), f.wait)
 		if errors.Is(err, lock.ErrTimeout) {
 			e.Errorf("%v: nothing was changed; run it again later", err)
-			return finish(e, out, *asJSON, exitBusy)
+			return finish(e, out, f.asJSON, exitBusy)
 		}
 		if err != nil {
 			e.Errorf("%v: nothing was changed", err)
-			return finish(e, out, *asJSON, cli.ExitFailure)
+			return finish(e, out, f.asJSON, cli.ExitFailure)
 		}
 		defer l.Release()
 		st.OwnsLegacy(true) // under the lock: see docs/store-format.md
@@ -259,36 +277,87 @@ func run(e *cli.Env) int {
 	hidden, ok := e.LoadHidden(st)
 	if !ok {
 		out.Reason = "hidden.json cannot be trusted"
-		return finish(e, out, *asJSON, cli.ExitUntrusted)
+		return finish(e, out, f.asJSON, cli.ExitUntrusted)
 	}
 	opt.Hidden = hidden
-
 	code = cli.ExitOK
 	for _, h := range hashes {
-		pr := &projectReport{Cwd: reg[h]}
-		plan, err := compact.PlanProject(st, h, opt)
-		switch {
-		case err != nil:
-			pr.Report = &compact.Report{Plan: plan}
-			pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + words.Describe(err) + ": nothing was changed"})
-		case *dry:
-			pr.Report = compact.DryRun(plan, opt)
-		default:
-			pr.Report = compact.Run(plan, opt)
-		}
-		pr.Action = action(pr.Report, *dry)
+		pr := compactProject(st, h, opt, f.dry)
+		pr.Cwd = reg[h]
 		if pr.Report.Failed() {
 			code = cli.ExitFailure
 		}
-		e.Say("%s: %s", reg.Label(h), summary(pr.Report, *dry))
-		if *verbose {
-			for _, f := range pr.Report.Merge {
-				e.Say("  %s %s (%s)", map[bool]string{true: "would merge", false: "merged"}[*dry], f.Name, words.Plural(f.Entries, "entry", "entries"))
+		e.Say("%s: %s", label(h), summary(pr.Report, f.dry))
+		if f.verbose {
+			for _, m := range pr.Report.Merge {
+				e.Say("  %s %s (%s)", map[bool]string{true: "would merge", false: "merged"}[f.dry], m.Name, words.Plural(m.Entries, "entry", "entries"))
 			}
 		}
 		out.Projects = append(out.Projects, pr)
 	}
-	return finish(e, out, *asJSON, code)
+	return finish(e, out, f.asJSON, code)
+}
+
+// folders lists a project's store folders that exist (or its main one
+// when none does), each with its label for the messages: the project's
+// folder, and for the one its prompts went to by its path before it was
+// known by its repository's remote, "(prompts captured by its path)". So
+// each folder is named once, and no two with one name. Both are dir in
+// reg, for --json.
+func folders(st store.Store, sc store.Scope, dir string, reg store.Registry) ([]string, func(string) string) {
+	var out []string
+	for _, h := range append([]string{sc.Project}, sc.Also...) {
+		if st.HasProject(h) {
+			out = append(out, h)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{sc.Project}
+	}
+	for _, h := range out {
+		reg[h] = dir
+	}
+	return out, func(h string) string {
+		if h != sc.Project && len(out) > 1 {
+			return dir + " (prompts captured by its path)"
+		}
+		return dir
+	}
+}
+
+// projects lists the project folders of the scope; stop ends the run
+// with code.
+func projects(e *cli.Env, st store.Store, sc store.Scope) (hashes []string, code int, stop bool) {
+	if !sc.All {
+		return append([]string{sc.Project}, sc.Also...), cli.ExitOK, false
+	}
+	hashes, err := st.ProjectHashes()
+	if err != nil {
+		e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), words.Describe(err))
+		return nil, cli.ExitFailure, true
+	}
+	if len(hashes) == 0 {
+		e.Say("nothing to do: no project in %s", st.Projects())
+		return nil, cli.ExitOK, true
+	}
+	return hashes, cli.ExitOK, false
+}
+
+// compactProject plans and runs (or, dry, only plans) one project folder.
+func compactProject(st store.Store, h string, opt compact.Options, dry bool) *projectReport {
+	pr := &projectReport{}
+	plan, err := compact.PlanProject(st, h, opt)
+	switch {
+	case err != nil:
+		pr.Report = &compact.Report{Plan: plan}
+		pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + words.Describe(err) + ": nothing was changed"})
+	case dry:
+		pr.Report = compact.DryRun(plan, opt)
+	default:
+		pr.Report = compact.Run(plan, opt)
+	}
+	pr.Action = action(pr.Report, dry)
+	return pr
 }
 
 func finish(e *cli.Env, out *report, asJSON bool, code int) int {

@@ -92,8 +92,8 @@ Exit status:
     2  usage error, standard input refused, a --project DIR that does not
        exist and is not in the store, or HOME unset; nothing was changed
     3  hidden.json cannot be trusted (unreadable, corrupt, not an array of
-       strings): nothing was changed; restore the file or delete it yourself
-       (hidden prompts may then reappear)
+       strings): nothing was changed; the message says how to recover (chmod
+       for a permission problem, cp from its .prev copy when it is damaged)
     4  "Store delete failed; nothing was removed." (the store could not be
        locked or listed; no tombstone was written)
     5  "Some history files could not be rewritten; the prompt is hidden, but
@@ -176,21 +176,8 @@ func run(e *cli.Env) int {
 		}
 		in.name = "nul"
 	}
-	switch {
-	case in.name != "" && len(args) > 0:
-		e.Errorf("a prompt argument and --stdin both name prompts: use one (see '%s --help')", e.Name)
-		return cli.ExitUsage
-	case in.name == "" && len(args) == 0 && scope.ProjectDir != "":
-		e.Errorf("--project %s names the project folder, and no prompt is given: pass the prompt as one more argument, or pipe prompts with --stdin (see '%s --help')", scope.ProjectDir, e.Name)
-		return cli.ExitUsage
-	case in.name == "" && len(args) == 0:
-		e.Errorf("no prompt given: pass it as one argument, or pipe prompts with --stdin (see '%s --help')", e.Name)
-		return cli.ExitUsage
-	case len(args) > 1:
-		e.Errorf("too many arguments (%d): quote the prompt as one argument, or pipe prompts with --stdin", len(args))
-		return cli.ExitUsage
-	case len(args) == 1 && identity.IsBlank(args[0]):
-		e.Errorf("the prompt is blank: nothing to delete")
+	if msg := inputProblem(e.Name, args, in.name, scope.ProjectDir); msg != "" {
+		e.Errorf("%s", msg)
 		return cli.ExitUsage
 	}
 	st := e.Store(*storeDir)
@@ -242,6 +229,23 @@ func run(e *cli.Env) int {
 		where = "in the store"
 	}
 	return report(e, res, st.Hidden(), where)
+}
+
+// inputProblem says what is wrong with the prompts given, "" when nothing.
+func inputProblem(name string, args []string, format, projectDir string) string {
+	switch {
+	case format != "" && len(args) > 0:
+		return fmt.Sprintf("a prompt argument and --stdin both name prompts: use one (see '%s --help')", name)
+	case format == "" && len(args) == 0 && projectDir != "":
+		return fmt.Sprintf("--project %s names the project folder, and no prompt is given: pass the prompt as one more argument, or pipe prompts with --stdin (see '%s --help')", projectDir, name)
+	case format == "" && len(args) == 0:
+		return fmt.Sprintf("no prompt given: pass it as one argument, or pipe prompts with --stdin (see '%s --help')", name)
+	case len(args) > 1:
+		return fmt.Sprintf("too many arguments (%d): quote the prompt as one argument, or pipe prompts with --stdin", len(args))
+	case len(args) == 1 && identity.IsBlank(args[0]):
+		return "the prompt is blank: nothing to delete"
+	}
+	return ""
 }
 
 // summary says what was done (or would be).
@@ -331,7 +335,7 @@ func notes(e *cli.Env, r deletion.Result, where string) {
 		e.Say("also removed %s that other machines' tombstones hide", words.Plural(r.Swept, "copy", "copies"))
 	}
 	if r.Dropped > 0 {
-		e.Say("hidden.json keeps the newest %d tombstones: %s dropped; their prompts show again where copies remain (delete them again)",
+		e.Say("hidden.json keeps the newest %d tombstones: %s dropped; no copy of their prompts is left in the store",
 			tombstone.Cap, words.Plural(r.Dropped, "older one was", "older ones were"))
 	}
 	if r.DroppedOwn > 0 {

@@ -132,23 +132,50 @@ var ErrNotRegular = errors.New("not a regular file")
 // would block the read forever, a device) is refused with an
 // *os.PathError wrapping ErrNotRegular (syscall.EISDIR for a folder),
 // without reading from it.
-func ReadRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+func ReadRegular(path string) ([]byte, error) { return ReadLimited(path, -1) }
+
+// ErrTooLarge says a file holds more than the reader takes.
+var ErrTooLarge = errors.New("larger than expected")
+
+// ReadLimited is ReadRegular for a file that holds at most limit bytes
+// (no limit when negative): a larger one is refused with an
+// *os.PathError wrapping ErrTooLarge, after reading limit+1 bytes at most.
+func ReadLimited(path string, limit int64) ([]byte, error) {
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	if limit < 0 {
+		return io.ReadAll(f)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		return nil, &os.PathError{Op: "read", Path: path, Err: ErrTooLarge}
+	}
+	return data, err
+}
+
+// OpenRegular opens the regular file at path for reading, refusing
+// anything else as ReadRegular does, without blocking on it.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	if fi.IsDir() {
-		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+	case fi.IsDir():
+		err = &os.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	case !fi.Mode().IsRegular():
+		err = &os.PathError{Op: "read", Path: path, Err: ErrNotRegular}
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "read", Path: path, Err: ErrNotRegular}
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
-	return io.ReadAll(f)
+	return f, nil
 }
 
 // IsTemp reports whether name (a base name) is a temp file of this package.
@@ -172,11 +199,7 @@ func Stale(name string) bool {
 	if err != nil || pid <= 0 {
 		return false
 	}
-	if pid == os.Getpid() {
-		return false
-	}
-	err = syscall.Kill(pid, 0)
-	return errors.Is(err, syscall.ESRCH)
+	return pid != os.Getpid() && processGone(pid)
 }
 
 func randHex(n int) string {

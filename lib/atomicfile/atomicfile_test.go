@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"hist/lib/store/storetest"
 	"io"
 	"os"
 	"os/exec"
@@ -154,7 +155,7 @@ func TestReadRegular(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 	fifo := filepath.Join(dir, "fifo")
-	if syscall.Mkfifo(fifo, 0o600) == nil {
+	if storetest.Mkfifo(fifo) == nil {
 		if _, err := ReadRegular(fifo); !errors.Is(err, ErrNotRegular) {
 			t.Errorf("a FIFO: %v", err)
 		}

@@ -16,12 +16,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"hist/lib/atomicfile"
 	"hist/lib/lock"
 	"hist/lib/record"
 	"hist/lib/redact"
+	"hist/lib/shellquote"
 	"hist/lib/store"
 	"hist/lib/tombstone"
 )
@@ -41,6 +41,7 @@ type Project struct {
 // Leftover is a claim, carry or temp file.
 type Leftover struct {
 	Path string
+	Cwd  string // a claim's project folder, from the registry ("" when unknown)
 	// Gone says the process that made it is gone: for a temp file, its
 	// pid no longer runs; for a claim, no rewriter holds the store's lock.
 	Gone bool
@@ -68,9 +69,9 @@ type Report struct {
 	RedactOn    bool
 	RedactEnv   string // the variable's value, "" when unset
 	RedactSet   bool
-	Unredacted  int // stored records redaction would still change
-	Unreadable  []string
-	Permissions []string // one line a problem
+	Unredacted  int      // stored records redaction would still change
+	Unreadable  []string // one line a path that cannot be read, with its fix
+	Permissions []string // one line a problem, with its fix
 	Links       []string // symbolic links that are allowed and followed
 	MigLock     string   // the migration lock folder, when present
 	RewriterNow bool     // a rewriter holds the store's lock
@@ -90,7 +91,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 		return r
 	}
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", st.Root, words.Describe(err)))
+		r.unreadable(st.Root, err)
 		return r
 	}
 	root := filepath.Clean(st.Root)
@@ -115,7 +116,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 	}
 	walkErr := filepath.WalkDir(root+string(filepath.Separator), visit(root, ""))
 	if walkErr != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", root, words.Describe(walkErr)))
+		r.unreadable(root, walkErr)
 	}
 	for _, p := range projects {
 		r.Projects = append(r.Projects, *p)
@@ -144,7 +145,7 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, rel string,
 	d fs.DirEntry, err error, walk func(base, prefix string) fs.WalkDirFunc) error {
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, words.Describe(err)))
+		r.unreadable(path, err)
 		if d != nil && d.IsDir() {
 			return fs.SkipDir
 		}
@@ -159,7 +160,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	info, err := d.Info()
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, words.Describe(err)))
+		r.unreadable(path, err)
 		return nil
 	}
 	mode := info.Mode()
@@ -172,27 +173,27 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 				// Allowed: a project folder kept elsewhere, followed.
 				r.Links = append(r.Links, fmt.Sprintf("project folder %s is a symbolic link to %s (followed)", path, target))
 				if err := filepath.WalkDir(path+string(filepath.Separator), walk(path, rel)); err != nil {
-					r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, words.Describe(err)))
+					r.unreadable(path, err)
 				}
 				return nil
 			}
 		}
-		r.Permissions = append(r.Permissions, fmt.Sprintf("%s is a symbolic link (to %s)", path, target))
+		r.Permissions = append(r.Permissions, fmt.Sprintf("%s is a symbolic link (to %s): replace it with a copy of what it points to: rm %s && cp %s %s", path, target, q(path), q(target), q(path)))
 		return nil
 	case mode.IsDir():
 		if mode.Perm() != atomicfile.DirPerm {
-			r.Permissions = append(r.Permissions, fmt.Sprintf("folder %s is %04o, not 0700", path, mode.Perm()))
+			r.Permissions = append(r.Permissions, fmt.Sprintf("folder %s is %04o, not 0700: chmod 700 %s", path, mode.Perm(), q(path)))
 		}
 		if rel == MigrationLockName {
 			r.MigLock = path
 		}
 		return nil
 	case !mode.IsRegular():
-		r.Permissions = append(r.Permissions, fmt.Sprintf("%s is not a regular file (%s)", path, kindOf(mode)))
+		r.Permissions = append(r.Permissions, fmt.Sprintf("%s is not a regular file (%s): hist never reads it; remove it: rm %s", path, kindOf(mode), q(path)))
 		return nil
 	}
 	if mode.Perm() != atomicfile.FilePerm {
-		r.Permissions = append(r.Permissions, fmt.Sprintf("file %s is %04o, not 0600", path, mode.Perm()))
+		r.Permissions = append(r.Permissions, fmt.Sprintf("file %s is %04o, not 0600: chmod 600 %s", path, mode.Perm(), q(path)))
 	}
 	if atomicfile.IsTemp(name) {
 		// Another machine's temp file (synced mid-write) is its business:
@@ -209,13 +210,17 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	switch k {
 	case store.Claim:
-		r.Claims = append(r.Claims, Leftover{Path: path, Gone: !r.RewriterNow && r.st.Owns(name, r.legacy)})
+		cwd := ""
+		if inProject {
+			cwd = reg[filepath.Base(dir)]
+		}
+		r.Claims = append(r.Claims, Leftover{Path: path, Cwd: cwd, Gone: !r.RewriterNow && r.st.Owns(name, r.legacy)})
 	case store.Carry:
 		r.Carries = append(r.Carries, Leftover{Path: path})
 	}
 	n, err := r.scan(path)
 	if err != nil {
-		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, words.Describe(err)))
+		r.unreadable(path, err)
 	}
 	r.Files++
 	if global {
@@ -244,8 +249,7 @@ func (r *Report) scan(path string) (int, error) {
 	n := 0
 	st, err := record.Scan(f, func(l *record.Line) error {
 		n++
-		t := unsafe.String(unsafe.SliceData(l.Text), len(l.Text))
-		if redact.Changed(t) {
+		if redact.Changed(string(l.Text)) {
 			r.Unredacted++
 		}
 		return nil
@@ -267,8 +271,23 @@ func kindOf(m fs.FileMode) string {
 	return m.Type().String()
 }
 
-// Problems lists what needs the user's attention, one line each; none
-// means the store is healthy.
+// unreadable notes a path that cannot be read, with its fix.
+func (r *Report) unreadable(path string, err error) {
+	fix := "it stays as it is; check the disk, or restore it from a backup"
+	if errors.Is(err, fs.ErrPermission) {
+		fix = "let hist read it: chmod 600 " + q(path)
+		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+			fix = "let hist read it: chmod 700 " + q(path)
+		}
+	}
+	r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v: %s", path, words.Describe(err), fix))
+}
+
+// q quotes a path for the shell the user types a fix into.
+func q(path string) string { return shellquote.Quote(path, shellquote.Any) }
+
+// Problems lists what needs the user's attention, one line each, with
+// what fixes it; none means the store is healthy.
 func (r *Report) Problems() []string {
 	var out []string
 	for _, u := range r.Unreadable {
@@ -280,19 +299,23 @@ func (r *Report) Problems() []string {
 	}
 	for _, t := range r.Temps {
 		if t.Gone {
-			out = append(out, fmt.Sprintf("stale temp file %s (its process is gone): the next rewrite of that folder removes it, or remove it yourself", t.Path))
+			out = append(out, fmt.Sprintf("stale temp file %s (its process is gone): the next rewrite of that folder removes it, or remove it now: rm %s", t.Path, q(t.Path)))
 		}
 	}
 	for _, c := range r.Claims {
 		if c.Gone {
-			out = append(out, fmt.Sprintf("leftover claim %s (no rewriter is running): its prompts are listed; the next hist-compact of that project merges it", c.Path))
+			run := "hist-compact --all"
+			if c.Cwd != "" {
+				run = "hist-compact --project " + q(c.Cwd)
+			}
+			out = append(out, fmt.Sprintf("leftover claim %s (no rewriter is running): its prompts are listed; the next compaction of that project merges it: %s", c.Path, run))
 		}
 	}
 	if r.RedactOn && r.Unredacted > 0 {
 		out = append(out, words.Plural(r.Unredacted, "stored prompt holds", "stored prompts hold")+" text that redaction replaces: run hist-compact --redact --all")
 	}
 	if r.MigLock != "" {
-		out = append(out, fmt.Sprintf("the migration lock %s is present: if no hist-seed is running, a migration was interrupted; remove the folder and run hist-seed again", r.MigLock))
+		out = append(out, fmt.Sprintf("the migration lock %s is present: if no hist-seed is running, a migration was interrupted; remove the folder and run hist-seed again: rm -r %s && hist-seed", r.MigLock, q(r.MigLock)))
 	}
 	return out
 }
@@ -360,6 +383,7 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "healthy: no problem found\n")
 		return
 	}
+	fmt.Fprintf(w, "problems:     %d, each below with its fix\n", len(probs))
 	for _, p := range probs {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}

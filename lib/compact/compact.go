@@ -63,7 +63,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unsafe"
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
@@ -404,7 +403,7 @@ func (m *merger) add(out []byte, line []byte, late bool) []byte {
 	}
 	isRec := record.ParseView(line, &m.view) == nil
 	if isRec && m.hidden != nil {
-		m.norm = identity.AppendNormalized(m.norm[:0], unsafe.String(unsafe.SliceData(m.view.Text), len(m.view.Text)))
+		m.norm = identity.AppendNormalized(m.norm[:0], string(m.view.Text))
 		if m.hidden.HiddenNormalized(m.norm) {
 			m.rep.Hidden++
 			return out
@@ -471,121 +470,151 @@ func Run(p *Plan, opt Options) *Report {
 	if !p.Runs() {
 		return rep
 	}
-	now := time.Now
+	r := &runner{rep: rep, now: time.Now}
 	if opt.Now != nil {
-		now = opt.Now
+		r.now = opt.Now
 	}
+	defer r.close()
+	r.claim()
+	if len(r.claims) == 0 || !r.copy(opt.Hidden) {
+		return rep
+	}
+	r.finish()
+	return rep
+}
 
-	// 1. Claim.
-	var claims []*claim
-	defer func() {
-		for _, c := range claims {
-			c.f.Close()
-		}
-	}()
+// runner is one compaction, step by step (see the package comment).
+type runner struct {
+	rep    *Report
+	now    func() time.Time
+	claims []*claim
+	m      *merger
+	out    *appender // the committed compact file
+	br     *bufio.Reader
+	buf    []byte
+}
+
+func (r *runner) close() {
+	for _, c := range r.claims {
+		c.f.Close()
+	}
+	if r.out != nil {
+		r.out.close()
+	}
+}
+
+// claim is step 1: each file to merge is renamed to a claim and opened.
+func (r *runner) claim() {
+	p := r.rep.Plan
 	for _, fi := range p.Merge {
 		c := &claim{path: fi.Path, orig: fi.Name}
 		if !isClaim(fi.Name) {
-			c.path = filepath.Join(p.Dir, store.ClaimFile(fi.Name, now().UnixMilli()))
+			c.path = filepath.Join(p.Dir, store.ClaimFile(fi.Name, r.now().UnixMilli()))
 			if err := os.Rename(fi.Path, c.path); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) { // removed by hand since the plan: nothing to merge
-					rep.fail(fi.Path, "claiming it: %s: it stays as it is", words.Describe(err))
+					r.rep.fail(fi.Path, "claiming it: %s: it stays as it is", words.Describe(err))
 				}
 				continue
 			}
 		}
 		f, err := store.Open(c.path)
 		if err != nil {
-			rep.fail(c.path, "opening the claim: %s: it stays on disk and is still read", words.Describe(err))
-			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
+			r.rep.fail(c.path, "opening the claim: %s: it stays on disk and is still read", words.Describe(err))
+			r.rep.ClaimsLeft = append(r.rep.ClaimsLeft, c.path)
 			continue
 		}
 		c.f = f
-		claims = append(claims, c)
+		r.claims = append(r.claims, c)
 	}
-	if len(claims) == 0 {
-		return rep
-	}
+}
 
-	// 2. Copy into the compact file and commit it.
-	m := newMerger(opt.Hidden, rep)
-	compact := filepath.Join(p.Dir, store.CompactFile(p.Machine, now().UnixMilli()))
-	if err := writeCompact(compact, claims, m); err != nil {
+// copy is step 2: the claims' lines go to the compact file, committed.
+func (r *runner) copy(hidden *tombstone.Set) bool {
+	rep := r.rep
+	r.m = newMerger(hidden, rep)
+	compact := filepath.Join(rep.Plan.Dir, store.CompactFile(rep.Plan.Machine, r.now().UnixMilli()))
+	if err := writeCompact(compact, r.claims, r.m); err != nil {
 		rep.Written, rep.Hidden, rep.Duplicates, rep.Malformed = 0, 0, 0, 0
 		rep.fail(compact, "writing the compact file: %s: the claimed files stay on disk and are still read", words.Describe(err))
-		for _, c := range claims {
+		for _, c := range r.claims {
 			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 		}
-		return rep
+		return false
 	}
 	rep.Compact = compact
 	if hookAfterCommit != nil {
-		paths := make([]string, len(claims))
-		for i, c := range claims {
+		paths := make([]string, len(r.claims))
+		for i, c := range r.claims {
 			paths[i] = c.path
 		}
 		hookAfterCommit(paths)
 	}
+	return true
+}
 
-	// 3. Late lines, removal, last read.
-	out := &appender{path: compact}
-	defer out.close()
-	br := bufio.NewReaderSize(nil, readSize)
-	var buf []byte
-	for _, c := range claims {
+// finish is step 3, for each claim: its late lines, its removal, its last
+// read.
+func (r *runner) finish() {
+	r.out = &appender{path: r.rep.Compact}
+	r.br = bufio.NewReaderSize(nil, readSize)
+	for _, c := range r.claims {
 		if c.bad != nil {
-			rep.fail(c.path, "reading the claim: %s: it stays on disk and is still read", words.Describe(c.bad))
-			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
+			r.rep.fail(c.path, "reading the claim: %s: it stays on disk and is still read", words.Describe(c.bad))
+			r.rep.ClaimsLeft = append(r.rep.ClaimsLeft, c.path)
 			continue
 		}
-		var n int64
-		var err error
-		buf, n, err = readLate(br, c, m, buf[:0])
-		if err == nil && len(buf) > 0 {
-			err = out.append(buf)
-		}
-		if err != nil {
-			rep.fail(c.path, "adding the lines written to it after it was read: %s: the claim stays on disk with every byte", words.Describe(err))
-			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
-			continue
-		}
-		c.done += n
-		if err := os.Remove(c.path); err != nil {
-			rep.fail(c.path, "removing the claim: %s: it stays on disk; its prompts are listed once", words.Describe(err))
-			rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
-			continue
-		}
-		rep.Merged++
-		if hookAfterRemove != nil {
-			hookAfterRemove(c.path)
-		}
-		buf, n, err = readLate(br, c, m, buf[:0])
-		if err != nil {
-			rep.fail(c.path, "reading the removed claim once more: %s", words.Describe(err))
-			continue
-		}
-		c.done += n
-		if len(buf) > 0 {
-			if err := out.append(buf); err != nil {
-				carry, cerr := writeCarry(p.Dir, c.orig, buf, now)
-				if cerr != nil {
-					rep.fail(c.path, "%s written to the claim while it was removed could not be kept (%s; carry file: %s)", words.Plural(len(buf), "byte", "bytes"), words.Describe(err), words.Describe(cerr))
-					continue
-				}
-				rep.Carries = append(rep.Carries, carry)
+		r.finishClaim(c)
+	}
+	if err := r.out.close(); err != nil {
+		r.rep.fail(r.rep.Compact, "closing the compact file: %s", words.Describe(err))
+	}
+	if err := atomicfile.SyncDir(r.rep.Plan.Dir); err != nil {
+		r.rep.fail(r.rep.Plan.Dir, "syncing the folder: %s", words.Describe(err))
+	}
+}
+
+func (r *runner) finishClaim(c *claim) {
+	rep := r.rep
+	var n int64
+	var err error
+	r.buf, n, err = readLate(r.br, c, r.m, r.buf[:0])
+	if err == nil && len(r.buf) > 0 {
+		err = r.out.append(r.buf)
+	}
+	if err != nil {
+		rep.fail(c.path, "adding the lines written to it after it was read: %s: the claim stays on disk with every byte", words.Describe(err))
+		rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
+		return
+	}
+	c.done += n
+	if err := os.Remove(c.path); err != nil {
+		rep.fail(c.path, "removing the claim: %s: it stays on disk; its prompts are listed once", words.Describe(err))
+		rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
+		return
+	}
+	rep.Merged++
+	if hookAfterRemove != nil {
+		hookAfterRemove(c.path)
+	}
+	r.buf, n, err = readLate(r.br, c, r.m, r.buf[:0])
+	if err != nil {
+		rep.fail(c.path, "reading the removed claim once more: %s", words.Describe(err))
+		return
+	}
+	c.done += n
+	if len(r.buf) > 0 {
+		if err := r.out.append(r.buf); err != nil {
+			carry, cerr := writeCarry(rep.Plan.Dir, c.orig, r.buf, r.now)
+			if cerr != nil {
+				rep.fail(c.path, "%s written to the claim while it was removed could not be kept (%s; carry file: %s)", words.Plural(len(r.buf), "byte", "bytes"), words.Describe(err), words.Describe(cerr))
+				return
 			}
-		}
-		if fi, err := c.f.Stat(); err == nil && fi.Size() > c.done {
-			rep.Torn++
+			rep.Carries = append(rep.Carries, carry)
 		}
 	}
-	if err := out.close(); err != nil {
-		rep.fail(compact, "closing the compact file: %s", words.Describe(err))
+	if fi, err := c.f.Stat(); err == nil && fi.Size() > c.done {
+		rep.Torn++
 	}
-	if err := atomicfile.SyncDir(p.Dir); err != nil {
-		rep.fail(p.Dir, "syncing the folder: %s", words.Describe(err))
-	}
-	return rep
 }
 
 // isClaim reports whether a base name is a claim (of any file, a carry

@@ -99,9 +99,10 @@ type Result struct {
 	NotFound      []string // prompts with no copy in the scope: nothing removed for them
 	NotStored     []string // Options.Stored: prompts with no copy anywhere in the store
 	Elsewhere     Elsewhere
-	// Dropped counts the oldest tombstones hidden.json's cap pushed out
-	// (their prompts can be listed again where copies remain); DroppedOwn
-	// those of this delete itself, when it tombstoned more than the cap.
+	// Dropped counts the older tombstones hidden.json's cap pushed out
+	// (none hides a prompt still on disk: those are kept past the cap);
+	// DroppedOwn those of this delete itself, when it tombstoned more than
+	// the cap (their copies were all removed).
 	Dropped, DroppedOwn int
 
 	Scanned int      // store files read
@@ -173,8 +174,6 @@ type Options struct {
 	// not set: prompts read from a pipe must be ones the store holds, so
 	// a garbled or cut record never deletes another prompt.
 	Stored bool
-
-	noPrefilter bool // tests: parse every file
 }
 
 // Delete removes every copy of each prompt (by identity) in the scope's
@@ -187,55 +186,12 @@ type Options struct {
 // A prompt with no copy in the scope is listed in Result.NotFound and is
 // tombstoned only with Options.Hide.
 func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Result {
-	res := Result{Prompts: len(prompts), DryRun: opt.DryRun}
-	targets := make(map[string]struct{}, len(prompts))
-	forms := make([][]string, len(prompts)) // each prompt's normalized forms
-	given := make(map[string]bool, len(prompts))
-	for i, p := range prompts {
-		n := identity.Normalize(p)
-		if given[n] {
-			continue // a repeat counts once
-		}
-		given[n] = true
-		// Each distinct text is normalized once: most prompts hold no
-		// secret and no NUL, so their other forms are the prompt itself
-		// (the same string, compared at once).
-		texts := []string{p}
-		add := func(text string) {
-			if slices.Contains(texts, text) {
-				return
-			}
-			texts = append(texts, text)
-			n := identity.Normalize(text)
-			if n == "" || slices.Contains(forms[i], n) {
-				return
-			}
-			targets[n] = struct{}{}
-			forms[i] = append(forms[i], n)
-		}
-		if n != "" {
-			targets[n] = struct{}{}
-			forms[i] = append(forms[i], n)
-		}
-		// A prompt given with its secret was stored redacted (capture and
-		// imports redact by default): its redacted form goes too. So does
-		// the form new records keep for a prompt holding a NUL.
-		for _, f := range []string{redact.Text(p), record.StoredText(p)} {
-			add(f)
-			add(record.StoredText(f))
-		}
-	}
-
+	d := newRun(st, sc, prompts, opt)
 	// An untrusted hidden.json, or a scope that cannot be listed, refuses
 	// before anything is created, the lock file included; both are checked
 	// again under the lock.
-	if _, err := tombstone.Load(st.Hidden()); err != nil {
-		res.Outcome, res.Err = Untrusted, err
-		return res
-	}
-	if _, err := st.Files(sc); err != nil {
-		res.Outcome, res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
-		return res
+	if !d.load() {
+		return d.res
 	}
 	if !opt.DryRun {
 		wait := opt.Wait
@@ -244,8 +200,8 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		}
 		lk, err := lock.Acquire(st.Lock(), wait)
 		if err != nil {
-			res.Outcome, res.Err = NothingRemoved, fmt.Errorf("taking the store's rewrite lock: %w", err)
-			return res
+			d.res.Outcome, d.res.Err = NothingRemoved, fmt.Errorf("taking the store's rewrite lock: %w", err)
+			return d.res
 		}
 		defer lk.Release()
 	}
@@ -253,281 +209,383 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 	// for the report (their machine removes the copies, and the tombstone
 	// hides them meanwhile). Claimed before st.Hidden() names the file to
 	// write, which may be hidden.json for the machine that owns it.
-	legacy := st.OwnsLegacy(!opt.DryRun)
+	d.legacy = st.OwnsLegacy(!opt.DryRun)
 	// Loaded again under the lock, so two deletes never lose each other's
 	// entry.
-	hidden, err := tombstone.Load(st.Hidden())
-	if err != nil {
-		res.Outcome, res.Err = Untrusted, err
-		return res
+	if !d.load() || len(d.targets) == 0 || !d.listOthers() {
+		return d.res // nothing asked: Clean, nothing to do
 	}
-	all, err := st.Files(sc)
-	if err != nil {
-		res.Outcome, res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
-		return res
+	d.pinCandidates()
+	d.readForeign()
+	d.readOthers()
+	if opt.Stored && !opt.Hide && !d.allStored() {
+		d.res.Outcome = NotStored
+		return d.res
 	}
-	if len(targets) == 0 {
-		return res // nothing asked: Clean, nothing to do
-	}
-	// This machine's files lose too what other machines' tombstones hide
-	// (sweep).
-	files, foreign := split(st, all, legacy)
-	sweep := hidden.HidesOthers()
-	var others []store.File // this machine's files outside the scope
-	if !sc.All {
-		whole, err := st.Files(store.Scope{All: true})
-		if err != nil {
-			res.Outcome, res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
-			return res
+	d.rewrite()
+	keys := d.tombstone()
+	if opt.DryRun {
+		if len(d.res.Failed) > 0 {
+			d.res.Outcome = PartlyHidden // what a real delete would end with
 		}
-		in := make(map[string]bool, len(all))
-		for _, f := range all {
-			in[f.Path] = true
-		}
-		for _, f := range whole {
-			if !in[f.Path] {
-				others = append(others, f)
-			}
-		}
-		var more []store.File
-		others, more = split(st, others, legacy)
-		foreign = append(foreign, more...)
+		return d.res
 	}
-	// Copies in other machines' files, anywhere in the store: read only.
-	inScope := make(map[string]bool, len(all))
-	for _, f := range all {
-		inScope[f.Path] = true
-	}
-	found := map[string]int{}      // copies in the scope's foreign files, by normalized prompt
-	foreignAll := map[string]int{} // copies in every foreign file, by normalized prompt
-	for i, fr := range readAgain(foreign, rewriteAll(foreign, targets, true, opt.noPrefilter, nil, nil), targets, opt.noPrefilter) {
-		for n, c := range fr.hits {
-			res.Foreign += c
-			foreignAll[n] += c
-			if inScope[foreign[i].Path] {
-				found[n] += c
-			}
-		}
-	}
+	d.save(keys)
+	return d.res
+}
 
-	// lookAgain reads, read only, the other machines' files of the scope
-	// that a fresh listing shows and no earlier one did, while unfound
-	// reports a prompt with no copy yet: a file that Syncthing is
-	// replacing is missing from a listing for an instant (the old file is
-	// removed before the new one is renamed into place), and a copy it
-	// holds must not go unseen. It lists again, for up to vanishWait,
-	// while Syncthing writes in the scope's folders.
-	lookAgain := func(unfound func() bool) {
-		deadline := time.Now().Add(vanishWait)
-		for unfound() {
-			if again, err := st.Files(sc); err == nil {
-				var fresh []store.File
-				for _, f := range again {
-					if !inScope[f.Path] && !st.Owns(filepath.Base(f.Path), legacy) {
-						inScope[f.Path] = true
-						fresh = append(fresh, f)
-					}
-				}
-				for _, fr := range readAgain(fresh, rewriteAll(fresh, targets, true, opt.noPrefilter, nil, nil), targets, opt.noPrefilter) {
-					for n, c := range fr.hits {
-						res.Foreign += c
-						foreignAll[n] += c
-						found[n] += c
-					}
-				}
+// run is one delete, from its prompts to its outcome.
+type run struct {
+	st      store.Store
+	sc      store.Scope
+	opt     Options
+	prompts []string
+	forms   [][]string          // each prompt's normalized forms (none for a repeat or a blank)
+	targets map[string]struct{} // every form of every prompt
+	res     Result
+
+	legacy  bool // this machine owns the files without a machine id
+	hidden  *tombstone.Set
+	all     []store.File    // the scope's files
+	inScope map[string]bool // by path: all, and what lookAgain found
+	files   []store.File    // this machine's files of the scope: rewritten
+	foreign []store.File    // other machines' files, anywhere: read only
+	others  []store.File    // this machine's files outside the scope: read only
+
+	// Copies by normalized prompt: in the scope's foreign files (found),
+	// in every foreign file (foreignAll), in this machine's files outside
+	// the scope (elsewhere), and removed from (or found in a failed file
+	// of) the scope (removed).
+	found, foreignAll, elsewhere, removed map[string]int
+	globalSessions                        map[string]struct{} // sessions of the global file's copies
+
+	pins *pins // the tombstones the cap could drop that hide a stored prompt
+}
+
+func newRun(st store.Store, sc store.Scope, prompts []string, opt Options) *run {
+	d := &run{st: st, sc: sc, opt: opt, prompts: prompts,
+		forms: make([][]string, len(prompts)), targets: map[string]struct{}{},
+		found: map[string]int{}, foreignAll: map[string]int{}, elsewhere: map[string]int{}, removed: map[string]int{}}
+	d.res = Result{Prompts: len(prompts), DryRun: opt.DryRun}
+	given := map[string]bool{}
+	for i, p := range prompts {
+		n := identity.Normalize(p)
+		if given[n] {
+			continue // a repeat counts once
+		}
+		given[n] = true
+		// A prompt given with its secret was stored redacted (capture and
+		// imports redact by default): its redacted form goes too. So does
+		// the form new records keep for a prompt holding a NUL.
+		r, s := redact.Text(p), record.StoredText(p)
+		for _, text := range []string{p, r, record.StoredText(r), s, record.StoredText(s)} {
+			if n := identity.Normalize(text); n != "" && !slices.Contains(d.forms[i], n) {
+				d.forms[i] = append(d.forms[i], n)
+				d.targets[n] = struct{}{}
 			}
-			if !unfound() || time.Now().After(deadline) || !st.Pulling(sc) {
-				return
-			}
-			time.Sleep(vanishWait / 20)
 		}
 	}
+	return d
+}
 
-	// Where the prompts have copies outside the scope, and, for prompts
-	// read from a pipe, whether each has a copy at all: read only.
-	elsewhere := map[string]int{} // copies by normalized prompt
-	var globalSessions map[string]struct{}
+// load reads the tombstones and lists the scope; false when the delete
+// stops there (the outcome is set).
+func (d *run) load() bool {
+	var err error
+	if d.hidden, err = tombstone.Load(d.st.Hidden()); err != nil {
+		d.res.Outcome, d.res.Err = Untrusted, err
+		return false
+	}
+	if d.all, err = d.st.Files(d.sc); err != nil {
+		d.res.Outcome, d.res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
+		return false
+	}
+	return true
+}
+
+// listOthers splits the store's files into this machine's files of the
+// scope, its files outside the scope and the other machines' files.
+func (d *run) listOthers() bool {
+	d.inScope = make(map[string]bool, len(d.all))
+	for _, f := range d.all {
+		d.inScope[f.Path] = true
+	}
+	d.files, d.foreign = d.split(d.all)
+	if d.sc.All {
+		return true
+	}
+	whole, err := d.st.Files(store.Scope{All: true})
+	if err != nil {
+		d.res.Outcome, d.res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
+		return false
+	}
+	var outside []store.File
+	for _, f := range whole {
+		if !d.inScope[f.Path] {
+			outside = append(outside, f)
+		}
+	}
+	var more []store.File
+	d.others, more = d.split(outside)
+	d.foreign = append(d.foreign, more...)
+	return true
+}
+
+// split parts files into this machine's (store.Owns) and the others'.
+func (d *run) split(files []store.File) (own, foreign []store.File) {
+	for _, f := range files {
+		if d.st.Owns(filepath.Base(f.Path), d.legacy) {
+			own = append(own, f)
+		} else {
+			foreign = append(foreign, f)
+		}
+	}
+	return own, foreign
+}
+
+// pinCandidates prepares, when the cap will drop tombstones once this
+// delete's are added, to note those that hide a line staying on disk: the
+// reads that follow note them, and they are kept past the cap.
+func (d *run) pinCandidates() {
+	n := 0
+	for _, f := range d.forms {
+		n += len(f)
+	}
+	if len(d.hidden.Entries)+n > tombstone.Cap {
+		d.pins = &pins{candidates: tombstone.New(slices.Clone(d.hidden.Entries)), found: map[string]bool{}}
+	}
+}
+
+// readForeign counts the copies in other machines' files: read only.
+func (d *run) readForeign() {
+	for i, fr := range d.read(d.foreign) {
+		d.countForeign(fr, d.inScope[d.foreign[i].Path])
+	}
+}
+
+func (d *run) countForeign(fr fileResult, inScope bool) {
+	for n, c := range fr.hits {
+		d.res.Foreign += c
+		d.foreignAll[n] += c
+		if inScope {
+			d.found[n] += c
+		}
+	}
+}
+
+// readOthers counts the copies in this machine's files outside the scope,
+// and the sessions of those in the global file: read only.
+func (d *run) readOthers() {
 	projects := map[string]bool{}
-	for i, fr := range readAgain(others, rewriteAll(others, targets, true, opt.noPrefilter, nil, nil), targets, opt.noPrefilter) {
-		for _, c := range fr.hits {
-			if others[i].Project == "" {
-				res.Elsewhere.Global += c
-			} else {
-				res.Elsewhere.ProjectCopies += c
-				projects[others[i].Project] = true
-			}
-		}
-		res.Elsewhere.Projects = len(projects)
+	for i, fr := range d.read(d.others) {
+		project := d.others[i].Project
 		for n, c := range fr.hits {
-			elsewhere[n] += c
+			d.elsewhere[n] += c
+			if project == "" {
+				d.res.Elsewhere.Global += c
+			} else {
+				d.res.Elsewhere.ProjectCopies += c
+				projects[project] = true
+			}
 		}
-		if others[i].Project == "" {
+		if project == "" {
 			for s := range fr.sessions {
-				if globalSessions == nil {
-					globalSessions = map[string]struct{}{}
+				if d.globalSessions == nil {
+					d.globalSessions = map[string]struct{}{}
 				}
-				globalSessions[s] = struct{}{}
+				d.globalSessions[s] = struct{}{}
 			}
 		}
 	}
-	if opt.Stored && !opt.Hide {
-		mine := map[string]int{}
-		for _, fr := range rewriteAll(files, targets, true, opt.noPrefilter, nil, nil) {
-			for n, c := range fr.hits {
-				mine[n] += c
-			}
-		}
-		stored := func(i int) bool {
-			return count(elsewhere, forms[i])+count(foreignAll, forms[i])+count(mine, forms[i]) > 0
-		}
-		lookAgain(func() bool {
-			for i := range prompts {
-				if len(forms[i]) > 0 && !stored(i) {
-					return true
-				}
-			}
-			return false
-		})
-		for i, p := range prompts {
-			if len(forms[i]) > 0 && !stored(i) {
-				res.NotStored = append(res.NotStored, p)
-			}
-		}
-		if len(res.NotStored) > 0 {
-			res.Outcome = NotStored
-			return res
-		}
-	}
+	d.res.Elsewhere.Projects = len(projects)
+}
 
-	res.Scanned = len(files)
-	removed := map[string]int{} // copies removed (or found, in a failed file) by normalized prompt
-	collect := func(frs []fileResult) {
-		for _, fr := range frs {
-			if fr.err != nil {
-				res.Failed = append(res.Failed, &FileError{Path: fr.path, Err: fr.err})
-			}
-			if fr.rewritten {
-				res.Copies += fr.copies - fr.swept
-				res.Swept += fr.swept
-				res.Rewritten = append(res.Rewritten, fr.path)
-			}
-			if fr.carry != "" {
-				res.Carry = append(res.Carry, fr.carry)
-			}
-			for n, c := range fr.hits {
-				removed[n] += c
-			}
+// allStored reports whether every prompt has a copy somewhere in the
+// store, listing those that have none in Result.NotStored.
+func (d *run) allStored() bool {
+	mine := map[string]int{}
+	for _, fr := range d.rewriteAll(d.files, true, nil, nil) {
+		for n, c := range fr.hits {
+			mine[n] += c
 		}
 	}
-	collect(rewriteAll(files, targets, opt.DryRun, opt.noPrefilter, nil, sweep))
-	if !sc.All && len(globalSessions) > 0 {
-		// The global copies from this project: their session is one the
-		// project's records name.
-		mine := projectSessions(files, globalSessions)
-		var global []store.File
-		for _, f := range others {
-			if f.Project == "" {
-				global = append(global, f)
-			}
-		}
-		if len(mine) > 0 {
-			frs := rewriteAll(global, targets, opt.DryRun, opt.noPrefilter, mine, nil)
-			res.Scanned += len(global)
-			for _, fr := range frs {
-				for n, c := range fr.hits {
-					elsewhere[n] -= c
-					res.Elsewhere.Global -= c
-				}
-			}
-			collect(frs)
+	stored := func(i int) bool {
+		return len(d.forms[i]) == 0 || count(d.elsewhere, d.forms[i])+count(d.foreignAll, d.forms[i])+count(mine, d.forms[i]) > 0
+	}
+	d.lookAgain(stored)
+	for i, p := range d.prompts {
+		if !stored(i) {
+			d.res.NotStored = append(d.res.NotStored, p)
 		}
 	}
-	sort.Strings(res.Rewritten)
-	sort.Strings(res.Carry)
-	if !opt.DryRun {
-		sweepTemps(st, sc, legacy)
-	}
+	return len(d.res.NotStored) == 0
+}
 
-	// The prompts to tombstone: those found, or all with Hide. Prompts
-	// with copies left elsewhere go last, so that when hidden.json is
-	// full their tombstones are the last to be dropped.
-	lookAgain(func() bool {
-		for i := range prompts {
-			if len(forms[i]) > 0 && count(removed, forms[i])+count(found, forms[i]) == 0 {
+// lookAgain reads, read only, the other machines' files of the scope that
+// a fresh listing shows and no earlier one did, while a prompt is not
+// done yet: a file that Syncthing is replacing is missing from a listing
+// for an instant (the old file is removed before the new one is renamed
+// into place), and a copy it holds must not go unseen. It lists again,
+// for up to vanishWait, while Syncthing writes in the scope's folders.
+func (d *run) lookAgain(done func(i int) bool) {
+	pending := func() bool {
+		for i := range d.prompts {
+			if !done(i) {
 				return true
 			}
 		}
 		return false
-	})
-	var keep, later []int
-	for i, p := range prompts {
-		if len(forms[i]) == 0 {
+	}
+	deadline := time.Now().Add(vanishWait)
+	for pending() {
+		if again, err := d.st.Files(d.sc); err == nil {
+			var fresh []store.File
+			for _, f := range again {
+				if !d.inScope[f.Path] && !d.st.Owns(filepath.Base(f.Path), d.legacy) {
+					d.inScope[f.Path] = true
+					fresh = append(fresh, f)
+				}
+			}
+			for _, fr := range d.read(fresh) {
+				d.countForeign(fr, true)
+			}
+		}
+		if !pending() || time.Now().After(deadline) || !d.st.Pulling(d.sc) {
+			return
+		}
+		time.Sleep(vanishWait / 20)
+	}
+}
+
+// rewrite removes the copies from this machine's files of the scope and,
+// for a project, from the global file's records of the project's sessions.
+func (d *run) rewrite() {
+	d.res.Scanned = len(d.files)
+	d.collect(d.rewriteAll(d.files, d.opt.DryRun, d.hidden.HidesOthers(), nil))
+	if !d.sc.All && len(d.globalSessions) > 0 {
+		// The global copies from this project: their session is one the
+		// project's records name.
+		if mine := projectSessions(d.files, d.globalSessions); len(mine) > 0 {
+			var global []store.File
+			for _, f := range d.others {
+				if f.Project == "" {
+					global = append(global, f)
+				}
+			}
+			frs := d.rewriteAll(global, d.opt.DryRun, nil, mine)
+			d.res.Scanned += len(global)
+			for _, fr := range frs {
+				for n, c := range fr.hits {
+					d.elsewhere[n] -= c
+					d.res.Elsewhere.Global -= c
+				}
+			}
+			d.collect(frs)
+		}
+	}
+	sort.Strings(d.res.Rewritten)
+	sort.Strings(d.res.Carry)
+	if !d.opt.DryRun {
+		sweepTemps(d.st, d.sc, d.legacy)
+	}
+}
+
+// collect adds the results of rewrites to Result.
+func (d *run) collect(frs []fileResult) {
+	for _, fr := range frs {
+		if fr.err != nil {
+			d.res.Failed = append(d.res.Failed, &FileError{Path: fr.path, Err: fr.err})
+		}
+		if fr.rewritten {
+			d.res.Copies += fr.copies - fr.swept
+			d.res.Swept += fr.swept
+			d.res.Rewritten = append(d.res.Rewritten, fr.path)
+		}
+		if fr.carry != "" {
+			d.res.Carry = append(d.res.Carry, fr.carry)
+		}
+		for n, c := range fr.hits {
+			d.removed[n] += c
+		}
+	}
+}
+
+// tombstone adds the keys of the prompts to tombstone to the set, in
+// memory: those found, or all with Hide. Past the cap, the oldest entries
+// go, but never one that hides a prompt still on disk: an older entry the
+// reads noted (pins), or this delete's own for a prompt with copies left
+// elsewhere.
+func (d *run) tombstone() []string {
+	found := func(i int) bool {
+		return len(d.forms[i]) == 0 || count(d.removed, d.forms[i])+count(d.found, d.forms[i]) > 0
+	}
+	d.lookAgain(found)
+	var keys []string
+	var owner []int // the prompt of each key
+	left := map[string]bool{}
+	for i, p := range d.prompts {
+		if len(d.forms[i]) == 0 {
 			continue
 		}
-		left := count(elsewhere, forms[i])
-		if count(removed, forms[i])+count(found, forms[i]) == 0 {
-			res.NotFound = append(res.NotFound, p)
-			if !opt.Hide {
+		if !found(i) {
+			d.res.NotFound = append(d.res.NotFound, p)
+			if !d.opt.Hide {
 				continue
 			}
 		}
-		if left > 0 {
-			later = append(later, i)
-		} else {
-			keep = append(keep, i)
-		}
-	}
-	var keys []string
-	var owner []int // the prompt of each key
-	for _, i := range append(keep, later...) {
-		for _, n := range forms[i] {
-			keys = append(keys, identity.KeyOfNormalized([]byte(n)))
+		stays := count(d.elsewhere, d.forms[i])+count(d.foreignAll, d.forms[i]) > 0
+		for _, n := range d.forms[i] {
+			k := identity.KeyOfNormalized([]byte(n))
+			keys = append(keys, k)
 			owner = append(owner, i)
+			left[k] = left[k] || stays
 		}
 	}
-	isNew, dropped := hidden.AddKeys(keys)
-	res.DroppedOwn = max(len(keys)-tombstone.Cap, 0)
-	res.Dropped = dropped - res.DroppedOwn
+	isNew := d.hidden.AddKeys(keys)
+	for _, e := range d.hidden.Trim(func(e string) bool { return left[e] || d.pins.has(e) }) {
+		if _, own := left[e]; own {
+			d.res.DroppedOwn++
+		} else {
+			d.res.Dropped++
+		}
+	}
 	// A prompt counts once: newly tombstoned when one of its keys is new.
 	anyNew := false
 	for j := range keys {
 		anyNew = anyNew || isNew[j]
 		if j == len(keys)-1 || owner[j+1] != owner[j] {
 			if anyNew {
-				res.Tombstones++
+				d.res.Tombstones++
 			} else {
-				res.AlreadyHidden++
+				d.res.AlreadyHidden++
 			}
 			anyNew = false
 		}
 	}
+	return keys
+}
 
-	if opt.DryRun {
-		if len(res.Failed) > 0 {
-			res.Outcome = PartlyHidden // what a real delete would end with
-		}
-		return res
-	}
-	var saveErr error
+// save writes the tombstones and chooses the outcome, which so describes
+// the final state.
+func (d *run) save(keys []string) {
+	var err error
 	if len(keys) > 0 {
-		saveErr = hidden.Save()
+		err = d.hidden.Save()
 	}
-	if saveErr != nil {
-		res.Tombstones, res.AlreadyHidden, res.Dropped, res.DroppedOwn = 0, 0, 0, 0
+	if err != nil {
+		d.res.Tombstones, d.res.AlreadyHidden, d.res.Dropped, d.res.DroppedOwn = 0, 0, 0, 0
 	}
-	// The outcome is chosen now, after the tombstone write.
 	switch {
-	case len(res.Failed) == 0 && saveErr == nil:
-		res.Outcome = Clean
-	case saveErr == nil:
-		res.Outcome = PartlyHidden
-		res.Err = errors.Join(res.Failed...)
-	case len(res.Failed) == 0:
-		res.Outcome, res.Err = RemovedNotHidden, fmt.Errorf("writing %s: %w", st.Hidden(), saveErr)
+	case len(d.res.Failed) == 0 && err == nil:
+		d.res.Outcome = Clean
+	case err == nil:
+		d.res.Outcome = PartlyHidden
+		d.res.Err = errors.Join(d.res.Failed...)
+	case len(d.res.Failed) == 0:
+		d.res.Outcome, d.res.Err = RemovedNotHidden, fmt.Errorf("writing %s: %w", d.st.Hidden(), err)
 	default:
-		res.Outcome, res.Err = Both, fmt.Errorf("writing %s: %w", st.Hidden(), saveErr)
+		d.res.Outcome, d.res.Err = Both, fmt.Errorf("writing %s: %w", d.st.Hidden(), err)
 	}
-	return res
 }
 
 // count sums the copies of a prompt's forms.
@@ -559,52 +617,65 @@ func projectSessions(files []store.File, want map[string]struct{}) map[string]st
 	return out
 }
 
-// rewriteAll runs rewriteFile over files, a few at a time (at least 4 even
-// on fewer cores, so one file's fsync overlaps another's scan).
-// With only set, a copy counts only in a record naming one of its sessions.
-// With sweep set, the records it hides go too (counted apart: swept).
-func rewriteAll(files []store.File, targets map[string]struct{}, dry, noPrefilter bool, only map[string]struct{}, sweep *tombstone.Set) []fileResult {
-	out := make([]fileResult, len(files))
-	sorted := make([]string, 0, len(targets))
-	for t := range targets {
-		sorted = append(sorted, t)
-	}
-	sort.Strings(sorted)
-	var pf *prefilter
-	if !noPrefilter && sweep == nil { // a swept record may be any prompt
-		pf = newPrefilter(sorted)
-	}
-	workers := min(max(runtime.GOMAXPROCS(0), 4), 8, len(files)) // more than the cores: fsyncs overlap
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m := newMatcher(targets, sorted, pf)
-			m.only, m.sweep = only, sweep
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(files) {
-					return
-				}
-				out[i] = rewriteFile(files[i].Path, m, dry)
+// rewriteAll removes the delete's prompts from files (or, dry, only
+// counts them). With sweep set, the records it hides go too (counted
+// apart: swept); with only set, a copy counts only in a record naming one
+// of its sessions.
+func (d *run) rewriteAll(files []store.File, dry bool, sweep *tombstone.Set, only map[string]struct{}) []fileResult {
+	return rewriteAll(files, matcher{targets: d.targets, sweep: sweep, only: only, pins: d.pins}, dry)
+}
+
+// read counts the copies in files, read only. A file that was gone when
+// it was read is read again once it is back, for up to vanishWait:
+// another machine's file that its sync engine is replacing is missing for
+// an instant (the old one removed, the new one not yet in place), and a
+// copy it holds must not go unseen.
+func (d *run) read(files []store.File) []fileResult {
+	frs := d.rewriteAll(files, true, nil, nil)
+	for i := range frs {
+		if !frs[i].vanished {
+			continue
+		}
+		for deadline := time.Now().Add(vanishWait); time.Now().Before(deadline); time.Sleep(vanishWait / 20) {
+			if _, err := os.Lstat(files[i].Path); err == nil {
+				frs[i] = d.rewriteAll(files[i:i+1], true, nil, nil)[0]
+				break
 			}
-		}()
+		}
 	}
+	return frs
+}
+
+// vanishWait is how long a delete waits for a file to be back.
+const vanishWait = 500 * time.Millisecond
+
+// rewriteAll runs rewriteFile over files, a few at a time (at least 4 even
+// on fewer cores, so that one file's fsync overlaps another's scan), each
+// worker with its own copy of m.
+func rewriteAll(files []store.File, m matcher, dry bool) []fileResult {
+	out := make([]fileResult, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(max(runtime.GOMAXPROCS(0), 4), 8, len(files)) {
+		wg.Add(1)
+		go func(m matcher) {
+			defer wg.Done()
+			for i := range next {
+				out[i] = rewriteFile(files[i].Path, &m, dry)
+			}
+		}(m)
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	return out
 }
 
-// sweepTemps removes the temp files that crashed rewrites left in the
-// scope's folders: they may hold copies of deleted prompts. Only temp
-// files whose process is gone are touched, and only under the lock.
 // SweepTemps removes the temp files of the scope's folders whose process
-// is gone (left by a killed rewrite). The caller holds the rewriters' lock.
+// is gone (left by a killed rewrite): they may hold copies of deleted
+// prompts. The caller holds the rewriters' lock.
 func SweepTemps(st store.Store, sc store.Scope) { sweepTemps(st, sc, st.OwnsLegacy(false)) }
 
 // sweepTemps touches only this machine's temp files (store.TempOrigin):
@@ -618,8 +689,7 @@ func sweepTemps(st store.Store, sc store.Scope, legacy bool) {
 			dirs = append(dirs, st.ProjectDir(h))
 		}
 	} else {
-		dirs = append(dirs, st.ProjectDir(sc.Project))
-		for _, h := range sc.Also {
+		for _, h := range append([]string{sc.Project}, sc.Also...) {
 			dirs = append(dirs, st.ProjectDir(h))
 		}
 	}
@@ -634,18 +704,6 @@ func sweepTemps(st store.Store, sc store.Scope, legacy bool) {
 			}
 		}
 	}
-}
-
-// split parts files into this machine's (store.Owns) and the others'.
-func split(st store.Store, files []store.File, legacy bool) (own, foreign []store.File) {
-	for _, f := range files {
-		if st.Owns(filepath.Base(f.Path), legacy) {
-			own = append(own, f)
-		} else {
-			foreign = append(foreign, f)
-		}
-	}
-	return own, foreign
 }
 
 // Sweep removes from this machine's files of the scope the records that
@@ -664,10 +722,11 @@ func Sweep(st store.Store, sc store.Scope, hidden *tombstone.Set) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	files, _ := split(st, all, st.OwnsLegacy(false))
+	d := &run{st: st, legacy: st.OwnsLegacy(false)}
+	files, _ := d.split(all)
 	n := 0
 	var errs []error
-	for _, fr := range rewriteAll(files, map[string]struct{}{}, false, true, nil, sweep) {
+	for _, fr := range rewriteAll(files, matcher{sweep: sweep}, false) {
 		n += fr.swept
 		if fr.err != nil {
 			errs = append(errs, &FileError{Path: fr.path, Err: fr.err})
@@ -675,26 +734,3 @@ func Sweep(st store.Store, sc store.Scope, hidden *tombstone.Set) (int, error) {
 	}
 	return n, errors.Join(errs...)
 }
-
-// readAgain reads again, read only, the files of frs that were gone when
-// they were read: another machine's file that its sync engine is
-// replacing is missing for an instant (the old one removed, the new one
-// not yet in place), and a copy it holds must not go unseen. Each is
-// waited for up to vanishWait.
-func readAgain(files []store.File, frs []fileResult, targets map[string]struct{}, noPrefilter bool) []fileResult {
-	for i := range frs {
-		if !frs[i].vanished {
-			continue
-		}
-		for deadline := time.Now().Add(vanishWait); time.Now().Before(deadline); time.Sleep(vanishWait / 20) {
-			if _, err := os.Lstat(files[i].Path); err == nil {
-				frs[i] = rewriteAll(files[i:i+1], targets, true, noPrefilter, nil, nil)[0]
-				break
-			}
-		}
-	}
-	return frs
-}
-
-// vanishWait is how long readAgain waits for a file to be back.
-const vanishWait = 500 * time.Millisecond

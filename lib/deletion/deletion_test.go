@@ -1,3 +1,5 @@
+//go:build unix
+
 package deletion
 
 import (
@@ -816,8 +818,8 @@ func TestNULForms(t *testing.T) {
 }
 
 // A batch larger than hidden.json's cap says how many of its own
-// tombstones did not fit; those of prompts with copies left elsewhere go
-// last, so they are kept.
+// tombstones did not fit; those of prompts with copies left elsewhere are
+// kept past the cap.
 func TestCapKeepsPromptsWithCopiesLeft(t *testing.T) {
 	f := newFixture(t)
 	var b strings.Builder
@@ -832,7 +834,7 @@ func TestCapKeepsPromptsWithCopiesLeft(t *testing.T) {
 	store.EnsureDir(filepath.Dir(other))
 	os.WriteFile(other, []byte(rec("prompt 0", 1)), 0o600)
 	res := Delete(f.st, f.scope(), prompts, Options{})
-	if res.Outcome != Clean || res.Tombstones != tombstone.Cap+5 || res.DroppedOwn != 5 || res.Dropped != 0 {
+	if res.Outcome != Clean || res.Tombstones != tombstone.Cap+5 || res.DroppedOwn != 4 || res.Dropped != 0 {
 		t.Fatalf("%+v", res)
 	}
 	h, err := tombstone.Load(f.st.Hidden())
@@ -841,5 +843,69 @@ func TestCapKeepsPromptsWithCopiesLeft(t *testing.T) {
 	}
 	if !h.Hidden("prompt 0") {
 		t.Errorf("the tombstone of a prompt with a copy left elsewhere was dropped")
+	}
+}
+
+// A copy is found however its line spells the prompt: \u escapes, letters
+// whose case fold is ASCII, other cases and spacing; a prompt that only
+// shares a start is not a copy.
+func TestIdentityVariantsFound(t *testing.T) {
+	const pw = "please rotate the staging database password before the demo"
+	const sky = "kiss the sky 42"
+	filler := rec("filler without the words", 1)
+	cases := []struct {
+		name, prompt, line string
+	}{
+		{"u-escapes", pw, `{"v":1,"text":"please rotate the st\u0061ging d\u0061tabase p\u0061ssword before the demo","ts":2}` + "\n"},
+		{"kelvin", sky, rec("\u212aiss the s\u212ay 42", 2)},
+		{"long-s", sky, rec("ki\u017f\u017f the \u017fky 42", 2)},
+		{"dotted-I", sky, rec("k\u0130ss the sky 42", 2)},
+		{"dotless-i", sky, rec("k\u0131ss THE SKY 42", 2)},
+		{"upper", sky, rec("KISS\tTHE\n SKY   42", 2)},
+		{"long-word", "run " + strings.Repeat("ab", 100), rec("Run "+strings.Repeat("AB", 100), 2) + rec("run "+strings.Repeat("ab", 99)+"ac", 3)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.write("a.jsonl", strings.Repeat(filler, 10)+tc.line+strings.Repeat(filler, 10))
+			f.write("b.jsonl", strings.Repeat(filler, 10))
+			res := Delete(f.st, f.scope(), []string{tc.prompt}, Options{DryRun: true})
+			if res.Copies != 1 || len(res.Rewritten) != 1 {
+				t.Fatalf("%+v", res)
+			}
+		})
+	}
+}
+
+// Past the cap, a tombstone that hides a prompt still on disk (here in
+// another project's file, and in another machine's) is kept rather than
+// let the prompt show again, even when that leaves more than Cap.
+func TestCapKeepsTombstonesOfStoredPrompts(t *testing.T) {
+	f := newFixture(t)
+	f.st.Machine = "a"
+	var b, c strings.Builder
+	var entries []string
+	for i := range tombstone.Cap {
+		p := fmt.Sprint("old ", i)
+		entries = append(entries, identity.Key(p))
+		if i%2 == 0 {
+			b.WriteString(rec(p, int64(i)))
+		} else {
+			c.WriteString(rec(p, int64(i)))
+		}
+	}
+	data, _ := json.Marshal(entries)
+	os.WriteFile(f.st.Hidden(), data, 0o600)
+	other := filepath.Join(f.st.ProjectDir("fedcba9876543210"), "b@a.jsonl")
+	store.EnsureDir(filepath.Dir(other))
+	os.WriteFile(other, []byte(b.String()), 0o600)
+	f.write("c@b.jsonl", c.String())
+	f.write("d@a.jsonl", rec("new", 1))
+	res := Delete(f.st, f.scope(), []string{"new"}, Options{})
+	if res.Outcome != Clean || res.Tombstones != 1 || res.Dropped != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if e := hiddenEntries(t, f.st); len(e) != tombstone.Cap+1 || e[0] != identity.Key("old 0") {
+		t.Errorf("%d entries, first %q", len(e), e[0])
 	}
 }

@@ -11,9 +11,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"syscall"
+	"sync"
 	"time"
-	"unsafe"
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
@@ -39,15 +38,16 @@ import (
 //  4. After the rename, the old inode (still open) is read once more from
 //     where step 3 stopped: lines that landed after step 3 (from a writer
 //     that opened the old file before the rename) are appended to the new
-//     file with one O_APPEND write (store.Append). If that fails they are
-//     kept in a sibling "<name>.carry-<ms>-<rand>.jsonl", a store file of
-//     the same scope.
+//     file, those it does not hold already, under its lock
+//     (store.AppendMissing). If that fails they are kept in a sibling
+//     "<name>.carry-<ms>-<rand>.jsonl", a store file of the same scope.
 //
-// A writer whose record lands in the old inode after step 4 read it sees,
-// after its write, that the path names another inode and appends the
-// record again by path (store.Append). So every record reaches the new
-// file: read by step 3 or 4 if it landed before step 4's read, appended
-// again by its writer otherwise (a duplicate at worst, which readers drop).
+// A writer whose record lands in the old inode and who sees, after its
+// write, that the path names another inode adds the record to the new
+// file the same way (store.Append): only if it is not there. So every
+// record reaches the new file once: read by step 3, or by step 4, or
+// added by its writer, and when step 4 and the writer both have it, the
+// file's lock lets only the first add it.
 
 // Test hooks, nil outside tests: called between steps 2 and 3, between
 // step 3 and the rename, and between the rename and step 4.
@@ -74,26 +74,23 @@ type fileResult struct {
 }
 
 // matcher says whether a line is a copy of one of the deleted prompts.
-// One per worker; pf is shared.
+// Each worker has its own copy.
 type matcher struct {
-	targets map[string]struct{}
-	sorted  []string // the normalized prompts, sorted
-	pf      *prefilter
-	pfBuf   []byte
-	view    record.View
-	norm    []byte
+	targets map[string]struct{} // the normalized prompts
 	// only, when not nil, limits the copies to records naming one of
 	// these sessions.
-	only    map[string]struct{}
-	session []byte // the session of the line last matched
+	only map[string]struct{}
 	// sweep, when not nil, also matches the records it hides (other
 	// machines' tombstones); swept says the last match was one of those.
 	sweep *tombstone.Set
 	swept bool
-}
+	// pins, when not nil, notes the tombstones that hide a line that
+	// stays.
+	pins *pins
 
-func newMatcher(targets map[string]struct{}, sorted []string, pf *prefilter) *matcher {
-	return &matcher{targets: targets, sorted: sorted, pf: pf}
+	view    record.View
+	norm    []byte
+	session []byte // the session of the line last matched
 }
 
 // match reports whether line (without its newline) is a copy of a deleted
@@ -101,42 +98,72 @@ func newMatcher(targets map[string]struct{}, sorted []string, pf *prefilter) *ma
 // still a copy when its "text" is the prompt: it is dropped too.
 func (m *matcher) match(line []byte) bool {
 	m.session, m.swept = nil, false
+	text, ok := m.text(line)
+	if !ok {
+		return false
+	}
+	m.norm = identity.AppendNormalized(m.norm[:0], text)
+	if _, ok := m.targets[string(m.norm)]; ok && m.inSessions() {
+		return true
+	}
+	if m.sweep != nil && m.only == nil && m.sweep.HiddenNormalized(m.norm) {
+		m.swept = true
+		return true
+	}
+	m.pins.note(m.norm)
+	return false
+}
+
+// text returns the text of a record line, or of a line that is not a
+// record this version reads but holds a "text" string.
+func (m *matcher) text(line []byte) (string, bool) {
 	if record.ParseView(line, &m.view) == nil {
 		m.session = m.view.Session
-		if m.only != nil {
-			if _, ok := m.only[string(m.session)]; !ok {
-				return false
-			}
-		}
-		return m.matchText(m.view.Text)
-	}
-	if m.only != nil {
-		return false // no session to check
+		return string(m.view.Text), true
 	}
 	if t := trimLeft(line); len(t) == 0 || t[0] != '{' {
-		return false
+		return "", false
 	}
 	var w struct {
 		Text *string `json:"text"`
 	}
-	if json.Unmarshal(line, &w) == nil && w.Text != nil {
-		return m.matchText([]byte(*w.Text))
+	if json.Unmarshal(line, &w) != nil || w.Text == nil {
+		return "", false
 	}
-	return false
+	return *w.Text, true
 }
 
-func (m *matcher) matchText(text []byte) bool {
-	s := unsafe.String(unsafe.SliceData(text), len(text))
-	if m.sweep == nil && !m.maybePrefix(s) {
-		return false
-	}
-	m.norm = identity.AppendNormalized(m.norm[:0], s)
-	if _, ok := m.targets[string(m.norm)]; ok {
+// inSessions reports whether the line last read names one of only's
+// sessions (true without only).
+func (m *matcher) inSessions() bool {
+	if m.only == nil {
 		return true
 	}
-	m.swept = m.sweep != nil && m.sweep.HiddenNormalized(m.norm)
-	return m.swept
+	_, ok := m.only[string(m.session)]
+	return ok && len(m.session) > 0
 }
+
+// pins are the tombstones the cap could drop that hide a line staying on
+// disk: a delete keeps them past the cap (tombstone.Trim). Every worker
+// notes into the same one.
+type pins struct {
+	candidates *tombstone.Set
+	mu         sync.Mutex
+	found      map[string]bool
+}
+
+func (p *pins) note(norm []byte) {
+	if p == nil {
+		return
+	}
+	if e := p.candidates.Hider(norm); e != "" {
+		p.mu.Lock()
+		p.found[e] = true
+		p.mu.Unlock()
+	}
+}
+
+func (p *pins) has(entry string) bool { return p != nil && p.found[entry] }
 
 func trimLeft(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
@@ -215,17 +242,6 @@ func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
 	}
 	defer f.Close()
 
-	if m.pf != nil {
-		var may bool
-		may, m.pfBuf, err = m.pf.mayHold(f, m.pfBuf)
-		if err != nil {
-			fr.err = fmt.Errorf("reading: %w", err)
-			return fr
-		}
-		if !may {
-			return fr // no copy: not even parsed
-		}
-	}
 	var hits map[string]int
 	var sessions map[string]struct{}
 	swept := 0
@@ -289,124 +305,159 @@ func EditFile(path string, edit EditFunc, dry bool) EditResult {
 // editOpen rewrites the file at path, open as f, with edit applied to
 // every complete line (steps 1 to 4 above). fr.copies counts the lines
 // edit changed.
-func editOpen(path string, f *os.File, edit EditFunc, dry bool) (fr fileResult) {
-	fr.path = path
-	var old syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &old); err != nil {
-		fr.err = err
-		return fr
-	}
-
-	// Steps 1 and 2.
-	r := newLineReader(f)
-	var p *atomicfile.Pending
-	var w *bufio.Writer
+func editOpen(path string, f *os.File, edit EditFunc, dry bool) fileResult {
+	e := &editor{fr: fileResult{path: path}, path: path, f: f, edit: edit, dry: dry, r: newLineReader(f)}
 	defer func() {
-		if p != nil {
-			p.Cleanup() // a no-op after a commit
+		if e.p != nil {
+			e.p.Cleanup() // a no-op after a commit
 		}
 	}()
-	for {
-		line, err := r.next()
-		if err != nil {
-			fr.err = fmt.Errorf("reading: %w", err)
-			return fr
-		}
-		if line == nil {
-			break
-		}
-		out, changed := edit(line[:len(line)-1])
-		if !changed {
-			if w != nil {
-				w.Write(line) // a write error sticks and surfaces at Flush
-			}
-			continue
-		}
-		fr.copies++
-		if p != nil || fr.err != nil {
-			if w != nil {
-				w.Write(out)
-			}
-			continue
-		}
-		if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			// Renaming over the link would leave the old lines in its target.
-			fr.err = errors.New("a symbolic link: not rewritten (its target keeps the copies); replace it with the file it points to")
-			continue
-		}
-		if dry {
-			continue
-		}
-		var err2 error
-		if p, err2 = atomicfile.Create(path); err2 != nil {
-			p = nil
-			fr.err = fmt.Errorf("creating a temp file: %w", err2)
-			return fr
-		}
-		w = bufio.NewWriterSize(p.File, bufSize)
-		start := r.pos - int64(len(line))
-		if _, err := io.Copy(w, io.NewSectionReader(f, 0, start)); err != nil {
-			fr.err = fmt.Errorf("copying: %w", err)
-			return fr
-		}
-		w.Write(out)
+	var err error
+	if e.old, err = f.Stat(); err != nil {
+		e.fr.err = err
+		return e.fr
 	}
-	if fr.copies == 0 || fr.err != nil {
-		return fr
+	if err := e.copyAll(); err != nil || e.fr.copies == 0 {
+		e.fr.err = err
+		return e.fr
 	}
 	if dry {
-		fr.rewritten = true
-		return fr
+		e.fr.rewritten = true
+		return e.fr
 	}
-
-	// Step 3.
-	hook(hookScanned, path)
-	r.reset()
-	if err := r.copyEdited(edit, w, &fr.copies); err != nil {
-		fr.err = fmt.Errorf("reading: %w", err)
-		return fr
+	if err := e.commit(); err != nil {
+		e.fr.err = err
+		return e.fr
 	}
-	if err := w.Flush(); err != nil {
-		fr.err = fmt.Errorf("writing the new file: %w", err)
-		return fr
-	}
-	hook(hookBeforeRename, path)
-	var now syscall.Stat_t
-	if err := syscall.Stat(path, &now); err != nil || now.Dev != old.Dev || now.Ino != old.Ino {
-		fr.err = errors.New("replaced by another program while being rewritten: left as it is")
-		return fr
-	}
-	if err := p.Commit(); err != nil {
-		if syscall.Stat(path, &now) != nil || now.Ino == old.Ino && now.Dev == old.Dev {
-			fr.err = fmt.Errorf("replacing it: %w", err)
-			return fr
-		}
-		// Renamed; only the folder fsync failed. The new file is in place.
-	}
-	fr.rewritten = true
+	e.fr.rewritten = true
 	hook(hookAfterRename, path)
+	e.putBackLate()
+	return e.fr
+}
 
-	// Step 4.
+// editor is one file's rewrite.
+type editor struct {
+	fr   fileResult
+	path string
+	f    *os.File    // the old file, open to the end
+	old  os.FileInfo // f's identity
+	edit EditFunc
+	dry  bool
+	r    *lineReader
+	p    *atomicfile.Pending // the new file, from the first changed line on
+	w    *bufio.Writer       // p's writer
+}
+
+// copyAll is steps 1 and 2: every complete line of the old file, edited,
+// goes to the new file, which is created at the first line edit changes.
+func (e *editor) copyAll() error {
+	var failed error // the first line edit changed cannot be written: the rest is still counted
+	for {
+		line, err := e.r.next()
+		if err != nil {
+			return fmt.Errorf("reading: %w", err)
+		}
+		if line == nil {
+			return failed
+		}
+		out, changed := e.edit(line[:len(line)-1])
+		switch {
+		case !changed:
+			out = line
+		case e.w == nil && failed == nil:
+			e.fr.copies++
+			if failed = e.start(int64(len(line))); failed != nil && !errors.Is(failed, errSymlink) {
+				return failed
+			}
+		default:
+			e.fr.copies++
+		}
+		if e.w != nil {
+			e.w.Write(out) // a write error sticks and surfaces at Flush
+		}
+	}
+}
+
+// errSymlink refuses to rewrite a store file that is a symbolic link.
+var errSymlink = errors.New("a symbolic link: not rewritten (its target keeps the copies); replace it with the file it points to")
+
+// start creates the new file and copies into it the lines before the one
+// just read (n bytes long).
+func (e *editor) start(n int64) error {
+	if fi, err := os.Lstat(e.path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		// Renaming over the link would leave the old lines in its target.
+		return errSymlink
+	}
+	if e.dry {
+		return nil
+	}
+	p, err := atomicfile.Create(e.path)
+	if err != nil {
+		return fmt.Errorf("creating a temp file: %w", err)
+	}
+	e.p, e.w = p, bufio.NewWriterSize(p.File, bufSize)
+	if _, err := io.Copy(e.w, io.NewSectionReader(e.f, 0, e.r.pos-n)); err != nil {
+		return fmt.Errorf("copying: %w", err)
+	}
+	return nil
+}
+
+// commit is step 3: the lines appended meanwhile, then the rename, unless
+// another program replaced the file.
+func (e *editor) commit() error {
+	hook(hookScanned, e.path)
+	e.r.reset()
+	if err := e.r.copyEdited(e.edit, e.w, &e.fr.copies); err != nil {
+		return fmt.Errorf("reading: %w", err)
+	}
+	if err := e.w.Flush(); err != nil {
+		return fmt.Errorf("writing the new file: %w", err)
+	}
+	hook(hookBeforeRename, e.path)
+	if !e.stillOld() {
+		return errors.New("replaced by another program while being rewritten: left as it is")
+	}
+	if err := e.p.Commit(); err != nil && !e.renamed() {
+		return fmt.Errorf("replacing it: %w", err)
+	}
+	// Renamed (when only the folder fsync failed, the new file is in place).
+	return nil
+}
+
+// stillOld reports whether path still names the old file.
+func (e *editor) stillOld() bool {
+	now, err := os.Stat(e.path)
+	return err == nil && os.SameFile(now, e.old)
+}
+
+// renamed reports whether path names a file other than the old one.
+func (e *editor) renamed() bool {
+	now, err := os.Stat(e.path)
+	return err == nil && !os.SameFile(now, e.old)
+}
+
+// putBackLate is step 4: the lines that reached the old file after step 3
+// read it are appended to the new one.
+func (e *editor) putBackLate() {
 	var late []byte
 	lw := &sliceWriter{&late}
 	for attempt := 0; ; attempt++ {
-		r.reset()
-		if err := r.copyEdited(edit, lw, &fr.copies); err != nil {
+		e.r.reset()
+		if err := e.r.copyEdited(e.edit, lw, &e.fr.copies); err != nil {
 			// The old inode is unreadable now: lines appended after step 3
 			// are still put back by their writers (they see the rename).
-			fr.err = fmt.Errorf("reading lines appended during the rewrite: %w", err)
+			e.fr.err = fmt.Errorf("reading lines appended during the rewrite: %w", err)
 			break
 		}
-		if len(r.tail) == 0 || attempt == tornRetries {
-			late = append(late, r.tail...) // a torn line stays as it was
+		if len(e.r.tail) == 0 || attempt == tornRetries {
+			late = append(late, e.r.tail...) // a torn line stays as it was
 			break
 		}
 		time.Sleep(tornDelay)
 	}
 	if len(late) > 0 {
-		fr.carry, fr.err = putBack(path, late, fr.err)
+		e.fr.carry, e.fr.err = putBack(e.path, late, e.fr.err)
 	}
-	return fr
 }
 
 // copyEdited copies the complete lines from pos on to w, edited (changed
@@ -437,7 +488,7 @@ func (s *sliceWriter) Write(p []byte) (int, error) {
 // putBack appends lines that reached the old file after the rename to the
 // new file, or else keeps them in a carry file beside it.
 func putBack(path string, late []byte, prev error) (carry string, err error) {
-	appendErr := store.Append(path, late)
+	appendErr := store.AppendMissing(path, late)
 	if appendErr == nil {
 		return "", prev
 	}

@@ -7,10 +7,11 @@ package gitremote
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"hist/lib/atomicfile"
 )
 
 // maxConfig bounds the config file read: a bigger one is not a config
@@ -96,13 +97,11 @@ func commonDir(g string) string {
 	return filepath.Clean(c)
 }
 
+// readSmall reads a file of the repository's. It is the user's folder,
+// not hist's: anything but a regular file (a FIFO would block a capture
+// hook) and anything over maxConfig is refused without reading it.
 func readSmall(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, maxConfig))
+	return atomicfile.ReadLimited(p, maxConfig)
 }
 
 // remoteURL reads the url of remote "origin" from gitdir's config, or of

@@ -1,9 +1,12 @@
 package gitremote
 
 import (
+	"fmt"
+	"hist/lib/store/storetest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestNormalize(t *testing.T) {
@@ -78,5 +81,45 @@ func TestIdentity(t *testing.T) {
 	write(t, filepath.Join(one, ".git", "config"), "[remote \"fork\"]\n\turl = https://x.org/fork.git\n")
 	if id, ok := Identity(one); !ok || id != "git:x.org/fork" {
 		t.Errorf("the only remote: %q %v", id, ok)
+	}
+}
+
+// A FIFO in place of the config, the commondir or the .git file is
+// refused at once (no remote), never waited on; so is a config too large
+// for git to have written.
+func TestIdentityRefusesWhatIsNotAFile(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o700)
+	if err := storetest.Mkfifo(filepath.Join(repo, ".git", "config")); err != nil {
+		t.Skip(err)
+	}
+	tree, gitdir := filepath.Join(root, "tree"), filepath.Join(root, "gitdir")
+	os.MkdirAll(tree, 0o700)
+	os.MkdirAll(gitdir, 0o700)
+	os.WriteFile(filepath.Join(tree, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o600)
+	storetest.Mkfifo(filepath.Join(gitdir, "commondir"))
+	os.WriteFile(filepath.Join(gitdir, "config"), []byte("[remote \"origin\"]\n\turl = git@example.com:a/b.git\n"), 0o600)
+	big := filepath.Join(root, "big")
+	os.MkdirAll(filepath.Join(big, ".git"), 0o700)
+	os.WriteFile(filepath.Join(big, ".git", "config"), append([]byte("[remote \"origin\"]\n\turl = git@example.com:a/b.git\n"), make([]byte, maxConfig)...), 0o600)
+
+	done := make(chan string)
+	go func() {
+		var out string
+		for _, dir := range []string{repo, tree, big} {
+			id, ok := Identity(dir)
+			out += fmt.Sprintf("%s: %q %v\n", filepath.Base(dir), id, ok)
+		}
+		done <- out
+	}()
+	select {
+	case out := <-done:
+		// The worktree's commondir is skipped: its own folder's config holds the remote.
+		if want := "repo: \"\" false\ntree: \"git:example.com/a/b\" true\nbig: \"\" false\n"; out != want {
+			t.Errorf("got\n%swant\n%s", out, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Identity blocked on a FIFO for 10 s")
 	}
 }

@@ -6,10 +6,8 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 )
 
 // namespace is the name-based UUIDs' namespace,
@@ -55,39 +53,21 @@ func format(u [16]byte) string {
 }
 
 // ForParent returns a UUID derived from the parent process's pid, its
-// start time and the boot id (from /proc), so that every call made by one
-// agent process yields the same ID and no other process ever does. Where
-// /proc is missing it returns a random UUID.
+// start time and the time (or id) of the boot, so that every call made by
+// one agent process yields the same ID and no other process ever does.
+// Linux reads them from /proc, macOS from sysctl; where they cannot be
+// read it returns a random UUID.
 func ForParent() string {
 	ppid := os.Getppid()
-	start, err := startTime(ppid)
+	start, boot, err := processStart(ppid)
 	if err != nil {
 		return randomUUID()
 	}
-	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return nameUUID(fmt.Appendf(nil, "%s/%d/%s", strings.TrimSpace(string(boot)), ppid, start))
+	return nameUUID(fmt.Appendf(nil, "%s/%d/%s", boot, ppid, start))
 }
 
 // ForSession returns a UUID derived from an agent and its session id, for
 // captures made by an agent's hook (a new process each prompt).
 func ForSession(src, session string) string {
 	return nameUUID([]byte(src + "\x00" + session))
-}
-
-// startTime reads field 22 (starttime) of /proc/PID/stat.
-func startTime(pid int) (string, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')') // the command name may hold spaces
-	if i < 0 {
-		return "", errors.New("malformed stat")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return "", errors.New("malformed stat")
-	}
-	return f[19], nil // fields after ")" start at field 3
 }

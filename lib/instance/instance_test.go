@@ -3,6 +3,7 @@ package instance
 import (
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -50,15 +51,23 @@ func TestForSession(t *testing.T) {
 	}
 }
 
-func TestStartTime(t *testing.T) {
-	st, err := startTime(os.Getpid())
-	if _, serr := os.Stat("/proc/self/stat"); serr != nil {
-		t.Skip("no /proc")
+// On Linux and macOS a process's start and the boot are known, and the
+// same at every call: the parent's id is stable without /proc on macOS.
+func TestProcessStart(t *testing.T) {
+	start, boot, err := processStart(os.Getpid())
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		if err == nil {
+			t.Errorf("processStart on %s = %q, %q", runtime.GOOS, start, boot)
+		}
+		t.Skip("no process start time on " + runtime.GOOS)
 	}
-	if err != nil || !regexp.MustCompile(`^[0-9]+$`).MatchString(st) {
-		t.Errorf("startTime = %q, %v", st, err)
+	if err != nil || !regexp.MustCompile(`^[0-9]+(\.[0-9]{6})?$`).MatchString(start) || boot == "" {
+		t.Fatalf("processStart = %q, %q, %v", start, boot, err)
 	}
-	if _, err := startTime(-1); err == nil {
-		t.Error("startTime(-1) succeeded")
+	if s2, b2, _ := processStart(os.Getpid()); s2 != start || b2 != boot {
+		t.Errorf("processStart changed: %q %q, then %q %q", start, boot, s2, b2)
+	}
+	if _, _, err := processStart(-1); err == nil {
+		t.Error("processStart(-1) succeeded")
 	}
 }

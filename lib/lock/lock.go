@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"hist/lib/atomicfile"
@@ -30,24 +29,42 @@ func Acquire(path string, wait time.Duration) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(wait)
-	delay := 2 * time.Millisecond
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return &Lock{f: f}, nil
+	if err := wait1(f, wait, 100*time.Millisecond); err != nil {
+		f.Close()
+		if err != ErrTimeout {
+			err = fmt.Errorf("locking %s: %w", path, err)
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+		return nil, err
+	}
+	return &Lock{f: f}, nil
+}
+
+// wait1 takes f's exclusive lock, trying again at growing intervals (up
+// to most) for up to wait: ErrTimeout when another process held it all
+// along.
+func wait1(f *os.File, wait, most time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for delay := time.Millisecond; ; delay = min(delay*2, most) {
+		err := tryLock(f, true)
+		if err != errBusy {
+			return err
 		}
 		if time.Now().After(deadline) {
-			f.Close()
-			return nil, ErrTimeout
+			return ErrTimeout
 		}
 		time.Sleep(delay)
-		delay = min(delay*2, 100*time.Millisecond)
 	}
+}
+
+// File takes an exclusive lock on the open file f, waiting up to wait,
+// and returns its release. Appends that must not repeat a line another
+// writer may be adding at the same moment (store.AppendMissing) hold it
+// only while they read and write.
+func File(f *os.File, wait time.Duration) (release func(), err error) {
+	if err := wait1(f, wait, 10*time.Millisecond); err != nil {
+		return nil, err
+	}
+	return func() { unlock(f) }, nil
 }
 
 // Release drops the lock.
@@ -55,7 +72,7 @@ func (l *Lock) Release() {
 	if l == nil || l.f == nil {
 		return
 	}
-	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	unlock(l.f)
 	l.f.Close()
 	l.f = nil
 }
@@ -68,13 +85,15 @@ func Held(path string) bool {
 		return false
 	}
 	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	err = tryLock(f, false)
 	if err == nil {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return false
+		unlock(f)
 	}
-	return errors.Is(err, syscall.EWOULDBLOCK)
+	return err == errBusy
 }
+
+// errBusy says another process holds the lock.
+var errBusy = errors.New("locked by another process")
 
 // WaitFree waits until no rewriter holds the lock at path, or deadline.
 func WaitFree(path string, deadline time.Time) {

@@ -1,7 +1,9 @@
 package redact
 
 import (
+	"flag"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,11 @@ var adversarial = []struct{ rule, unit string }{
 	{"credential-upper", "API_KEY="},
 	{"credential-nested", "a1.key="},
 	{"credential-redacted", "token=REDACTED1"},
+	{"credential-url", "?key=&key="},
+	{"credential-password", "PGPASSWORD="},
+	{"url", "a://"},
+	{"url-userinfo", "a://b:c@"},
+	{"url-colons", "s://:::"},
 }
 
 // repeatTo repeats unit to exactly n bytes.
@@ -109,10 +116,10 @@ func fastest(a, b string) (ta, tb time.Duration) {
 // FuzzLinear fails when redaction is not linear: the seed repeated to 16,
 // 32, 64, 128 and 256 KB, each size must take less than three times the
 // one before (a linear scan takes twice as long, a quadratic one four
-// times), give or take five milliseconds. A slow pair is measured again
-// before it fails, so one busy moment of a shared machine is not a
-// failure. The sizes grow so that a quadratic scan fails before it gets
-// very slow.
+// times), give or take five milliseconds, and no redaction may take more
+// than a second. A slow pair is measured again before it fails, so one
+// busy moment of a shared machine is not a failure. It measures wall
+// time, so it runs only with HIST_LONG=1 (or under -fuzz).
 func FuzzLinear(f *testing.F) {
 	for _, a := range adversarial {
 		f.Add(a.unit)
@@ -123,6 +130,9 @@ func FuzzLinear(f *testing.F) {
 	f.Add("eyJ ")
 	f.Add("the quick brown fox ")
 	f.Fuzz(func(t *testing.T, seed string) {
+		if os.Getenv("HIST_LONG") == "" && !fuzzing() {
+			t.Skip("timing check: HIST_LONG=1 runs it")
+		}
 		if seed == "" {
 			return
 		}
@@ -131,6 +141,9 @@ func FuzzLinear(f *testing.F) {
 			half, full := repeatTo(seed, n), repeatTo(seed, 2*n)
 			for try := 0; ; try++ {
 				th, tf := fastest(half, full)
+				if tf > time.Second {
+					t.Fatalf("%q repeated to %d KB took %v to redact: more than the 1 s deadline", seed, n>>9, tf)
+				}
 				if tf <= 3*th+floor {
 					break
 				}
@@ -140,6 +153,12 @@ func FuzzLinear(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzing reports whether the test binary runs with -test.fuzz.
+func fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
 }
 
 // TestSecretsAfterRepeats checks that what a scan learns from a long run

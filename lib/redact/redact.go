@@ -2,15 +2,13 @@
 // "[REDACTED:<kind>]" before it is stored, keeping the rest of the prompt.
 //
 // It is deterministic (the same text always redacts the same way), so
-// identity, duplicates and tombstones work on the redacted text. Each rule
-// runs only when a cheap literal test says it could match, so a large
-// prompt with no secret costs a few substring scans.
+// identity, duplicates and tombstones work on the redacted text. Every
+// scan reads the text a bounded number of times (docs/redaction.md).
 package redact
 
 import (
 	"slices"
 	"strings"
-	"sync"
 )
 
 // EnvVar turns redaction off when it is 0, false or off.
@@ -204,62 +202,15 @@ func init() {
 	}
 }
 
-// tokenTables are tokens' tables. They are built at its first call: a
-// capture of a prose prompt, which anchoredTokens reads, never needs their
-// 128 KB (building them cost about 0.8 ms of each hist-capture).
-var tokenTables = sync.OnceValue(func() *tables {
-	t := new(tables)
-	for b := range 256 {
-		for c := range 256 {
-			t.startsAt[b<<8|c] = byFirst[c] != nil && !word(byte(b))
-		}
-	}
-	for i := range rules {
-		for _, p := range rules[i].prefixes {
-			t.pairs[uint16(p[0])<<8|uint16(p[1])] = true
-		}
-	}
-	return t
-})
-
-type tables struct {
-	// startsAt[b<<8|c] is true when a token may start at a byte c that
-	// follows b: c begins a rule's prefix and b is not a word byte
-	// ("task-runner" holds no "sk-..."). One load per byte: most bytes of
-	// a prompt are in the middle of a word or cannot begin a prefix.
-	startsAt [1 << 16]bool
-	// pairs[c<<8|d] is true when some rule's prefix starts with c, d.
-	pairs [1 << 16]bool
-}
-
-func init() {
-	for i := range rules {
-		for _, p := range rules[i].prefixes {
-			if len(p) < 3 {
-				panic("redact: a prefix shorter than three bytes: " + p)
-			}
-		}
-	}
-}
-
-// tokens finds every rule's tokens in text in one pass.
+// tokens finds every rule's tokens in text in one pass: a token starts
+// where a rule's prefix does, at the start of a word.
 func tokens(text string, spans []span) []span {
-	t := tokenTables()
 	var m memo
-	prev := byte(' ') // the start of the text is not inside a word
 	for p := 0; p < len(text); p++ {
-		c := text[p]
-		if !t.startsAt[uint16(prev)<<8|uint16(c)] {
-			prev = c
+		cands := byFirst[text[p]]
+		if cands == nil || p > 0 && word(text[p-1]) {
 			continue
 		}
-		prev = c
-		// Every prefix is at least three bytes long: its first two decide
-		// most positions at once.
-		if p+1 >= len(text) || !t.pairs[uint16(c)<<8|uint16(text[p+1])] {
-			continue
-		}
-		cands := byFirst[c]
 		for _, c := range cands {
 			if !strings.HasPrefix(text[p:], c.prefix) {
 				continue
@@ -267,7 +218,6 @@ func tokens(text string, spans []span) []span {
 			if e, ok := c.rule.match(text, p, len(c.prefix), &m); ok {
 				spans = append(spans, span{p, e, c.rule.kind})
 				p = e - 1
-				prev = text[p]
 				break
 			}
 		}
@@ -275,108 +225,70 @@ func tokens(text string, spans []span) []span {
 	return spans
 }
 
-// anchorOrder lists the bytes a prefix is found by, rarest in prose first:
-// every prefix holds one of them at a fixed offset.
-const anchorOrder = "J_-:A"
-
-// anchored is a prefix and the offset in it of the byte it is found by.
-type anchored struct {
-	c   candidate
-	off int
-}
-
-// byAnchor lists, for each anchor byte, the prefixes found by it.
-var byAnchor [256][]anchored
-
-var isAnchor = func() (t [256]bool) {
-	for _, a := range []byte(anchorOrder) {
-		t[a] = true
-	}
-	return t
-}()
-
-func init() {
-	for i := range rules {
-		for _, p := range rules[i].prefixes {
-			off := -1
-			for _, a := range []byte(anchorOrder) {
-				if off = strings.IndexByte(p, a); off >= 0 {
-					break
-				}
-			}
-			if off < 0 {
-				panic("redact: no anchor byte in the prefix " + p)
-			}
-			byAnchor[p[off]] = append(byAnchor[p[off]], anchored{candidate{&rules[i], p}, off})
+// urlPasswords finds the password of every URL that holds one, whatever
+// its scheme: "scheme://user:PASSWORD@host/…", "redis://:PASSWORD@host".
+// The authority ends at the first "/", "?", quote or white space (not at
+// "#": passwords pasted unencoded hold it); its last "@" ends the user's
+// part, whose first ":" starts the password. A URL without a password,
+// user@host, and a placeholder ("password", "$PASS", "<pw>", "***") are
+// left alone. Each authority ends before the next "://" starts, so the
+// text is read once.
+func urlPasswords(text string, spans []span) []span {
+	for q := 0; ; {
+		i := strings.Index(text[q:], "://")
+		if i < 0 {
+			return spans
 		}
-	}
-}
-
-// anchoredTokens finds what tokens finds, by looking only where a prefix
-// is: at the occurrences of a few bytes that every prefix holds and prose
-// rarely does ('_', '-', 'J', ':', 'A'), each found with a vector search.
-// When they are frequent (code), it hands over to tokens, which reads
-// every byte.
-func anchoredTokens(text string, spans []span) []span {
-	// A long text whose start is dense with anchors is code: straight to
-	// tokens.
-	const sample = 2048
-	if len(text) > 4*sample {
-		n := 0
-		for i := range sample {
-			if isAnchor[text[i]] {
-				n++
-			}
+		at := q + i
+		q = at + 3
+		s := at
+		for s > 0 && schemeT[text[s-1]] {
+			s--
 		}
-		if n > sample/64 {
-			return tokens(text, spans)
-		}
-	}
-	var buf [16]int
-	starts := buf[:0]
-	budget := len(text)/64 + 8 // anchors looked at before handing over
-	for _, a := range []byte(anchorOrder) {
-		refs := byAnchor[a]
-		for q := 0; q < len(text); q++ {
-			i := strings.IndexByte(text[q:], a)
-			if i < 0 {
-				break
-			}
-			q += i
-			if budget--; budget < 0 {
-				return tokens(text, spans)
-			}
-			for _, r := range refs {
-				s := q - r.off
-				if s >= 0 && (s == 0 || !word(text[s-1])) && strings.HasPrefix(text[s:], r.c.prefix) {
-					starts = append(starts, s)
-				}
-			}
-		}
-	}
-	if len(starts) == 0 {
-		return spans
-	}
-	slices.Sort(starts)
-	// From here, what tokens does at each position where a prefix starts.
-	var m memo
-	next := 0
-	for _, p := range slices.Compact(starts) {
-		if p < next {
+		if s == at || !isLetter(text[s]) || s > 0 && word(text[s-1]) {
 			continue
 		}
-		for _, c := range byFirst[text[p]] {
-			if !strings.HasPrefix(text[p:], c.prefix) {
-				continue
-			}
-			if e, ok := c.rule.match(text, p, len(c.prefix), &m); ok {
-				spans = append(spans, span{p, e, c.rule.kind})
-				next = e
-				break
-			}
+		end := q
+		for end < len(text) && !authorityEndT[text[end]] {
+			end++
+		}
+		user, _, ok := cutLast(text[q:end], '@')
+		if !ok {
+			continue
+		}
+		if c := strings.IndexByte(user, ':'); c >= 0 && !placeholder(user[c+1:]) {
+			spans = append(spans, span{q + c + 1, q + len(user), "url-password"})
 		}
 	}
-	return spans
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+var (
+	schemeT       = table(func(c byte) bool { return alnum(c) || c == '+' || c == '-' || c == '.' })
+	authorityEndT = table(func(c byte) bool { return strings.IndexByte("/?\"'<>` \t\r\n", c) >= 0 })
+)
+
+// placeholder reports whether a URL's password is empty or stands for
+// one: a word such as "password", a variable, a <name>, or stars.
+func placeholder(p string) bool {
+	if p == "" || strings.IndexByte("$<{%[", p[0]) >= 0 || strings.Trim(p, "*xX") == "" {
+		return true
+	}
+	for _, w := range []string{"password", "passwd", "pass", "pwd", "secret"} {
+		if foldEqual(p, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// cutLast cuts s around the last sep.
+func cutLast(s string, sep byte) (before, after string, found bool) {
+	if i := strings.LastIndexByte(s, sep); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, "", false
 }
 
 // match reports where the rule's token that starts at p (with a prefix of
@@ -408,7 +320,7 @@ func (r *rule) match(text string, p, n int, m *memo) (int, bool) {
 
 // Text returns text with every secret replaced by "[REDACTED:<kind>]".
 func Text(text string) string {
-	spans := assignments(text, anchoredTokens(text, nil))
+	spans := assignments(text, urlPasswords(text, tokens(text, nil)))
 	if len(spans) == 0 {
 		return text
 	}
@@ -435,8 +347,20 @@ func Text(text string) string {
 }
 
 // keywords end the names of assignments whose value is a secret
-// (DB_PASSWORD=..., "access_token": "...", api_key = '...').
-var keywords = []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "key"}
+// (DB_PASSWORD=..., "access_token": "...", api_key = '...'): the whole
+// name, or its last word (after "_" or "-"). The first three end a name
+// whatever comes before them (PGPASSWORD, MYSQL_PWD), and their values
+// may be shorter.
+var keywords = []string{"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "key"}
+
+// anyPrefix is how many of keywords end a name whatever precedes them.
+const anyPrefix = 3
+
+// Values shorter than these are not taken for secrets.
+const (
+	minValue         = 12
+	minPasswordValue = 8
+)
 
 // assignments redacts the values of "name = value" style assignments whose
 // name ends in a keyword and whose value looks like a secret. It scans
@@ -498,10 +422,13 @@ func assignmentAt(text string, q int, v *valueRun) (span, bool) {
 		return span{}, false
 	}
 	name := text[start:end]
-	kw := ""
-	for _, k := range keywords {
-		if n := len(name) - len(k); n >= 0 && foldEqual(name[n:], k) && (n == 0 || name[n-1] == '_' || name[n-1] == '-') {
+	kw, least := "", minValue
+	for i, k := range keywords {
+		if n := len(name) - len(k); n >= 0 && foldEqual(name[n:], k) && (i < anyPrefix || n == 0 || name[n-1] == '_' || name[n-1] == '-') {
 			kw = k
+			if i < anyPrefix {
+				least = minPasswordValue
+			}
 			break
 		}
 	}
@@ -509,20 +436,35 @@ func assignmentAt(text string, q int, v *valueRun) (span, bool) {
 		return span{}, false
 	}
 	vs, ok := valueStart(text, end)
-	if !ok {
-		return span{}, false
+	if !ok || vs < len(text) && (text[vs] == '/' || text[vs] == '~') {
+		return span{}, false // a path (PWD=/home/…), not a secret
 	}
 	ve := v.read(text, vs)
-	if ve-vs < 12 {
+	credential := func() bool { return v.credential(vs) }
+	if start > 0 && (text[start-1] == '?' || text[start-1] == '&') {
+		// A URL's query parameter: its value ends at the next "&".
+		if i := strings.IndexByte(text[vs:ve], '&'); i >= 0 {
+			ve = vs + i
+			credential = func() bool { return looksSecret(text[vs:ve]) }
+		}
+	}
+	if ve-vs < least {
 		return span{}, false
 	}
 	if (kw == "secret" || kw == "key") && ve-vs == 40 && containsFold(name, "aws") {
 		return span{vs, ve, "aws-secret-key"}, true
 	}
-	if !v.credential(vs) {
+	if !credential() {
 		return span{}, false
 	}
 	return span{vs, ve, "credential"}, true
+}
+
+// looksSecret is valueRun.credential for one value read on its own.
+func looksSecret(v string) bool {
+	var r valueRun
+	e := r.read(v, 0)
+	return e == len(v) && r.credential(0)
 }
 
 // valueStart finds where the value after a name ending at i starts: past
@@ -573,7 +515,7 @@ func (v *valueRun) read(text string, vs int) int {
 		case c == '.':
 			v.dot = i
 		case c != '_':
-			v.punct = i // one of +/=!@#$%^*~-
+			v.punct = i // one of +/=!@#$%^&*~-
 		}
 	}
 	v.e = i
@@ -604,7 +546,7 @@ func isIdent(c byte) bool {
 	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
 }
 
-var valueT = table(func(c byte) bool { return isIdent(c) || strings.IndexByte("-+/=.~!@#$%^*", c) >= 0 })
+var valueT = table(func(c byte) bool { return isIdent(c) || strings.IndexByte("-+/=.~!@#$%^&*", c) >= 0 })
 
 // foldEqual reports whether a name (letters, digits, '_' and '-') is
 // lower, a word in lower-case letters, in any case: setting bit 0x20

@@ -1,14 +1,18 @@
 package store
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"hist/lib/atomicfile"
+	"hist/lib/lock"
 )
 
 // maxReappends bounds how often Append follows a file that was renamed
@@ -18,21 +22,40 @@ const maxReappends = 8
 
 // Append appends one complete record line (ending in "\n") to the file at
 // path with a single O_APPEND write, creating the file (0600) and its
-// folders (0700) as needed. It never waits on a lock.
+// folders (0700) as needed. On the usual path it takes no lock and waits
+// for nothing.
 //
 // If the file does not end with a newline (a torn line from a process that
 // died mid-write), the record starts on a fresh line so it cannot glue
 // onto the torn one.
 //
 // After the write it checks that path still names the file written to. A
-// delete or a compaction may have renamed a new file over it (or claimed
-// it) between the open and the write; then the record is appended again by
-// path. The rewriter may also carry the first copy over, and the duplicate
-// is harmless because readers drop duplicates: no timing of a rename can
-// lose the record.
+// delete may have renamed its new file over it between the open and the
+// stat; then the record may or may not be among the lines the delete
+// carries over to the new file, so it is added by AppendMissing: only if
+// the new file does not hold it already. No timing of a rename loses the
+// record or stores it twice. (A compaction's claim is another file: the
+// compact file and a fresh file under the old name may then both hold it,
+// and the next compaction merges them into one.)
 func Append(path string, line []byte) error {
+	moved, err := appendOnce(path, line, false)
 	for range maxReappends {
-		moved, err := appendOnce(path, line)
+		if err != nil || !moved {
+			return err
+		}
+		moved, err = appendOnce(path, line, true)
+	}
+	return err
+}
+
+// AppendMissing appends to the file at path those of lines (complete
+// lines, each ending in "\n") that it does not hold already, with one
+// O_APPEND write, under the file's lock (lock.File): a delete putting
+// back the lines that reached the old file after its rename and a writer
+// adding its record again never both add it.
+func AppendMissing(path string, lines []byte) error {
+	for range maxReappends {
+		moved, err := appendOnce(path, lines, true)
 		if err != nil || !moved {
 			return err
 		}
@@ -40,7 +63,11 @@ func Append(path string, line []byte) error {
 	return nil
 }
 
-func appendOnce(path string, line []byte) (moved bool, err error) {
+// lockWait bounds how long AppendMissing waits for the file's lock, which
+// is held only while a few lines are read and written.
+const lockWait = 10 * time.Second
+
+func appendOnce(path string, line []byte, missing bool) (moved bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, atomicfile.FilePerm)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := EnsureDir(filepath.Dir(path)); err != nil {
@@ -52,25 +79,69 @@ func appendOnce(path string, line []byte) (moved bool, err error) {
 		return false, err
 	}
 	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return false, err
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	if !fi.Mode().IsRegular() {
 		return false, &fs.PathError{Op: "append", Path: path, Err: errors.New("not a regular file")}
 	}
+	if missing {
+		// Without the lock (a file system without locks, or a holder
+		// that never lets go) the check still runs: a duplicate at worst,
+		// never a lost record.
+		if release, err := lock.File(f, lockWait); err == nil {
+			defer release()
+		}
+		if now, err := os.Stat(path); err != nil || !os.SameFile(now, fi) {
+			return true, nil // replaced since the open: again by path
+		}
+		if line, err = notIn(f, line); err != nil || len(line) == 0 {
+			return false, err
+		}
+		if fi, err = f.Stat(); err != nil {
+			return false, err
+		}
+	}
 	buf := line
-	if st.Size > 0 && tornEnd(f, st.Size) {
+	if fi.Size() > 0 && tornEnd(f, fi.Size()) {
 		buf = append([]byte{'\n'}, line...)
 	}
 	if _, err := f.Write(buf); err != nil {
 		return false, err
 	}
-	var now syscall.Stat_t
-	if err := syscall.Stat(path, &now); err != nil {
+	now, err := os.Stat(path)
+	if err != nil {
 		return true, nil // renamed away and not recreated yet: append by path again
 	}
-	return now.Dev != st.Dev || now.Ino != st.Ino, nil
+	return !os.SameFile(now, fi), nil
+}
+
+// notIn returns the lines of lines that f does not hold.
+func notIn(f *os.File, lines []byte) ([]byte, error) {
+	want := map[string]bool{}
+	for l := range bytes.Lines(lines) {
+		want[string(l)] = true
+	}
+	br := bufio.NewReader(io.NewSectionReader(f, 0, math.MaxInt64))
+	for len(want) > 0 {
+		l, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		delete(want, string(l))
+	}
+	var out []byte
+	for l := range bytes.Lines(lines) {
+		if want[string(l)] {
+			out = append(out, l...)
+			delete(want, string(l)) // a line given twice is added once
+		}
+	}
+	return out, nil
 }
 
 // tornEnd reports whether the file, size bytes long, ends without a
@@ -90,14 +161,14 @@ func tornEnd(f *os.File, size int64) bool {
 			return true
 		}
 		time.Sleep(time.Millisecond)
-		var now syscall.Stat_t
-		if err := syscall.Fstat(int(f.Fd()), &now); err != nil {
+		fi, err := f.Stat()
+		if err != nil {
 			return true
 		}
-		if now.Size == size {
+		if fi.Size() == size {
 			stable++
 		} else {
-			size, stable = now.Size, 0
+			size, stable = fi.Size(), 0
 		}
 	}
 	return true

@@ -307,7 +307,7 @@ func (s Store) Pulling(sc Scope) bool {
 	for _, dir := range dirs {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
-			if n := e.Name(); strings.HasPrefix(n, ".syncthing.") && IsSyncthing(n) {
+			if n := e.Name(); strings.HasPrefix(n, ".syncthing.") && IsSyncthing(n) && SyncTempFresh(e) {
 				return true
 			}
 		}

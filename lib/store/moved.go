@@ -1,28 +1,34 @@
 package store
 
 import (
+	"os"
 	"path/filepath"
-	"slices"
-	"syscall"
 )
 
-// FileIDs are files' device and inode numbers, taken before they are
+// FileIDs are files' identities (os.SameFile), taken before they are
 // read, so that Moved can tell whether a rewrite replaced one meanwhile.
-type FileIDs []fileID
+type FileIDs []os.FileInfo
 
-type fileID struct{ dev, ino uint64 }
-
-// IDs returns the files' device and inode numbers (zero for a file that
-// is gone).
+// IDs returns the files' identities (nil for a file that is gone).
 func IDs(files []File) FileIDs {
 	ids := make(FileIDs, len(files))
 	for i, f := range files {
-		var st syscall.Stat_t
-		if syscall.Stat(f.Path, &st) == nil {
-			ids[i] = fileID{uint64(st.Dev), uint64(st.Ino)}
-		}
+		ids[i], _ = os.Stat(f.Path)
 	}
 	return ids
+}
+
+// same reports whether a and b name the same files.
+func (a FileIDs) same(b FileIDs) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if (a[i] == nil) != (b[i] == nil) || a[i] != nil && !os.SameFile(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // Moved says whether a rewrite (a delete, a compaction) may have moved
@@ -31,7 +37,7 @@ func IDs(files []File) FileIDs {
 // since, or the scope now holds a claim, carry or compact file that files
 // did not list. Such a read is done again once the rewrite has ended.
 func (s Store) Moved(sc Scope, files []File, ids FileIDs, vanished bool) bool {
-	if vanished || !slices.Equal(ids, IDs(files)) {
+	if vanished || !ids.same(IDs(files)) {
 		return true
 	}
 	now, err := s.Files(sc)

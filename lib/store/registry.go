@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -42,8 +43,16 @@ func (s Store) registryFiles() (others []string, own string, ownCopies []string)
 	return others, own, ownCopies
 }
 
+// maxRegistry bounds what is read of one registry file: 4 MiB names some
+// 30,000 projects. A larger one is not a file hist wrote: it is skipped,
+// and said once.
+const maxRegistry = 4 << 20
+
 func readRegistry(path string, into Registry) {
-	data, err := atomicfile.ReadRegular(path)
+	data, err := atomicfile.ReadLimited(path, maxRegistry)
+	if errors.Is(err, atomicfile.ErrTooLarge) {
+		Warn(path, "%s is over 4 MiB, more than hist writes: skipped (the projects it names are shown by their hash)", path)
+	}
 	if err != nil {
 		return
 	}
@@ -74,6 +83,16 @@ func (r Registry) Label(hash string) string {
 	return "project " + hash
 }
 
+// says reports whether r maps every hash of entries to its cwd.
+func says(r Registry, entries map[string]string) bool {
+	for hash, cwd := range entries {
+		if r[hash] != cwd {
+			return false
+		}
+	}
+	return true
+}
+
 // HasProject reports whether the store holds a folder for the project
 // hash (its prompts may outlive the project's own folder).
 func (s Store) HasProject(hash string) bool {
@@ -81,32 +100,28 @@ func (s Store) HasProject(hash string) bool {
 	return err == nil
 }
 
-// Register records hash -> cwd unless a registry file already says so;
-// the usual call reads a few small files and writes nothing.
+// Register records hash -> cwd unless this machine's registry file
+// already says so: the usual call reads that one small file and writes
+// nothing. Other machines' files are never read here, so a capture's cost
+// does not depend on what a peer wrote; each machine's file names the
+// projects it captured in.
 func (s Store) Register(hash, cwd string) error {
 	return s.RegisterAll(map[string]string{hash: cwd})
 }
 
 // RegisterAll records every hash -> cwd of entries with one write of this
-// machine's registry file (none when the registry already says all of
-// them), for commands that add many projects at once (hist-seed
+// machine's registry file (none when it, or a Syncthing conflict copy of
+// it, says all of them already), for commands that add many projects at once (hist-seed
 // --all-projects). The write takes in the entries of the file's Syncthing
 // conflict copies, which it then removes.
 func (s Store) RegisterAll(entries map[string]string) error {
-	r := s.LoadRegistry()
-	changed := false
-	for hash, cwd := range entries {
-		if r[hash] != cwd {
-			changed = true
-		}
-	}
-	if !changed {
-		return nil
-	}
 	_, own, copies := s.registryFiles()
 	mine := Registry{}
 	for _, p := range append(copies, own) {
 		readRegistry(p, mine)
+	}
+	if says(mine, entries) {
+		return nil
 	}
 	maps.Copy(mine, entries)
 	var buf bytes.Buffer

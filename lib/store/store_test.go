@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"hist/lib/store/storetest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"hist/lib/record"
@@ -206,7 +206,7 @@ func TestAppend(t *testing.T) {
 		t.Error("appended to a folder")
 	}
 	fifo := filepath.Join(root, "projects", "h", "f.jsonl")
-	if syscall.Mkfifo(fifo, 0o600) == nil {
+	if storetest.Mkfifo(fifo) == nil {
 		if err := Append(fifo, []byte("x\n")); err == nil {
 			t.Error("appended to a FIFO")
 		}
@@ -269,10 +269,9 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("mode %v", fi.Mode())
 	}
 	// Already right: not rewritten.
-	ino := fi.Sys().(*syscall.Stat_t).Ino
 	s.Register("aaaa", "/home/u/a")
 	fi2, _ := os.Stat(s.Registry())
-	if fi2.Sys().(*syscall.Stat_t).Ino != ino {
+	if !os.SameFile(fi, fi2) {
 		t.Error("registry rewritten though already right")
 	}
 	// Garbage reads as empty and is rebuilt.

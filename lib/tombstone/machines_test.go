@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"hist/lib/identity"
 	"hist/lib/store/storetest"
@@ -131,5 +132,23 @@ func TestOtherMachineFileBeingReplaced(t *testing.T) {
 	}
 	if shown > 0 {
 		t.Fatalf("%d of %d loads missed b's tombstone file while it was being replaced", shown, n)
+	}
+}
+
+// A temp file of Syncthing's for a tombstone file that is not there says
+// Syncthing is writing it: Load waits. One left more than a minute ago
+// (a transfer that stopped) does not.
+func TestStaleSyncthingTempNotWaitedFor(t *testing.T) {
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, ".syncthing.hidden@b.json.tmp")
+	os.WriteFile(tmp, []byte(`["sha256:`), 0o600)
+	s := &Set{Path: filepath.Join(dir, "hidden@a.json")}
+	if settled, err := s.loadOthers(s.Path); err != nil || settled {
+		t.Fatalf("a fresh temp file: settled %v, %v", settled, err)
+	}
+	old := time.Now().Add(-2 * time.Minute)
+	os.Chtimes(tmp, old, old)
+	if settled, err := s.loadOthers(s.Path); err != nil || !settled {
+		t.Fatalf("a stale temp file: settled %v, %v", settled, err)
 	}
 }

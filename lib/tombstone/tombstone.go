@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,26 +29,63 @@ import (
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
+	"hist/lib/shellquote"
 	"hist/lib/store"
 )
 
-// Cap is the most entries hidden.json holds; past it the oldest is dropped.
+// Cap is the most entries a delete leaves in hidden.json: past it the
+// oldest are dropped, except those that hide a prompt still on disk (see
+// Trim).
 const Cap = 1000
+
+// maxRead bounds what is read of one tombstone file: 4 MiB holds some
+// 55,000 keys, far more than hist writes. Of a larger file (another
+// machine's, written by something else) only the last 4 MiB are read:
+// its newest entries.
+const maxRead = 4 << 20
 
 // PrefixLen is the length, in characters, of a legacy prefix entry (see
 // isPrefixEntry for how characters are counted).
 const PrefixLen = 120
 
-// UntrustedError says hidden.json exists but cannot be trusted.
+// UntrustedError says a tombstone file (or its folder) exists but cannot
+// be trusted. Its message says how to recover: never to delete the file
+// when the cause is its permissions.
 type UntrustedError struct {
 	Path string
 	Err  error
 }
 
 func (e *UntrustedError) Error() string {
-	return fmt.Sprintf("%s cannot be trusted (%v): history stays blocked so hidden prompts do not resurface; restore the file or delete it yourself (hidden prompts may then reappear)", e.Path, e.Err)
+	return fmt.Sprintf("%s cannot be trusted (%v): history stays blocked so hidden prompts do not resurface; %s", e.Path, e.Err, e.fix())
 }
+
 func (e *UntrustedError) Unwrap() error { return e.Err }
+
+// fix says how to make the file trusted again.
+func (e *UntrustedError) fix() string {
+	q := func(p string) string { return shellquote.Quote(p, shellquote.Any) }
+	if errors.Is(e.Err, fs.ErrPermission) {
+		dir := e.Path
+		if fi, err := os.Stat(e.Path); err != nil || !fi.IsDir() {
+			if _, err := os.ReadDir(filepath.Dir(e.Path)); err == nil {
+				return "let hist read the file: chmod 600 " + q(e.Path)
+			}
+			dir = filepath.Dir(e.Path)
+		}
+		return "let hist read its folder: chmod 700 " + q(dir)
+	}
+	prev := e.Path + PrevSuffix
+	if _, _, err := readFile(prev); err == nil {
+		return fmt.Sprintf("restore the version before the last delete (its prompts may show again: delete them again): cp %s %s", q(prev), q(e.Path))
+	}
+	return "restore the file or delete it yourself (hidden prompts may then reappear)"
+}
+
+// PrevSuffix names the copy of a tombstone file's previous version that
+// Save keeps beside it ("hidden@M.json.prev"): readers never read it; it
+// is there to restore by hand.
+const PrevSuffix = ".prev"
 
 // Set is a loaded tombstone file, with the other machines' ones beside it.
 type Set struct {
@@ -62,12 +100,17 @@ type Set struct {
 	// Save removes them once the merge is written.
 	others []string
 	copies []string
+	// raw is Path's content as loaded (nil when it was not read whole):
+	// Save keeps it as the previous version.
+	raw []byte
 
-	keys  map[[32]byte]struct{}
-	exact map[string]struct{} // legacy plain entries < 120 chars, normalized
-	// Legacy plain entries of 120 characters, normalized (see prefixForm),
-	// by their length in bytes; prefixLens lists those lengths, ascending.
-	prefixes   map[int]map[string]struct{}
+	// Each entry by what it hides: keys by hash, legacy plain entries of
+	// under 120 characters by their normalized form, and legacy prefixes
+	// (see prefixForm) by their length in bytes (prefixLens lists those
+	// lengths, ascending).
+	keys       map[[32]byte]string
+	exact      map[string]string
+	prefixes   map[int]map[string]string
 	prefixLens []int
 }
 
@@ -79,8 +122,13 @@ type Set struct {
 // *UntrustedError.
 func Load(path string) (*Set, error) {
 	s := &Set{Path: path}
-	if _, err := s.load(path, &s.Entries); err != nil {
-		return nil, err
+	entries, raw, err := readFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, &UntrustedError{Path: path, Err: err}
+	default:
+		s.Entries, s.raw, s.Exists = entries, raw, true
 	}
 	if isTombstoneName(filepath.Base(path)) {
 		own := s.Entries
@@ -108,7 +156,7 @@ const replaceWait = 500 * time.Millisecond
 
 // loadOthers reads the tombstone files beside path. It reports false when
 // one was missing: listed but gone when read, or named by a temp file of
-// Syncthing's and not listed.
+// Syncthing's (written less than a minute ago) and not listed.
 func (s *Set) loadOthers(path string) (settled bool, err error) {
 	dir := filepath.Dir(path)
 	ents, err := os.ReadDir(dir)
@@ -123,7 +171,7 @@ func (s *Set) loadOthers(path string) (settled bool, err error) {
 	for _, e := range ents {
 		name := e.Name()
 		if store.IsSyncthing(name) {
-			if t := strings.TrimSuffix(strings.TrimPrefix(name, ".syncthing."), ".tmp"); isTombstoneName(t) && !listed[t] {
+			if t := strings.TrimSuffix(strings.TrimPrefix(name, ".syncthing."), ".tmp"); isTombstoneName(t) && !listed[t] && store.SyncTempFresh(e) {
 				settled = false
 			}
 			continue
@@ -133,12 +181,14 @@ func (s *Set) loadOthers(path string) (settled bool, err error) {
 		if p == path || !isTombstoneName(orig) {
 			continue
 		}
-		var entries []string
-		ok, err := s.load(p, &entries)
-		if err != nil {
-			return false, err
+		entries, _, err := readFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			settled = false
+			continue
 		}
-		settled = settled && ok
+		if err != nil {
+			return false, &UntrustedError{Path: p, Err: err}
+		}
 		if conflict && orig == filepath.Base(path) {
 			s.copies = append(s.copies, p)
 			s.Entries = mergeEntries(s.Entries, entries)
@@ -149,23 +199,61 @@ func (s *Set) loadOthers(path string) (settled bool, err error) {
 	return settled, nil
 }
 
-// load reads one tombstone file into out, and reports whether it was
-// there: a missing file leaves out alone.
-func (s *Set) load(path string, out *[]string) (bool, error) {
-	data, err := atomicfile.ReadRegular(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
+// readFile reads one tombstone file: its entries, and its content when
+// it was read whole. Of a file over maxRead only the newest entries are
+// read (said once on stderr).
+func readFile(path string) (entries []string, raw []byte, err error) {
+	f, err := atomicfile.OpenRegular(path)
 	if err != nil {
-		return false, &UntrustedError{Path: path, Err: err}
+		return nil, nil, err
 	}
-	if path == s.Path {
-		s.Exists = true
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := parse(data, out); err != nil {
-		return false, &UntrustedError{Path: path, Err: err}
+	if fi.Size() <= maxRead {
+		raw, err := io.ReadAll(io.LimitReader(f, maxRead))
+		if err == nil {
+			err = parse(raw, &entries)
+		}
+		return entries, raw, err
 	}
-	return true, nil
+	tail := make([]byte, maxRead)
+	if _, err := f.ReadAt(tail, fi.Size()-maxRead); err != nil {
+		return nil, nil, err
+	}
+	if entries, err = parseTail(tail); err != nil {
+		return nil, nil, err
+	}
+	store.Warn(path, "%s is %d MB, more than hist writes: only its newest %d entries are read (they hide what they hide; the older ones hide nothing now); if it is another machine's, check that machine's hist",
+		path, fi.Size()>>20, len(entries))
+	return entries, nil, nil
+}
+
+// parseTail reads the entries of the end of a JSON array of strings:
+// from the first string that follows a comma (a string whose text ends
+// with a comma may fool it: a few are tried).
+func parseTail(data []byte) ([]string, error) {
+	tries := 0
+	for i := 1; i < len(data) && tries < 8; i++ {
+		if data[i] != '"' {
+			continue
+		}
+		j := i - 1
+		for j > 0 && strings.IndexByte(" \t\r\n", data[j]) >= 0 {
+			j--
+		}
+		if data[j] != ',' {
+			continue
+		}
+		tries++
+		var out []string
+		if parse(append([]byte{'['}, data[i:]...), &out) == nil {
+			return out, nil
+		}
+	}
+	return nil, errors.New("its last 4 MiB are not the end of a JSON array of strings")
 }
 
 // isTombstoneName reports whether a base name is a tombstone file's.
@@ -173,24 +261,29 @@ func isTombstoneName(name string) bool {
 	return name == store.HiddenName || strings.HasPrefix(name, "hidden@") && strings.HasSuffix(name, ".json") && store.MachineOf(name) != ""
 }
 
-// mergeEntries adds the entries of a conflict copy that a are missing,
-// before a's own (the copy holds the older state).
+// mergeEntries merges a conflict copy's entries into a's, each list by its
+// own recency: the copy's newest entry is as recent as a's newest, so the
+// two are taken in turns from their newest ends (an entry in both takes
+// its more recent place). Nothing is cut: the cap applies when a delete
+// writes the file (Trim), which keeps what still hides a stored prompt.
 func mergeEntries(a, copy []string) []string {
-	have := make(map[string]bool, len(a))
-	for _, e := range a {
-		have[e] = true
-	}
-	var out []string
-	for _, e := range copy {
-		if !have[e] {
-			have[e] = true
+	out := make([]string, 0, len(a)+len(copy))
+	seen := make(map[string]bool, len(a)+len(copy))
+	take := func(e string) {
+		if !seen[e] {
+			seen[e] = true
 			out = append(out, e)
 		}
 	}
-	out = append(out, a...)
-	if len(out) > Cap {
-		out = out[len(out)-Cap:]
+	for i, j := len(a)-1, len(copy)-1; i >= 0 || j >= 0; i, j = i-1, j-1 {
+		if i >= 0 {
+			take(a[i])
+		}
+		if j >= 0 {
+			take(copy[j])
+		}
 	}
+	slices.Reverse(out)
 	return out
 }
 
@@ -242,18 +335,25 @@ func parse(data []byte, out *[]string) error {
 	return nil
 }
 
+// New returns a set of entries, with no file: it hides what they hide.
+func New(entries []string) *Set {
+	s := &Set{Entries: entries}
+	s.index()
+	return s
+}
+
 func (s *Set) index() {
-	s.keys = make(map[[32]byte]struct{}, len(s.Entries)+len(s.others))
-	s.exact = map[string]struct{}{}
-	s.prefixes = map[int]map[string]struct{}{}
+	s.keys = make(map[[32]byte]string, len(s.Entries)+len(s.others))
+	s.exact = map[string]string{}
+	s.prefixes = map[int]map[string]string{}
 	s.prefixLens = s.prefixLens[:0]
 	for _, e := range slices.Concat(s.Entries, s.others) {
 		if sum, ok := parseKey(e); ok {
-			s.keys[sum] = struct{}{}
+			s.keys[sum] = e
 			continue
 		}
 		if !isPrefixEntry(e) {
-			s.exact[identity.Normalize(e)] = struct{}{}
+			s.exact[identity.Normalize(e)] = e
 			continue
 		}
 		p := prefixForm(e)
@@ -262,11 +362,11 @@ func (s *Set) index() {
 		}
 		set := s.prefixes[len(p)]
 		if set == nil {
-			set = map[string]struct{}{}
+			set = map[string]string{}
 			s.prefixes[len(p)] = set
 			s.prefixLens = append(s.prefixLens, len(p))
 		}
-		set[p] = struct{}{}
+		set[p] = e
 	}
 	slices.Sort(s.prefixLens)
 }
@@ -344,29 +444,31 @@ func (s *Set) Empty() bool {
 
 // HiddenNormalized reports whether the prompt with normalized form norm is
 // hidden.
-func (s *Set) HiddenNormalized(norm []byte) bool {
+func (s *Set) HiddenNormalized(norm []byte) bool { return s.Hider(norm) != "" }
+
+// Hider returns the entry that hides the prompt with normalized form
+// norm, "" when none does.
+func (s *Set) Hider(norm []byte) string {
 	if s.Empty() {
-		return false
+		return ""
 	}
 	if len(s.keys) > 0 {
-		if _, ok := s.keys[sha256.Sum256(norm)]; ok {
-			return true
+		if e, ok := s.keys[sha256.Sum256(norm)]; ok {
+			return e
 		}
 	}
-	if len(s.exact) > 0 {
-		if _, ok := s.exact[string(norm)]; ok {
-			return true
-		}
+	if e, ok := s.exact[string(norm)]; ok {
+		return e
 	}
 	for _, l := range s.prefixLens {
 		if len(norm) < l {
 			break
 		}
-		if _, ok := s.prefixes[l][string(norm[:l])]; ok {
-			return true
+		if e, ok := s.prefixes[l][string(norm[:l])]; ok {
+			return e
 		}
 	}
-	return false
+	return ""
 }
 
 // Hidden reports whether text is hidden.
@@ -375,23 +477,18 @@ func (s *Set) Hidden(text string) bool {
 }
 
 // Add records a deletion of text: its key moves to (or is added at) the
-// end; past Cap the oldest entries are dropped. Legacy entries are kept as
-// they are. It changes the set in memory only; Save writes it.
+// end. Legacy entries are kept as they are. It changes the set in memory
+// only; Save writes it.
 func (s *Set) Add(text string) string {
 	key := identity.Key(text)
-	s.AddKey(key)
+	s.AddKeys([]string{key})
 	return key
 }
 
-// AddKey is Add for an already computed key.
-func (s *Set) AddKey(key string) { s.AddKeys([]string{key}) }
-
-// AddKeys adds keys in order, as AddKey would one by one: each moves to
-// (or is added at) the end, and past Cap the oldest entries are dropped.
-// It reports which keys were not in the set before (isNew, by index;
-// repeats of a key count once) and how many entries were dropped: older
-// ones first, then the first of keys when they alone are more than Cap.
-func (s *Set) AddKeys(keys []string) (isNew []bool, dropped int) {
+// AddKeys adds keys in order, as Add would one by one: each moves to (or
+// is added at) the end. It reports which keys were not in the set before
+// (by index; repeats of a key count once).
+func (s *Set) AddKeys(keys []string) (isNew []bool) {
 	had := make(map[string]bool, len(s.Entries))
 	for _, e := range s.Entries {
 		had[e] = true
@@ -414,17 +511,36 @@ func (s *Set) AddKeys(keys []string) (isNew []bool, dropped int) {
 			out = append(out, k)
 		}
 	}
-	if len(out) > Cap {
-		dropped = len(out) - Cap
-		out = out[dropped:]
+	s.Entries = out
+	s.index()
+	return isNew
+}
+
+// Trim drops the entries older than the newest Cap, except those keep
+// says to keep: an entry that hides a prompt still on disk is kept past
+// the cap rather than let the prompt show again. It returns the entries
+// dropped.
+func (s *Set) Trim(keep func(entry string) bool) (dropped []string) {
+	old := len(s.Entries) - Cap
+	if old <= 0 {
+		return nil
+	}
+	out := s.Entries[:0:0]
+	for i, e := range s.Entries {
+		if i < old && !keep(e) {
+			dropped = append(dropped, e)
+			continue
+		}
+		out = append(out, e)
 	}
 	s.Entries = out
 	s.index()
-	return isNew, dropped
+	return dropped
 }
 
 // Save writes the set's own entries to its path atomically (0600), then
-// removes the conflict copies Load merged into them.
+// removes the conflict copies Load merged into them. The file's previous
+// version, as loaded, is kept beside it (PrevSuffix) first.
 func (s *Set) Save() error {
 	data, err := json.Marshal(s.Entries)
 	if err != nil {
@@ -434,9 +550,15 @@ func (s *Set) Save() error {
 		data = []byte("[]")
 	}
 	data = append(data, '\n')
+	if s.raw != nil && !bytes.Equal(s.raw, data) {
+		// Only a help to restore by hand: the new file is written even
+		// when its previous version cannot be kept.
+		atomicfile.WriteBytes(s.Path+PrevSuffix, s.raw)
+	}
 	if err := atomicfile.WriteBytes(s.Path, data); err != nil {
 		return err
 	}
+	s.raw = data
 	for _, c := range s.copies {
 		os.Remove(c)
 	}

@@ -1,8 +1,12 @@
 package tombstone
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"hist/lib/store"
+	"hist/lib/store/storetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +56,7 @@ func TestLoadUntrusted(t *testing.T) {
 	}
 	// A FIFO is refused, not read (which would block).
 	fifo := filepath.Join(t.TempDir(), "hidden.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
+	if err := storetest.Mkfifo(fifo); err == nil {
 		if _, err := Load(fifo); !errors.As(err, new(*UntrustedError)) {
 			t.Errorf("a FIFO: %v", err)
 		}
@@ -195,8 +199,11 @@ func TestAddAndSave(t *testing.T) {
 		t.Errorf("mode %v", fi.Mode())
 	}
 	ents, _ := os.ReadDir(filepath.Dir(p))
-	if len(ents) != 1 {
-		t.Errorf("temp files left: %v", ents)
+	if len(ents) != 2 || ents[1].Name() != "hidden.json.prev" {
+		t.Errorf("not the file and its previous version: %v", ents)
+	}
+	if prev, _ := os.ReadFile(p + PrevSuffix); string(prev) != "[]\n" {
+		t.Errorf("the previous version holds %q", prev)
 	}
 	back, err := Load(p)
 	if err != nil || strings.Join(back.Entries, ",") != strings.Join(want, ",") {
@@ -206,19 +213,27 @@ func TestAddAndSave(t *testing.T) {
 
 func TestCap(t *testing.T) {
 	s, _ := Load(filepath.Join(t.TempDir(), "hidden.json"))
+	x := func(i int) string { return strings.Repeat("x", i) }
 	for i := range Cap + 5 {
-		s.AddKey(identity.Key(strings.Repeat("x", i+1)))
+		s.Add(x(i + 1))
 	}
-	if len(s.Entries) != Cap {
-		t.Fatalf("%d entries, want %d", len(s.Entries), Cap)
+	// Entries that still hide stored prompts are kept past the cap.
+	if dropped := s.Trim(func(string) bool { return true }); len(dropped) != 0 || len(s.Entries) != Cap+5 {
+		t.Fatalf("%d dropped, %d entries", len(dropped), len(s.Entries))
 	}
-	if s.Hidden(strings.Repeat("x", 5)) || !s.Hidden(strings.Repeat("x", 6)) || !s.Hidden(strings.Repeat("x", Cap+5)) {
-		t.Error("the oldest entries are not the ones dropped")
+	// The others older than the newest Cap go.
+	dropped := s.Trim(func(e string) bool { return e == identity.Key(x(2)) })
+	if len(dropped) != 4 || len(s.Entries) != Cap+1 {
+		t.Fatalf("%d dropped, %d entries", len(dropped), len(s.Entries))
+	}
+	if s.Hidden(x(1)) || !s.Hidden(x(2)) || s.Hidden(x(5)) || !s.Hidden(x(6)) || !s.Hidden(x(Cap+5)) {
+		t.Error("not the oldest entries dropped")
 	}
 	// Re-adding the oldest kept entry moves it to the end, so it survives the next drop.
-	s.AddKey(identity.Key(strings.Repeat("x", 6)))
-	s.AddKey(identity.Key("new"))
-	if !s.Hidden(strings.Repeat("x", 6)) || s.Hidden(strings.Repeat("x", 7)) {
+	s.Add(x(2))
+	s.Add("new")
+	s.Trim(func(string) bool { return false })
+	if !s.Hidden(x(2)) || s.Hidden(x(7)) || !s.Hidden(x(8)) || len(s.Entries) != Cap {
 		t.Error("move-to-end does not protect an entry from the cap")
 	}
 }
@@ -270,4 +285,40 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A file over maxRead is read from its end: its newest entries, found
+// even when an entry's text ends with a comma; it is said once.
+func TestBigFileReadFromItsEnd(t *testing.T) {
+	var warned bytes.Buffer
+	store.WarnTo = &warned
+	defer func() { store.WarnTo = os.Stderr }()
+	var entries []string
+	for i := 0; len(entries)*40 < maxRead+maxRead/2; i++ {
+		entries = append(entries, identity.Key(fmt.Sprint("prompt ", i)), fmt.Sprintf("legacy %d, ", i))
+	}
+	entries = append(entries, `a "quoted", one,`)
+	data, _ := json.Marshal(entries)
+	p := write(t, string(data))
+	for range 2 {
+		s, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := len(entries)/2 - 1
+		if !s.Hidden(fmt.Sprint("prompt ", last)) || !s.Hidden(fmt.Sprintf("legacy %d, ", last)) || !s.Hidden(`a "quoted", one,`) || s.Hidden("prompt 0") {
+			t.Fatalf("%d entries read, from %q", len(s.Entries), s.Entries[0])
+		}
+		if s.Exists != true || s.raw != nil {
+			t.Errorf("exists %v, raw kept", s.Exists)
+		}
+	}
+	if n := strings.Count(warned.String(), "more than hist writes"); n != 1 {
+		t.Errorf("warned %d times: %s", n, warned.String())
+	}
+	// Garbage at its end: untrusted.
+	garbage := append(bytes.Repeat([]byte(" "), maxRead+10), "junk]"...)
+	if _, err := Load(write(t, string(append([]byte("["), garbage...)))); !errors.As(err, new(*UntrustedError)) {
+		t.Errorf("garbage trusted: %v", err)
+	}
 }

@@ -1,0 +1,39 @@
+package store
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Warnings go to WarnTo (stderr; tests change it).
+var WarnTo io.Writer = os.Stderr
+
+var warned sync.Map
+
+// Warn says on stderr, once per key in a process, what a command works
+// around in the store: a peer file over its size limit that is skipped,
+// say, is named once however often it is read. The line starts with the
+// command's name, as the commands' own messages do.
+func Warn(key, format string, args ...any) {
+	if _, done := warned.LoadOrStore(key, true); done {
+		return
+	}
+	fmt.Fprintf(WarnTo, "%s: warning: %s\n", filepath.Base(os.Args[0]), fmt.Sprintf(format, args...))
+}
+
+// SyncTempAge is how long a temp file of Syncthing's says that Syncthing
+// is writing its file: an older one was left by a transfer that stopped
+// (Syncthing keeps them for a day), and nothing waits for it.
+const SyncTempAge = time.Minute
+
+// SyncTempFresh reports whether e, a temp file of Syncthing's
+// (IsSyncthing), changed less than SyncTempAge ago, or is gone already
+// (renamed into place: Syncthing is at work).
+func SyncTempFresh(e os.DirEntry) bool {
+	fi, err := e.Info()
+	return err != nil || time.Since(fi.ModTime()) < SyncTempAge
+}
