@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench.sh: runs every scripts/bench-*.sh (each writes bench/<name>.md), then
-# gathers bench/*.md under a short header into BENCHMARKS.md.
+# bench.sh: runs every scripts/bench-*.sh; each writes its latest run to
+# bench/<name>.md (bench-seed.sh prints its table, and bench/seed.md is
+# written from it by hand). BENCHMARKS.md is kept by hand from these.
 #
-# Usage: scripts/bench.sh [NAME...]   run only scripts/bench-NAME.sh (the
-#                                     report still gathers every bench/*.md)
+# Usage: scripts/bench.sh [NAME...]   run only scripts/bench-NAME.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -26,23 +26,4 @@ for s in "${scripts[@]}"; do
     fi
 done
 
-{
-    echo "# Benchmarks"
-    echo
-    echo "Measured, not asserted: \`scripts/bench.sh\` runs every \`scripts/bench-*.sh\`, each of which"
-    echo "times the real binaries against a baseline in the same run and writes \`bench/<name>.md\`;"
-    echo "this file gathers them. The numbers depend on the machine and on what else runs on it:"
-    echo "each section says when and where it was measured."
-    for md in bench/*.md; do
-        [ -f "$md" ] || continue
-        echo
-        # Each report's headings go one level below this file's title.
-        if grep -q '^# ' "$md"; then
-            sed 's/^\(#\+\) /#\1 /' "$md"
-        else
-            cat "$md"
-        fi
-    done
-} >BENCHMARKS.md
-echo "bench: wrote BENCHMARKS.md" >&2
 [ ${#failed[@]} -eq 0 ] || { echo "bench: failed: ${failed[*]}" >&2; exit 1; }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -126,10 +125,6 @@ func TestScripts(t *testing.T) {
 				return exec.Command("unshare", "-m", "true").Run() == nil, nil
 			case "root":
 				return os.Geteuid() == 0, nil
-			}
-			if tool, ok := strings.CutPrefix(cond, "tool:"); ok {
-				_, err := exec.LookPath(tool)
-				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -1,23 +1,8 @@
 // Package store holds the layout of the prompt store and the rules that
 // say which files belong to which scope and to which machine. Each machine
-// M writes only files carrying its id (machine.go, docs/store-format.md):
-//
-//	<root>/registry@M.json                 advisory map of project hash -> cwd
-//	<root>/projects/<hash>/<id>@M.jsonl    one append-only capture file per agent process
-//	<root>/projects/<hash>/seed@M.jsonl    first transcript import (pi); seed-<agent>@M.jsonl for the others
-//	<root>/projects/<hash>/import-<agent>-<ms>-<rand>@M.jsonl   later transcript imports
-//	<root>/projects/<hash>/compact-<ms>-<rand>@M.jsonl   files merged by compaction
-//	<root>/history-global.jsonl            imported legacy prompt-recall files
-//	<root>/hidden@M.json                   deletion records (tombstones)
-//	<root>/imports@M.ledger, imports@M.state   what hist-seed imported, and where it read to
-//	<root>/legacy-owner                    the machine that rewrites the files without "@M"
-//
-// Files from before machine ids have the same names without "@M".
-//
-// Rewrites leave two more kinds of store files beside the one they came
-// from, which belong to that file's scope: carry files
-// (<name>.carry-<ms>-<rand>.jsonl, lines a delete could not put back) and
-// claim files (<name>.gc-<ms>-<rand>.jsonl, files compaction is merging).
+// writes only files carrying its id (machine.go). Every file name is built
+// in names.go and read back by Classify. The layout itself is written
+// once, in docs/store-format.md ("Files").
 package store
 
 import (
