@@ -240,7 +240,7 @@ func machineStatus(e *cli.Env) string {
 	default:
 		s = fmt.Sprintf("unusable (%v)", err)
 	}
-	if from, to := store.PendingRename(e.ConfigHome()); from != "" {
+	if from, to, _ := store.PendingRename(e.ConfigHome()); from != "" {
 		s += fmt.Sprintf("; the rename from %s to %s did not finish: run 'hist-capture --%s %s'", from, to, cli.RenameFlag, to)
 	}
 	return s

@@ -212,3 +212,25 @@ func randHex(n int) string {
 
 // RandHex returns 2n random hex digits, for the store's unique file names.
 func RandHex(n int) string { return randHex(n) }
+
+// WriteNew creates path holding data, never over a file that is there
+// (an error wrapping fs.ErrExist then): the file appears whole or not at
+// all, a hard link of a complete temp file, so that concurrent creators
+// and readers agree on one content.
+func WriteNew(path string, data []byte) error {
+	p, err := Create(path)
+	if err != nil {
+		return err
+	}
+	defer p.Cleanup()
+	if _, err := p.Write(data); err != nil {
+		return err
+	}
+	if err := p.Sync(); err != nil {
+		return err
+	}
+	if err := os.Link(p.Name(), path); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"hist/lib/atomicfile"
@@ -28,17 +29,10 @@ const LegacyOwnerName = "legacy-owner"
 // ValidMachine reports whether id can be a machine id: 1 to 32 letters,
 // digits, '-' and '_'.
 func ValidMachine(id string) bool {
-	if id == "" || len(id) > 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c == '-' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return true
+	return id != "" && len(id) <= 32 && strings.Trim(id, machineChars) == ""
 }
+
+const machineChars = "-_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 // ErrBadMachine says HIST_MACHINE holds a value that cannot be a machine id.
 var ErrBadMachine = errors.New("not a machine id")
@@ -99,24 +93,11 @@ func recordMachine(configHome, id string) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(configHome, MachineFile)
-	p, err := atomicfile.Create(path)
-	if err != nil {
+	if err := atomicfile.WriteNew(path, []byte(id+"\n")); errors.Is(err, fs.ErrExist) {
+		return readMachine(path)
+	} else if err != nil {
 		return "", err
 	}
-	defer p.Cleanup()
-	if _, err := p.File.WriteString(id + "\n"); err != nil {
-		return "", err
-	}
-	if err := p.File.Sync(); err != nil {
-		return "", err
-	}
-	if err := os.Link(p.File.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return readMachine(path)
-		}
-		return "", err
-	}
-	atomicfile.SyncDir(configHome)
 	return id, nil
 }
 
@@ -137,6 +118,8 @@ func readMachine(path string) (string, error) {
 // ".sync-conflict-YYYYMMDD-HHMMSS-DEVICE" (DEVICE: 7 of [A-Z0-9]).
 const conflictMark = ".sync-conflict-"
 
+var conflictPart = regexp.MustCompile(`^\.sync-conflict-[0-9]{8}-[0-9]{6}-[A-Z0-9]{7}`)
+
 // Unconflicted is the name of the file a Syncthing conflict copy was made
 // from (the name itself for other names), and whether name is one.
 func Unconflicted(name string) (string, bool) {
@@ -144,27 +127,11 @@ func Unconflicted(name string) (string, bool) {
 	if i < 0 {
 		return name, false
 	}
-	rest := name[i+len(conflictMark):]
-	const shape = "dddddddd-dddddd-AAAAAAA"
-	if len(rest) < len(shape) {
+	m := conflictPart.FindStringIndex(name[i:])
+	if m == nil {
 		return name, false
 	}
-	for j := 0; j < len(shape); j++ {
-		c := rest[j]
-		ok := false
-		switch shape[j] {
-		case 'd':
-			ok = '0' <= c && c <= '9'
-		case 'A':
-			ok = '0' <= c && c <= '9' || 'A' <= c && c <= 'Z'
-		default:
-			ok = c == '-'
-		}
-		if !ok {
-			return name, false
-		}
-	}
-	return name[:i] + rest[len(shape):], true
+	return name[:i] + name[i+m[1]:], true
 }
 
 // Named is base ("x.jsonl", "hidden.json") with machine's id before its
@@ -224,8 +191,11 @@ func (s Store) OwnsLegacy(claim bool) bool {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
-	for _, m := range s.Machines() {
-		if m != s.Machine {
+	ents, _ := os.ReadDir(s.Root)
+	for _, e := range ents { // another machine's tombstones, registry or imports
+		name, _ := Unconflicted(e.Name())
+		m := MachineOf(name)
+		if m != "" && m != s.Machine && (strings.HasPrefix(name, "hidden@") || strings.HasPrefix(name, "registry@") || strings.HasPrefix(name, "imports@")) {
 			return false
 		}
 	}
@@ -235,46 +205,11 @@ func (s Store) OwnsLegacy(claim bool) bool {
 	if EnsureDir(s.Root) != nil {
 		return false
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, atomicfile.FilePerm)
+	err = atomicfile.WriteNew(path, []byte(s.Machine+"\n"))
 	if errors.Is(err, fs.ErrExist) {
 		return s.OwnsLegacy(false) // another rewriter claimed first
 	}
-	if err != nil {
-		return false
-	}
-	_, err = f.WriteString(s.Machine + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	atomicfile.SyncDir(s.Root)
 	return err == nil
-}
-
-// Machines lists the machines whose files the store's root holds
-// (tombstones, registry, import ledger and state), sorted, once each.
-func (s Store) Machines() []string {
-	ents, err := os.ReadDir(s.Root)
-	if err != nil {
-		return nil
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, e := range ents {
-		name, _ := Unconflicted(e.Name())
-		switch {
-		case strings.HasPrefix(name, "hidden@"), strings.HasPrefix(name, "registry@"), strings.HasPrefix(name, "imports@"):
-		default:
-			continue
-		}
-		if m := MachineOf(name); m != "" && !seen[m] {
-			seen[m] = true
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // TempOrigin is the base name of the file a temp file of lib/atomicfile
@@ -293,16 +228,13 @@ func TempOrigin(name string) string {
 // (the old file removed before the temp file is renamed into place) the
 // file is missing from a listing for an instant.
 func (s Store) Pulling(sc Scope) bool {
-	dirs := []string{s.Root}
+	hashes := append([]string{sc.Project}, sc.Also...)
 	if sc.All {
-		hashes, _ := s.ProjectHashes()
-		for _, h := range hashes {
-			dirs = append(dirs, s.ProjectDir(h))
-		}
-	} else {
-		for _, h := range append([]string{sc.Project}, sc.Also...) {
-			dirs = append(dirs, s.ProjectDir(h))
-		}
+		hashes, _ = s.ProjectHashes()
+	}
+	dirs := []string{s.Root}
+	for _, h := range hashes {
+		dirs = append(dirs, s.ProjectDir(h))
 	}
 	for _, dir := range dirs {
 		ents, _ := os.ReadDir(dir)

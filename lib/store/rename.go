@@ -1,8 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,62 +26,52 @@ type Renamed struct {
 }
 
 // RenameMachine gives this machine the id to; the caller holds the
-// rewriters' lock (lib/lock, Store.Lock), so that no delete, compaction or
-// import rewrites a file while it is renamed. It records the rename in configHome/machine-rename, writes to into
+// rewriters' lock (Store.Lock), so that no rewrite runs meanwhile. It
+// records the rename in configHome/machine-rename, writes to into
 // configHome/machine-id (new captures use it from then on), renames every
-// file of the store at root whose name carries the old id (the root's
-// tombstones, registry, import ledger and state; each project's capture,
-// seed, import, compact, carry and claim files, and Syncthing's conflict
-// copies of them), puts to in legacy-owner when it named the old id, and
-// removes machine-rename. Each step is atomic. A failure leaves some files
-// under the old id and machine-rename in place: they stay readable (as
-// another machine's), and the next RenameMachine, with any name, finishes
-// that rename first. A file whose new name is taken gets a fresh name of
-// its kind (a capture or import file) or, for the registry, is merged;
-// the tombstones, ledger and state are then kept under the old id (all
-// machines' tombstones are read; the ledger only avoids reading
-// transcripts again).
+// file of the store at root whose name carries the old id (at the root
+// and in each project, Syncthing's conflict copies included), puts to in
+// legacy-owner when it named the old id, and removes machine-rename. Each
+// step is atomic. A failure leaves some files under the old id and
+// machine-rename in place: they stay readable (as another machine's), and
+// the next RenameMachine, with any name, finishes that rename first. A
+// file whose new name is taken gets a fresh name of its kind (a capture
+// or import file) or, for the registry, is merged; the tombstones, ledger
+// and state are then kept under the old id (all machines' tombstones are
+// read; the ledger only avoids reading transcripts again).
 func RenameMachine(root, configHome, to string) (Renamed, error) {
 	if !ValidMachine(to) {
 		return Renamed{}, fmt.Errorf("%q: %w", to, ErrBadMachine)
 	}
-	if pending, err := readRename(configHome); err != nil {
+	if from, pending, err := PendingRename(configHome); err != nil {
 		return Renamed{}, err
-	} else if pending.From != "" {
-		if _, err := renameAll(root, configHome, pending.From, pending.To); err != nil {
+	} else if from != "" {
+		if _, err := renameAll(root, configHome, from, pending); err != nil {
 			return Renamed{}, err
 		}
 	}
 	from, err := readMachine(filepath.Join(configHome, MachineFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		from = ""
-	case err != nil:
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Renamed{}, err
 	}
 	return renameAll(root, configHome, from, to)
 }
 
-// readRename reads a rename that did not finish.
-func readRename(configHome string) (Renamed, error) {
-	data, err := atomicfile.ReadRegular(filepath.Join(configHome, RenameFile))
+// PendingRename is the rename of this machine that did not finish, if any.
+func PendingRename(configHome string) (from, to string, err error) {
+	path := filepath.Join(configHome, RenameFile)
+	data, err := atomicfile.ReadRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Renamed{}, nil
-	}
-	if err != nil {
-		return Renamed{}, err
+		return "", "", nil
 	}
 	f := strings.Fields(string(data))
-	if len(f) != 2 || !ValidMachine(f[0]) || !ValidMachine(f[1]) {
-		return Renamed{}, fmt.Errorf("%s holds %q, not \"OLD NEW\": remove it, then run again", filepath.Join(configHome, RenameFile), data)
+	if err == nil && (len(f) != 2 || !ValidMachine(f[0]) || !ValidMachine(f[1])) {
+		err = fmt.Errorf("%s holds %q, not \"OLD NEW\": remove it, then run again", path, data)
 	}
-	return Renamed{From: f[0], To: f[1]}, nil
-}
-
-// PendingRename is the rename of this machine that did not finish, if any.
-func PendingRename(configHome string) (from, to string) {
-	r, _ := readRename(configHome)
-	return r.From, r.To
+	if err != nil {
+		return "", "", err
+	}
+	return f[0], f[1], nil
 }
 
 // renameAll renames from's files to to (from "" when the machine had no
@@ -91,33 +79,40 @@ func PendingRename(configHome string) (from, to string) {
 func renameAll(root, configHome, from, to string) (Renamed, error) {
 	r := Renamed{From: from, To: to}
 	journal := filepath.Join(configHome, RenameFile)
-	if from != "" && from != to {
-		if err := EnsureDir(configHome); err != nil {
-			return r, err
-		}
+	moving := from != "" && from != to
+	if err := EnsureDir(configHome); err != nil {
+		return r, err
+	}
+	if moving {
 		if err := atomicfile.WriteBytes(journal, []byte(from+" "+to+"\n")); err != nil {
 			return r, err
 		}
 	}
-	if err := EnsureDir(configHome); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(configHome, MachineFile), []byte(to+"\n")); err != nil || !moving {
 		return r, err
-	}
-	if err := atomicfile.WriteBytes(filepath.Join(configHome, MachineFile), []byte(to+"\n")); err != nil {
-		return r, err
-	}
-	if from == "" || from == to {
-		return r, nil
 	}
 	// Twice: a capture that read the old id before it changed may have
 	// made a file since the first pass.
 	for range 2 {
 		r.Kept = nil
-		if err := r.pass(root); err != nil {
+		hashes, err := Store{Root: root}.ProjectHashes()
+		if err != nil {
 			return r, err
 		}
+		for i, dir := range append([]string{root}, hashes...) {
+			if i > 0 {
+				dir = filepath.Join(root, ProjectsDir, dir)
+			}
+			if err := r.renameIn(dir, i == 0); err != nil {
+				return r, err
+			}
+		}
 	}
-	if err := renameLegacyOwner(root, from, to); err != nil {
-		return r, err
+	legacy := filepath.Join(root, LegacyOwnerName)
+	if data, err := atomicfile.ReadRegular(legacy); err == nil && strings.TrimSpace(string(data)) == from {
+		if err := atomicfile.WriteBytes(legacy, []byte(to+"\n")); err != nil {
+			return r, err
+		}
 	}
 	if err := os.Remove(journal); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return r, err
@@ -125,23 +120,8 @@ func renameAll(root, configHome, from, to string) (Renamed, error) {
 	return r, atomicfile.SyncDir(configHome)
 }
 
-// pass renames the old id's files at the root and in every project.
-func (r *Renamed) pass(root string) error {
-	if err := r.renameIn(root, true); err != nil {
-		return err
-	}
-	hashes, err := Store{Root: root}.ProjectHashes()
-	if err != nil {
-		return err
-	}
-	for _, h := range hashes {
-		if err := r.renameIn(filepath.Join(root, ProjectsDir, h), false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
+// renameIn renames the old id's files in dir: the store's root (atRoot)
+// or a project's folder.
 func (r *Renamed) renameIn(dir string, atRoot bool) error {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -158,11 +138,10 @@ func (r *Renamed) renameIn(dir string, atRoot bool) error {
 			continue
 		}
 		to := name[:i] + "@" + r.To + name[i+1+len(r.From):]
-		done, err := r.move(dir, name, to, atRoot)
-		if err != nil {
+		if err := r.move(dir, name, to, atRoot); err != nil {
 			return fmt.Errorf("renaming %s: %w", filepath.Join(dir, name), err)
 		}
-		renamed = renamed || done
+		renamed = true
 	}
 	if renamed {
 		return atomicfile.SyncDir(dir)
@@ -172,72 +151,53 @@ func (r *Renamed) renameIn(dir string, atRoot bool) error {
 
 // move renames dir/name to dir/to, or, when to is taken, to a fresh name
 // of the same kind, or merges a registry; what it cannot place it leaves.
-func (r *Renamed) move(dir, name, to string, atRoot bool) (bool, error) {
-	if _, err := os.Lstat(filepath.Join(dir, to)); errors.Is(err, fs.ErrNotExist) {
-		r.Files++
-		return true, os.Rename(filepath.Join(dir, name), filepath.Join(dir, to))
-	}
-	switch {
-	case atRoot && strings.HasPrefix(name, "registry@") && strings.HasSuffix(name, ".json"):
-		r.Files++
-		return true, mergeRegistry(filepath.Join(dir, name), filepath.Join(dir, to))
-	case !atRoot:
-		if fresh := r.freshName(name); fresh != "" {
-			if _, err := os.Lstat(filepath.Join(dir, fresh)); errors.Is(err, fs.ErrNotExist) {
-				r.Files++
-				return true, os.Rename(filepath.Join(dir, name), filepath.Join(dir, fresh))
+func (r *Renamed) move(dir, name, to string, atRoot bool) error {
+	from := filepath.Join(dir, name)
+	if taken(filepath.Join(dir, to)) {
+		switch {
+		case atRoot && strings.HasPrefix(name, "registry@") && strings.HasSuffix(name, ".json"):
+			m := Registry{}
+			readRegistry(from, m)
+			r.Files++
+			if err := (Store{Root: dir, Machine: r.To}).RegisterAll(m); err != nil {
+				return err
 			}
+			return os.Remove(from)
+		case !atRoot:
+			to = r.freshName(name)
+		default:
+			to = ""
+		}
+		if to == "" || taken(filepath.Join(dir, to)) {
+			r.Kept = append(r.Kept, from)
+			return nil
 		}
 	}
-	r.Kept = append(r.Kept, filepath.Join(dir, name))
-	return false, nil
+	r.Files++
+	return os.Rename(from, filepath.Join(dir, to))
+}
+
+func taken(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // freshName is a new name, under the new id, for a project file whose
 // renamed name is taken: a capture file gets its instance with the old id
 // added, a seed file becomes an import file; "" for the others.
 func (r *Renamed) freshName(name string) string {
+	stem := strings.TrimSuffix(name, "@"+r.From+".jsonl")
 	switch Classify(name) {
 	case Capture:
-		inst := strings.TrimSuffix(name, "@"+r.From+".jsonl")
-		if id := inst + "-" + r.From; inst != name && ValidInstance(id) {
+		if id := stem + "-" + r.From; stem != name && ValidInstance(id) {
 			return CaptureFile(id, r.To)
 		}
 	case Seed:
-		agent := "pi"
-		if a, ok := strings.CutPrefix(strings.TrimSuffix(name, "@"+r.From+".jsonl"), "seed-"); ok {
-			agent = a
+		agent, ok := strings.CutPrefix(stem, "seed-")
+		if !ok {
+			agent = "pi"
 		}
 		return ImportFile(agent, r.To, time.Now().UnixMilli())
 	}
 	return ""
-}
-
-// mergeRegistry puts the entries of the registry file from into to, then
-// removes from.
-func mergeRegistry(from, to string) error {
-	m := Registry{}
-	readRegistry(to, m)
-	readRegistry(from, m)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(m); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteBytes(to, buf.Bytes()); err != nil {
-		return err
-	}
-	return os.Remove(from)
-}
-
-// renameLegacyOwner puts to in the root's legacy-owner when it names from.
-func renameLegacyOwner(root, from, to string) error {
-	path := filepath.Join(root, LegacyOwnerName)
-	data, err := atomicfile.ReadRegular(path)
-	if err != nil || strings.TrimSpace(string(data)) != from {
-		return nil
-	}
-	return atomicfile.WriteBytes(path, []byte(to+"\n"))
 }

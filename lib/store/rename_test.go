@@ -125,8 +125,8 @@ func TestRenameMachineResumes(t *testing.T) {
 	root, cfg := t.TempDir(), t.TempDir()
 	write(t, cfg, map[string]string{MachineFile: "b\n", RenameFile: "a b\n"})
 	write(t, root, map[string]string{"projects/p/x@a.jsonl": "x", "projects/p/y@b.jsonl": "y", "hidden@a.json": "h"})
-	if from, to := PendingRename(cfg); from != "a" || to != "b" {
-		t.Fatalf("PendingRename = %q, %q", from, to)
+	if from, to, err := PendingRename(cfg); from != "a" || to != "b" || err != nil {
+		t.Fatalf("PendingRename = %q, %q, %v", from, to, err)
 	}
 	if _, err := RenameMachine(root, cfg, "c"); err != nil {
 		t.Fatal(err)
