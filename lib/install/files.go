@@ -1,6 +1,7 @@
 package install
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -47,13 +48,13 @@ func readFile(path string) (*file, error) {
 		f.real, f.linked = target, true
 	}
 	data, err := atomicfile.ReadRegular(f.real)
-	if errors.Is(err, atomicfile.ErrNotRegular) || errors.Is(err, syscall.EISDIR) {
+	if err == nil {
+		fi, err = os.Stat(f.real)
+	}
+	switch {
+	case errors.Is(err, atomicfile.ErrNotRegular) || errors.Is(err, syscall.EISDIR):
 		return nil, &refused{"is not a regular file: move it away, then run again"}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %s", f.real, words.Describe(err))
-	}
-	if fi, err = os.Stat(f.real); err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("reading %s: %s", f.real, words.Describe(err))
 	}
 	f.data, f.mode = data, fi.Mode().Perm()
@@ -83,10 +84,7 @@ func (f *file) backups() []backup {
 		}
 	}
 	slices.SortFunc(names, func(a, b string) int { // newest first: longer names are later ones of the same second
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(b, a)
+		return cmp.Or(len(b)-len(a), strings.Compare(b, a))
 	})
 	var out []backup
 	for _, n := range names {
@@ -103,28 +101,14 @@ func (f *file) backups() []backup {
 // never over a file that is there.
 func writeBackup(path string, data []byte, now time.Time) (string, error) {
 	base := path + backupMark + now.Format("20060102-150405")
-	name := base
-	for n := 2; ; n++ {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, atomicfile.FilePerm)
-		if errors.Is(err, fs.ErrExist) {
+	for n := 1; ; n++ {
+		name := base
+		if n > 1 {
 			name = fmt.Sprintf("%s-%d", base, n)
-			continue
 		}
-		if err != nil {
-			return "", err
+		if err := atomicfile.WriteNew(name, data); !errors.Is(err, fs.ErrExist) {
+			return name, err
 		}
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(name)
-			return "", err
-		}
-		return name, atomicfile.SyncDir(filepath.Dir(name))
 	}
 }
 

@@ -2,45 +2,30 @@ package install
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/tailscale/hujson"
 )
 
-// The hook entries, as in scripts/claude/settings.json and
-// scripts/cursor/hooks.json.
-type (
-	commandHook struct {
-		Type    string `json:"type"`
-		Command string `json:"command"`
-		Timeout int    `json:"timeout"`
-	}
-	commandEntry struct {
-		Hooks []commandHook `json:"hooks"`
-	}
-	scriptEntry struct {
-		Command string `json:"command"`
-	}
-	freshFile struct {
-		Version int              `json:"version,omitempty"`
-		Hooks   map[string][]any `json:"hooks"`
-	}
-)
-
-func (h hooked) entry(cmd string) any {
+// entry is hist's hook entry, running cmd, as in
+// scripts/claude/settings.json and scripts/cursor/hooks.json.
+func (h hooked) entry(cmd string) json.RawMessage {
 	if h.cursor {
-		return scriptEntry{cmd}
+		return json.RawMessage(`{"command":` + jsonString(cmd) + `}`)
 	}
-	return commandEntry{[]commandHook{{"command", cmd, 10}}}
+	return json.RawMessage(`{"hooks":[{"type":"command","command":` + jsonString(cmd) + `,"timeout":10}]}`)
 }
 
 // fresh is the file --install creates where there was none.
 func (h hooked) fresh(cmd string) []byte {
-	f := freshFile{Hooks: map[string][]any{h.event: {h.entry(cmd)}}}
+	version := ""
 	if h.cursor {
-		f.Version = 1
+		version = `"version":1,`
 	}
-	return []byte(render(f, "", "  ") + "\n")
+	f := `{` + version + `"hooks":{` + jsonString(h.event) + `:[` + string(h.entry(cmd)) + `]}}`
+	return []byte(render(json.RawMessage(f), "", "  ") + "\n")
 }
 
 // What an edit of a settings file did.
@@ -101,11 +86,11 @@ func (h hooked) addHook(old []byte, cmd string) (edit, error) {
 	var data []byte
 	switch entry := h.entry(cmd); {
 	case hooks == nil:
-		data = d.insertInto(&d.root, memberText("hooks", map[string][]any{h.event: {entry}}))
+		data = d.insert(&d.root, "hooks", map[string][]any{h.event: {entry}})
 	case arr == nil:
-		data = d.insertInto(hooks, memberText(h.event, []any{entry}))
+		data = d.insert(hooks, h.event, []any{entry})
 	default:
-		data = d.insertInto(arr, valueText(entry))
+		data = d.insert(arr, "", entry)
 	}
 	return h.checked(edit{kind: added, data: data}, cmd)
 }
@@ -196,28 +181,20 @@ func firstOwn(arr *hujson.Value) (hookRef, bool) {
 // list, or the entry, or the event's array, or "hooks" itself, the
 // smallest of them that keeps something else.
 func (d *doc) removeRef(hooks, arr *hujson.Value, r hookRef) []byte {
-	entries := arr.Value.(*hujson.Array)
-	if r.inner >= 0 {
-		list := member(&entries.Elements[r.entry], "hooks")
-		if len(arrayOf(list).Elements) > 1 {
-			return d.cut(list, r.inner)
-		}
+	entries := children(arr)
+	if list := entries[r.entry].value.Find("/hooks"); r.inner >= 0 && len(children(list)) > 1 {
+		return d.cut(list, r.inner)
 	}
-	if len(entries.Elements) > 1 {
+	if len(entries) > 1 {
 		return d.cut(arr, r.entry)
 	}
-	if obj := hooks.Value.(*hujson.Object); len(obj.Members) > 1 {
-		return d.cut(hooks, memberIndex(obj, arr))
+	if len(children(hooks)) > 1 {
+		return d.cut(hooks, indexOf(hooks, arr))
 	}
-	return d.cut(&d.root, memberIndex(d.root.Value.(*hujson.Object), hooks))
+	return d.cut(&d.root, indexOf(&d.root, hooks))
 }
 
-// memberIndex is the place of the member whose value is v.
-func memberIndex(obj *hujson.Object, v *hujson.Value) int {
-	for i := range obj.Members {
-		if &obj.Members[i].Value == v {
-			return i
-		}
-	}
-	return -1
+// indexOf is the place of v among c's children.
+func indexOf(c, v *hujson.Value) int {
+	return slices.IndexFunc(children(c), func(k child) bool { return k.value == v })
 }

@@ -95,7 +95,8 @@ func TestEntriesAsDocumented(t *testing.T) {
 func TestCopies(t *testing.T) {
 	for name, tg := range targets {
 		for _, c := range tg.copies {
-			tmpl := c.line.prefix + c.line.empty + c.line.suffix
+			pre, empty, suf := c.binLine()
+			tmpl := pre + empty + suf
 			if n := strings.Count(string(c.data), "\n"+tmpl+"\n"); n != 1 {
 				t.Errorf("%s: %s holds the line %q %d times, want once", name, c.rel, tmpl, n)
 			}

@@ -2,7 +2,9 @@ package install
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -18,7 +20,8 @@ import (
 // and values that are not valid UTF-8 or hold lone surrogates.
 
 // maxDepth bounds how deeply objects and arrays may nest in a settings
-// file that is edited; the agents' own files nest six levels deep.
+// file that is edited (hujson's parser recurses); the agents' own files
+// nest six levels deep.
 const maxDepth = 200
 
 // refused says why a file is left alone (hist-capture exits 4): what is
@@ -27,6 +30,10 @@ const maxDepth = 200
 type refused struct{ msg string }
 
 func (e *refused) Error() string { return e.msg }
+
+func refuse(format string, args ...any) error {
+	return &refused{fmt.Sprintf(format, args...) + ": fix or move it, then run again"}
+}
 
 // doc is a settings file parsed; the offsets of root's values index data.
 type doc struct {
@@ -38,142 +45,127 @@ type doc struct {
 // object, or would read differently than hist (a key given twice).
 func parseDoc(data []byte) (*doc, error) {
 	if line := tooDeep(data); line > 0 {
-		return nil, &refused{fmt.Sprintf("nests objects and arrays more than %d levels deep (line %d): fix or move it, then run again", maxDepth, line)}
+		return nil, refuse("nests objects and arrays more than %d levels deep (line %d)", maxDepth, line)
 	}
 	v, err := hujson.Parse(data)
 	if err != nil {
-		return nil, &refused{fmt.Sprintf("is not valid JSON (%s): fix or move it, then run again", strings.TrimPrefix(err.Error(), "hujson: "))}
+		return nil, refuse("is not valid JSON (%s)", strings.TrimPrefix(err.Error(), "hujson: "))
 	}
 	if _, ok := v.Value.(*hujson.Object); !ok {
-		return nil, &refused{"is not a JSON object: fix or move it, then run again"}
+		return nil, refuse("is not a JSON object")
 	}
 	d := &doc{data: data, root: v}
-	if err := d.duplicates(&d.root); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return d, d.duplicates(&d.root)
 }
 
 // tooDeep is the line where data's objects and arrays nest more than
-// maxDepth levels deep, or 0 (strings and comments are skipped), so that
-// the parser's recursion stays shallow.
+// maxDepth levels deep, or 0; strings and comments are skipped.
 func tooDeep(data []byte) int {
 	depth := 0
 	for i := 0; i < len(data); i++ {
-		switch c := data[i]; c {
-		case '"':
+		switch c := data[i]; {
+		case c == '"':
 			for i++; i < len(data) && data[i] != '"'; i++ {
 				if data[i] == '\\' {
 					i++
 				}
 			}
-		case '/':
-			if i+1 < len(data) && data[i+1] == '/' {
-				for i < len(data) && data[i] != '\n' {
-					i++
-				}
-			} else if i+1 < len(data) && data[i+1] == '*' {
-				end := bytes.Index(data[i+2:], []byte("*/"))
-				if end < 0 {
-					return 0 // the parser says where it is not JSON
-				}
-				i += end + 3
+		case c == '/' && i+1 < len(data) && (data[i+1] == '/' || data[i+1] == '*'):
+			term := map[byte]string{'/': "\n", '*': "*/"}[data[i+1]]
+			end := bytes.Index(data[i+2:], []byte(term))
+			if end < 0 {
+				return 0 // the end of the file, or the parser says where it is not JSON
 			}
-		case '{', '[':
+			i += 2 + end + len(term) - 1
+		case c == '{' || c == '[':
 			if depth++; depth > maxDepth {
 				return lineAt(data, i)
 			}
-		case '}', ']':
+		case c == '}' || c == ']':
 			depth--
 		}
 	}
 	return 0
 }
 
-func lineAt(data []byte, off int) int {
-	return 1 + bytes.Count(data[:min(off, len(data))], []byte("\n"))
-}
+func lineAt(data []byte, off int) int { return 1 + bytes.Count(data[:off], []byte("\n")) }
 
 // duplicates refuses an object that names a key twice: agents read one of
 // the two, and an edit of the other would be lost on them.
 func (d *doc) duplicates(v *hujson.Value) error {
-	switch t := v.Value.(type) {
+	seen := map[string]int{}
+	for _, c := range children(v) {
+		if c.isMember {
+			if first, ok := seen[c.name]; ok {
+				return &refused{fmt.Sprintf("has the key %s twice (lines %d and %d): an agent reads only one of them; keep one, then run again",
+					jsonString(c.name), first, lineAt(d.data, c.start))}
+			}
+			seen[c.name] = lineAt(d.data, c.start)
+		}
+		if err := d.duplicates(c.value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// child is a member of an object or an element of an array, by offsets
+// into the file: start is where it begins (a member's name), before the
+// white space and comments ahead of it, end the byte after its value, and
+// after what stands between its value and the comma that follows (nil
+// when no comma follows the last one).
+type child struct {
+	name          string // a member's name
+	isMember      bool
+	value         *hujson.Value
+	start, end    int
+	before, after hujson.Extra
+}
+
+// children lists c's members or elements (none when c is nil).
+func children(c *hujson.Value) []child {
+	var out []child
+	if c == nil {
+		return nil
+	}
+	switch t := c.Value.(type) {
 	case *hujson.Object:
-		seen := map[string]int{}
 		for i := range t.Members {
 			m := &t.Members[i]
-			k := m.Name.Value.(hujson.Literal).String()
-			if first, ok := seen[k]; ok {
-				return &refused{fmt.Sprintf("has the key %s twice (lines %d and %d): an agent reads only one of them; keep one, then run again",
-					jsonString(k), first, lineAt(d.data, m.Name.StartOffset))}
-			}
-			seen[k] = lineAt(d.data, m.Name.StartOffset)
-			if err := d.duplicates(&m.Value); err != nil {
-				return err
-			}
+			out = append(out, child{m.Name.Value.(hujson.Literal).String(), true, &m.Value, m.Name.StartOffset, m.Value.EndOffset, m.Name.BeforeExtra, m.Value.AfterExtra})
 		}
 	case *hujson.Array:
 		for i := range t.Elements {
-			if err := d.duplicates(&t.Elements[i]); err != nil {
-				return err
-			}
+			e := &t.Elements[i]
+			out = append(out, child{"", false, e, e.StartOffset, e.EndOffset, e.BeforeExtra, e.AfterExtra})
+		}
+	}
+	return out
+}
+
+// arrayOf is v when it is an array, else nil.
+func arrayOf(v *hujson.Value) *hujson.Value {
+	if v != nil {
+		if _, ok := v.Value.(*hujson.Array); ok {
+			return v
 		}
 	}
 	return nil
-}
-
-// member is the value of obj's member key, or nil.
-func member(v *hujson.Value, key string) *hujson.Value {
-	obj, ok := v.Value.(*hujson.Object)
-	if !ok {
-		return nil
-	}
-	for i := range obj.Members {
-		if obj.Members[i].Name.Value.(hujson.Literal).String() == key {
-			return &obj.Members[i].Value
-		}
-	}
-	return nil
-}
-
-// arrayOf is v's array, when v is one.
-func arrayOf(v *hujson.Value) *hujson.Array {
-	if v == nil {
-		return nil
-	}
-	a, _ := v.Value.(*hujson.Array)
-	return a
-}
-
-// stringOf is v's string, when v is one.
-func stringOf(v *hujson.Value) (string, bool) {
-	if v == nil {
-		return "", false
-	}
-	lit, ok := v.Value.(hujson.Literal)
-	if !ok || lit.Kind() != '"' {
-		return "", false
-	}
-	return lit.String(), true
 }
 
 // event finds root → "hooks" → name: the "hooks" object and the array
 // (each nil when missing), refusing a file laid out otherwise than the
 // agent reads it.
 func (d *doc) event(name string) (hooks, arr *hujson.Value, err error) {
-	hooks = member(&d.root, "hooks")
+	hooks = d.root.Find("/hooks")
 	if hooks == nil {
 		return nil, nil, nil
 	}
 	if _, ok := hooks.Value.(*hujson.Object); !ok {
-		return nil, nil, &refused{`has a "hooks" that is not an object: fix or move it, then run again`}
+		return nil, nil, refuse(`has a "hooks" that is not an object`)
 	}
-	arr = member(hooks, name)
-	if arr == nil {
-		return hooks, nil, nil
-	}
-	if _, ok := arr.Value.(*hujson.Array); !ok {
-		return nil, nil, &refused{fmt.Sprintf(`has a "hooks" → %s that is not an array: fix or move it, then run again`, jsonString(name))}
+	if arr = hooks.Find("/" + name); arr != nil && arrayOf(arr) == nil {
+		return nil, nil, refuse(`has a "hooks" → %s that is not an array`, jsonString(name))
 	}
 	return hooks, arr, nil
 }
@@ -193,23 +185,130 @@ type hookRef struct {
 // refs lists the hook commands of the event array arr.
 func refs(arr *hujson.Value) []hookRef {
 	var out []hookRef
-	if arr == nil {
-		return nil
-	}
 	add := func(v *hujson.Value, entry, inner int) {
-		if c, ok := stringOf(member(v, "command")); ok {
-			bin, own := ownCommand(c)
-			out = append(out, hookRef{command: c, lit: member(v, "command"), entry: entry, inner: inner, own: own, bin: bin})
-		}
-	}
-	for i := range arr.Value.(*hujson.Array).Elements {
-		en := &arr.Value.(*hujson.Array).Elements[i]
-		add(en, i, -1)
-		if list := arrayOf(member(en, "hooks")); list != nil {
-			for j := range list.Elements {
-				add(&list.Elements[j], i, j)
+		if lit := v.Find("/command"); lit != nil {
+			if s, ok := lit.Value.(hujson.Literal); ok && s.Kind() == '"' {
+				bin, own := ownCommand(s.String())
+				out = append(out, hookRef{s.String(), lit, entry, inner, own, bin})
 			}
 		}
 	}
+	for i, en := range children(arr) {
+		add(en.value, i, -1)
+		for j, h := range children(arrayOf(en.value.Find("/hooks"))) {
+			add(h.value, i, j)
+		}
+	}
 	return out
+}
+
+// splice is data with [start, end) replaced by text.
+func splice(data []byte, start, end int, text string) []byte {
+	return slices.Concat(data[:start], []byte(text), data[end:])
+}
+
+// indentOf is the white space that starts the line holding offset off,
+// and whether only that white space stands before off on its line.
+func indentOf(data []byte, off int) (string, bool) {
+	i := off
+	for i > 0 && (data[i-1] == ' ' || data[i-1] == '\t') {
+		i--
+	}
+	j := bytes.LastIndexByte(data[:i], '\n') + 1
+	k := j
+	for k < len(data) && (data[k] == ' ' || data[k] == '\t') {
+		k++
+	}
+	return string(data[j:k]), i == 0 || data[i-1] == '\n'
+}
+
+// render is v as JSON text starting at a line indented by indent, in
+// steps of unit (on one line when unit is ""), with <, > and & as they
+// are.
+func render(v any, indent, unit string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if unit != "" {
+		enc.SetIndent(indent, unit)
+	}
+	enc.Encode(v) // hist's own values always encode
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func jsonString(s string) string { return render(s, "", "") }
+
+// insert is d's bytes with one more member name: v (an element v when
+// name is "") at the end of container c. The new one is laid out like
+// its last sibling (on a line of its own, or on the same line), or, in
+// an empty container, on a line of its own one step deeper than the
+// container's line; the file's indentation step is the white space
+// before the root's first member, on a line of its own.
+func (d *doc) insert(c *hujson.Value, name string, v any) []byte {
+	nl := "\n"
+	if bytes.Contains(d.data, []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	item := func(indent, unit string) string {
+		s := render(v, indent, unit)
+		if name != "" {
+			s = jsonString(name) + ": " + s
+		}
+		return strings.ReplaceAll(s, "\n", nl)
+	}
+	unit := "  "
+	if kids := children(&d.root); len(kids) > 0 {
+		if ind, first := indentOf(d.data, kids[0].start); first {
+			unit = ind
+		} else {
+			unit = ""
+		}
+	}
+	kids := children(c)
+	if len(kids) == 0 {
+		open := c.StartOffset + 1
+		if unit == "" {
+			return splice(d.data, open, open, item("", ""))
+		}
+		ind, _ := indentOf(d.data, c.StartOffset)
+		closing := ""
+		if !bytes.Contains(d.data[open:c.EndOffset-1], []byte("\n")) {
+			closing = nl + ind
+		}
+		return splice(d.data, open, open, nl+ind+unit+item(ind+unit, unit)+closing)
+	}
+	last := kids[len(kids)-1]
+	ind, first := indentOf(d.data, last.start)
+	before := nl + ind
+	if !first {
+		before, ind, unit = "", "", ""
+		if len(bytes.Trim(last.before, " \t")) == 0 {
+			before = string(last.before)
+		}
+	}
+	if last.after != nil { // a trailing comma: the new one goes after it, and keeps one
+		pos := last.end + len(last.after) + 1
+		return splice(d.data, pos, pos, before+item(ind, unit)+",")
+	}
+	return splice(d.data, last.end, last.end, ","+before+item(ind, unit))
+}
+
+// cut is d's bytes without child i of container c, and the comma that
+// went with it.
+func (d *doc) cut(c *hujson.Value, i int) []byte {
+	kids := children(c)
+	k := kids[i]
+	switch {
+	case i > 0: // from the comma after the previous one through its value
+		p := kids[i-1]
+		return splice(d.data, p.end+len(p.after), k.end, "")
+	case len(kids) > 1: // through the comma, up to the next one
+		n := kids[1]
+		return splice(d.data, k.start-len(k.before), n.start-len(n.before), "")
+	}
+	end := k.end
+	if k.after != nil {
+		end += len(k.after) + 1
+	}
+	return splice(d.data, k.start-len(k.before), end, "")
 }
