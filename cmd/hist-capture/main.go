@@ -2,11 +2,25 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/mattn/go-isatty"
+
+	"hist/lib/agent"
+	"hist/lib/capture"
 	"hist/lib/cli"
+	"hist/lib/install"
+	"hist/lib/lock"
+	"hist/lib/policy"
+	"hist/lib/store"
 	"hist/lib/termsafe"
+	"hist/lib/words"
 )
 
 const usage = `Usage:
@@ -138,12 +152,18 @@ Examples:
     $ hist-capture --rename-machine laptop
 `
 
-const exitPreference = 3
+// Exit codes of hist-capture's own (see usage).
+const (
+	exitPreference = 3 // --enable/--disable: the preference file is invalid
+	exitRefused    = 4 // --install/--uninstall left a file alone (install.Refused)
+)
 
 func main() { os.Exit(run(cli.OSEnv("hist-capture"))) }
 
-// modes are hist-capture's modes other than a plain capture: at most one.
-type modes struct {
+// flags are hist-capture's flags: a plain capture's, then its modes, of
+// which at most one is given.
+type flags struct {
+	cwd, inst, ts, src, session                            string
 	hook, enable, disable, status, install, uninstall, dry bool
 	rename                                                 string
 }
@@ -152,54 +172,46 @@ func run(e *cli.Env) int {
 	e.Captures = true // a HIST_MACHINE of another name: warned, the prompt kept
 	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
-	var c captureFlags
-	c.register(fs)
-	var m modes
-	fs.BoolVar(&m.hook, "hook", false, "")
-	fs.BoolVar(&m.enable, "enable", false, "")
-	fs.BoolVar(&m.disable, "disable", false, "")
-	fs.BoolVar(&m.status, "status", false, "")
-	fs.BoolVar(&m.install, "install", false, "")
-	fs.BoolVar(&m.uninstall, "uninstall", false, "")
-	fs.BoolVar(&m.dry, "dry-run", false, "")
-	fs.StringVar(&m.rename, cli.RenameFlag, "", "")
-	args, code, stop := e.ParseArgs(fs, agentUsage(), e.Args)
+	var f flags
+	for name, p := range map[string]*string{"cwd": &f.cwd, "instance": &f.inst, "ts": &f.ts, "src": &f.src, "session": &f.session, cli.RenameFlag: &f.rename} {
+		fs.StringVar(p, name, "", "")
+	}
+	for name, p := range map[string]*bool{"hook": &f.hook, "enable": &f.enable, "disable": &f.disable, "status": &f.status, "install": &f.install, "uninstall": &f.uninstall, "dry-run": &f.dry} {
+		fs.BoolVar(p, name, false, "")
+	}
+	usage := strings.ReplaceAll(usage, "AGENTS", strings.Join(agent.Names(), ", "))
+	args, code, stop := e.ParseArgs(fs, usage, e.Args)
 	if stop {
 		return code
 	}
-	if code := m.check(e, args); code != cli.ExitOK {
+	if code := f.check(e, args); code != cli.ExitOK {
 		return code
 	}
 	st := e.StoreRoot(*storeDir) // the machine id only once capture is on
 	switch {
-	case m.enable || m.disable:
-		return setPreference(e, m.enable)
-	case m.status:
-		return printStatus(e, st)
-	case m.install || m.uninstall:
-		return runInstall(e, args, m.uninstall, m.dry)
-	case m.rename != "":
-		return renameMachine(e, st, m.rename)
-	case m.hook:
-		runHook(e, st, e.HomeProblem(fs) == "")
+	case f.enable || f.disable:
+		return setPreference(e, f.enable)
+	case f.status:
+		return capture.Status(e, st)
+	case f.install || f.uninstall:
+		return runInstall(e, args, f.uninstall, f.dry)
+	case f.rename != "":
+		return renameMachine(e, st, f.rename)
+	case f.hook:
+		capture.Hook(e, st, e.HomeProblem(fs) == "")
 		return cli.ExitOK
 	}
 	if !termsafe.IsTerminal(e.Stderr) { // run by an agent's extension or plugin
-		done := keepProblems(e)
-		defer done(c.src)
+		done := capture.KeepProblems(e)
+		defer done(f.src)
 	}
-	return c.capture(e, st, args)
-}
-
-// agentUsage is usage with the agents' names.
-func agentUsage() string {
-	return strings.ReplaceAll(usage, "AGENTS", strings.Join(agentNames(), ", "))
+	return f.capture(e, st, args)
 }
 
 // check refuses modes used together, and arguments a mode does not take.
-func (m *modes) check(e *cli.Env, args []string) int {
+func (f *flags) check(e *cli.Env, args []string) int {
 	n := 0
-	for _, b := range []bool{m.hook, m.enable, m.disable, m.status, m.install, m.uninstall, m.rename != ""} {
+	for _, b := range []bool{f.hook, f.enable, f.disable, f.status, f.install, f.uninstall, f.rename != ""} {
 		if b {
 			n++
 		}
@@ -207,14 +219,153 @@ func (m *modes) check(e *cli.Env, args []string) int {
 	switch {
 	case n > 1:
 		e.Errorf("--hook, --enable, --disable, --status, --install, --uninstall and --rename-machine are separate modes: use one at a time")
-	case m.dry && !m.install && !m.uninstall:
+	case f.dry && !f.install && !f.uninstall:
 		e.Errorf("--dry-run goes with --install or --uninstall: add one of them")
-	case (m.enable || m.disable) && len(args) > 0:
+	case (f.enable || f.disable) && len(args) > 0:
 		e.Errorf("--enable and --disable take no prompt: run them alone")
-	case (m.status || m.rename != "") && len(args) > 0:
+	case (f.status || f.rename != "") && len(args) > 0:
 		e.Errorf("--status and --rename-machine take no prompt: run them alone")
 	default:
 		return cli.ExitOK
 	}
 	return cli.ExitUsage
+}
+
+// checkCapture refuses a plain capture's arguments that are not valid.
+func (f *flags) checkCapture(e *cli.Env, args []string) int {
+	_, known := agent.Lookup(f.src)
+	switch {
+	case len(args) > 1:
+		e.Errorf("too many arguments (%d): quote the prompt as one argument, or pipe it on stdin", len(args))
+	case f.ts != "" && !validTS(f.ts):
+		e.Errorf("--ts %q is not a time in Unix milliseconds: give a whole number such as %d", f.ts, time.Now().UnixMilli())
+	case f.inst != "" && !store.ValidInstance(f.inst):
+		e.Errorf("--instance %q cannot name a capture file: use letters, digits, '.', '_' and '-' (not a name the store gives other files: seed, import-, compact-, .gc-, .carry-)", f.inst)
+	case f.src != "" && !known:
+		e.Errorf("--src %q is not an agent hist knows: use one of %s", f.src, strings.Join(agent.Names(), ", "))
+	case f.session != "" && !agent.PlainID(f.session):
+		e.Errorf("--session %q is not a plain id: use letters, digits and . _ : -, not starting with -", f.session)
+	case (f.src == "") != (f.session == ""):
+		e.Errorf("--src and --session go together: give both (the agent and its session id) or neither")
+	default:
+		return cli.ExitOK
+	}
+	return cli.ExitUsage
+}
+
+func validTS(s string) bool {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && n >= 0
+}
+
+// capture stores TEXT (args) or stdin, when capture is on.
+func (f *flags) capture(e *cli.Env, st store.Store, args []string) int {
+	if code := f.checkCapture(e, args); code != cli.ExitOK {
+		return code
+	}
+	p := capture.Prompt{Cwd: f.cwd, Instance: f.inst, Src: f.src, Session: f.session}
+	p.TS, _ = strconv.ParseInt(f.ts, 10, 64)
+	if len(args) == 1 {
+		p.Text = args[0]
+	} else if in, ok := e.Stdin.(*os.File); ok && isatty.IsTerminal(in.Fd()) {
+		e.Errorf("no prompt given: pass it as an argument or on stdin (see '%s --help')", e.Name)
+		return cli.ExitUsage
+	} else {
+		data, err := io.ReadAll(e.Stdin)
+		if err != nil {
+			e.Errorf("reading the prompt from stdin: %v", err)
+			return cli.ExitFailure
+		}
+		p.Text = strings.TrimSuffix(string(data), "\n")
+	}
+	switch pol := e.Policy(); {
+	case pol.On:
+		return capture.Store(e, st, p)
+	case pol.Source == policy.InvalidPreference:
+		e.Warnf("%s", pol.OffHint())
+	case termsafe.IsTerminal(e.Stderr):
+		// Run by hand: say why nothing was stored. Integrations pipe
+		// stderr and stay silent.
+		e.Say("not captured: %s", pol.OffHint())
+	}
+	return cli.ExitOK
+}
+
+// runInstall is --install and --uninstall: the hooks run this binary.
+func runInstall(e *cli.Env, args []string, remove, dry bool) int {
+	flag := map[bool]string{false: "--install", true: "--uninstall"}[remove]
+	list := "all"
+	if len(args) == 1 {
+		list = args[0]
+	}
+	names, err := install.ParseList(list)
+	exe, xerr := install.Executable()
+	switch {
+	case len(args) > 1:
+		e.Errorf("%s takes one LIST of agents, such as claude,codex (got %d arguments): separate the names with commas", flag, len(args))
+	case !filepath.IsAbs(e.Home): // the agents' default folders are under HOME
+		e.Errorf("%s: HOME is not set or not an absolute path (%q): set HOME", flag, e.Home)
+	case err != nil:
+		e.Errorf("%s: %v", flag, err)
+	case xerr != nil && !remove:
+		e.Errorf("%s: %v", flag, xerr)
+	default:
+		o := install.Options{Getenv: e.Getenv, Home: e.Home, Exe: exe, Remove: remove, DryRun: dry, Out: e.Stdout, Errorf: e.Errorf}
+		return [...]int{install.Done: cli.ExitOK, install.Refused: exitRefused, install.Failed: cli.ExitFailure}[install.Run(o, names)]
+	}
+	return cli.ExitUsage
+}
+
+// renameMachine is --rename-machine NAME.
+func renameMachine(e *cli.Env, st store.Store, name string) int {
+	if !store.ValidMachine(name) {
+		e.Errorf("--%s %q is not a machine id: use 1 to 32 letters, digits, '-' and '_'", cli.RenameFlag, name)
+		return cli.ExitUsage
+	}
+	l, err := lock.Acquire(st.Lock(), 30*time.Second)
+	if err != nil {
+		e.Errorf("--%s: %s: nothing was renamed; run it again once it is done", cli.RenameFlag, words.Describe(err))
+		return cli.ExitFailure
+	}
+	r, err := store.RenameMachine(st.Root, e.ConfigHome(), name)
+	l.Release()
+	switch {
+	case err != nil:
+		e.Errorf("--%s: %s: some files may still carry the old id (they stay readable); run 'hist-capture --%s %s' again to finish", cli.RenameFlag, words.Describe(err), cli.RenameFlag, name)
+		return cli.ExitFailure
+	case r.From == "" || r.From == r.To:
+		e.Say("this machine's id is %s (%s)", name, filepath.Join(e.ConfigHome(), store.MachineFile))
+	default:
+		e.Say("renamed this machine from %s to %s: %s renamed", r.From, r.To, words.Plural(r.Files, "file", "files"))
+	}
+	for _, k := range r.Kept {
+		e.Warnf("%s stays under the old id: its new name is taken (both are read; nothing is lost)", k)
+	}
+	if v := e.Getenv(store.MachineEnv); v != "" && v != name {
+		e.Warnf("%s=%s still differs from this machine's id %s: unset it, or set it to %s", store.MachineEnv, v, name, name)
+	}
+	return cli.ExitOK
+}
+
+// setPreference is --enable and --disable.
+func setPreference(e *cli.Env, on bool) int {
+	word := map[bool]string{false: "off", true: "on"}[on]
+	if err := policy.Save(e.ConfigHome(), on); errors.Is(err, policy.ErrInvalidPreference) {
+		e.Errorf("%v: it is never rewritten; fix or remove it by hand, then run this again", err)
+		return exitPreference
+	} else if err != nil {
+		e.Errorf("saving the preference in %s: %v: nothing was changed", policy.PrefPath(e.ConfigHome()), err)
+		return cli.ExitFailure
+	}
+	switch pol := e.Policy(); {
+	case pol.Source == policy.FromEnv && pol.On != on:
+		e.Say("saved preference %q in %s, but %s=%s overrides it until the variable is unset",
+			word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
+	case pol.Source == policy.FromEnv:
+		e.Say("saved preference %q in %s (%s=%s forces the same for now)",
+			word, pol.PrefPath, policy.EnvVar, strings.TrimSpace(pol.EnvValue))
+	default:
+		e.Say("capture is %s (saved in %s)", word, pol.PrefPath)
+	}
+	return cli.ExitOK
 }

@@ -90,10 +90,6 @@ func ExpandHome(bin, home string) string {
 	return bin
 }
 
-// mentionsHist reports whether a hook command that is not hist's own
-// runs hist-capture anyway.
-func mentionsHist(command string) bool { return strings.Contains(command, "hist-capture") }
-
 // unquoteWord reads s as one POSIX shell word made of plain characters,
 // 'single-quoted' runs, "double-quoted" runs without $, ` or \, and
 // backslash-escaped characters, and returns its value; anything else

@@ -53,58 +53,42 @@ func (h hooked) addHook(old []byte, cmd string) (edit, error) {
 	if len(bytes.TrimSpace(old)) == 0 {
 		return edit{kind: created, data: h.fresh(cmd)}, nil
 	}
-	d, err := parseDoc(old)
+	d, err := parseHooks(old, h.event)
 	if err != nil {
 		return edit{}, err
 	}
-	hooks, arr, err := d.event(h.event)
-	if err != nil {
-		return edit{}, err
+	if slices.ContainsFunc(d.refs, func(r hookRef) bool { return r.own && r.command == cmd }) {
+		return edit{}, nil
 	}
-	var stale []hookRef
-	var mine []string
-	for _, r := range refs(arr) {
-		switch {
-		case r.own && r.command == cmd:
-			return edit{}, nil
-		case r.own:
-			stale = append(stale, r)
-		case mentionsHist(r.command):
-			mine = append(mine, r.command)
-		}
-	}
-	if len(stale) > 0 {
+	if own := d.own(); own != nil {
 		data := old
-		for i := len(stale) - 1; i >= 0; i-- { // the last first: the offsets before it hold
-			data = splice(data, stale[i].lit.StartOffset, stale[i].lit.EndOffset, jsonString(cmd))
+		for i := len(d.refs) - 1; i >= 0; i-- { // the last first: the offsets before it hold
+			if r := d.refs[i]; r.own {
+				data = splice(data, r.lit.StartOffset, r.lit.EndOffset, jsonString(cmd))
+			}
 		}
-		return h.checked(edit{kind: updated, data: data, was: stale[0].command}, cmd)
+		return h.checked(edit{kind: updated, data: data, was: own.command}, cmd)
 	}
-	if len(mine) > 0 {
+	if mine := d.theirs(); len(mine) > 0 {
 		return edit{kind: theirs, theirs: mine}, nil
 	}
 	var data []byte
 	switch entry := h.entry(cmd); {
-	case hooks == nil:
+	case d.hooks == nil:
 		data = d.insert(&d.root, "hooks", map[string][]any{h.event: {entry}})
-	case arr == nil:
-		data = d.insert(hooks, h.event, []any{entry})
+	case d.arr == nil:
+		data = d.insert(d.hooks, h.event, []any{entry})
 	default:
-		data = d.insert(arr, "", entry)
+		data = d.insert(d.arr, "", entry)
 	}
 	return h.checked(edit{kind: added, data: data}, cmd)
 }
 
 // checked makes sure an edit reads back as a file with hist's hook.
 func (h hooked) checked(e edit, cmd string) (edit, error) {
-	d, err := parseDoc(e.data)
-	if err == nil {
-		_, arr, _ := d.event(h.event)
-		for _, r := range refs(arr) {
-			if r.own && r.command == cmd {
-				return e, nil
-			}
-		}
+	d, err := parseHooks(e.data, h.event)
+	if err == nil && d.own() != nil && d.own().command == cmd {
+		return e, nil
 	}
 	return edit{}, fmt.Errorf("editing it gave a file without the hook (%v): it was left as it was", err)
 }
@@ -124,24 +108,11 @@ func (h hooked) removeHook(old []byte, backups []backup, linked bool) (edit, err
 	if len(bytes.TrimSpace(old)) == 0 {
 		return edit{}, nil
 	}
-	d, err := parseDoc(old)
+	d, err := parseHooks(old, h.event)
 	if err != nil {
 		return edit{}, err
 	}
-	_, arr, err := d.event(h.event)
-	if err != nil {
-		return edit{}, err
-	}
-	var own *hookRef
-	var mine []string
-	for _, r := range refs(arr) {
-		switch {
-		case r.own && own == nil:
-			own = &r
-		case !r.own && mentionsHist(r.command):
-			mine = append(mine, r.command)
-		}
-	}
+	own, mine := d.own(), d.theirs()
 	if own == nil {
 		return edit{kind: theirs, theirs: mine}, nil
 	}
@@ -153,45 +124,29 @@ func (h hooked) removeHook(old []byte, backups []backup, linked bool) (edit, err
 	if bytes.Equal(old, h.fresh(own.command)) && !linked {
 		return edit{kind: removed, gone: true, theirs: mine}, nil
 	}
-	data := old
-	for {
-		d, err := parseDoc(data)
-		if err != nil {
+	for ; own != nil; own = d.own() {
+		if d, err = parseHooks(d.removeRef(*own), h.event); err != nil {
 			return edit{}, fmt.Errorf("editing it gave a file that does not read back (%v): it was left as it was", err)
 		}
-		hooks, arr, _ := d.event(h.event)
-		r, ok := firstOwn(arr)
-		if !ok {
-			return edit{kind: removed, data: data, theirs: mine}, nil
-		}
-		data = d.removeRef(hooks, arr, r)
 	}
-}
-
-func firstOwn(arr *hujson.Value) (hookRef, bool) {
-	for _, r := range refs(arr) {
-		if r.own {
-			return r, true
-		}
-	}
-	return hookRef{}, false
+	return edit{kind: removed, data: d.data, theirs: mine}, nil
 }
 
 // removeRef is d's bytes without the hook r: the hook from its entry's
 // list, or the entry, or the event's array, or "hooks" itself, the
 // smallest of them that keeps something else.
-func (d *doc) removeRef(hooks, arr *hujson.Value, r hookRef) []byte {
-	entries := children(arr)
+func (d *hooksDoc) removeRef(r hookRef) []byte {
+	entries := children(d.arr)
 	if list := entries[r.entry].value.Find("/hooks"); r.inner >= 0 && len(children(list)) > 1 {
 		return d.cut(list, r.inner)
 	}
 	if len(entries) > 1 {
-		return d.cut(arr, r.entry)
+		return d.cut(d.arr, r.entry)
 	}
-	if len(children(hooks)) > 1 {
-		return d.cut(hooks, indexOf(hooks, arr))
+	if len(children(d.hooks)) > 1 {
+		return d.cut(d.hooks, indexOf(d.hooks, d.arr))
 	}
-	return d.cut(&d.root, indexOf(&d.root, hooks))
+	return d.cut(&d.root, indexOf(&d.root, d.hooks))
 }
 
 // indexOf is the place of v among c's children.

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"hist/lib/shellquote"
-
-	"github.com/tailscale/hujson"
 )
 
 // TestOwnCommand: the commands --install writes (and the hand-install
@@ -171,9 +169,9 @@ func TestAddRemove(t *testing.T) {
 				if string(e.data) != string(h.fresh(cmd)) {
 					t.Errorf("%s, %s: removing the hook removes the file", name, c.name)
 				}
-			} else if d, err := parseDoc(cut.data); err != nil {
+			} else if d, err := parseHooks(cut.data, h.event); err != nil {
 				t.Errorf("%s, %s: removed, the file does not parse: %v\n%s", name, c.name, err, cut.data)
-			} else if _, arr, _ := d.event(h.event); hasOwn(arr) {
+			} else if d.own() != nil {
 				t.Errorf("%s, %s: the hook is still there", name, c.name)
 			}
 			if c.exact && string(cut.data) != c.in {
@@ -181,11 +179,6 @@ func TestAddRemove(t *testing.T) {
 			}
 		}
 	}
-}
-
-func hasOwn(arr *hujson.Value) bool {
-	_, ok := firstOwn(arr)
-	return ok
 }
 
 var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)

@@ -153,21 +153,55 @@ func arrayOf(v *hujson.Value) *hujson.Value {
 	return nil
 }
 
-// event finds root → "hooks" → name: the "hooks" object and the array
-// (each nil when missing), refusing a file laid out otherwise than the
-// agent reads it.
-func (d *doc) event(name string) (hooks, arr *hujson.Value, err error) {
-	hooks = d.root.Find("/hooks")
-	if hooks == nil {
-		return nil, nil, nil
+// hooksDoc is a settings file parsed, with root → "hooks" → an event's
+// array found (each nil when missing), and the hook commands under it.
+type hooksDoc struct {
+	*doc
+	hooks, arr *hujson.Value
+	refs       []hookRef
+}
+
+// parseHooks parses data for the hooks of event, refusing a file laid out
+// otherwise than the agent reads it.
+func parseHooks(data []byte, event string) (*hooksDoc, error) {
+	d, err := parseDoc(data)
+	if err != nil {
+		return nil, err
 	}
-	if _, ok := hooks.Value.(*hujson.Object); !ok {
-		return nil, nil, refuse(`has a "hooks" that is not an object`)
+	h := &hooksDoc{doc: d, hooks: d.root.Find("/hooks")}
+	if h.hooks == nil {
+		return h, nil
 	}
-	if arr = hooks.Find("/" + name); arr != nil && arrayOf(arr) == nil {
-		return nil, nil, refuse(`has a "hooks" → %s that is not an array`, jsonString(name))
+	if _, ok := h.hooks.Value.(*hujson.Object); !ok {
+		return nil, refuse(`has a "hooks" that is not an object`)
 	}
-	return hooks, arr, nil
+	if h.arr = h.hooks.Find("/" + event); h.arr != nil && arrayOf(h.arr) == nil {
+		return nil, refuse(`has a "hooks" → %s that is not an array`, jsonString(event))
+	}
+	h.refs = refs(h.arr)
+	return h, nil
+}
+
+// own is the first of hist's own hooks, or nil.
+func (h *hooksDoc) own() *hookRef {
+	for i := range h.refs {
+		if h.refs[i].own {
+			return &h.refs[i]
+		}
+	}
+	return nil
+}
+
+// theirs lists the user's own hooks that run hist-capture: they are
+// reported, never rewritten or removed.
+func (h *hooksDoc) theirs() []string {
+	var out []string
+	for _, r := range h.refs {
+		if !r.own && strings.Contains(r.command, "hist-capture") {
+			out = append(out, r.command)
+		}
+	}
+	return out
 }
 
 // hookRef is one hook command found under an event: in an entry itself

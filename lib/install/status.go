@@ -5,135 +5,166 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"hist/lib/agent"
 	"hist/lib/atomicfile"
+	"hist/lib/envdir"
 )
 
-// Wiring is what hist-capture --status finds of one agent's integration.
-type Wiring struct {
-	Agent string
-	Dir   string // the agent's folder
-	Found bool   // Dir exists
-	// Wired says where hist is wired in ("" when it is not): "the
-	// UserPromptSubmit hook in …/settings.json", "the extension …/hist.ts".
-	Wired string
-	// Command is the command line the agent runs, with sh -c in Dir (the
-	// hooks), or the one that runs the binary the extension or plugin
-	// runs; Theirs when it is one of the user's own, which is not run.
-	Command string
-	Theirs  bool
-	// Bin is the hist-capture it runs: an absolute path, or
-	// "hist-capture" when it is looked for on PATH; "" when unknown.
-	Bin string
-	// Problem is why a file could not be read or understood.
-	Problem string
+// ProbeTimeout is how long a dry run may take: Claude Code's and Codex's
+// hook timeout.
+const ProbeTimeout = 10 * time.Second
+
+// wiring is what hist-capture --status finds of one agent's integration.
+type wiring struct {
+	wired   string // where hist is wired in: "the UserPromptSubmit hook in …/settings.json"; "" when it is not
+	command string // the command line the agent runs (sh -c in its folder), or one that runs the binary an extension runs
+	theirs  bool   // the command is one of the user's own: not run
+	bin     string // the hist-capture it runs: an absolute path, or "hist-capture" looked for on PATH; "" unknown
 }
 
-// Inspect finds each agent's integration (names: agent names).
-func Inspect(getenv func(string) string, home string, names []string) []Wiring {
-	var out []Wiring
-	for _, name := range names {
-		a, _ := agent.Lookup(name)
-		t, ok := targets[name]
-		if !ok || a.Config == nil {
-			continue
-		}
-		w := Wiring{Agent: name, Dir: a.Config(getenv, home)}
-		if fi, err := os.Stat(w.Dir); err == nil && fi.IsDir() {
-			w.Found = true
-			if err := w.inspect(t); err != nil {
-				w.Problem = err.Error()
-			}
-		}
-		out = append(out, w)
+// Status prints one agent's lines for each agent hist wires: whether it
+// is found and wired in, the command its hook runs and whether that
+// binary is there, a dry run of that command as the agent runs it
+// (Probe), and the last prompt captured from it (last: "" for none). It
+// returns the agents whose hook is wired and could not run.
+func Status(out io.Writer, getenv func(string) string, home string, last func(agent string) string) (failed []string) {
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(out, "%-13s%s\n", label, fmt.Sprintf(format, args...))
 	}
-	return out
+	for _, name := range agent.Names() {
+		a, _ := agent.Lookup(name)
+		if t, ok := targets[name]; ok && a.Config != nil && !t.status(line, name, a.Config(getenv, home), home, last) {
+			failed = append(failed, name)
+		}
+	}
+	return failed
 }
 
-func (w *Wiring) inspect(t target) error {
-	var bin string
+// status prints the lines of the agent name, whose folder is dir; false
+// when its hook is wired and could not run.
+func (t target) status(line func(label, format string, args ...any), name, dir, home string, last func(string) string) bool {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		line(name+":", "not found (no %s)", dir)
+		return true
+	}
+	w, err := inspect(t, dir)
+	switch {
+	case err != nil:
+		line(name+":", "unknown: %s", err)
+		return true
+	case w.wired == "":
+		line(name+":", "not wired: 'hist-capture --install %s' wires it", name)
+		return true
+	}
+	line(name+":", "wired: %s", w.wired)
+	if w.command != "" {
+		line("  runs:", "%s", w.command)
+	}
+	if w.bin != "" {
+		line("  binary:", "%s", binaryState(ExpandHome(w.bin, home)))
+	}
+	ok := true
+	switch {
+	case w.theirs:
+		line("  dry run:", "not run: the command is yours, not one hist-capture writes")
+	case w.command != "":
+		ans, err := Probe(w.command, dir, home, ProbeTimeout)
+		if ok = err == nil; ok {
+			line("  dry run:", "ok (sh -c, HOME and PATH=/usr/bin:/bin): %s", ans)
+		} else {
+			line("  dry run:", "FAILED: %v", err)
+		}
+	}
+	l := last(name)
+	if l == "" {
+		l = "none captured on this machine yet"
+	}
+	line("  last:", "%s", l)
+	return ok
+}
+
+// inspect finds hist in an agent's folder dir: a copy, then the hook of
+// its settings file (Cursor's needs both: its hook runs the script).
+func inspect(t target, dir string) (w wiring, err error) {
 	for _, c := range t.copies {
-		path := filepath.Join(w.Dir, filepath.FromSlash(c.rel))
+		path := filepath.Join(dir, filepath.FromSlash(c.rel))
 		data, err := atomicfile.ReadRegular(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
+		} else if err != nil {
+			return w, err
 		}
-		if err != nil {
-			return err
-		}
-		dir, own := c.binDir(data)
+		bindir, own := c.binDir(data)
 		if !own {
-			w.Wired, w.Theirs = fmt.Sprintf("%s %s, not the one hist-capture installs", c.what, path), true
+			w = wiring{wired: fmt.Sprintf("%s %s, not the one hist-capture installs", c.what, path), theirs: true}
 			continue
 		}
-		bin = filepath.Join(dir, "hist-capture")
-		if dir == "" {
-			bin = "hist-capture"
+		w.bin = "hist-capture"
+		if bindir != "" {
+			w.bin = filepath.Join(bindir, "hist-capture")
 		}
-		w.Wired, w.Bin, w.Command = c.what+" "+path, bin, HookCommand(bin)
+		w.wired, w.command = c.what+" "+path, HookCommand(w.bin)
 	}
 	if len(t.hooks) == 0 { // each target has one settings file at most
-		return nil
+		return w, nil
 	}
-	path := filepath.Join(w.Dir, t.hooks[0].rel)
+	h, bin := t.hooks[0], w.bin
+	path := filepath.Join(dir, h.rel)
 	data, err := atomicfile.ReadRegular(path)
-	if errors.Is(err, os.ErrNotExist) {
-		w.Wired, w.Command = "", ""
-		return nil
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(bytes.TrimSpace(data)) == 0 {
+		return wiring{}, nil
+	} else if err != nil {
+		return w, err
 	}
+	d, err := parseHooks(data, h.event)
 	if err != nil {
-		return err
-	}
-	return w.inspectHook(t.hooks[0], path, data, bin)
-}
-
-// inspectHook reads hist's hook from a settings file; bin is the binary
-// that Cursor's hook script runs.
-func (w *Wiring) inspectHook(h hooked, path string, data []byte, bin string) error {
-	w.Wired, w.Command, w.Bin = "", "", ""
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil
-	}
-	d, err := parseDoc(data)
-	if err != nil {
-		return fmt.Errorf("%s %v", path, err)
-	}
-	_, arr, err := d.event(h.event)
-	if err != nil {
-		return fmt.Errorf("%s %v", path, err)
+		return w, fmt.Errorf("%s %v", path, err)
 	}
 	where := fmt.Sprintf("the %s hook in %s", h.event, path)
-	for _, r := range refs(arr) {
-		switch {
-		case r.own:
-			w.Wired, w.Command, w.Bin, w.Theirs = where, r.command, r.bin, false
-			if h.cursor {
-				w.Bin = bin
-			}
-			return nil
-		case mentionsHist(r.command) && w.Command == "":
-			w.Wired, w.Command, w.Theirs = where+", one of yours", r.command, true
+	w = wiring{}
+	if own := d.own(); own != nil {
+		w = wiring{wired: where, command: own.command, bin: own.bin}
+		if h.cursor {
+			w.bin = bin
 		}
+	} else if mine := d.theirs(); len(mine) > 0 {
+		w = wiring{wired: where + ", one of yours", command: mine[0], theirs: true}
 	}
-	return nil
+	return w, nil
 }
 
-// ProbePayload is the hook payload of a dry run: hist-capture --hook
-// answers it on stdout ("hist-capture probe NONCE: …") and stores nothing.
-func ProbePayload(nonce string) string { return `{"hist_probe":"` + nonce + `"}` }
+// binaryState says whether the file a hook runs is there and runs.
+func binaryState(bin string) string {
+	if !filepath.IsAbs(bin) {
+		return bin + " (looked for on the agent's PATH)"
+	}
+	fi, err := os.Stat(bin)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return bin + " (missing)"
+	case err != nil:
+		return fmt.Sprintf("%s (%v)", bin, err)
+	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+		return bin + " (not an executable file)"
+	}
+	return bin + " (exists, executable)"
+}
 
-// ProbeAnswer is what hist-capture --hook prints for the probe nonce,
-// before the state it reports.
+// ProbeAnswer is what hist-capture --hook prints, before the state it
+// reports, for the payload {"hist_probe": nonce} of a dry run, which
+// stores nothing.
 func ProbeAnswer(nonce string) string { return "hist-capture probe " + nonce + ": " }
 
 // Probe runs command as an agent runs a hook: sh -c, in dir, with only
-// HOME and PATH=/usr/bin:/bin in its environment, the probe payload on
+// HOME and PATH=/usr/bin:/bin in its environment, a probe payload on
 // stdin; it returns what hist-capture answered, or an error that says why
 // no answer came (the exit status and the first line of stderr).
 func Probe(command, dir, home string, timeout time.Duration) (string, error) {
@@ -143,7 +174,7 @@ func Probe(command, dir, home string, timeout time.Duration) (string, error) {
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
-	cmd.Stdin = strings.NewReader(ProbePayload(nonce))
+	cmd.Stdin = strings.NewReader(`{"hist_probe":"` + nonce + `"}`)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = time.Second
@@ -153,8 +184,8 @@ func Probe(command, dir, home string, timeout time.Duration) (string, error) {
 			return ans, nil
 		}
 	}
-	why := strings.TrimSpace(strings.SplitN(strings.TrimSpace(stderr.String()), "\n", 2)[0])
-	switch {
+	why, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+	switch why = strings.TrimSpace(why); {
 	case ctx.Err() != nil:
 		return "", fmt.Errorf("no answer within %v", timeout)
 	case err != nil && why != "":
@@ -165,4 +196,55 @@ func Probe(command, dir, home string, timeout time.Duration) (string, error) {
 		return "", fmt.Errorf("it exited 0 without hist-capture's answer: %s", why)
 	}
 	return "", errors.New("it exited 0 without hist-capture's answer")
+}
+
+var execStart = regexp.MustCompile(`(?m)^ExecStart=(\S+)`)
+
+// Scheduled prints the watch service, the compaction timer and the cron
+// lines of hist found installed (scripts/cron/).
+func Scheduled(out io.Writer, getenv func(string) string, home string) {
+	dir := filepath.Join(home, ".config")
+	if x := envdir.Get(getenv, "XDG_CONFIG_HOME", home); filepath.IsAbs(x) {
+		dir = x
+	}
+	dir = filepath.Join(dir, "systemd", "user")
+	n := 0
+	for unit, wants := range map[string]string{"hist-seed-watch.service": "default.target.wants", "hist-compact.timer": "timers.target.wants"} {
+		data, err := os.ReadFile(filepath.Join(dir, unit))
+		if err != nil {
+			continue
+		}
+		n++
+		state := "not enabled"
+		if _, err := os.Stat(filepath.Join(dir, wants, unit)); err == nil {
+			state = "enabled"
+		}
+		missing := ""
+		if m := execStart.FindSubmatch(data); m != nil { // the binary it starts
+			if bin := strings.ReplaceAll(string(m[1]), "%h", home); !exists(bin) {
+				missing = fmt.Sprintf(": its binary %s is missing", bin)
+			}
+		}
+		fmt.Fprintf(out, "%-13s%s in %s (%s)%s\n", "watch:", unit, dir, state, missing)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	crontab, err := exec.CommandContext(ctx, "crontab", "-l").Output()
+	if err != nil {
+		crontab = nil
+	}
+	for _, l := range strings.Split(string(crontab), "\n") {
+		if t := strings.TrimSpace(l); t != "" && t[0] != '#' && strings.Contains(t, "hist-") {
+			n++
+			fmt.Fprintf(out, "%-13s%s\n", "cron:", t)
+		}
+	}
+	if n == 0 {
+		fmt.Fprintf(out, "%-13s%s\n", "watch:", "none installed (scripts/cron/ holds the systemd units and cron lines)")
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -1,0 +1,129 @@
+package capture
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"hist/lib/agent"
+	"hist/lib/atomicfile"
+	"hist/lib/cli"
+	"hist/lib/install"
+	"hist/lib/instance"
+	"hist/lib/policy"
+	"hist/lib/store"
+	"hist/lib/termsafe"
+)
+
+// MaxPayload bounds a hook payload (docs/integrations.md): the agents send
+// a prompt and a few paths, far less.
+const MaxPayload = 64 << 20
+
+// problemFile, in the config home, keeps the last problem a capture run by
+// an agent met: a hook exits 0 and prints nothing on stdout whatever
+// happens, the agents do not show its stderr, and pi's extension and
+// opencode's plugin show only failures; --status reports it.
+const problemFile = "hook-problem"
+
+// maxProblem bounds what problemFile keeps.
+const maxProblem = 4 << 10
+
+// Hook captures the prompt of the hook payload on stdin, which it reads
+// to its end. It never fails the hook: errors go to stderr (and
+// problemFile), stdout stays empty but for --status's probe. Without a
+// usable HOME (homeOK false) it reads the payload and stops, silently,
+// writing nothing; with capture off it does not even look at it.
+func Hook(e *cli.Env, st store.Store, homeOK bool) {
+	data, err := io.ReadAll(io.LimitReader(e.Stdin, MaxPayload+1))
+	tooBig := len(data) > MaxPayload
+	if err != nil || tooBig {
+		io.Copy(io.Discard, e.Stdin) // an agent whose write is never read could fail it
+	}
+	var p agent.Hook
+	if err == nil && !tooBig && bytes.Contains(data, []byte(`"hist_probe"`)) && json.Unmarshal(data, &p) == nil && p.Probe != "" && p.Prompt == nil {
+		// --status's dry run: what a prompt sent now would become.
+		state := "HOME is not set: nothing would be captured"
+		if homeOK {
+			state = map[bool]string{false: "capture off", true: "capture on"}[e.Policy().On] + ", store " + st.Root
+		}
+		fmt.Fprintf(e.Stdout, "%s%s\n", install.ProbeAnswer(p.Probe), state)
+		return
+	}
+	if !homeOK {
+		return
+	}
+	src := ""
+	done := KeepProblems(e)
+	defer func() { done(src) }()
+	switch pol := e.Policy(); {
+	case !pol.On && pol.Source == policy.InvalidPreference:
+		e.Warnf("%s", pol.OffHint())
+		return
+	case !pol.On:
+		return
+	case err != nil:
+		e.Errorf("--hook: reading the payload: %v: the prompt was not captured", err)
+		return
+	case tooBig:
+		e.Errorf("--hook: the payload is over %d MiB, the limit for one prompt: the prompt was not captured", MaxPayload>>20)
+		return
+	}
+	if err := json.Unmarshal(data, &p); err != nil || p.Prompt == nil {
+		e.Errorf("--hook: the payload is not a JSON object with a \"prompt\" string: the prompt was not captured")
+		return
+	}
+	c := Prompt{Text: *p.Prompt, Cwd: p.Cwd}
+	if c.Cwd == "" && len(p.WorkspaceRoots) > 0 {
+		c.Cwd = p.WorkspaceRoots[0]
+	}
+	src, c.Session = agent.FromHook(&p)
+	c.Src = src
+	if c.Session != "" {
+		c.Instance = instance.ForSession(src, c.Session)
+	}
+	Store(e, st, c)
+}
+
+// KeepProblems keeps what e says on stderr from now on, and done writes
+// it, if anything, to problemFile with the time and the agent (src): a
+// capture run by an agent says nothing the user sees.
+func KeepProblems(e *cli.Env) (done func(src string)) {
+	var msg bytes.Buffer
+	stderr := e.Stderr
+	e.Stderr = io.MultiWriter(termsafe.Writer(stderr), &msg)
+	return func(src string) {
+		e.Stderr = stderr
+		if msg.Len() == 0 || !e.Policy().On { // capture off: nothing is written
+			return
+		}
+		data := fmt.Sprintf("%d %s\n%s", time.Now().UnixMilli(), cmp.Or(src, "-"), msg.Bytes()[:min(msg.Len(), maxProblem)])
+		if err := store.EnsureDir(e.ConfigHome()); err == nil {
+			atomicfile.WriteBytes(filepath.Join(e.ConfigHome(), problemFile), []byte(data))
+		}
+	}
+}
+
+// lastProblem is the last problem a hook met, as --status shows it:
+// "<when> (<agent>): <the first line of what it said>"; "" for none.
+func lastProblem(configHome string) string {
+	data, err := atomicfile.ReadRegular(filepath.Join(configHome, problemFile))
+	head, rest, _ := strings.Cut(string(data), "\n")
+	ms, src, _ := strings.Cut(head, " ")
+	n, perr := strconv.ParseInt(ms, 10, 64)
+	if err != nil || perr != nil {
+		return ""
+	}
+	if src != "-" {
+		src = " (" + src + ")"
+	} else {
+		src = ""
+	}
+	msg, _, _ := strings.Cut(rest, "\n")
+	return stamp(time.UnixMilli(n)) + src + ": " + msg
+}

@@ -1,0 +1,156 @@
+package capture
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"hist/lib/cli"
+	"hist/lib/install"
+	"hist/lib/policy"
+	"hist/lib/record"
+	"hist/lib/redact"
+	"hist/lib/store"
+	"hist/lib/termsafe"
+)
+
+// Status is hist-capture --status: the capture settings, then each
+// agent's wiring checked by a dry run (install.Status), the last hook
+// problem and the scheduled imports. ExitFailure when a wired agent's
+// hook could not run.
+func Status(e *cli.Env, st store.Store) int {
+	out := termsafe.Writer(e.Stdout) // paths escaped on a terminal
+	pol := e.Policy()
+	pref := pol.Pref
+	switch {
+	case pol.PrefErr != nil:
+		pref = fmt.Sprintf("invalid or unreadable (%v)", pol.PrefErr)
+	case pref == "":
+		pref = "none saved"
+	}
+	env := "unset"
+	if v, ok := e.Lookup(policy.EnvVar); ok {
+		env = strconv.Quote(v)
+		if _, forced := policy.ParseEnv(v); !forced {
+			env += " (does not force a value)"
+		}
+	}
+	rv, set := e.Lookup(redact.EnvVar)
+	redaction := fmt.Sprintf("%s (%s=%s)", onOff(redact.Enabled(rv)), redact.EnvVar, strconv.Quote(rv))
+	if !set {
+		redaction = fmt.Sprintf("%s (%s=unset)", onOff(redact.Enabled(rv)), redact.EnvVar)
+	}
+	fmt.Fprintf(out, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\nredaction:   %s\nmachine:     %s\n",
+		onOff(pol.On), pol.Describe(), pref, pol.PrefPath, policy.EnvVar, env, st.Root, redaction, machineStatus(e))
+	st.Machine, _ = store.MachineID(e.Getenv, e.ConfigHome(), false)
+	last := lastCaptures(st)
+	failed := install.Status(out, e.Getenv, e.Home, func(agent string) string {
+		if ms := last(agent); ms > 0 {
+			return stamp(time.UnixMilli(ms))
+		}
+		return ""
+	})
+	if p := lastProblem(e.ConfigHome()); p != "" {
+		fmt.Fprintf(out, "%-13s%s\n", "hook error:", p)
+	}
+	install.Scheduled(out, e.Getenv, e.Home)
+	if len(failed) > 0 {
+		fmt.Fprintf(out, "problem:     the hook of %s does not run: its prompts are not captured; run the installed 'hist-capture --install %s' again\n",
+			strings.Join(failed, ", "), strings.Join(failed, ","))
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
+}
+
+func onOff(on bool) string { return map[bool]string{false: "off", true: "on"}[on] }
+
+// stamp is a time and how long ago it was.
+func stamp(t time.Time) string {
+	d := time.Since(t).Round(time.Second)
+	var ago string
+	switch {
+	case d < 0:
+		ago = "in the future"
+	case d < time.Minute:
+		ago = fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		ago = fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		ago = fmt.Sprintf("%dh ago", int(d.Hours()))
+	default:
+		ago = fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	}
+	return t.Format("2006-01-02 15:04:05") + " (" + ago + ")"
+}
+
+// lastCaptures gives the time of the newest prompt an agent captured on
+// this machine (0 for none). It reads this machine's capture files newest
+// first, each only when it could hold a newer prompt of the agent asked
+// about than the ones read.
+func lastCaptures(st store.Store) func(agent string) int64 {
+	type file struct {
+		path  string
+		mtime int64
+	}
+	var files []file
+	listed := false
+	last := map[string]int64{}
+	return func(agent string) int64 {
+		if !listed && st.Machine != "" {
+			all, _ := st.Files(store.Scope{All: true})
+			for _, f := range all {
+				if fi, err := os.Stat(f.Path); err == nil && f.Kind == store.Capture && store.MachineOf(filepath.Base(f.Path)) == st.Machine {
+					files = append(files, file{f.Path, fi.ModTime().UnixMilli()})
+				}
+			}
+			slices.SortFunc(files, func(a, b file) int { return cmp.Compare(b.mtime, a.mtime) })
+		}
+		listed = true
+		for ; len(files) > 0 && last[agent] < files[0].mtime; files = files[1:] {
+			data, _ := os.ReadFile(files[0].path)
+			for _, l := range bytes.Split(data, []byte("\n")) {
+				if r, err := record.Parse(l); err == nil && r.Src != "" && r.TS > last[r.Src] {
+					last[r.Src] = r.TS
+				}
+			}
+		}
+		return last[agent]
+	}
+}
+
+// machineStatus is this machine's id and where it comes from; --status
+// only reads it (the first capture or rewrite makes it).
+func machineStatus(e *cli.Env) string {
+	path := filepath.Join(e.ConfigHome(), store.MachineFile)
+	m, err := store.MachineID(e.Getenv, e.ConfigHome(), false)
+	var mm *store.MismatchError
+	var s string
+	switch {
+	case errors.As(err, &mm):
+		s = fmt.Sprintf("%s (%s); %s=%s differs from it: the other binaries refuse to run, captures store under %s; run 'hist-capture --%s %s', or unset %[3]s",
+			m, path, store.MachineEnv, mm.Env, m, cli.RenameFlag, mm.Env)
+	case err == nil && e.Getenv(store.MachineEnv) != "":
+		if _, ferr := os.Stat(path); ferr != nil {
+			s = fmt.Sprintf("%s (%s; the first capture or rewrite records it in %s)", m, store.MachineEnv, path)
+		} else {
+			s = fmt.Sprintf("%s (%s, %s)", m, path, store.MachineEnv)
+		}
+	case err == nil:
+		s = fmt.Sprintf("%s (%s)", m, path)
+	case errors.Is(err, os.ErrNotExist):
+		s = fmt.Sprintf("none yet (the first capture or rewrite makes it in %s)", path)
+	default:
+		s = fmt.Sprintf("unusable (%v)", err)
+	}
+	if from, to, _ := store.PendingRename(e.ConfigHome()); from != "" {
+		s += fmt.Sprintf("; the rename from %s to %s did not finish: run 'hist-capture --%s %s'", from, to, cli.RenameFlag, to)
+	}
+	return s
+}
