@@ -2,16 +2,15 @@ package capture
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"hist/lib/atomicfile"
 	"hist/lib/cli"
 	"hist/lib/install"
 	"hist/lib/policy"
@@ -52,7 +51,7 @@ func Status(e *cli.Env, st store.Store) int {
 	st.Machine, _ = store.MachineID(e.Getenv, e.ConfigHome(), false)
 	last := lastCaptures(st)
 	failed := install.Status(out, e.Getenv, e.Home, func(agent string) string {
-		if ms := last(agent); ms > 0 {
+		if ms := last[agent]; ms > 0 {
 			return stamp(time.UnixMilli(ms))
 		}
 		return ""
@@ -90,39 +89,23 @@ func stamp(t time.Time) string {
 	return t.Format("2006-01-02 15:04:05") + " (" + ago + ")"
 }
 
-// lastCaptures gives the time of the newest prompt an agent captured on
-// this machine (0 for none). It reads this machine's capture files newest
-// first, each only when it could hold a newer prompt of the agent asked
-// about than the ones read.
-func lastCaptures(st store.Store) func(agent string) int64 {
-	type file struct {
-		path  string
-		mtime int64
-	}
-	var files []file
-	listed := false
+// lastCaptures is the time of the newest prompt each agent captured on
+// this machine, from its capture files.
+func lastCaptures(st store.Store) map[string]int64 {
 	last := map[string]int64{}
-	return func(agent string) int64 {
-		if !listed && st.Machine != "" {
-			all, _ := st.Files(store.Scope{All: true})
-			for _, f := range all {
-				if fi, err := os.Stat(f.Path); err == nil && f.Kind == store.Capture && store.MachineOf(filepath.Base(f.Path)) == st.Machine {
-					files = append(files, file{f.Path, fi.ModTime().UnixMilli()})
-				}
-			}
-			slices.SortFunc(files, func(a, b file) int { return cmp.Compare(b.mtime, a.mtime) })
+	files, _ := st.Files(store.Scope{All: true})
+	for _, f := range files {
+		if f.Kind != store.Capture || st.Machine == "" || store.MachineOf(filepath.Base(f.Path)) != st.Machine {
+			continue
 		}
-		listed = true
-		for ; len(files) > 0 && last[agent] < files[0].mtime; files = files[1:] {
-			data, _ := os.ReadFile(files[0].path)
-			for _, l := range bytes.Split(data, []byte("\n")) {
-				if r, err := record.Parse(l); err == nil && r.Src != "" && r.TS > last[r.Src] {
-					last[r.Src] = r.TS
-				}
+		data, _ := atomicfile.ReadRegular(f.Path)
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			if r, err := record.Parse(l); err == nil && r.Src != "" && r.TS > last[r.Src] {
+				last[r.Src] = r.TS
 			}
 		}
-		return last[agent]
 	}
+	return last
 }
 
 // machineStatus is this machine's id and where it comes from; --status

@@ -1,11 +1,10 @@
 // Package install wires hist into the coding agents found on the machine,
-// and unwires it: hist-capture --install and --uninstall. For each agent
-// it does what docs/integrations.md describes by hand: it copies pi's
-// extension, opencode's plugin and Cursor's hook script (embedded in the
-// binary from scripts/, with the folder of the hist binaries written in),
-// and adds the prompt hook, which runs hist-capture by its absolute path,
-// to Claude Code's settings.json, Codex's hooks.json and Cursor's
-// hooks.json.
+// and unwires it: hist-capture --install and --uninstall, as
+// docs/integrations.md does by hand. It copies pi's extension, opencode's
+// plugin and Cursor's hook script (from scripts/, with the folder of the
+// hist binaries written in), and adds the prompt hook, which runs
+// hist-capture by its absolute path, to Claude Code's settings.json,
+// Codex's hooks.json and Cursor's hooks.json.
 //
 // The user's files lose no byte: a settings file is edited in place
 // (settings.go), the file as it was is kept first as
@@ -13,32 +12,34 @@
 // after an --install that nothing else touched gives back the very bytes
 // of before. A file that is read-only, a link to nothing, not JSON, or
 // not laid out as the agent reads it is left alone (Refused). Every write
-// is atomic (lib/atomicfile); a new file is 0600 (Cursor's hook script
-// 0700: it is run), a new folder 0700; a rewritten file keeps its mode.
+// is atomic; a new file is 0600 (Cursor's hook script 0700: it is run), a
+// new folder 0700; a rewritten file keeps its mode.
 package install
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"hist/lib/agent"
+	"hist/lib/atomicfile"
 	"hist/lib/termsafe"
 	"hist/lib/words"
 )
 
 // Options is one run of --install (or --uninstall, with Remove).
 type Options struct {
-	Getenv func(string) string
-	Home   string
-	// Exe is the hist-capture binary the hooks run (Executable); its
-	// folder holds the other hist binaries.
-	Exe            string
+	Getenv         func(string) string
+	Home           string
+	Exe            string // the hist-capture the hooks run (Executable); its folder holds the other hist binaries
 	Remove, DryRun bool
 	Out            io.Writer                        // one line per file changed
 	Errorf         func(format string, args ...any) // one line per problem
@@ -88,16 +89,17 @@ func Run(o Options, names []string) int {
 	return worst
 }
 
-func (o *Options) flag() string {
-	if o.Remove {
-		return "--uninstall"
-	}
-	return "--install"
+// plan is what an agent's install does: files to change, and notes on
+// what it leaves alone.
+type plan struct {
+	changes []*change
+	notes   []string
 }
 
 // agent installs one agent: it plans every file first, and writes only
 // when no file was refused.
 func (o *Options) agent(name string) int {
+	flag := map[bool]string{false: "--install", true: "--uninstall"}[o.Remove]
 	t, ok := targets[name]
 	if !ok {
 		fmt.Fprintf(o.Out, "%s: nothing to install (hist-seed imports its sessions): skipped\n", name)
@@ -109,36 +111,30 @@ func (o *Options) agent(name string) int {
 		fmt.Fprintf(o.Out, "%s: not found (no %s): skipped\n", name, dir)
 		return Done
 	}
-	var changes []*change
-	var notes []string
-	for _, c := range t.copies {
-		ch, note, err := o.planCopy(dir, c)
-		if err != nil {
-			return o.problem(name, filepath.Join(dir, c.rel), err)
-		}
-		changes, notes = appendSome(changes, ch), appendSome(notes, note)
+	var p plan
+	var r *refused
+	switch path, err := o.plan(&p, dir, t); {
+	case errors.As(err, &r):
+		o.Errorf("%s: %s %s", flag, path, r.msg)
+		return Refused
+	case err != nil:
+		o.Errorf("%s: %v: nothing was changed for %s", flag, err, name)
+		return Failed
 	}
-	for _, h := range t.hooks {
-		ch, hnotes, err := o.planHook(dir, h, t.note)
-		if err != nil {
-			return o.problem(name, filepath.Join(dir, h.rel), err)
-		}
-		changes, notes = appendSome(changes, ch), append(notes, hnotes...)
-	}
-	for _, n := range notes {
+	for _, n := range p.notes {
 		fmt.Fprintf(o.Out, "%s: %s\n", name, n)
 	}
-	if len(changes) == 0 && len(notes) == 0 {
+	if len(p.changes) == 0 && len(p.notes) == 0 {
 		fmt.Fprintf(o.Out, "%s: %s\n", name, map[bool]string{false: "already installed", true: "not installed"}[o.Remove])
 	}
-	for _, ch := range changes {
+	for _, ch := range p.changes {
 		if o.DryRun {
-			fmt.Fprintf(o.Out, "%s: %s\n", name, ch.would)
+			fmt.Fprintf(o.Out, "%s: would %s\n", name, ch.would)
 			continue
 		}
 		kept, err := ch.apply(o.Now())
 		if err != nil {
-			o.Errorf("%s: writing %s: %s: the file is as it was", o.flag(), ch.f.real, words.Describe(err))
+			o.Errorf("%s: writing %s: %s: the file is as it was", flag, ch.f.real, words.Describe(err))
 			return Failed
 		}
 		if kept != "" {
@@ -149,63 +145,64 @@ func (o *Options) agent(name string) int {
 	return Done
 }
 
-func appendSome[T comparable](list []T, v T) []T {
-	var zero T
-	if v == zero {
-		return list
+// plan plans every file of t in dir; on a problem, it returns the path of
+// the file it was at.
+func (o *Options) plan(p *plan, dir string, t target) (string, error) {
+	for _, c := range t.copies {
+		path := filepath.Join(dir, filepath.FromSlash(c.rel))
+		if err := o.planCopy(p, path, c); err != nil {
+			return path, err
+		}
 	}
-	return append(list, v)
+	for _, h := range t.hooks {
+		path := filepath.Join(dir, h.rel)
+		if err := o.planHook(p, path, h, t.note); err != nil {
+			return path, err
+		}
+	}
+	return "", nil
 }
 
-// problem says why nothing was written for the agent name.
-func (o *Options) problem(name, path string, err error) int {
-	var r *refused
-	if errors.As(err, &r) {
-		o.Errorf("%s: %s %s", o.flag(), path, r.msg)
-		return Refused
-	}
-	o.Errorf("%s: %v: nothing was changed for %s", o.flag(), err, name)
-	return Failed
-}
-
-// planCopy plans the copy c in dir: a new file, one replaced (a file of
+// planCopy plans the copy c at path: a new file, one replaced (a file of
 // the user's is kept as a backup first; hist's own of another folder is
 // just updated), or, to uninstall, hist's own removed with its folder when
-// nothing else is left in it. A note says what is left alone.
-func (o *Options) planCopy(dir string, c copied) (*change, string, error) {
-	f, err := readFile(filepath.Join(dir, filepath.FromSlash(c.rel)))
+// nothing else is left in it.
+func (o *Options) planCopy(p *plan, path string, c copied) error {
+	f, err := readFile(path)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
 	_, own := c.binDir(f.data)
 	ch := &change{f: f, data: c.fill(filepath.Dir(o.Exe)), mode: c.mode}
 	switch {
 	case f.data == nil && o.Remove, f.data != nil && !o.Remove && string(f.data) == string(ch.data):
-		return nil, "", nil
+		return nil
 	case o.Remove && !own:
-		return nil, fmt.Sprintf("left %s in place: it is not %s that hist-capture installs (remove it by hand)", f.path, c.what), nil
+		p.notes = append(p.notes, fmt.Sprintf("left %s in place: it is not %s that hist-capture installs (remove it by hand)", f.path, c.what))
+		return nil
 	case o.Remove:
 		ch.remove, ch.rmdir = true, filepath.Dir(f.path)
-		ch.say("removed %s %s", "remove", c.what, f.path)
+		ch.say("removed %s %s", c.what, f.path)
 	case f.data == nil:
 		if _, err := os.Stat(filepath.Dir(f.path)); err != nil {
 			ch.mkdir = filepath.Dir(f.path)
 		}
-		ch.say("installed %s %s", "install", c.what, f.path)
+		ch.say("installed %s %s", c.what, f.path)
 	case own:
-		ch.say("updated %s %s to run the binaries in %s", "update", c.what, f.path, filepath.Dir(o.Exe))
+		ch.say("updated %s %s to run the binaries in %s", c.what, f.path, filepath.Dir(o.Exe))
 	default:
 		ch.backup = true
-		ch.say("replaced %s with %s that hist-capture installs", "replace", f.path, c.what)
+		ch.say("replaced %s with %s that hist-capture installs", f.path, c.what)
 	}
-	return ch, "", f.writable()
+	p.changes = append(p.changes, ch)
+	return f.writable()
 }
 
-// planHook plans the edit of the settings file h in dir.
-func (o *Options) planHook(dir string, h hooked, note string) (*change, []string, error) {
-	f, err := readFile(filepath.Join(dir, h.rel))
+// planHook plans the edit of the settings file h at path.
+func (o *Options) planHook(p *plan, path string, h hooked, note string) error {
+	f, err := readFile(path)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	cmd := cursorScript
 	if !h.cursor {
@@ -218,47 +215,199 @@ func (o *Options) planHook(dir string, h hooked, note string) (*change, []string
 		e, err = h.addHook(f.data, cmd)
 	}
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	var notes []string
 	for _, c := range e.theirs {
-		notes = append(notes, fmt.Sprintf("left the hook %q in %s as it is: it is yours, not the one hist-capture writes (hist-capture --status shows whether it runs)", c, f.path))
+		p.notes = append(p.notes, fmt.Sprintf("left the hook %q in %s as it is: it is yours, not the one hist-capture writes (hist-capture --status shows whether it runs)", c, f.path))
 	}
-	ch := &change{f: f, data: e.data, mode: 0o600}
-	switch e.kind {
-	case none, theirs:
-		return nil, notes, nil
-	case created:
-		ch.say("created %s with the %s hook%s", "create", f.path, h.event, note)
-	case added:
-		ch.backup = true
-		ch.say("added the %s hook to %s%s", "add", h.event, f.path, note)
-	case updated:
-		ch.backup = true
-		ch.say("updated the %s hook in %s to run %s instead of %s", "update", h.event, f.path, cmd, e.was)
-	case removed:
-		switch {
-		case e.gone && !f.linked:
-			ch.remove = true
-			ch.say("removed %s, which held only the %s hook that hist-capture created", "remove", f.path, h.event)
-		case e.from != "":
-			ch.drop = e.from
-			ch.say("put back %s as it was before hist-capture --install (from %s)", "put back", f.path, filepath.Base(e.from))
-		default:
-			ch.backup = true
-			ch.say("removed the %s hook from %s", "remove", h.event, f.path)
-		}
+	ch := &change{f: f, data: e.data, mode: 0o600, backup: e.kind != created}
+	switch {
+	case e.kind == none || e.kind == theirs:
+		return nil
+	case e.kind == created:
+		ch.say("created %s with the %s hook%s", f.path, h.event, note)
+	case e.kind == added:
+		ch.say("added the %s hook to %s%s", h.event, f.path, note)
+	case e.kind == updated:
+		ch.say("updated the %s hook in %s to run %s instead of %s", h.event, f.path, cmd, e.was)
+	case e.gone && !f.linked:
+		ch.remove, ch.backup = true, false
+		ch.say("removed %s, which held only the %s hook that hist-capture created", f.path, h.event)
+	case e.from != "":
+		ch.drop, ch.backup = e.from, false
+		ch.say("put back %s as it was before hist-capture --install (from %s)", f.path, filepath.Base(e.from))
+	default:
+		ch.say("removed the %s hook from %s", h.event, f.path)
 	}
-	return ch, notes, f.writable()
+	p.changes = append(p.changes, ch)
+	return f.writable()
 }
 
-// say sets what ch did, and what a dry run would do: format starts with
-// the past tense of verb.
-func (ch *change) say(format, verb string, args ...any) {
+// pastTense maps the first word of what a change did to the verb a dry
+// run says it would do.
+var pastTense = map[string]string{"installed": "install", "removed": "remove", "updated": "update", "replaced": "replace", "created": "create", "added": "add", "put": "put"}
+
+// say sets what ch did, and what a dry run would do.
+func (ch *change) say(format string, args ...any) {
 	ch.did = fmt.Sprintf(format, args...)
-	past, _, _ := strings.Cut(format, " ")
-	if verb == "put back" {
-		past = "put back"
+	past, rest, _ := strings.Cut(ch.did, " ")
+	ch.would = pastTense[past] + " " + rest
+}
+
+// file is a file install reads, then writes or removes: a symbolic link
+// is followed, and its target is the file written.
+type file struct {
+	path   string      // as the agent names it
+	real   string      // the file itself: path, or the target of its link
+	linked bool        // path is a symbolic link
+	data   []byte      // its content; nil when it does not exist
+	mode   os.FileMode // its permissions
+}
+
+// readFile reads path. A link to nothing, or something other than a
+// regular file, is refused: install would otherwise replace it.
+func readFile(path string) (*file, error) {
+	f := &file{path: path, real: path}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return f, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %s", path, words.Describe(err))
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := filepath.EvalSymlinks(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			to, _ := os.Readlink(path)
+			return nil, &refused{fmt.Sprintf("is a symbolic link to %s, which does not exist: create that file, or remove the link, then run again", to)}
+		} else if err != nil {
+			return nil, fmt.Errorf("following the link %s: %s", path, words.Describe(err))
+		}
+		f.real, f.linked = target, true
 	}
-	ch.would = "would " + verb + strings.TrimPrefix(ch.did, past)
+	data, err := atomicfile.ReadRegular(f.real)
+	if err == nil {
+		fi, err = os.Stat(f.real)
+	}
+	switch {
+	case errors.Is(err, atomicfile.ErrNotRegular) || errors.Is(err, syscall.EISDIR):
+		return nil, &refused{"is not a regular file: move it away, then run again"}
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %s", f.real, words.Describe(err))
+	}
+	f.data, f.mode = data, fi.Mode().Perm()
+	return f, nil
+}
+
+// writable refuses to change a file its owner may not write: the user
+// protected it (the check is on the mode, which binds root too).
+func (f *file) writable() error {
+	if f.data != nil && f.mode&0o200 == 0 {
+		return &refused{fmt.Sprintf("is read-only (mode %04o): hist leaves a file you protected as it is; make it writable (chmod u+w %s), then run again", f.mode, f.real)}
+	}
+	return nil
+}
+
+// backupMark names hist's copies of a file it changed: NAME.hist-backup-<time>.
+const backupMark = ".hist-backup-"
+
+// backups reads the hist backups of f, newest first.
+func (f *file) backups() []backup {
+	ents, _ := os.ReadDir(filepath.Dir(f.real))
+	var out []backup
+	for _, e := range ents {
+		p := filepath.Join(filepath.Dir(f.real), e.Name())
+		if strings.HasPrefix(e.Name(), filepath.Base(f.real)+backupMark) && e.Type().IsRegular() {
+			if data, err := atomicfile.ReadRegular(p); err == nil {
+				out = append(out, backup{p, data})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b backup) int { // newest first: longer names are later ones of the same second
+		return cmp.Or(len(b.path)-len(a.path), strings.Compare(b.path, a.path))
+	})
+	return out
+}
+
+// writeBackup keeps data beside path as a new file
+// NAME.hist-backup-YYYYMMDD-HHMMSS (-2, -3… within one second), 0600:
+// never over a file that is there.
+func writeBackup(path string, data []byte, now time.Time) (string, error) {
+	base := path + backupMark + now.Format("20060102-150405")
+	for n := 1; ; n++ {
+		name := base
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		if err := atomicfile.WriteNew(name, data); !errors.Is(err, fs.ErrExist) {
+			return name, err
+		}
+	}
+}
+
+// change is one file to write or remove.
+type change struct {
+	f      *file
+	data   []byte      // the new content
+	remove bool        // remove the file instead
+	mode   os.FileMode // a new file's permissions
+	backup bool        // keep the file as it was in a hist backup first
+	drop   string      // a hist backup to remove once done (the file is its bytes again)
+	mkdir  string      // a folder to make first
+	rmdir  string      // a folder to remove after, when it is empty
+	did    string      // what was done, for the user: "added the … hook to PATH"
+	would  string      // the same, in a dry run, after "would"
+}
+
+// apply makes ch, and returns the name of the backup it kept ("" none).
+// Each step is atomic; a failure leaves the file as it was (a backup
+// already written stays).
+func (ch *change) apply(now time.Time) (kept string, err error) {
+	if ch.mkdir != "" {
+		if err := os.Mkdir(ch.mkdir, atomicfile.DirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		if err := atomicfile.SyncDir(filepath.Dir(ch.mkdir)); err != nil {
+			return "", err
+		}
+	}
+	if ch.backup && ch.f.data != nil {
+		if kept, err = writeBackup(ch.f.real, ch.f.data, now); err != nil {
+			return "", err
+		}
+	}
+	if err := ch.write(); err != nil {
+		return kept, err
+	}
+	if ch.drop != "" {
+		os.Remove(ch.drop)
+	}
+	if ch.rmdir != "" {
+		os.Remove(ch.rmdir) // fails, as it should, when something is left in it
+	}
+	return kept, nil
+}
+
+func (ch *change) write() error {
+	if ch.remove { // a link goes, not the file it names
+		if err := os.Remove(ch.f.path); err != nil {
+			return err
+		}
+		return atomicfile.SyncDir(filepath.Dir(ch.f.path))
+	}
+	mode := ch.mode
+	if ch.f.data != nil {
+		mode = ch.f.mode
+	}
+	p, err := atomicfile.Create(ch.f.real)
+	if err != nil {
+		return err
+	}
+	defer p.Cleanup()
+	if _, err := p.Write(ch.data); err != nil {
+		return err
+	}
+	if err := p.Chmod(mode); err != nil {
+		return err
+	}
+	return p.Commit()
 }

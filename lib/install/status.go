@@ -2,6 +2,7 @@ package install
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,9 +19,9 @@ import (
 	"hist/lib/envdir"
 )
 
-// ProbeTimeout is how long a dry run may take: Claude Code's and Codex's
+// probeTimeout is how long a dry run may take: Claude Code's and Codex's
 // hook timeout.
-const ProbeTimeout = 10 * time.Second
+const probeTimeout = 10 * time.Second
 
 // wiring is what hist-capture --status finds of one agent's integration.
 type wiring struct {
@@ -30,64 +31,57 @@ type wiring struct {
 	bin     string // the hist-capture it runs: an absolute path, or "hist-capture" looked for on PATH; "" unknown
 }
 
-// Status prints one agent's lines for each agent hist wires: whether it
-// is found and wired in, the command its hook runs and whether that
-// binary is there, a dry run of that command as the agent runs it
-// (Probe), and the last prompt captured from it (last: "" for none). It
-// returns the agents whose hook is wired and could not run.
+// Status prints, for each agent hist wires, whether it is found and
+// wired in, the command its hook runs and whether that binary is there, a
+// dry run of that command as the agent runs it (Probe), and the last
+// prompt captured from it (last: "" for none). It returns the agents
+// whose hook is wired and could not run.
 func Status(out io.Writer, getenv func(string) string, home string, last func(agent string) string) (failed []string) {
-	line := func(label, format string, args ...any) {
-		fmt.Fprintf(out, "%-13s%s\n", label, fmt.Sprintf(format, args...))
-	}
-	for _, name := range agent.Names() {
-		a, _ := agent.Lookup(name)
-		if t, ok := targets[name]; ok && a.Config != nil && !t.status(line, name, a.Config(getenv, home), home, last) {
-			failed = append(failed, name)
+	for _, a := range agent.List {
+		if t, ok := targets[a.Name]; ok && a.Config != nil && !t.status(out, a.Name, a.Config(getenv, home), home, last) {
+			failed = append(failed, a.Name)
 		}
 	}
 	return failed
 }
 
+func line(out io.Writer, label, format string, args ...any) {
+	fmt.Fprintf(out, "%-13s%s\n", label, fmt.Sprintf(format, args...))
+}
+
 // status prints the lines of the agent name, whose folder is dir; false
 // when its hook is wired and could not run.
-func (t target) status(line func(label, format string, args ...any), name, dir, home string, last func(string) string) bool {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		line(name+":", "not found (no %s)", dir)
-		return true
-	}
+func (t target) status(out io.Writer, name, dir, home string, last func(string) string) bool {
 	w, err := inspect(t, dir)
-	switch {
-	case err != nil:
-		line(name+":", "unknown: %s", err)
+	if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+		line(out, name+":", "not found (no %s)", dir)
 		return true
-	case w.wired == "":
-		line(name+":", "not wired: 'hist-capture --install %s' wires it", name)
+	} else if err != nil {
+		line(out, name+":", "unknown: %s", err)
+		return true
+	} else if w.wired == "" {
+		line(out, name+":", "not wired: 'hist-capture --install %s' wires it", name)
 		return true
 	}
-	line(name+":", "wired: %s", w.wired)
+	line(out, name+":", "wired: %s", w.wired)
 	if w.command != "" {
-		line("  runs:", "%s", w.command)
+		line(out, "  runs:", "%s", w.command)
 	}
 	if w.bin != "" {
-		line("  binary:", "%s", binaryState(ExpandHome(w.bin, home)))
+		line(out, "  binary:", "%s", binaryState(ExpandHome(w.bin, home)))
 	}
 	ok := true
-	switch {
-	case w.theirs:
-		line("  dry run:", "not run: the command is yours, not one hist-capture writes")
-	case w.command != "":
-		ans, err := Probe(w.command, dir, home, ProbeTimeout)
+	if w.theirs {
+		line(out, "  dry run:", "not run: the command is yours, not one hist-capture writes")
+	} else if w.command != "" {
+		ans, err := Probe(w.command, dir, home, probeTimeout)
 		if ok = err == nil; ok {
-			line("  dry run:", "ok (sh -c, HOME and PATH=/usr/bin:/bin): %s", ans)
+			line(out, "  dry run:", "ok (sh -c, HOME and PATH=/usr/bin:/bin): %s", ans)
 		} else {
-			line("  dry run:", "FAILED: %v", err)
+			line(out, "  dry run:", "FAILED: %v", err)
 		}
 	}
-	l := last(name)
-	if l == "" {
-		l = "none captured on this machine yet"
-	}
-	line("  last:", "%s", l)
+	line(out, "  last:", "%s", cmp.Or(last(name), "none captured on this machine yet"))
 	return ok
 }
 
@@ -221,11 +215,12 @@ func Scheduled(out io.Writer, getenv func(string) string, home string) {
 		}
 		missing := ""
 		if m := execStart.FindSubmatch(data); m != nil { // the binary it starts
-			if bin := strings.ReplaceAll(string(m[1]), "%h", home); !exists(bin) {
+			bin := strings.ReplaceAll(string(m[1]), "%h", home)
+			if _, err := os.Stat(bin); err != nil {
 				missing = fmt.Sprintf(": its binary %s is missing", bin)
 			}
 		}
-		fmt.Fprintf(out, "%-13s%s in %s (%s)%s\n", "watch:", unit, dir, state, missing)
+		line(out, "watch:", "%s in %s (%s)%s", unit, dir, state, missing)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -236,15 +231,10 @@ func Scheduled(out io.Writer, getenv func(string) string, home string) {
 	for _, l := range strings.Split(string(crontab), "\n") {
 		if t := strings.TrimSpace(l); t != "" && t[0] != '#' && strings.Contains(t, "hist-") {
 			n++
-			fmt.Fprintf(out, "%-13s%s\n", "cron:", t)
+			line(out, "cron:", "%s", t)
 		}
 	}
 	if n == 0 {
-		fmt.Fprintf(out, "%-13s%s\n", "watch:", "none installed (scripts/cron/ holds the systemd units and cron lines)")
+		line(out, "watch:", "none installed (scripts/cron/ holds the systemd units and cron lines)")
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
