@@ -21,24 +21,23 @@ import (
 	"hist/lib/termsafe"
 )
 
-// MaxPayload bounds a hook payload (docs/integrations.md): the agents send
-// a prompt and a few paths, far less.
-const MaxPayload = 64 << 20
-
-// problemFile, in the config home, keeps the last problem a capture run by
-// an agent met: a hook exits 0 and prints nothing on stdout whatever
-// happens, the agents do not show its stderr, and pi's extension and
-// opencode's plugin show only failures; --status reports it.
-const problemFile = "hook-problem"
-
-// maxProblem bounds what problemFile keeps.
-const maxProblem = 4 << 10
+const (
+	// MaxPayload bounds a hook payload (docs/integrations.md): the agents
+	// send a prompt and a few paths, far less.
+	MaxPayload = 64 << 20
+	// problemFile, in the config home, keeps the last problem (at most
+	// maxProblem bytes) of a capture run by an agent: a hook prints
+	// nothing and exits 0 whatever happens, and the agents do not show its
+	// stderr; --status does.
+	problemFile = "hook-problem"
+	maxProblem  = 4 << 10
+)
 
 // Hook captures the prompt of the hook payload on stdin, which it reads
 // to its end. It never fails the hook: errors go to stderr (and
 // problemFile), stdout stays empty but for --status's probe. Without a
-// usable HOME (homeOK false) it reads the payload and stops, silently,
-// writing nothing; with capture off it does not even look at it.
+// usable HOME (homeOK false) it writes nothing; with capture off it does
+// not even look at the payload.
 func Hook(e *cli.Env, st store.Store, homeOK bool) {
 	data, err := io.ReadAll(io.LimitReader(e.Stdin, MaxPayload+1))
 	tooBig := len(data) > MaxPayload
@@ -50,7 +49,7 @@ func Hook(e *cli.Env, st store.Store, homeOK bool) {
 		// --status's dry run: what a prompt sent now would become.
 		state := "HOME is not set: nothing would be captured"
 		if homeOK {
-			state = map[bool]string{false: "capture off", true: "capture on"}[e.Policy().On] + ", store " + st.Root
+			state = "capture " + onOff(e.Policy().On) + ", store " + st.Root
 		}
 		fmt.Fprintf(e.Stdout, "%s%s\n", install.ProbeAnswer(p.Probe), state)
 		return
@@ -83,27 +82,23 @@ func Hook(e *cli.Env, st store.Store, homeOK bool) {
 		c.Cwd = p.WorkspaceRoots[0]
 	}
 	src, c.Session = agent.FromHook(&p)
-	c.Src = src
-	if c.Session != "" {
+	if c.Src = src; c.Session != "" {
 		c.Instance = instance.ForSession(src, c.Session)
 	}
 	Store(e, st, c)
 }
 
 // KeepProblems keeps what e says on stderr from now on, and done writes
-// it, if anything, to problemFile with the time and the agent (src): a
-// capture run by an agent says nothing the user sees.
+// it, if anything and capture is on, to problemFile with the time and the
+// agent (src).
 func KeepProblems(e *cli.Env) (done func(src string)) {
 	var msg bytes.Buffer
 	stderr := e.Stderr
 	e.Stderr = io.MultiWriter(termsafe.Writer(stderr), &msg)
 	return func(src string) {
 		e.Stderr = stderr
-		if msg.Len() == 0 || !e.Policy().On { // capture off: nothing is written
-			return
-		}
-		data := fmt.Sprintf("%d %s\n%s", time.Now().UnixMilli(), cmp.Or(src, "-"), msg.Bytes()[:min(msg.Len(), maxProblem)])
-		if err := store.EnsureDir(e.ConfigHome()); err == nil {
+		if msg.Len() > 0 && e.Policy().On && store.EnsureDir(e.ConfigHome()) == nil {
+			data := fmt.Sprintf("%d %s\n%s", time.Now().UnixMilli(), cmp.Or(src, "-"), msg.Bytes()[:min(msg.Len(), maxProblem)])
 			atomicfile.WriteBytes(filepath.Join(e.ConfigHome(), problemFile), []byte(data))
 		}
 	}
@@ -119,9 +114,7 @@ func lastProblem(configHome string) string {
 	if err != nil || perr != nil {
 		return ""
 	}
-	if src != "-" {
-		src = " (" + src + ")"
-	} else {
+	if src = " (" + src + ")"; src == " (-)" {
 		src = ""
 	}
 	msg, _, _ := strings.Cut(rest, "\n")

@@ -129,7 +129,8 @@ func (o *Options) agent(name string) int {
 	}
 	for _, ch := range p.changes {
 		if o.DryRun {
-			fmt.Fprintf(o.Out, "%s: would %s\n", name, ch.would)
+			past, rest, _ := strings.Cut(ch.did, " ")
+			fmt.Fprintf(o.Out, "%s: would %s %s\n", name, pastTense[past], rest)
 			continue
 		}
 		kept, err := ch.apply(o.Now())
@@ -182,17 +183,17 @@ func (o *Options) planCopy(p *plan, path string, c copied) error {
 		return nil
 	case o.Remove:
 		ch.remove, ch.rmdir = true, filepath.Dir(f.path)
-		ch.say("removed %s %s", c.what, f.path)
+		ch.did = fmt.Sprintf("removed %s %s", c.what, f.path)
 	case f.data == nil:
 		if _, err := os.Stat(filepath.Dir(f.path)); err != nil {
 			ch.mkdir = filepath.Dir(f.path)
 		}
-		ch.say("installed %s %s", c.what, f.path)
+		ch.did = fmt.Sprintf("installed %s %s", c.what, f.path)
 	case own:
-		ch.say("updated %s %s to run the binaries in %s", c.what, f.path, filepath.Dir(o.Exe))
+		ch.did = fmt.Sprintf("updated %s %s to run the binaries in %s", c.what, f.path, filepath.Dir(o.Exe))
 	default:
 		ch.backup = true
-		ch.say("replaced %s with %s that hist-capture installs", f.path, c.what)
+		ch.did = fmt.Sprintf("replaced %s with %s that hist-capture installs", f.path, c.what)
 	}
 	p.changes = append(p.changes, ch)
 	return f.writable()
@@ -225,34 +226,27 @@ func (o *Options) planHook(p *plan, path string, h hooked, note string) error {
 	case e.kind == none || e.kind == theirs:
 		return nil
 	case e.kind == created:
-		ch.say("created %s with the %s hook%s", f.path, h.event, note)
+		ch.did = fmt.Sprintf("created %s with the %s hook%s", f.path, h.event, note)
 	case e.kind == added:
-		ch.say("added the %s hook to %s%s", h.event, f.path, note)
+		ch.did = fmt.Sprintf("added the %s hook to %s%s", h.event, f.path, note)
 	case e.kind == updated:
-		ch.say("updated the %s hook in %s to run %s instead of %s", h.event, f.path, cmd, e.was)
+		ch.did = fmt.Sprintf("updated the %s hook in %s to run %s instead of %s", h.event, f.path, cmd, e.was)
 	case e.gone && !f.linked:
 		ch.remove, ch.backup = true, false
-		ch.say("removed %s, which held only the %s hook that hist-capture created", f.path, h.event)
+		ch.did = fmt.Sprintf("removed %s, which held only the %s hook that hist-capture created", f.path, h.event)
 	case e.from != "":
 		ch.drop, ch.backup = e.from, false
-		ch.say("put back %s as it was before hist-capture --install (from %s)", f.path, filepath.Base(e.from))
+		ch.did = fmt.Sprintf("put back %s as it was before hist-capture --install (from %s)", f.path, filepath.Base(e.from))
 	default:
-		ch.say("removed the %s hook from %s", h.event, f.path)
+		ch.did = fmt.Sprintf("removed the %s hook from %s", h.event, f.path)
 	}
 	p.changes = append(p.changes, ch)
 	return f.writable()
 }
 
-// pastTense maps the first word of what a change did to the verb a dry
-// run says it would do.
+// pastTense maps the first word of what a change did to what a dry run
+// says it would do.
 var pastTense = map[string]string{"installed": "install", "removed": "remove", "updated": "update", "replaced": "replace", "created": "create", "added": "add", "put": "put"}
-
-// say sets what ch did, and what a dry run would do.
-func (ch *change) say(format string, args ...any) {
-	ch.did = fmt.Sprintf(format, args...)
-	past, rest, _ := strings.Cut(ch.did, " ")
-	ch.would = pastTense[past] + " " + rest
-}
 
 // file is a file install reads, then writes or removes: a symbolic link
 // is followed, and its target is the file written.
@@ -355,7 +349,6 @@ type change struct {
 	mkdir  string      // a folder to make first
 	rmdir  string      // a folder to remove after, when it is empty
 	did    string      // what was done, for the user: "added the … hook to PATH"
-	would  string      // the same, in a dry run, after "would"
 }
 
 // apply makes ch, and returns the name of the backup it kept ("" none).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,14 +61,7 @@ var targets = map[string]target{
 }
 
 // Targets are the agents --install wires, sorted.
-func Targets() []string {
-	var names []string
-	for n := range targets {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func Targets() []string { return slices.Sorted(maps.Keys(targets)) }
 
 // binLine is c's line that names the folder of the hist binaries,
 // split around the folder, which is empty in the template: a copy made
@@ -110,8 +104,7 @@ func (c copied) binDir(data []byte) (string, bool) {
 	case v == "":
 		return "", true
 	}
-	w, err := unquoteWord(v)
-	return w, err == nil
+	return unquoteWord(v)
 }
 
 // Executable is the hist-capture binary that the hooks --install writes
@@ -165,15 +158,12 @@ func ownCommand(command string) (bin string, ok bool) {
 	}
 	word, ok := strings.CutSuffix(c, " --hook")
 	if !ok {
-		w, err := unquoteWord(c)
-		return "", err == nil && strings.HasSuffix(w, "/hooks/hist-capture.sh")
+		w, ok := unquoteWord(c)
+		return "", ok && strings.HasSuffix(w, "/hooks/hist-capture.sh")
 	}
-	w, err := unquoteWord(strings.TrimRight(word, " \t"))
+	w, ok := unquoteWord(strings.TrimRight(word, " \t"))
 	abs := filepath.IsAbs(w) || strings.HasPrefix(w, homeVar+"/")
-	if err != nil || (w != "hist-capture" && !(abs && filepath.Base(w) == "hist-capture")) {
-		return "", false
-	}
-	return w, true
+	return w, ok && (w == "hist-capture" || abs && filepath.Base(w) == "hist-capture")
 }
 
 // homeVar may start a hook's binary: sh expands it.
@@ -190,9 +180,9 @@ func ExpandHome(bin, home string) string {
 // unquoteWord reads s as one POSIX shell word made of plain characters,
 // 'single-quoted' runs, "double-quoted" runs without $, ` or \, and
 // backslash-escaped characters, and returns its value; anything else
-// (spaces, operators, expansions) is an error. Only $HOME may start it,
+// (spaces, operators, expansions) is not. Only $HOME may start it,
 // unquoted or in double quotes: it stays in the value as written.
-func unquoteWord(s string) (string, error) {
+func unquoteWord(s string) (string, bool) {
 	var b strings.Builder
 	if rest, ok := strings.CutPrefix(s, `"`+homeVar); ok && strings.HasPrefix(rest, "/") {
 		b.WriteString(homeVar)
@@ -206,7 +196,7 @@ func unquoteWord(s string) (string, error) {
 		case c == '\'' || c == '"':
 			j := strings.IndexByte(s[i+1:], c)
 			if j < 0 || c == '"' && strings.ContainsAny(s[i+1:i+1+j], "$`\\") {
-				return "", fmt.Errorf("not one word")
+				return "", false
 			}
 			b.WriteString(s[i+1 : i+1+j])
 			i += j + 1
@@ -216,11 +206,8 @@ func unquoteWord(s string) (string, error) {
 		case shellquote.Plain(string(c)) || c == '~' || c == '=' || c == '%':
 			b.WriteByte(c)
 		default:
-			return "", fmt.Errorf("not one word")
+			return "", false
 		}
 	}
-	if b.Len() == 0 {
-		return "", fmt.Errorf("empty")
-	}
-	return b.String(), nil
+	return b.String(), b.Len() > 0
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,15 +17,13 @@ import (
 // several machines") has one writer per file: every file a machine writes
 // carries the machine's id in its name, "<stem>@<machine>.<ext>".
 
-// MachineEnv names this machine before its first write (MachineID).
-const MachineEnv = "HIST_MACHINE"
-
-// MachineFile is the machine id's file in the config home.
-const MachineFile = "machine-id"
-
-// LegacyOwnerName is the file at the store's root naming the machine that
-// may rewrite the files whose names carry no machine id.
-const LegacyOwnerName = "legacy-owner"
+const (
+	MachineEnv  = "HIST_MACHINE" // names this machine before its first write (MachineID)
+	MachineFile = "machine-id"   // the machine id's file in the config home
+	// LegacyOwnerName is the file at the store's root naming the machine
+	// that may rewrite the files whose names carry no machine id.
+	LegacyOwnerName = "legacy-owner"
+)
 
 // ValidMachine reports whether id can be a machine id: 1 to 32 letters,
 // digits, '-' and '_'.
@@ -58,9 +57,8 @@ func (e *MismatchError) Error() string {
 // other than the recorded id returns the recorded id with a
 // *MismatchError: the caller refuses, or (a hook, which must not lose its
 // prompt) writes under the recorded id and warns. Concurrent first runs
-// agree: the file is created by a hard link of a complete temp file, which
-// fails when another run linked first, and then the other run's id is
-// read.
+// agree: the file appears whole, never over another's (WriteNew), and
+// the runs that lose read the id that won.
 func MachineID(getenv func(string) string, configHome string, create bool) (string, error) {
 	env := getenv(MachineEnv)
 	if env != "" && !ValidMachine(env) {
@@ -68,35 +66,23 @@ func MachineID(getenv func(string) string, configHome string, create bool) (stri
 	}
 	path := filepath.Join(configHome, MachineFile)
 	id, err := readMachine(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		switch {
-		case create:
-			id, err = recordMachine(configHome, env)
-		case env != "":
-			return env, nil
+	switch {
+	case !errors.Is(err, fs.ErrNotExist):
+	case create:
+		id = cmp.Or(env, atomicfile.RandHex(4))
+		if err = EnsureDir(configHome); err == nil {
+			if err = atomicfile.WriteNew(path, []byte(id+"\n")); errors.Is(err, fs.ErrExist) {
+				id, err = readMachine(path)
+			}
 		}
+	case env != "":
+		return env, nil
 	}
-	if err == nil && env != "" && env != id {
+	if err != nil {
+		return "", err
+	}
+	if env != "" && env != id {
 		return id, &MismatchError{Env: env, Recorded: id, Path: path}
-	}
-	return id, err
-}
-
-// recordMachine writes configHome/machine-id, holding id (a new random id
-// when id is ""), unless another run wrote it first: the id in the file is
-// returned either way.
-func recordMachine(configHome, id string) (string, error) {
-	if id == "" {
-		id = atomicfile.RandHex(4)
-	}
-	if err := EnsureDir(configHome); err != nil {
-		return "", err
-	}
-	path := filepath.Join(configHome, MachineFile)
-	if err := atomicfile.WriteNew(path, []byte(id+"\n")); errors.Is(err, fs.ErrExist) {
-		return readMachine(path)
-	} else if err != nil {
-		return "", err
 	}
 	return id, nil
 }
