@@ -14,19 +14,16 @@ import (
 // Cursor's hooks.json) are edited as the bytes they are: hujson parses
 // them (JSON, and JSONC's comments and trailing commas) into a syntax tree
 // that keeps the offset of every value, and each edit is one splice of
-// those bytes: text inserted after the last member of an object or
-// element of an array, a range cut out, a string replaced. Every byte
-// outside the splice stays as it was: comments, key order, indentation,
-// and values that are not valid UTF-8 or hold lone surrogates.
+// those bytes. Every byte outside the splice stays as it was: comments,
+// key order, indentation, and values that are not valid UTF-8 or hold
+// lone surrogates.
 
-// maxDepth bounds how deeply objects and arrays may nest in a settings
-// file that is edited (hujson's parser recurses); the agents' own files
-// nest six levels deep.
+// maxDepth bounds the nesting of a settings file that is edited (hujson's
+// parser recurses); the agents' own files nest six levels deep.
 const maxDepth = 200
 
-// refused says why a file is left alone (hist-capture exits 4): what is
-// wrong and what to do, as the end of a sentence that starts with the
-// file's path.
+// refused says why a file is left alone (hist-capture exits 4), as the end
+// of a sentence that starts with the file's path.
 type refused struct{ msg string }
 
 func (e *refused) Error() string { return e.msg }
@@ -108,11 +105,10 @@ func (d *doc) duplicates(v *hujson.Value) error {
 	return nil
 }
 
-// child is a member of an object or an element of an array, by offsets
-// into the file: start is where it begins (a member's name), before the
-// white space and comments ahead of it, end the byte after its value, and
-// after what stands between its value and the comma that follows (nil
-// when no comma follows the last one).
+// child is a member of an object or an element of an array: start is
+// where it begins (a member's name) after the white space and comments
+// before it, end the byte after its value, after what stands between its
+// value and the comma that follows (nil when no comma follows the last).
 type child struct {
 	name          string // a member's name
 	value         *hujson.Value
@@ -152,7 +148,7 @@ func arrayOf(v *hujson.Value) *hujson.Value {
 }
 
 // hooksDoc is a settings file parsed, with root → "hooks" → an event's
-// array found (each nil when missing), and the hook commands under it.
+// array (each nil when missing), and the hook commands in it.
 type hooksDoc struct {
 	*doc
 	hooks, arr *hujson.Value
@@ -190,8 +186,8 @@ func (h *hooksDoc) own() *hookRef {
 	return nil
 }
 
-// theirs lists the user's own hooks that run hist-capture: they are
-// reported, never rewritten or removed.
+// theirs lists the user's own hooks that run hist-capture: reported,
+// never rewritten or removed.
 func (h *hooksDoc) theirs() []string {
 	var out []string
 	for _, r := range h.refs {
@@ -254,9 +250,8 @@ func indentOf(data []byte, off int) (string, bool) {
 	return string(data[j:k]), i == 0 || data[i-1] == '\n'
 }
 
-// render is v as JSON text starting at a line indented by indent, in
-// steps of unit (on one line when unit is ""), with <, > and & as they
-// are.
+// render is v as JSON text on lines indented by indent, in steps of unit
+// (on one line when unit is ""), with <, > and & as they are.
 func render(v any, indent, unit string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -271,11 +266,10 @@ func render(v any, indent, unit string) string {
 func jsonString(s string) string { return render(s, "", "") }
 
 // insert is d's bytes with one more member name: v (an element v when
-// name is "") at the end of container c. The new one is laid out like
-// its last sibling (on a line of its own, or on the same line), or, in
-// an empty container, on a line of its own one step deeper than the
-// container's line; the file's indentation step is the white space
-// before the root's first member, on a line of its own.
+// name is "") at the end of container c, laid out like its last sibling,
+// or, in an empty container, on a line of its own one step deeper than
+// the container's line (a step: the indentation of the root's first
+// member).
 func (d *doc) insert(c *hujson.Value, name string, v any) []byte {
 	nl := "\n"
 	if bytes.Contains(d.data, []byte("\r\n")) {
@@ -437,9 +431,9 @@ type backup struct {
 
 // removeHook is old without hist's hooks under h.event. When old is
 // exactly what --install made of one of backups (newest first), or of no
-// file at all, that is given back, byte for byte; otherwise each of
-// hist's hooks is cut out, with the entry, the event's array and "hooks"
-// when nothing else is left in them (the file itself stays).
+// file at all, that is given back; otherwise each of hist's hooks is cut
+// out, with its entry, the event's array and "hooks" when nothing else
+// is left in them.
 func (h hooked) removeHook(old []byte, backups []backup, linked bool) (edit, error) {
 	if len(bytes.TrimSpace(old)) == 0 {
 		return edit{}, nil

@@ -109,15 +109,12 @@ var conflictPart = regexp.MustCompile(`^\.sync-conflict-[0-9]{8}-[0-9]{6}-[A-Z0-
 // Unconflicted is the name of the file a Syncthing conflict copy was made
 // from (the name itself for other names), and whether name is one.
 func Unconflicted(name string) (string, bool) {
-	i := strings.LastIndex(name, conflictMark)
-	if i < 0 {
-		return name, false
+	if i := strings.LastIndex(name, conflictMark); i >= 0 {
+		if m := conflictPart.FindStringIndex(name[i:]); m != nil {
+			return name[:i] + name[i+m[1]:], true
+		}
 	}
-	m := conflictPart.FindStringIndex(name[i:])
-	if m == nil {
-		return name, false
-	}
-	return name[:i] + name[i+m[1]:], true
+	return name, false
 }
 
 // Named is base ("x.jsonl", "hidden.json") with machine's id before its
