@@ -22,9 +22,9 @@ import (
 )
 
 const (
-	// MaxPayload bounds a hook payload (docs/integrations.md): the agents
+	// maxPayload bounds a hook payload (docs/integrations.md): the agents
 	// send a prompt and a few paths, far less.
-	MaxPayload = 64 << 20
+	maxPayload = 64 << 20
 	// problemFile, in the config home, keeps the last problem (at most
 	// maxProblem bytes) of a capture run by an agent: a hook prints
 	// nothing and exits 0 whatever happens, and the agents do not show its
@@ -39,8 +39,8 @@ const (
 // usable HOME (homeOK false) it writes nothing; with capture off it does
 // not even look at the payload.
 func Hook(e *cli.Env, st store.Store, homeOK bool) {
-	data, err := io.ReadAll(io.LimitReader(e.Stdin, MaxPayload+1))
-	tooBig := len(data) > MaxPayload
+	data, err := io.ReadAll(io.LimitReader(e.Stdin, maxPayload+1))
+	tooBig := len(data) > maxPayload
 	if err != nil || tooBig {
 		io.Copy(io.Discard, e.Stdin) // an agent whose write is never read could fail it
 	}
@@ -70,7 +70,7 @@ func Hook(e *cli.Env, st store.Store, homeOK bool) {
 		e.Errorf("--hook: reading the payload: %v: the prompt was not captured", err)
 		return
 	case tooBig:
-		e.Errorf("--hook: the payload is over %d MiB, the limit for one prompt: the prompt was not captured", MaxPayload>>20)
+		e.Errorf("--hook: the payload is over %d MiB, the limit for one prompt: the prompt was not captured", maxPayload>>20)
 		return
 	}
 	if err := json.Unmarshal(data, &p); err != nil || p.Prompt == nil {

@@ -207,7 +207,7 @@ func (o *Options) planHook(p *plan, path string, h hooked, note string) error {
 	}
 	cmd := cursorScript
 	if !h.cursor {
-		cmd = HookCommand(o.Exe)
+		cmd = hookCommand(o.Exe)
 	}
 	var e edit
 	if o.Remove {

@@ -40,8 +40,8 @@ func TestOwnCommand(t *testing.T) {
 			t.Errorf("ownCommand(%q) = true, want false", cmd)
 		}
 	}
-	if got := ExpandHome("$HOME/go/bin/hist-capture", "/h"); got != "/h/go/bin/hist-capture" {
-		t.Errorf("ExpandHome = %q", got)
+	if got := expandHome("$HOME/go/bin/hist-capture", "/h"); got != "/h/go/bin/hist-capture" {
+		t.Errorf("expandHome = %q", got)
 	}
 }
 
@@ -54,8 +54,8 @@ func TestIsGoRunTemp(t *testing.T) {
 		"/home/me/exe/hist-capture":                        false,
 		"/home/me/go-build-tools/bin/exe-dir/hist-capture": false,
 	} {
-		if got := IsGoRunTemp(p); got != want {
-			t.Errorf("IsGoRunTemp(%q) = %v, want %v", p, got, want)
+		if got := isGoRunTemp(p); got != want {
+			t.Errorf("isGoRunTemp(%q) = %v, want %v", p, got, want)
 		}
 	}
 }

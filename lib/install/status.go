@@ -68,7 +68,7 @@ func (t target) status(out io.Writer, name, dir, home string, last func(string) 
 		line(out, "  runs:", "%s", w.command)
 	}
 	if w.bin != "" {
-		line(out, "  binary:", "%s", binaryState(ExpandHome(w.bin, home)))
+		line(out, "  binary:", "%s", binaryState(expandHome(w.bin, home)))
 	}
 	ok := true
 	if w.theirs {
@@ -105,7 +105,7 @@ func inspect(t target, dir string) (w wiring, err error) {
 		if bindir != "" {
 			w.bin = filepath.Join(bindir, "hist-capture")
 		}
-		w.wired, w.command = c.what+" "+path, HookCommand(w.bin)
+		w.wired, w.command = c.what+" "+path, hookCommand(w.bin)
 	}
 	if len(t.hooks) == 0 { // each target has one settings file at most
 		return w, nil

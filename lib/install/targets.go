@@ -120,23 +120,23 @@ func Executable() (string, error) {
 	if p, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = p
 	}
-	if IsGoRunTemp(exe) {
+	if isGoRunTemp(exe) {
 		return "", fmt.Errorf("%s is a temporary build of 'go run', gone when it exits: install the binaries first (go install ./cmd/...), then run the installed hist-capture --install", exe)
 	}
 	return exe, nil
 }
 
-// IsGoRunTemp reports whether path is a binary that `go run` built: it
+// isGoRunTemp reports whether path is a binary that `go run` built: it
 // lives in <tmp>/go-build<digits>/b<digits>/exe/.
-func IsGoRunTemp(path string) bool {
+func isGoRunTemp(path string) bool {
 	dir := filepath.Dir(path)
 	return filepath.Base(dir) == "exe" && strings.Contains(filepath.ToSlash(filepath.Dir(dir)), "/go-build")
 }
 
-// HookCommand is the command written into Claude Code's and Codex's hook
+// hookCommand is the command written into Claude Code's and Codex's hook
 // settings, which they run with sh -c: exe quoted for the shell, then
 // --hook.
-func HookCommand(exe string) string {
+func hookCommand(exe string) string {
 	return shellquote.Quote(exe, shellquote.POSIX) + " --hook"
 }
 
@@ -169,8 +169,8 @@ func ownCommand(command string) (bin string, ok bool) {
 // homeVar may start a hook's binary: sh expands it.
 const homeVar = "$HOME"
 
-// ExpandHome is bin with a leading $HOME replaced by home.
-func ExpandHome(bin, home string) string {
+// expandHome is bin with a leading $HOME replaced by home.
+func expandHome(bin, home string) string {
 	if rest, ok := strings.CutPrefix(bin, homeVar); ok {
 		return home + rest
 	}
