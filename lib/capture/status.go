@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,13 +50,7 @@ func Status(e *cli.Env, st store.Store) int {
 	fmt.Fprintf(out, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\nredaction:   %s\nmachine:     %s\n",
 		onOff(pol.On), pol.Describe(), pref, pol.PrefPath, policy.EnvVar, env, st.Root, redaction, machineStatus(e))
 	st.Machine, _ = store.MachineID(e.Getenv, e.ConfigHome(), false)
-	last := lastCaptures(st)
-	failed := install.Status(out, e.Getenv, e.Home, func(agent string) string {
-		if ms := last[agent]; ms > 0 {
-			return stamp(time.UnixMilli(ms))
-		}
-		return ""
-	})
+	failed := install.Status(out, e.Getenv, e.Home, lastCaptures(st))
 	if p := lastProblem(e.ConfigHome()); p != "" {
 		fmt.Fprintf(out, "%-13s%s\n", "hook error:", p)
 	}
@@ -72,26 +67,22 @@ func onOff(on bool) string { return map[bool]string{false: "off", true: "on"}[on
 
 // stamp is a time and how long ago it was.
 func stamp(t time.Time) string {
-	d := time.Since(t).Round(time.Second)
-	var ago string
-	switch {
-	case d < 0:
-		ago = "in the future"
-	case d < time.Minute:
-		ago = fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		ago = fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		ago = fmt.Sprintf("%dh ago", int(d.Hours()))
-	default:
-		ago = fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	d, ago := time.Since(t).Round(time.Second), "in the future"
+	for _, u := range []struct {
+		below, unit time.Duration
+		s           string
+	}{{time.Minute, time.Second, "s"}, {time.Hour, time.Minute, "m"}, {48 * time.Hour, time.Hour, "h"}, {math.MaxInt64, 24 * time.Hour, "d"}} {
+		if d >= 0 && d < u.below {
+			ago = fmt.Sprintf("%d%s ago", d/u.unit, u.s)
+			break
+		}
 	}
 	return t.Format("2006-01-02 15:04:05") + " (" + ago + ")"
 }
 
 // lastCaptures is the time of the newest prompt each agent captured on
-// this machine, from its capture files.
-func lastCaptures(st store.Store) map[string]int64 {
+// this machine, from its capture files (stamp).
+func lastCaptures(st store.Store) map[string]string {
 	last := map[string]int64{}
 	files, _ := st.Files(store.Scope{All: true})
 	for _, f := range files {
@@ -105,7 +96,11 @@ func lastCaptures(st store.Store) map[string]int64 {
 			}
 		}
 	}
-	return last
+	stamps := map[string]string{}
+	for src, ms := range last {
+		stamps[src] = stamp(time.UnixMilli(ms))
+	}
+	return stamps
 }
 
 // machineStatus is this machine's id and where it comes from; --status

@@ -34,9 +34,9 @@ type wiring struct {
 // Status prints, for each agent hist wires, whether it is found and
 // wired in, the command its hook runs and whether that binary is there, a
 // dry run of that command as the agent runs it (Probe), and the last
-// prompt captured from it (last: "" for none). It returns the agents
-// whose hook is wired and could not run.
-func Status(out io.Writer, getenv func(string) string, home string, last func(agent string) string) (failed []string) {
+// prompt captured from it (last, by agent). It returns the agents whose
+// hook is wired and could not run.
+func Status(out io.Writer, getenv func(string) string, home string, last map[string]string) (failed []string) {
 	for _, a := range agent.List {
 		if t, ok := targets[a.Name]; ok && a.Config != nil && !t.status(out, a.Name, a.Config(getenv, home), home, last) {
 			failed = append(failed, a.Name)
@@ -51,7 +51,7 @@ func line(out io.Writer, label, format string, args ...any) {
 
 // status prints the lines of the agent name, whose folder is dir; false
 // when its hook is wired and could not run.
-func (t target) status(out io.Writer, name, dir, home string, last func(string) string) bool {
+func (t target) status(out io.Writer, name, dir, home string, last map[string]string) bool {
 	w, err := inspect(t, dir)
 	if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
 		line(out, name+":", "not found (no %s)", dir)
@@ -81,7 +81,7 @@ func (t target) status(out io.Writer, name, dir, home string, last func(string) 
 			line(out, "  dry run:", "FAILED: %v", err)
 		}
 	}
-	line(out, "  last:", "%s", cmp.Or(last(name), "none captured on this machine yet"))
+	line(out, "  last:", "%s", cmp.Or(last[name], "none captured on this machine yet"))
 	return ok
 }
 
