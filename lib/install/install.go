@@ -327,14 +327,11 @@ func (f *file) backups() []backup {
 // never over a file that is there.
 func writeBackup(path string, data []byte, now time.Time) (string, error) {
 	base := path + backupMark + now.Format("20060102-150405")
-	for n := 1; ; n++ {
-		name := base
-		if n > 1 {
-			name = fmt.Sprintf("%s-%d", base, n)
-		}
+	for name, n := base, 2; ; n++ {
 		if err := atomicfile.WriteNew(name, data); !errors.Is(err, fs.ErrExist) {
 			return name, err
 		}
+		name = fmt.Sprintf("%s-%d", base, n)
 	}
 }
 

@@ -25,20 +25,17 @@ type Renamed struct {
 	Kept     []string // files left under the old id: their new name was taken (both are still read)
 }
 
-// RenameMachine gives this machine the id to; the caller holds the
-// rewriters' lock (Store.Lock), so that no rewrite runs meanwhile. It
-// records the rename in configHome/machine-rename, writes to into
-// configHome/machine-id (new captures use it from then on), renames every
-// file of the store at root whose name carries the old id (at the root
-// and in each project, Syncthing's conflict copies included), puts to in
-// legacy-owner when it named the old id, and removes machine-rename. Each
-// step is atomic. A failure leaves some files under the old id and
-// machine-rename in place: they stay readable (as another machine's), and
-// the next RenameMachine, with any name, finishes that rename first. A
-// file whose new name is taken gets a fresh name of its kind (a capture
-// or import file) or, for the registry, is merged; the tombstones, ledger
-// and state are then kept under the old id (all machines' tombstones are
-// read; the ledger only avoids reading transcripts again).
+// RenameMachine gives this machine the id to (docs/sync.md); the caller
+// holds the rewriters' lock (Store.Lock). It records the rename in
+// configHome/machine-rename, writes to into configHome/machine-id (new
+// captures use it from then on), renames every file of the store at root
+// whose name carries the old id, and legacy-owner's id, then removes
+// machine-rename. Each step is atomic; a failure leaves some files under
+// the old id (still read, as another machine's), and the next
+// RenameMachine, whatever its name, finishes that rename first. A file
+// whose new name is taken gets a fresh name of its kind (a capture or
+// import file) or, for the registry, is merged; the tombstones, ledger
+// and state are then kept under the old id (Renamed.Kept).
 func RenameMachine(root, configHome, to string) (Renamed, error) {
 	if !ValidMachine(to) {
 		return Renamed{}, fmt.Errorf("%q: %w", to, ErrBadMachine)
