@@ -75,7 +75,9 @@ Exit status:
 
 Malformed store lines are skipped; their count is reported on stderr.
 On a terminal, control characters in prompts show as control pictures (␛ for
-ESC) so a stored prompt cannot drive the terminal; a pipe gets the raw bytes.
+ESC), bidi and zero-width characters as <U+202E> and bytes that are not UTF-8
+as <0xFF>, so a stored prompt cannot drive the terminal; a pipe gets the raw
+bytes.
 
 Examples:
     $ hist-list | head
