@@ -66,12 +66,13 @@ control that decides and exits 0 with no output.
 
 Exit status:
     0  listed (possibly nothing)
-    1  some store files could not be read (the others were listed; stderr names
-       them), or -0 left out prompts that hold a NUL byte
+    1  some store files or folders could not be read (the rest was listed;
+       stderr names each once, with the chmod when a permission is the
+       cause), or -0 left out prompts that hold a NUL byte
     2  usage error, a --project DIR that does not exist (and is not in the
        store), or HOME unset or not absolute while the store needs it
-    3  hidden.json cannot be trusted: nothing is printed; restore the file or
-       delete it yourself (hidden prompts may then reappear)
+    3  hidden.json cannot be trusted: nothing is printed; the message says how
+       to recover (chmod for a permission problem, cp from its .prev copy)
 
 Malformed store lines are skipped; their count is reported on stderr.
 On a terminal, control characters in prompts show as control pictures (␛ for
@@ -164,7 +165,7 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 	var buf []byte
 	var werr error
 	printed, withNUL := 0, 0
-	res, err := history.Stream(st, sc, hidden, history.Options{Hold: o.format == lineenc.JSON}, func(en history.Entry) bool {
+	res := history.Stream(st, sc, hidden, history.Options{Hold: o.format == lineenc.JSON}, func(en history.Entry) bool {
 		if o.format.Fits(en.Text) {
 			buf = o.format.Append(buf[:0], lineenc.Listed{Text: en.Text, TS: en.TS, Cwd: reg[en.Project], File: en.File, Src: en.Src, Session: en.Session})
 			_, werr = out.Write(buf)
@@ -180,10 +181,6 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 	if err := out.Flush(); err != nil {
 		return cli.ExitFailure
 	}
-	if err != nil {
-		e.Errorf("listing the store %s: %v: nothing more was printed", st.Root, err)
-		return cli.ExitFailure
-	}
 	return report(e, res, withNUL)
 }
 
@@ -193,7 +190,11 @@ func report(e *cli.Env, res *history.StreamResult, withNUL int) int {
 		e.Warnf("skipped %s", words.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
 	}
 	for _, f := range res.Failed {
-		e.Errorf("could not read %v: its prompts are not listed", f)
+		if fix := f.Fix(); fix != "" {
+			e.Errorf("could not read %v: its prompts are not listed; %s", f, fix)
+		} else {
+			e.Errorf("could not read %v: its prompts are not listed", f)
+		}
 	}
 	if withNUL > 0 {
 		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", words.Plural(withNUL, "prompt", "prompts"))

@@ -98,12 +98,13 @@ With capture off, hist-pick opens nothing and reads nothing: it prints one
 warning naming the control that decides and exits 1.
 
 Exit status:
-    0    a prompt (or a resume command) was printed
+    0    a prompt (or a resume command) was printed (a store file or folder
+         that could not be read was named in the footer; the rest was shown)
     1    capture is off, or the selector could not run, or --resume chose a
          prompt with no session to resume (or a refused session id)
     2    usage error
-    3    hidden.json cannot be trusted: nothing is shown; restore the file or
-         delete it yourself (hidden prompts may then reappear)
+    3    hidden.json cannot be trusted: nothing is shown; the message says how
+         to recover (chmod for a permission problem, cp from its .prev copy)
     130  cancelled (Esc, ctrl-c): nothing printed
 
 Examples:

@@ -274,11 +274,8 @@ func kindOf(m fs.FileMode) string {
 // unreadable notes a path that cannot be read, with its fix.
 func (r *Report) unreadable(path string, err error) {
 	fix := "it stays as it is; check the disk, or restore it from a backup"
-	if errors.Is(err, fs.ErrPermission) {
-		fix = "let hist read it: chmod 600 " + q(path)
-		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
-			fix = "let hist read it: chmod 700 " + q(path)
-		}
+	if c := words.Chmod(path, err); c != "" {
+		fix = "let hist read it: " + c
 	}
 	r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v: %s", path, words.Describe(err), fix))
 }

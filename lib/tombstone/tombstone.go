@@ -31,6 +31,7 @@ import (
 	"hist/lib/identity"
 	"hist/lib/shellquote"
 	"hist/lib/store"
+	"hist/lib/words"
 )
 
 // Cap is the most entries a delete leaves in hidden.json: past it the
@@ -64,17 +65,10 @@ func (e *UntrustedError) Unwrap() error { return e.Err }
 
 // fix says how to make the file trusted again.
 func (e *UntrustedError) fix() string {
-	q := func(p string) string { return shellquote.Quote(p, shellquote.Any) }
-	if errors.Is(e.Err, fs.ErrPermission) {
-		dir := e.Path
-		if fi, err := os.Stat(e.Path); err != nil || !fi.IsDir() {
-			if _, err := os.ReadDir(filepath.Dir(e.Path)); err == nil {
-				return "let hist read the file: chmod 600 " + q(e.Path)
-			}
-			dir = filepath.Dir(e.Path)
-		}
-		return "let hist read its folder: chmod 700 " + q(dir)
+	if c := words.Chmod(e.Path, e.Err); c != "" {
+		return "let hist read it: " + c
 	}
+	q := func(p string) string { return shellquote.Quote(p, shellquote.Any) }
 	prev := e.Path + PrevSuffix
 	if _, _, err := readFile(prev); err == nil {
 		return fmt.Sprintf("restore the version before the last delete (its prompts may show again: delete them again): cp %s %s", q(prev), q(e.Path))
