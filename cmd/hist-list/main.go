@@ -3,6 +3,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"os"
 
 	"hist/lib/cli"
@@ -45,7 +46,8 @@ Formats:
                      from registry.json; "" when unknown), file, and src and
                      session where the prompt has them (imports, hook
                      captures).
-    --limit N        Print at most N prompts (the newest N).
+    --limit N        Print at most N prompts (the newest N); N is 1 or more
+                     (--limit 0 is a usage error).
 
 hist-delete --stdin reads each of these formats back, so a filtered listing
 piped to it deletes exactly what was listed.
@@ -138,8 +140,8 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 		e.Errorf("unexpected argument %q: hist-list takes only flags (to filter, pipe it to grep)", args[0])
 	case *nul && *asJSON:
 		e.Errorf("-0 and --json are two formats: choose one")
-	case *limit < 0:
-		e.Errorf("--limit %d: give a positive number (0 means no limit)", *limit)
+	case *limit < 0 || *limit == 0 && limitSet(fs):
+		e.Errorf("--limit %d: give 1 or more (without --limit, every prompt is printed)", *limit)
 	default:
 		if *nul {
 			o.format = lineenc.NUL
@@ -149,6 +151,12 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 		return o, cli.ExitOK, true
 	}
 	return o, cli.ExitUsage, false
+}
+
+// limitSet reports whether --limit was given.
+func limitSet(fs *flag.FlagSet) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "limit" })
+	return set
 }
 
 // list prints the scope's prompts as they stream in, newest first: the
