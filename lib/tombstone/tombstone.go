@@ -86,6 +86,10 @@ type Set struct {
 	Path    string
 	Entries []string // in file order, oldest first
 	Exists  bool     // the file was there when loaded
+	// Files are the tombstone files read, each with its number of
+	// entries: Path first when it exists, then the others in its folder
+	// (other machines' files, conflict copies).
+	Files []FileCount
 
 	// others are the entries of the other tombstone files in Path's
 	// folder (hidden.json, every machine's hidden@<machine>.json): they
@@ -106,6 +110,12 @@ type Set struct {
 	exact      map[string]string
 	prefixes   map[int]map[string]string
 	prefixLens []int
+}
+
+// FileCount is one tombstone file and how many entries it holds.
+type FileCount struct {
+	Path    string
+	Entries int
 }
 
 // Load reads the tombstone file at path, and, when its name is a
@@ -131,7 +141,10 @@ func Load(path string) (*Set, error) {
 		// file is renamed into place): read again until the listing and
 		// the reads agree, for up to replaceWait.
 		for deadline := time.Now().Add(replaceWait); ; time.Sleep(replaceWait / 50) {
-			s.Entries, s.others, s.copies = own, nil, nil
+			s.Entries, s.others, s.copies, s.Files = own, nil, nil, nil
+			if s.Exists {
+				s.Files = []FileCount{{path, len(own)}}
+			}
 			settled, err := s.loadOthers(path)
 			if err != nil {
 				return nil, err
@@ -183,6 +196,7 @@ func (s *Set) loadOthers(path string) (settled bool, err error) {
 		if err != nil {
 			return false, &UntrustedError{Path: p, Err: err}
 		}
+		s.Files = append(s.Files, FileCount{p, len(entries)})
 		if conflict && orig == filepath.Base(path) {
 			s.copies = append(s.copies, p)
 			s.Entries = mergeEntries(s.Entries, entries)
