@@ -66,11 +66,7 @@ func OSEnv(name string) *Env {
 // path) show escaped (termsafe.Line), so they cannot drive the terminal;
 // a pipe gets the raw bytes.
 func (e *Env) Say(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if termsafe.IsTerminal(e.Stderr) {
-		msg = termsafe.Line(msg)
-	}
-	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, msg)
+	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, termsafe.Message(e.Stderr, fmt.Sprintf(format, args...)))
 }
 
 // Errorf prints "name: msg" on stderr, as Say does.

@@ -101,6 +101,15 @@ func appendSafe(b []byte, text, nl string) []byte {
 	return b
 }
 
+// Message is msg for a one-line message on w: Line when w is a terminal,
+// msg itself otherwise.
+func Message(w io.Writer, msg string) string {
+	if IsTerminal(w) {
+		return Line(msg)
+	}
+	return msg
+}
+
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
