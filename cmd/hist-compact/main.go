@@ -359,7 +359,7 @@ func compactProject(st store.Store, h string, opt compact.Options, dry bool) *pr
 	switch {
 	case err != nil:
 		pr.Report = &compact.Report{Plan: plan}
-		pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + words.Describe(err) + ": nothing was changed"})
+		pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + words.Describe(err) + ": nothing was changed" + chmodHint(st.ProjectDir(h), err)})
 	case dry:
 		pr.Report = compact.DryRun(plan, opt)
 	default:
