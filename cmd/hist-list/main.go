@@ -199,7 +199,7 @@ func report(e *cli.Env, res *history.StreamResult, withNUL int) int {
 	}
 	for _, f := range res.Failed {
 		if fix := f.Fix(); fix != "" {
-			e.Errorf("could not read %v: its prompts are not listed; %s", f, fix)
+			e.Errorf("could not read %v: its prompts are not listed; let hist read it: %s", f, fix)
 		} else {
 			e.Errorf("could not read %v: its prompts are not listed", f)
 		}

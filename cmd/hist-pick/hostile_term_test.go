@@ -207,7 +207,7 @@ func TestUnreadableFolder(t *testing.T) {
 	tm := newTerm(t, f.dir, 200, 40)
 	tm.clear()
 	tm.run("clear; setpriv --bounding-set=-dac_override,-dac_read_search hist-pick --all >" + tm.dir + "/out 2>" + tm.dir + "/err; echo $? >" + tm.dir + "/code")
-	s := tm.waitText("Some prompts are not listed: permission denied; let hist read it: chmod 700 " + other)
+	s := tm.waitText("Some prompts are not listed (permission denied): chmod 700 " + other)
 	if !strings.Contains(s, "legacy editor prompt") && !strings.Contains(s, "33 loaded") {
 		t.Errorf("the rest is not listed:\n%s", s)
 	}

@@ -49,13 +49,8 @@ type FileError struct {
 
 func (e FileError) Error() string { return fmt.Sprintf("%s: %s", e.Path, words.Describe(e.Err)) }
 
-// Fix says how to let hist read it ("" when no chmod would).
-func (e FileError) Fix() string {
-	if c := words.Chmod(e.Path, e.Err); c != "" {
-		return "let hist read it: " + c
-	}
-	return ""
-}
+// Fix is the chmod that lets hist read it ("" when no chmod would).
+func (e FileError) Fix() string { return words.Chmod(e.Path, e.Err) }
 
 // vanished reports whether one of the failed files vanished (or was
 // replaced) while it was read: a rewrite moved its prompts, and a read of

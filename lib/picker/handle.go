@@ -130,17 +130,17 @@ func (p *picker) loaded(r *run, req request) []string {
 	return acts
 }
 
-// unreadable is the footer when some of the scope could not be read:
-// the first failure's fix when a chmod gives it, else what failed.
+// unreadable is the footer when some of the scope could not be read: the
+// chmod that fixes the first failure when there is one, else the failure.
 func unreadable(failed []history.FileError) string {
 	f, more := failed[0], ""
 	if len(failed) > 1 {
-		more = fmt.Sprintf(" (%d places)", len(failed))
+		more = fmt.Sprintf(" (and %d more)", len(failed)-1)
 	}
 	if fix := f.Fix(); fix != "" {
-		return fmt.Sprintf("Some prompts are not listed%s: %s; %s", more, words.Describe(f.Err), fix)
+		return fmt.Sprintf("Some prompts are not listed (%s): %s%s", words.Describe(f.Err), fix, more)
 	}
-	return fmt.Sprintf("Some prompts are not listed%s: could not read %v", more, f)
+	return fmt.Sprintf("Some prompts are not listed: could not read %v%s", f, more)
 }
 
 // decide is the decision of a pick, resume or arm key on fzf's item arg;
