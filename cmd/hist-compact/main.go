@@ -268,7 +268,7 @@ func runCompact(e *cli.Env, st store.Store, sc store.Scope, dir string, f *optio
 			return finish(e, out, f.asJSON, exitBusy)
 		}
 		if err != nil {
-			e.Errorf("%v: nothing was changed", err)
+			e.Errorf("%v: nothing was changed%s", err, chmodHint(st.Lock(), err))
 			return finish(e, out, f.asJSON, cli.ExitFailure)
 		}
 		defer l.Release()
@@ -325,6 +325,15 @@ func folders(st store.Store, sc store.Scope, dir string, reg store.Registry) ([]
 	}
 }
 
+// chmodHint ends a message on a permission error with the chmod that
+// gives hist back path ("" for any other error).
+func chmodHint(path string, err error) string {
+	if c := words.Chmod(path, err); c != "" {
+		return "; let hist in: " + c
+	}
+	return ""
+}
+
 // projects lists the project folders of the scope; stop ends the run
 // with code.
 func projects(e *cli.Env, st store.Store, sc store.Scope) (hashes []string, code int, stop bool) {
@@ -333,7 +342,7 @@ func projects(e *cli.Env, st store.Store, sc store.Scope) (hashes []string, code
 	}
 	hashes, err := st.ProjectHashes()
 	if err != nil {
-		e.Errorf("listing the projects in %s: %s: nothing was changed", st.Projects(), words.Describe(err))
+		e.Errorf("listing the projects in %s: %s: nothing was changed%s", st.Projects(), words.Describe(err), chmodHint(st.Projects(), err))
 		return nil, cli.ExitFailure, true
 	}
 	if len(hashes) == 0 {
@@ -350,7 +359,7 @@ func compactProject(st store.Store, h string, opt compact.Options, dry bool) *pr
 	switch {
 	case err != nil:
 		pr.Report = &compact.Report{Plan: plan}
-		pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + words.Describe(err) + ": nothing was changed"})
+		pr.Report.Errors = append(pr.Report.Errors, compact.FileError{Path: plan.Dir, Err: "listing the folder: " + words.Describe(err) + ": nothing was changed" + chmodHint(st.ProjectDir(h), err)})
 	case dry:
 		pr.Report = compact.DryRun(plan, opt)
 	default:

@@ -61,7 +61,7 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 			return done(exitBusy)
 		}
 		if err != nil {
-			e.Errorf("%v: nothing was changed", err)
+			e.Errorf("%v: nothing was changed%s", err, chmodHint(st.Lock(), err))
 			return done(cli.ExitFailure)
 		}
 		defer l.Release()

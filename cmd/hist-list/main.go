@@ -3,6 +3,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"os"
 
 	"hist/lib/cli"
@@ -45,7 +46,8 @@ Formats:
                      from registry.json; "" when unknown), file, and src and
                      session where the prompt has them (imports, hook
                      captures).
-    --limit N        Print at most N prompts (the newest N).
+    --limit N        Print at most N prompts (the newest N); N is 1 or more
+                     (--limit 0 is a usage error).
 
 hist-delete --stdin reads each of these formats back, so a filtered listing
 piped to it deletes exactly what was listed.
@@ -66,16 +68,19 @@ control that decides and exits 0 with no output.
 
 Exit status:
     0  listed (possibly nothing)
-    1  some store files could not be read (the others were listed; stderr names
-       them), or -0 left out prompts that hold a NUL byte
+    1  some store files or folders could not be read (the rest was listed;
+       stderr names each once, with the chmod when a permission is the
+       cause), or -0 left out prompts that hold a NUL byte
     2  usage error, a --project DIR that does not exist (and is not in the
        store), or HOME unset or not absolute while the store needs it
-    3  hidden.json cannot be trusted: nothing is printed; restore the file or
-       delete it yourself (hidden prompts may then reappear)
+    3  hidden.json cannot be trusted: nothing is printed; the message says how
+       to recover (chmod for a permission problem, cp from its .prev copy)
 
 Malformed store lines are skipped; their count is reported on stderr.
 On a terminal, control characters in prompts show as control pictures (␛ for
-ESC) so a stored prompt cannot drive the terminal; a pipe gets the raw bytes.
+ESC), bidi and zero-width characters as <U+202E> and bytes that are not UTF-8
+as <0xFF>, so a stored prompt cannot drive the terminal; a pipe gets the raw
+bytes.
 
 Examples:
     $ hist-list | head
@@ -135,8 +140,8 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 		e.Errorf("unexpected argument %q: hist-list takes only flags (to filter, pipe it to grep)", args[0])
 	case *nul && *asJSON:
 		e.Errorf("-0 and --json are two formats: choose one")
-	case *limit < 0:
-		e.Errorf("--limit %d: give a positive number (0 means no limit)", *limit)
+	case *limit < 0 || *limit == 0 && limitSet(fs):
+		e.Errorf("--limit %d: give 1 or more (without --limit, every prompt is printed)", *limit)
 	default:
 		if *nul {
 			o.format = lineenc.NUL
@@ -146,6 +151,12 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 		return o, cli.ExitOK, true
 	}
 	return o, cli.ExitUsage, false
+}
+
+// limitSet reports whether --limit was given.
+func limitSet(fs *flag.FlagSet) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "limit" })
+	return set
 }
 
 // list prints the scope's prompts as they stream in, newest first: the
@@ -162,7 +173,7 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 	var buf []byte
 	var werr error
 	printed, withNUL := 0, 0
-	res, err := history.Stream(st, sc, hidden, history.Options{Hold: o.format == lineenc.JSON}, func(en history.Entry) bool {
+	res := history.Stream(st, sc, hidden, history.Options{Hold: o.format == lineenc.JSON}, func(en history.Entry) bool {
 		if o.format.Fits(en.Text) {
 			buf = o.format.Append(buf[:0], lineenc.Listed{Text: en.Text, TS: en.TS, Cwd: reg[en.Project], File: en.File, Src: en.Src, Session: en.Session})
 			_, werr = out.Write(buf)
@@ -178,10 +189,6 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 	if err := out.Flush(); err != nil {
 		return cli.ExitFailure
 	}
-	if err != nil {
-		e.Errorf("listing the store %s: %v: nothing more was printed", st.Root, err)
-		return cli.ExitFailure
-	}
 	return report(e, res, withNUL)
 }
 
@@ -191,7 +198,11 @@ func report(e *cli.Env, res *history.StreamResult, withNUL int) int {
 		e.Warnf("skipped %s", words.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
 	}
 	for _, f := range res.Failed {
-		e.Errorf("could not read %v: its prompts are not listed", f)
+		if fix := f.Fix(); fix != "" {
+			e.Errorf("could not read %v: its prompts are not listed; let hist read it: %s", f, fix)
+		} else {
+			e.Errorf("could not read %v: its prompts are not listed", f)
+		}
 	}
 	if withNUL > 0 {
 		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", words.Plural(withNUL, "prompt", "prompts"))

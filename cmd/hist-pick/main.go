@@ -13,6 +13,7 @@ import (
 	"hist/lib/lineenc"
 	"hist/lib/picker"
 	"hist/lib/shellquote"
+	"hist/lib/termsafe"
 	"hist/scripts/shell"
 )
 
@@ -42,7 +43,10 @@ Output:
                      where the prompt has them (as hist-list --json), plus
                      resume when the resume key chose.
     --word           The prompt as one shell word, single-quoted for --shell
-                     (what the key bindings insert).
+                     (what the key bindings insert). For bash, zsh and fish,
+                     control, bidi and zero-width characters are the shell's
+                     own escapes ($'\e' in bash and zsh, \e in fish), so the
+                     command line shows them and still gives the exact prompt.
     --resume         Only a resume command: enter prints the chosen prompt's
                      resume command too; a prompt without a session prints
                      nothing and exits 1.
@@ -86,16 +90,21 @@ the selector inserts the resume command instead):
     eval "$(hist-pick --shell zsh)"       # ~/.zshrc
     hist-pick --shell fish | source       # ~/.config/fish/config.fish
 
+On a terminal, what hist-pick prints shows control, bidi and zero-width
+characters visibly (␛ for ESC, <U+202E>), as the selector does; a pipe
+or $(...) gets the exact bytes.
+
 With capture off, hist-pick opens nothing and reads nothing: it prints one
 warning naming the control that decides and exits 1.
 
 Exit status:
-    0    a prompt (or a resume command) was printed
+    0    a prompt (or a resume command) was printed (a store file or folder
+         that could not be read was named in the footer; the rest was shown)
     1    capture is off, or the selector could not run, or --resume chose a
          prompt with no session to resume (or a refused session id)
     2    usage error
-    3    hidden.json cannot be trusted: nothing is shown; restore the file or
-         delete it yourself (hidden prompts may then reappear)
+    3    hidden.json cannot be trusted: nothing is shown; the message says how
+         to recover (chmod for a permission problem, cp from its .prev copy)
     130  cancelled (Esc, ctrl-c): nothing printed
 
 Examples:
@@ -149,7 +158,7 @@ func run(e *cli.Env) int {
 			return cli.ExitFailure
 		}
 	}
-	if _, err := e.Stdout.Write(output(c, o)); err != nil {
+	if _, err := termsafe.Writer(e.Stdout).Write(output(c, o)); err != nil {
 		return cli.ExitFailure
 	}
 	return cli.ExitOK

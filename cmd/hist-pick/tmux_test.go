@@ -944,7 +944,7 @@ func TestUnreadableFile(t *testing.T) {
 	tm := newTerm(t, f.dir, 120, 40)
 	tm.pick("")
 	tm.waitText("32 loaded")
-	tm.waitText("1 store file could not be read")
+	tm.waitText("Some prompts are not listed: could not read")
 	tm.keys("Escape")
 	tm.result()
 }

@@ -58,9 +58,8 @@ type Report struct {
 	Projects  []Project
 	Global    int // entries in history-global.jsonl and its carries/claims
 
-	HiddenEntries int
-	HiddenExists  bool
-	HiddenErr     error // hidden.json cannot be trusted or read
+	Hidden    []tombstone.FileCount // every machine's tombstone files
+	HiddenErr error                 // one cannot be trusted or read
 
 	Claims  []Leftover
 	Carries []Leftover
@@ -129,14 +128,10 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 		return a.Hash < b.Hash
 	})
 
-	set, err := tombstone.Load(st.Hidden())
-	switch {
-	case err != nil:
+	if set, err := tombstone.Load(st.Hidden()); err != nil {
 		r.HiddenErr = err
-		r.HiddenExists = true
-	default:
-		r.HiddenExists = set.Exists
-		r.HiddenEntries = len(set.Entries)
+	} else {
+		r.Hidden = set.Files
 	}
 	return r
 }
@@ -274,11 +269,8 @@ func kindOf(m fs.FileMode) string {
 // unreadable notes a path that cannot be read, with its fix.
 func (r *Report) unreadable(path string, err error) {
 	fix := "it stays as it is; check the disk, or restore it from a backup"
-	if errors.Is(err, fs.ErrPermission) {
-		fix = "let hist read it: chmod 600 " + q(path)
-		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
-			fix = "let hist read it: chmod 700 " + q(path)
-		}
+	if c := words.Chmod(path, err); c != "" {
+		fix = "let hist read it: " + c
 	}
 	r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v: %s", path, words.Describe(err), fix))
 }
@@ -353,10 +345,10 @@ func (r *Report) Print(w io.Writer) {
 	switch {
 	case r.HiddenErr != nil:
 		fmt.Fprintf(w, "hidden.json:  NOT trusted (%s)\n", firstLine(r.HiddenErr.Error()))
-	case !r.HiddenExists:
+	case len(r.Hidden) == 0:
 		fmt.Fprintf(w, "hidden.json:  none (nothing hidden)\n")
 	default:
-		fmt.Fprintf(w, "hidden.json:  %s, trusted\n", words.Plural(r.HiddenEntries, "entry", "entries"))
+		fmt.Fprintf(w, "hidden.json:  %s, trusted\n", hiddenFiles(r.Hidden))
 	}
 	fmt.Fprintf(w, "claims:       %s\n", leftovers(r.Claims, "no rewriter running", "a rewriter is running"))
 	fmt.Fprintf(w, "carries:      %d (merged by the next compaction)\n", len(r.Carries))
@@ -387,6 +379,21 @@ func (r *Report) Print(w io.Writer) {
 	for _, p := range probs {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
+}
+
+// hiddenFiles is the tombstone files' entries: "2 entries
+// (hidden@alpha.json)", "3 entries (1 in hidden@m1.json, 2 in
+// hidden@alpha.json)".
+func hiddenFiles(files []tombstone.FileCount) string {
+	total, each := 0, make([]string, len(files))
+	for i, f := range files {
+		total += f.Entries
+		each[i] = fmt.Sprintf("%d in %s", f.Entries, filepath.Base(f.Path))
+	}
+	if len(files) == 1 {
+		each[0] = filepath.Base(files[0].Path)
+	}
+	return fmt.Sprintf("%s (%s)", words.Plural(total, "entry", "entries"), strings.Join(each, ", "))
 }
 
 func leftovers(ls []Leftover, gone, live string) string {

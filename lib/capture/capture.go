@@ -67,7 +67,11 @@ func Store(e *cli.Env, st store.Store, p Prompt) int {
 	path := filepath.Join(st.ProjectDir(hash), store.CaptureFile(p.Instance, st.Machine))
 	line := record.Marshal(record.Record{Text: p.Text, TS: p.TS, Src: p.Src, Session: p.Session})
 	if err := store.Append(path, line); err != nil {
-		e.Errorf("writing %s: %v: the prompt was not captured; check the store folder (free space, permissions, a file or folder in the way)", path, words.Describe(err))
+		fix := "check the store folder (free space, permissions, a file or folder in the way)"
+		if c := words.Chmod(path, err); c != "" {
+			fix = "let hist in: " + c
+		}
+		e.Errorf("writing %s: %v: the prompt was not captured; %s", path, words.Describe(err), fix)
 		return cli.ExitFailure
 	}
 	if err := st.Register(hash, canon); err != nil {

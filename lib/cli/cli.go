@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"hist/lib/policy"
+	"hist/lib/shellquote"
 	"hist/lib/store"
 	"hist/lib/termsafe"
 	"hist/lib/tombstone"
@@ -65,11 +66,7 @@ func OSEnv(name string) *Env {
 // path) show escaped (termsafe.Line), so they cannot drive the terminal;
 // a pipe gets the raw bytes.
 func (e *Env) Say(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if termsafe.IsTerminal(e.Stderr) {
-		msg = termsafe.Line(msg)
-	}
-	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, msg)
+	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, termsafe.Message(e.Stderr, fmt.Sprintf(format, args...)))
 }
 
 // Errorf prints "name: msg" on stderr, as Say does.
@@ -365,7 +362,8 @@ func (e *Env) ParseArgs(fs *flag.FlagSet, usage string, args []string) (pos []st
 }
 
 // checkHome ends ParseArgs: when HOME is unset or not absolute and the
-// command needs it (homeProblem), or HIST_MACHINE is not this machine's id
+// command needs it (homeProblem), --store names a folder that does not
+// exist (makesStore), or HIST_MACHINE is not this machine's id
 // (store.MachineID; a command that Captures warns instead), it prints why
 // and stops with ExitUsage, before anything is read or written. A command
 // run as an agent's hook (its --hook flag set) is left to go on: it must
@@ -377,6 +375,18 @@ func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
 	if p := e.HomeProblem(fs); p != "" {
 		e.Errorf("%s", p)
 		return nil, ExitUsage, true
+	}
+	if f := fs.Lookup("store"); f != nil && f.Value.String() != "" && !makesStore[e.Name] {
+		// A store named by hand that is not there is a typo more often
+		// than a new store: reading it would show nothing, silently.
+		dir := f.Value.String()
+		if fi, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			e.Errorf("--store %s: no such folder: check the path (to start a new store there, create it first: mkdir -m 700 %s)", dir, shellquote.Quote(dir, shellquote.Any))
+			return nil, ExitUsage, true
+		} else if err == nil && !fi.IsDir() {
+			e.Errorf("--store %s: not a folder: give the store's folder", dir)
+			return nil, ExitUsage, true
+		}
 	}
 	v := e.Getenv(store.MachineEnv)
 	if v != "" && !store.ValidMachine(v) {
@@ -392,6 +402,10 @@ func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
 	}
 	return pos, ExitOK, false
 }
+
+// makesStore are the commands that write prompts: they make the store at
+// a --store DIR that does not exist yet; the others refuse such a DIR.
+var makesStore = map[string]bool{"hist-capture": true, "hist-seed": true}
 
 // HomeProblem is homeProblem for the parsed flag set fs (its --store).
 func (e *Env) HomeProblem(fs *flag.FlagSet) string {

@@ -181,6 +181,30 @@ func TestScopeFlags(t *testing.T) {
 	}
 }
 
+// A --store DIR that does not exist is a usage error that names it,
+// except for the commands that write prompts, which make the store.
+func TestStoreMissing(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, nil, 0o600)
+	for _, c := range []struct{ name, store, want string }{
+		{"hist-list", filepath.Join(dir, "typo"), "hist-list: --store " + dir + "/typo: no such folder: check the path (to start a new store there, create it first: mkdir -m 700 " + dir + "/typo)\n"},
+		{"hist-list", file, "hist-list: --store " + file + ": not a folder: give the store's folder\n"},
+		{"hist-list", dir, ""},
+		{"hist-capture", filepath.Join(dir, "new"), ""},
+		{"hist-seed", filepath.Join(dir, "new"), ""},
+	} {
+		e, _, errb := testEnv(nil)
+		e.Name = c.name
+		fs := e.Flags()
+		StoreFlag(fs)
+		_, code, stop := e.ParseArgs(fs, "usage\n", []string{"--store", c.store})
+		if got := errb.String(); got != c.want || stop != (c.want != "") || stop && code != ExitUsage {
+			t.Errorf("%s --store %s: stderr %q, stop=%v code=%d; want %q", c.name, c.store, got, stop, code, c.want)
+		}
+	}
+}
+
 func TestHomeProblem(t *testing.T) {
 	cases := []struct {
 		home string
@@ -191,7 +215,7 @@ func TestHomeProblem(t *testing.T) {
 		{"/home/u", nil, nil, ""},
 		{"", nil, nil, "hist-x: HOME is not set: set HOME, or pass --store DIR and set GENTLE_PI_CONFIG_HOME\n"},
 		{"", map[string]string{"GENTLE_PI_CONFIG_HOME": "/c"}, nil, "hist-x: HOME is not set: set HOME or pass --store DIR\n"},
-		{"", map[string]string{"GENTLE_PI_CONFIG_HOME": "/c"}, []string{"--store", "/s"}, ""},
+		{"", map[string]string{"GENTLE_PI_CONFIG_HOME": "/c"}, []string{"--store", "/"}, ""},
 		{"", map[string]string{"GENTLE_PI_CONFIG_HOME": "/c", "PI_CODING_AGENT_DIR": "/p"}, nil, ""},
 		{"", map[string]string{"GENTLE_PI_CONFIG_HOME": "~/c"}, []string{"--store", "/s"}, "hist-x: HOME is not set: set HOME or GENTLE_PI_CONFIG_HOME\n"},
 		{"rel", map[string]string{"GENTLE_PI_CONFIG_HOME": "/c"}, nil, "hist-x: HOME is not an absolute path (\"rel\"): set HOME or pass --store DIR\n"},

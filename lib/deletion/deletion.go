@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"hist/lib/words"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -297,10 +298,20 @@ func (d *run) load() bool {
 		return false
 	}
 	if d.all, err = d.st.Files(d.sc); err != nil {
-		d.res.Outcome, d.res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
+		d.res.Outcome, d.res.Err = NothingRemoved, listError(err)
 		return false
 	}
 	return true
+}
+
+// listError says the store's files could not all be listed (a delete
+// must see every copy), with the chmod that fixes a permission error.
+func listError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && words.Chmod(pe.Path, err) != "" {
+		return fmt.Errorf("listing the store's files: %w; let hist read it: %s", err, words.Chmod(pe.Path, err))
+	}
+	return fmt.Errorf("listing the store's files: %w", err)
 }
 
 // listOthers splits the store's files into this machine's files of the
@@ -316,7 +327,7 @@ func (d *run) listOthers() bool {
 	}
 	whole, err := d.st.Files(store.Scope{All: true})
 	if err != nil {
-		d.res.Outcome, d.res.Err = NothingRemoved, fmt.Errorf("listing the store's files: %w", err)
+		d.res.Outcome, d.res.Err = NothingRemoved, listError(err)
 		return false
 	}
 	var outside []store.File

@@ -26,6 +26,7 @@ import (
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 // Entry is one visible prompt: the newest copy's text and time, the
@@ -39,13 +40,17 @@ type Entry struct {
 	Project string // its project hash ("" for global files)
 }
 
-// FileError is a store file that could not be read.
+// FileError is a store file, or a folder of the scope, that could not
+// be read.
 type FileError struct {
 	Path string
 	Err  error
 }
 
-func (e FileError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
+func (e FileError) Error() string { return fmt.Sprintf("%s: %s", e.Path, words.Describe(e.Err)) }
+
+// Fix is the chmod that lets hist read it ("" when no chmod would).
+func (e FileError) Fix() string { return words.Chmod(e.Path, e.Err) }
 
 // vanished reports whether one of the failed files vanished (or was
 // replaced) while it was read: a rewrite moved its prompts, and a read of

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"errors"
+	"io/fs"
 	"time"
 
 	"hist/lib/lock"
@@ -33,29 +35,50 @@ var afterList func()
 // hidden.json read again (a prompt deleted meanwhile stays hidden; when
 // the file cannot be trusted, it stops there), and sends the prompts it
 // had missed. It waits settleWait at most in all. The result is the last
-// read's; the error is a listing of the scope's files that failed.
-func Stream(st store.Store, sc store.Scope, hidden *tombstone.Set, opt Options, fn func(Entry) bool) (*StreamResult, error) {
+// read's: a folder of the scope that cannot be listed is one of its
+// Failed, and the rest of the scope is read.
+func Stream(st store.Store, sc store.Scope, hidden *tombstone.Set, opt Options, fn func(Entry) bool) *StreamResult {
 	seen := seenSet{}
 	sent := 0
 	deadline := time.Now().Add(settleWait)
 	for try := 1; ; try++ {
 		lock.WaitFree(st.Lock(), deadline)
-		files, err := st.Files(sc)
-		if err != nil {
-			return nil, err
-		}
+		files, listErr := st.Files(sc)
 		ids := store.IDs(files)
 		if afterList != nil {
 			afterList()
 		}
 		res := streamFiles(files, hidden, seen, sent, opt, fn)
+		res.Failed = append(folderErrors(listErr), res.Failed...)
 		sent = res.sent
 		if res.Stopped || try == maxReads || time.Now().After(deadline) ||
 			!lock.Held(st.Lock()) && !st.Moved(sc, files, ids, vanished(res.Failed)) {
-			return res, nil
+			return res
 		}
+		var err error
 		if hidden, err = tombstone.Load(st.Hidden()); err != nil {
-			return res, nil // its failures name the files it could not read
+			return res // its failures name the files it could not read
 		}
 	}
+}
+
+// folderErrors are the folders that store.Files could not list, from its
+// error.
+func folderErrors(err error) []FileError {
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]FileError, len(errs))
+	for i, e := range errs {
+		out[i] = FileError{Err: e}
+		var pe *fs.PathError
+		if errors.As(e, &pe) {
+			out[i] = FileError{Path: pe.Path, Err: pe.Err}
+		}
+	}
+	return out
 }

@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"hist/lib/identity"
+	"hist/lib/jsonscan"
+	"hist/lib/record"
 )
 
 // Format is a way of printing prompts.
@@ -126,14 +128,19 @@ func Parse(data []byte, f Format) ([]string, error) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			var o struct {
-				Text *string `json:"text"`
-			}
-			if err := json.Unmarshal(line, &o); err != nil || o.Text == nil {
+			// Bytes that are not UTF-8 are kept as AppendJSON wrote them
+			// (encoding/json would make them U+FFFD).
+			text, found := "", false
+			ok := jsonscan.EachMember(line, func(key, val []byte) {
+				if string(key) == "text" {
+					text, found = record.DecodeString(val)
+				}
+			})
+			if !ok || !found {
 				return nil, fmt.Errorf("--stdin=json: line %d of standard input is not a JSON object with a \"text\" string (hist-list --json writes those)", i+1)
 			}
-			if !identity.IsBlank(*o.Text) {
-				out = append(out, *o.Text)
+			if !identity.IsBlank(text) {
+				out = append(out, text)
 			}
 		}
 		return out, nil

@@ -69,7 +69,7 @@ func FuzzRoundTrip(f *testing.F) {
 // What each format prints, Parse reads back: every prompt but the blank
 // ones, and for NUL only what fits.
 func TestFormatsRoundTrip(t *testing.T) {
-	prompts := []string{"plain", "two\nlines", `C:\path`, "tab\tand é", "   ", "deploy\x00 staging"}
+	prompts := []string{"plain", "two\nlines", `C:\path`, "tab\tand é", "   ", "deploy\x00 staging", "bad \xff\xe2\x80 utf8 \x1b]0;t\a \u202e"}
 	for _, f := range []Format{Lines, NUL, JSON} {
 		var data []byte
 		var want []string

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"hist/lib/history"
 	"hist/lib/words"
 )
 
@@ -104,8 +105,8 @@ func (p *picker) handleNormal(r *run, req request, verb, arg string) string {
 
 // loaded handles fzf's load event: the list is all in. It returns the
 // actions due (End pressed while loading selects the oldest), and sets
-// the footer: a failure to list or read the store, or an empty scope's
-// hint. p.mu is held.
+// the footer: what could not be read (the rest is listed), or an empty
+// scope's hint. p.mu is held.
 func (p *picker) loaded(r *run, req request) []string {
 	var acts []string
 	r.loaded = true
@@ -116,12 +117,10 @@ func (p *picker) loaded(r *run, req request) []string {
 		}
 		r.footer = p.notice
 	}
-	_, res, err := r.list.status()
+	_, res := r.list.status()
 	switch {
-	case err != nil:
-		r.footer = "Could not list the store: " + err.Error()
 	case res != nil && len(res.Failed) > 0 && r.footer == "":
-		r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", words.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
+		r.footer = unreadable(res.Failed)
 	case req.Total == 0 && r.footer == "":
 		r.footer = emptyHint
 		if r.others > 0 {
@@ -129,6 +128,19 @@ func (p *picker) loaded(r *run, req request) []string {
 		}
 	}
 	return acts
+}
+
+// unreadable is the footer when some of the scope could not be read: the
+// chmod that fixes the first failure when there is one, else the failure.
+func unreadable(failed []history.FileError) string {
+	f, more := failed[0], ""
+	if len(failed) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(failed)-1)
+	}
+	if fix := f.Fix(); fix != "" {
+		return fmt.Sprintf("Some prompts are not listed (%s): %s%s", words.Describe(f.Err), fix, more)
+	}
+	return fmt.Sprintf("Some prompts are not listed: could not read %v%s", f, more)
 }
 
 // decide is the decision of a pick, resume or arm key on fzf's item arg;
@@ -174,7 +186,7 @@ func (p *picker) throttled(n int) bool {
 
 func (p *picker) normalHeader(r *run) []string {
 	req := r.latest
-	done, _, _ := r.list.status()
+	done, _ := r.list.status()
 	return header(headerState{
 		Cols: p.cols, Pos: req.Pos, Matches: req.Match, Loaded: req.Total,
 		Loading: !(done && r.loaded), All: r.list.all, Hint: p.hint(),

@@ -23,7 +23,6 @@ type list struct {
 	gone map[int32]bool
 	done bool
 	res  *history.StreamResult
-	err  error // the scope's files could not be listed
 
 	stop atomic.Bool
 }
@@ -33,9 +32,9 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
 	l := &list{all: sc.All, gone: map[int32]bool{}}
 	l.cond = sync.NewCond(&l.mu)
 	go func() {
-		res, err := l.stream(st, sc, hidden)
+		res := l.stream(st, sc, hidden)
 		l.mu.Lock()
-		l.done, l.res, l.err = true, res, err
+		l.done, l.res = true, res
 		l.mu.Unlock()
 		l.cond.Broadcast()
 	}()
@@ -45,7 +44,7 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
 // stream adds the scope's prompts to the list in batches, each larger
 // than the last, so that the first screen comes at once and the feeder
 // wakes rarely after it.
-func (l *list) stream(st store.Store, sc store.Scope, hidden *tombstone.Set) (*history.StreamResult, error) {
+func (l *list) stream(st store.Store, sc store.Scope, hidden *tombstone.Set) *history.StreamResult {
 	var batch []history.Entry
 	limit := 16
 	flush := func() {
@@ -125,8 +124,8 @@ func (l *list) remove(i int32) {
 }
 
 // status is the loading's outcome so far.
-func (l *list) status() (done bool, res *history.StreamResult, err error) {
+func (l *list) status() (done bool, res *history.StreamResult) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.done, l.res, l.err
+	return l.done, l.res
 }

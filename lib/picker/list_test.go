@@ -24,7 +24,7 @@ func loadAll(t *testing.T, st store.Store, sc store.Scope) ([]string, *list) {
 	l := load(st, sc, hidden)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if done, _, _ := l.status(); done {
+		if done, _ := l.status(); done {
 			break
 		}
 		if time.Now().After(deadline) {

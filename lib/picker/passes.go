@@ -41,7 +41,7 @@ func (p *picker) commonArgs(r *run, header []string) []string {
 		"--preview=" + cb(r, "preview {n}"),
 		"--preview-window=" + window,
 		"--header=" + strings.Join(header, "\n"),
-		"--footer=" + footer, "--footer-border=none",
+		"--footer=" + row(footer), "--footer-border=none",
 		"--bind=resize:transform(" + cb(r, "resize") + ")",
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"hist/lib/agent"
 	"hist/lib/shellquote"
+	"hist/lib/termsafe"
 )
 
 func TestClassAndRows(t *testing.T) {
@@ -67,17 +68,15 @@ func TestRow(t *testing.T) {
 		"esc\x1b[31mred":         "esc␛[31mred",
 		"bell\a del\x7f":         "bell␇ del␡",
 		"café ✓":                 "café ✓",
-		"bad \xff byte":          "bad \ufffd byte",
-		"c1 \u009b control":      "c1 \ufffd control",
+		"bad \xff byte":          "bad <0xFF> byte",
+		"c1 \u009b control":      "c1 <U+009B> control",
+		"rlo \u202e zw\u200b":    "rlo <U+202E> zw<U+200B>",
 		"trailing newline\n":     `trailing newline\n`,
 		"\n  indented\n\tlines ": "\\n  indented\\n\tlines ",
 	} {
 		if got := row(in); got != want {
 			t.Errorf("Row(%q) = %q, want %q", in, got, want)
 		}
-	}
-	if got := safe("a\x1b]0;x\x07\nb\r\n"); got != "a␛]0;x␇\nb\n" {
-		t.Errorf("Safe = %q", got)
 	}
 }
 
@@ -241,5 +240,26 @@ func TestNoResumeKey(t *testing.T) {
 	pv := preview(previewItem{Text: "x", TS: 1, Project: "p", Cwd: "/w", Src: "pi", Session: "s1"}, "", shellquote.Any, time.UnixMilli(1))
 	if !strings.Contains(pv, "Resume   cd /w && pi --session s1\n") || strings.Contains(pv, "prints it") {
 		t.Errorf("preview:\n%s", pv)
+	}
+}
+
+// The preview's fields are one line each, whatever the folder name holds;
+// the prompt keeps its lines; nothing in either drives the terminal.
+func TestPreviewHostile(t *testing.T) {
+	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
+	it := previewItem{Text: "a\x1b]0;t\a\nb\u202ec", TS: now.UnixMilli(), Project: "abcd",
+		Cwd: "/p\nSession  fake\x1b[2J\u200b", Src: "pi", Session: "s-1"}
+	got := preview(it, "ctrl-o", shellquote.Bash, now)
+	for _, want := range []string{
+		"Project  /p\\nSession  fake␛[2J<U+200B>\n",
+		"Resume   cd /p$'\\n''Session  fake'$'\\e''[2J'$'\\xe2\\x80\\x8b' && pi --session s-1   (ctrl-o prints it)\n",
+		"────────\na␛]0;t␇\nb<U+202E>c\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the preview lacks %q:\n%s", want, got)
+		}
+	}
+	if i, _ := termsafe.Cut(strings.ReplaceAll(got, "\n", "")); i < len(strings.ReplaceAll(got, "\n", "")) {
+		t.Errorf("the preview holds a character a terminal would act on: %q", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"hist/lib/shellquote"
 	"hist/lib/store"
+	"hist/lib/termsafe"
 )
 
 // previewItem is what the preview pane shows about one prompt.
@@ -56,7 +57,8 @@ func ago(t, now time.Time) string {
 // preview renders the preview pane: the prompt's time, project, and for a
 // prompt that names its agent (imported, or captured by an agent's hook)
 // the agent, session and resume command, then the whole prompt. The resume
-// command is quoted for sh.
+// command is quoted for sh. Each field shows as one line, as a row does;
+// the prompt keeps its newlines and tabs (termsafe.Text).
 func preview(it previewItem, resumeKey string, sh shellquote.Shell, now time.Time) string {
 	var b strings.Builder
 	t := time.UnixMilli(it.TS)
@@ -65,30 +67,30 @@ func preview(it previewItem, resumeKey string, sh shellquote.Shell, now time.Tim
 	case it.Project == "":
 		b.WriteString("Project  (none: imported editor history, history-global.jsonl)\n")
 	case it.Cwd != "":
-		fmt.Fprintf(&b, "Project  %s\n", safe(it.Cwd))
+		fmt.Fprintf(&b, "Project  %s\n", row(it.Cwd))
 	default:
 		fmt.Fprintf(&b, "Project  %s (folder unknown: not in registry.json)\n", it.Project)
 	}
 	if it.Src != "" {
 		if it.Origin != "" {
-			fmt.Fprintf(&b, "Agent    %s (%s)\n", safe(Agent(it.Src)), it.Origin)
+			fmt.Fprintf(&b, "Agent    %s (%s)\n", row(Agent(it.Src)), it.Origin)
 		} else {
-			fmt.Fprintf(&b, "Agent    %s\n", safe(Agent(it.Src)))
+			fmt.Fprintf(&b, "Agent    %s\n", row(Agent(it.Src)))
 		}
 		if it.Session != "" {
-			fmt.Fprintf(&b, "Session  %s\n", safe(it.Session))
+			fmt.Fprintf(&b, "Session  %s\n", row(it.Session))
 		}
 		switch cmd, err := ResumeCommand(it.Src, it.Session, it.Cwd, sh); {
 		case err == nil && resumeKey == "":
-			fmt.Fprintf(&b, "Resume   %s\n", safe(cmd))
+			fmt.Fprintf(&b, "Resume   %s\n", row(cmd))
 		case err == nil:
-			fmt.Fprintf(&b, "Resume   %s   (%s prints it)\n", safe(cmd), resumeKey)
+			fmt.Fprintf(&b, "Resume   %s   (%s prints it)\n", row(cmd), resumeKey)
 		case err != errNoSession:
-			fmt.Fprintf(&b, "Resume   refused: %s\n", safe(err.Error()))
+			fmt.Fprintf(&b, "Resume   refused: %s\n", row(err.Error()))
 		}
 	}
 	b.WriteString("────────\n")
-	b.WriteString(safe(it.Text))
+	b.WriteString(termsafe.Text(it.Text))
 	b.WriteByte('\n')
 	return b.String()
 }

@@ -293,6 +293,13 @@ func integer(b []byte, p int) (int64, int, bool) {
 	return n, p, true
 }
 
+// DecodeString decodes v, a whole JSON string value, keeping invalid
+// UTF-8 byte for byte as AppendString writes it.
+func DecodeString(v []byte) (string, bool) {
+	s, end, ok := decodeString(v, 0, nil)
+	return string(s), ok && end == len(v)
+}
+
 // decodeString decodes the JSON string at b[p], into *scratch when it
 // holds escapes (a new slice when scratch is nil). It refuses control
 // characters, as encoding/json does; invalid UTF-8 is kept byte for byte,

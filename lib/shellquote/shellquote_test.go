@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"hist/lib/termsafe"
 )
 
 func TestQuote(t *testing.T) {
@@ -24,6 +26,9 @@ func TestQuote(t *testing.T) {
 		{`x\'; touch P; echo \`, `'x'\\\''; touch P; echo '\\`, `'x\'\''; touch P; echo \'`, `'x\\\'; touch P; echo \\'`},
 		{"$(id)`id`", "'$(id)`id`'", "'$(id)`id`'", "'$(id)`id`'"},
 	} {
+		if got := Quote(tc.in, Bash); got != tc.posix {
+			t.Errorf("Quote(%q, Bash) = %s, want %s", tc.in, got, tc.posix)
+		}
 		for _, c := range []struct {
 			sh   Shell
 			want string
@@ -35,8 +40,26 @@ func TestQuote(t *testing.T) {
 	}
 }
 
+// The characters a terminal would not show as themselves are escapes for
+// bash, zsh and fish, and stay as they are for sh.
+func TestQuoteEscapes(t *testing.T) {
+	in := "it's \x1b]0;t\a\x1b[2J \u202e\u200b\n\t!\xff\x9b9"
+	for sh, want := range map[Shell]string{
+		Bash:  `'it'\''s '$'\e'']0;t'$'\a\e''[2J '$'\xe2\x80\xae\xe2\x80\x8b\n\t''!'$'\xff\x9b'9`,
+		Fish:  `'it\'s '\e']0;t'\a\e'[2J '\xe2\x80\xae\xe2\x80\x8b\n\t'!'\xff\x9b9`,
+		POSIX: "'it'\\''s \x1b]0;t\a\x1b[2J \u202e\u200b\n\t!\xff\x9b9'",
+	} {
+		if got := Quote(in, sh); got != want {
+			t.Errorf("Quote(%q, %d) = %s, want %s", in, sh, got, want)
+		}
+	}
+	if got := Quote("a\tb", Bash); got != `a$'\t'b` {
+		t.Errorf("a plain run beside an escape: %s", got)
+	}
+}
+
 func TestParse(t *testing.T) {
-	for name, want := range map[string]Shell{"bash": POSIX, "zsh": POSIX, "sh": POSIX, "fish": Fish} {
+	for name, want := range map[string]Shell{"bash": Bash, "zsh": Bash, "sh": POSIX, "fish": Fish} {
 		if got, err := Parse(name); err != nil || got != want {
 			t.Errorf("Parse(%q) = %d, %v", name, got, err)
 		}
@@ -68,7 +91,8 @@ func randomWord(r *rand.Rand) string {
 // every word must come back exactly, and nothing else may run.
 func TestQuoteInShells(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	words := []string{`x\'; touch PWNED; echo \`, "a\nb", "\\", "'\\'", "$(touch PWNED)", "`touch PWNED`"}
+	words := []string{`x\'; touch PWNED; echo \`, "a\nb", "\\", "'\\'", "$(touch PWNED)", "`touch PWNED`",
+		"\x1b]0;t\a \x1b[2J \x1b]52;c;aGk=\a \u202e\u200b\u2066 é !x \xff\xe2\x80 \xe2abc", "!\u200b!echo"}
 	for len(words) < 300 {
 		words = append(words, randomWord(r))
 	}
@@ -80,6 +104,8 @@ func TestQuoteInShells(t *testing.T) {
 		{"sh", []string{"sh", "-c"}, POSIX},
 		{"bash", []string{"bash", "-c"}, POSIX},
 		{"zsh", []string{"zsh", "-f", "-c"}, POSIX},
+		{"bash", []string{"bash", "-c"}, Bash},
+		{"zsh", []string{"zsh", "-f", "-c"}, Bash},
 		{"fish", []string{"fish", "--no-config", "-c"}, Fish},
 		{"sh", []string{"sh", "-c"}, Any},
 		{"bash", []string{"bash", "-c"}, Any},
@@ -92,7 +118,11 @@ func TestQuoteInShells(t *testing.T) {
 		}
 		var script strings.Builder
 		for _, w := range words {
-			script.WriteString("printf '%s\\0' " + Quote(w, tc.sh) + "\n")
+			q := Quote(w, tc.sh)
+			if i, _ := termsafe.Cut(q); i < len(q) && (tc.sh == Bash || tc.sh == Fish) {
+				t.Errorf("%d: Quote(%q) = %q holds a character a terminal would not show", tc.sh, w, q)
+			}
+			script.WriteString("printf '%s\\0' " + q + "\n")
 		}
 		dir := t.TempDir()
 		cmd := exec.Command(tc.argv[0], append(tc.argv[1:], script.String())...)

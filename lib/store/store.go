@@ -317,37 +317,34 @@ func ProjectOf(canon string) (hash string, also []string) {
 	return Hash(id), []string{byPath}
 }
 
-// Files lists the store files of a scope.
+// Files lists the store files of a scope. A folder that cannot be listed
+// is left out, and named in the error (errors.Join of each folder's
+// *fs.PathError): the files listed are the rest of the scope.
 func (s Store) Files(sc Scope) ([]File, error) {
-	if !sc.All {
-		out, err := s.ProjectFiles(sc.Project)
-		for _, h := range sc.Also {
-			if err != nil {
-				break
-			}
-			var more []File
-			more, err = s.ProjectFiles(h)
-			out = append(out, more...)
+	hashes := append([]string{sc.Project}, sc.Also...)
+	var errs []error
+	if sc.All {
+		var err error
+		if hashes, err = s.ProjectHashes(); err != nil {
+			errs = append(errs, err)
 		}
-		return out, err
-	}
-	hashes, err := s.ProjectHashes()
-	if err != nil {
-		return nil, err
 	}
 	var out []File
 	for _, h := range hashes {
 		fs, err := s.ProjectFiles(h)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
 		}
 		out = append(out, fs...)
 	}
-	g, err := s.GlobalFiles()
-	if err != nil {
-		return nil, err
+	if sc.All {
+		g, err := s.GlobalFiles()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		out = append(out, g...)
 	}
-	return append(out, g...), nil
+	return out, errors.Join(errs...)
 }
 
 // EnsureDir creates dir and its parents with the store's folder mode.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"hist/lib/termsafe"
 )
 
 // Warnings go to WarnTo (stderr; tests change it).
@@ -17,12 +19,13 @@ var warned sync.Map
 // Warn says on stderr, once per key in a process, what a command works
 // around in the store: a peer file over its size limit that is skipped,
 // say, is named once however often it is read. The line starts with the
-// command's name, as the commands' own messages do.
+// command's name, as the commands' own messages do, and shows a peer's
+// file name escaped on a terminal (termsafe).
 func Warn(key, format string, args ...any) {
 	if _, done := warned.LoadOrStore(key, true); done {
 		return
 	}
-	fmt.Fprintf(WarnTo, "%s: warning: %s\n", filepath.Base(os.Args[0]), fmt.Sprintf(format, args...))
+	fmt.Fprintf(WarnTo, "%s: warning: %s\n", filepath.Base(os.Args[0]), termsafe.Message(WarnTo, fmt.Sprintf(format, args...)))
 }
 
 // SyncTempAge is how long a temp file of Syncthing's says that Syncthing

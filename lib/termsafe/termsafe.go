@@ -1,15 +1,26 @@
-// Package termsafe shows text from prompts, transcripts and folder names on
-// a terminal without letting it drive the terminal: control characters
-// show as their control pictures (␛ for ESC, ␇ for BEL), C1 controls and
-// bytes that are not UTF-8 as U+FFFD. So a stored "ESC]0;title BEL" or
-// "ESC[2J" cannot retitle the window, clear the screen or write the
-// clipboard (OSC 52). Output to a pipe or a file keeps the raw bytes: only
-// Writer and the callers that check IsTerminal escape.
+// Package termsafe is the one rule for text from prompts, transcripts,
+// session ids, folder names and peer files that reaches a terminal: a
+// character that would act on the terminal or hide instead of showing as
+// itself is shown visibly. Such characters (Cut finds them) are the
+// control characters (C0, DEL, C1), the format characters (Unicode's Cf:
+// the bidi controls U+202A–202E, U+2066–2069, U+200E, U+200F, U+061C and
+// the zero-width ones U+200B–200D, U+2060, U+FEFF among them), the line
+// and paragraph separators, and bytes that are not UTF-8. C0 controls
+// show as their control pictures (␛ for ESC, ␇ for BEL), DEL as ␡, a
+// byte that is not UTF-8 as <0xFF>, the others as <U+202E>. So a stored
+// "ESC]0;title BEL" or "ESC[2J" cannot retitle the window, clear the
+// screen or write the clipboard (OSC 52), and a prompt cannot pass for
+// another by reordering or hiding its text. Output to a pipe or a file
+// keeps the raw bytes: only Writer and the callers that check IsTerminal
+// escape. lib/shellquote quotes the same characters with the shell's own
+// escapes.
 package termsafe
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
@@ -18,48 +29,59 @@ import (
 // Newline is how Line shows a newline.
 const Newline = "↵"
 
-// Line is text as one line: each newline (and "\r\n") shows as ↵, other
-// control characters as control pictures; tabs stay.
+// Cut returns where the first character of s that does not show as
+// itself on a terminal starts, i, and its length in bytes, n (1 for a byte
+// that is not UTF-8); len(s) and 0 when every character shows as itself.
+// Tabs and newlines are such characters too: each caller says how it
+// shows them.
+func Cut(s string) (i, n int) {
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c < 0x7f:
+			i++
+			continue
+		case c < 0x80:
+			return i, 1
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+			return i, n
+		}
+		i += n
+	}
+	return len(s), 0
+}
+
+// Line is text as one line: each newline (and "\r\n") shows as ↵, tabs
+// stay, and every other character Cut finds shows visibly.
 func Line(text string) string { return LineSep(text, Newline) }
 
 // LineSep is Line with each newline shown as sep.
 func LineSep(text, sep string) string {
-	if clean(text) {
+	if i, _ := Cut(text); i == len(text) {
 		return text
 	}
 	return string(appendSafe(make([]byte, 0, len(text)+8), text, sep))
 }
 
 // Text is text with its newlines and tabs kept ("\r\n" becomes "\n") and
-// every other control character shown as a control picture, for text
-// printed over several lines (hist-pick's preview).
-func Text(text string) string {
-	if clean(text) {
-		return text
-	}
-	return string(appendSafe(make([]byte, 0, len(text)+8), text, "\n"))
-}
+// every other character Cut finds shown visibly, for text printed over
+// several lines (hist-pick's preview).
+func Text(text string) string { return LineSep(text, "\n") }
 
-// clean reports whether text is printable ASCII, tabs and spaces only.
-func clean(text string) bool {
-	for i := 0; i < len(text); i++ {
-		if c := text[i]; c < 0x20 && c != '\t' || c >= 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// appendSafe appends text to b with newlines ("\n" and "\r\n") as nl and
-// other control characters as control pictures.
+// appendSafe appends text to b with newlines ("\n" and "\r\n") as nl,
+// tabs kept, and the other characters Cut finds shown visibly.
 func appendSafe(b []byte, text, nl string) []byte {
-	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
+	for text != "" {
+		i, n := Cut(text)
+		b = append(b, text[:i]...)
+		if n == 0 {
+			break
+		}
+		switch c := text[i]; {
 		case c == '\r' && i+1 < len(text) && text[i+1] == '\n':
-			b = append(b, nl...)
-			i += 2
-			continue
+			b, n = append(b, nl...), 2
 		case c == '\n':
 			b = append(b, nl...)
 		case c == '\t':
@@ -68,21 +90,24 @@ func appendSafe(b []byte, text, nl string) []byte {
 			b = utf8.AppendRune(b, 0x2400+rune(c))
 		case c == 0x7f:
 			b = append(b, "␡"...)
-		case c < 0x80:
-			b = append(b, c)
+		case n == 1:
+			b = fmt.Appendf(b, "<0x%02X>", c)
 		default:
-			r, n := utf8.DecodeRuneInString(text[i:])
-			if r >= 0x80 && r < 0xa0 || r == utf8.RuneError && n == 1 {
-				b = utf8.AppendRune(b, utf8.RuneError)
-			} else {
-				b = append(b, text[i:i+n]...)
-			}
-			i += n
-			continue
+			r, _ := utf8.DecodeRuneInString(text[i:])
+			b = fmt.Appendf(b, "<U+%04X>", r)
 		}
-		i++
+		text = text[i+n:]
 	}
 	return b
+}
+
+// Message is msg for a one-line message on w: Line when w is a terminal,
+// msg itself otherwise.
+func Message(w io.Writer, msg string) string {
+	if IsTerminal(w) {
+		return Line(msg)
+	}
+	return msg
 }
 
 // IsTerminal reports whether w is a terminal.
@@ -92,8 +117,8 @@ func IsTerminal(w io.Writer) bool {
 }
 
 // Writer is w itself when w is not a terminal, else a writer that shows
-// what is written as Text does: newlines and tabs kept, every other control
-// character as a control picture. A UTF-8 sequence split between two
+// what is written as Text does: newlines and tabs kept, every other
+// character Cut finds shown visibly. A UTF-8 sequence split between two
 // writes is held until the next one.
 func Writer(w io.Writer) io.Writer {
 	if !IsTerminal(w) {

@@ -31,6 +31,7 @@ import (
 	"hist/lib/identity"
 	"hist/lib/shellquote"
 	"hist/lib/store"
+	"hist/lib/words"
 )
 
 // Cap is the most entries a delete leaves in hidden.json: past it the
@@ -64,17 +65,10 @@ func (e *UntrustedError) Unwrap() error { return e.Err }
 
 // fix says how to make the file trusted again.
 func (e *UntrustedError) fix() string {
-	q := func(p string) string { return shellquote.Quote(p, shellquote.Any) }
-	if errors.Is(e.Err, fs.ErrPermission) {
-		dir := e.Path
-		if fi, err := os.Stat(e.Path); err != nil || !fi.IsDir() {
-			if _, err := os.ReadDir(filepath.Dir(e.Path)); err == nil {
-				return "let hist read the file: chmod 600 " + q(e.Path)
-			}
-			dir = filepath.Dir(e.Path)
-		}
-		return "let hist read its folder: chmod 700 " + q(dir)
+	if c := words.Chmod(e.Path, e.Err); c != "" {
+		return "let hist read it: " + c
 	}
+	q := func(p string) string { return shellquote.Quote(p, shellquote.Any) }
 	prev := e.Path + PrevSuffix
 	if _, _, err := readFile(prev); err == nil {
 		return fmt.Sprintf("restore the version before the last delete (its prompts may show again: delete them again): cp %s %s", q(prev), q(e.Path))
@@ -92,6 +86,10 @@ type Set struct {
 	Path    string
 	Entries []string // in file order, oldest first
 	Exists  bool     // the file was there when loaded
+	// Files are the tombstone files read, each with its number of
+	// entries: Path first when it exists, then the others in its folder
+	// (other machines' files, conflict copies).
+	Files []FileCount
 
 	// others are the entries of the other tombstone files in Path's
 	// folder (hidden.json, every machine's hidden@<machine>.json): they
@@ -112,6 +110,12 @@ type Set struct {
 	exact      map[string]string
 	prefixes   map[int]map[string]string
 	prefixLens []int
+}
+
+// FileCount is one tombstone file and how many entries it holds.
+type FileCount struct {
+	Path    string
+	Entries int
 }
 
 // Load reads the tombstone file at path, and, when its name is a
@@ -137,7 +141,10 @@ func Load(path string) (*Set, error) {
 		// file is renamed into place): read again until the listing and
 		// the reads agree, for up to replaceWait.
 		for deadline := time.Now().Add(replaceWait); ; time.Sleep(replaceWait / 50) {
-			s.Entries, s.others, s.copies = own, nil, nil
+			s.Entries, s.others, s.copies, s.Files = own, nil, nil, nil
+			if s.Exists {
+				s.Files = []FileCount{{path, len(own)}}
+			}
 			settled, err := s.loadOthers(path)
 			if err != nil {
 				return nil, err
@@ -189,6 +196,7 @@ func (s *Set) loadOthers(path string) (settled bool, err error) {
 		if err != nil {
 			return false, &UntrustedError{Path: p, Err: err}
 		}
+		s.Files = append(s.Files, FileCount{p, len(entries)})
 		if conflict && orig == filepath.Base(path) {
 			s.copies = append(s.copies, p)
 			s.Entries = mergeEntries(s.Entries, entries)

@@ -3,7 +3,9 @@ package words
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -30,5 +32,29 @@ func TestDescribe(t *testing.T) {
 	}
 	if got := Describe(errors.New("plain")); got != "plain" {
 		t.Errorf("plain: %q", got)
+	}
+}
+
+// The fix a permission error gets (the failing searches themselves are
+// tested as a user without root's override, in testscripts).
+func TestChmod(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.json")
+	os.WriteFile(file, nil, 0o600)
+	for _, c := range []struct {
+		path string
+		err  error
+		want string
+	}{
+		{file, fs.ErrPermission, "chmod 600 " + file},
+		{dir, fs.ErrPermission, "chmod 700 " + dir},
+		{filepath.Join(dir, "new", "x.jsonl"), fs.ErrPermission, "chmod 700 " + dir},
+		{file, &fs.PathError{Op: "open", Path: file, Err: syscall.EACCES}, "chmod 600 " + file},
+		{file, syscall.EISDIR, ""},
+		{file, fs.ErrNotExist, ""},
+	} {
+		if got := Chmod(c.path, c.err); got != c.want {
+			t.Errorf("Chmod(%s, %v) = %q, want %q", c.path, c.err, got, c.want)
+		}
 	}
 }
