@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	fzf "github.com/junegunn/fzf/src"
 
@@ -116,6 +117,7 @@ func main() {
 type options struct {
 	store      string
 	scope      cli.ScopeFlags
+	filters    cli.FilterFlags
 	query      string
 	format     lineenc.Format // Raw, NUL or JSON
 	word       bool
@@ -161,6 +163,7 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	o.scope.Register(fs)
+	o.filters.Register(fs)
 	query := fs.String("query", "", "")
 	nul := fs.Bool("0", false, "")
 	asJSON := fs.Bool("json", false, "")
@@ -253,12 +256,16 @@ func configure(e *cli.Env, o options) (cfg picker.Config, code int, ok bool) {
 		e.Errorf("%v", err)
 		return cfg, cli.ExitUsage, false
 	}
-	project, also := sc.Project, sc.Also
+	filter, ok := e.Filter(&o.filters)
+	if !ok {
+		return cfg, cli.ExitUsage, false
+	}
+	project, also, repo := sc.Project, sc.Also, o.scope.Repo != ""
 	if sc.All {
-		// The radio's "Current project" is the working directory's.
+		// The radio's project scope is the working directory's.
 		cur := cli.ScopeFlags{Project: true}
 		if ps, _, err := cur.Resolve(st); err == nil {
-			project, also = ps.Project, ps.Also
+			project, also, repo = ps.Project, ps.Also, cur.Repo != ""
 		}
 	}
 	pol := e.Policy()
@@ -275,7 +282,8 @@ func configure(e *cli.Env, o options) (cfg picker.Config, code int, ok bool) {
 		return cfg, cli.ExitUntrusted, false
 	}
 	return picker.Config{
-		Store: st, Hidden: hidden, Project: project, Also: also, All: sc.All, Query: o.query,
+		Store: st, Hidden: hidden, Project: project, Also: also, Repo: repo, All: sc.All, Query: o.query,
+		Filter: filter, Filters: o.filters.Words(), Now: func() time.Time { now, _ := e.Now(); return now },
 		ResumeKey: o.resumeKey, NoResumeKey: o.resumeKey == "", DeleteKeys: o.deleteKeys, Shell: o.shell,
 	}, cli.ExitOK, true
 }

@@ -492,6 +492,18 @@ func (ff *FilterFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&ff.machine, "machine", "", "")
 }
 
+// Words are the filters other than --src as given, for a header:
+// "since 7d", "session ID".
+func (ff *FilterFlags) Words() []string {
+	var out []string
+	for _, w := range [][2]string{{"since", ff.since}, {"until", ff.until}, {"session", ff.session}, {"machine", ff.machine}} {
+		if w[1] != "" {
+			out = append(out, w[0]+" "+w[1])
+		}
+	}
+	return out
+}
+
 // FilterUsage describes the filter flags, for the commands' usage texts.
 const FilterUsage = `Filters (each narrows the prompts; a prompt shows at its newest copy
 that they all select):

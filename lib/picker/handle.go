@@ -19,6 +19,11 @@ func (p *picker) handle(req request) string {
 	switch verb {
 	case "preview":
 		return p.preview(n, arg)
+	case "items":
+		if r := p.current(n); r != nil {
+			return p.items(r)
+		}
+		return ""
 	case "result", "load":
 		// fzf runs these in the background, so that drawing the list never
 		// waits for them, and applies the answer later, after other
@@ -84,8 +89,8 @@ func (p *picker) handleNormal(r *run, req request, verb, arg string) string {
 		if r.dec = p.decide(r, req, verb, arg); r.dec != nil {
 			return "accept"
 		}
-	case "scope":
-		r.dec = &decision{kind: decScope, query: req.Query}
+	case "scope", "order", "agent":
+		r.dec = &decision{kind: map[string]decisionKind{"scope": decScope, "order": decOrder, "agent": decAgent}[verb], query: req.Query}
 		return "accept"
 	case "sort":
 		p.noSort = !p.noSort
@@ -109,6 +114,11 @@ func (p *picker) handleNormal(r *run, req request, verb, arg string) string {
 func (p *picker) loaded(r *run, req request) []string {
 	var acts []string
 	r.loaded = true
+	if r.partial.Swap(false) {
+		// Send the items again with their uses all counted; fzf keeps
+		// the query and the screen until they are in.
+		acts = append(acts, "reload-sync("+cb(r, "items")+")")
+	}
 	if r.end {
 		r.end = false
 		if req.Query == "" {
@@ -124,8 +134,11 @@ func (p *picker) loaded(r *run, req request) []string {
 		r.footer = fmt.Sprintf("%s could not be read, so some prompts are not listed: %v", words.Plural(len(res.Failed), "store file", "store files"), res.Failed[0])
 	case req.Total == 0 && r.footer == "":
 		r.footer = emptyHint
-		if r.others > 0 {
-			r.footer = othersHint(r.others)
+		switch {
+		case p.filtered():
+			r.footer = "No prompt here matches the filters."
+		case r.others > 0:
+			r.footer = othersHint(r.others, p.cfg.Repo)
 		}
 	}
 	return acts
@@ -177,7 +190,7 @@ func (p *picker) normalHeader(r *run) []string {
 	done, _, _ := r.list.status()
 	return header(headerState{
 		Cols: p.cols, Pos: req.Pos, Matches: req.Match, Loaded: req.Total,
-		Loading: !(done && r.loaded), All: r.list.all, Hint: p.hint(),
+		Loading: !(done && r.loaded), All: r.list.all, Repo: p.cfg.Repo, Status: p.status(req.Query),
 	})
 }
 
@@ -227,12 +240,20 @@ func wrapArg(s string) string {
 	return "(" + strings.NewReplacer("(", "[", ")", "]").Replace(s) + ")"
 }
 
+// current is the pass n when it is the current one.
+func (p *picker) current(n int) *run {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cur == nil || p.cur.n != n {
+		return nil
+	}
+	return p.cur
+}
+
 // preview renders the preview pane for fzf's item index arg.
 func (p *picker) preview(n int, arg string) string {
-	p.mu.Lock()
-	r := p.cur
-	p.mu.Unlock()
-	if r == nil || r.n != n {
+	r := p.current(n)
+	if r == nil {
 		return ""
 	}
 	id, ok := r.lookup(arg)
@@ -244,7 +265,7 @@ func (p *picker) preview(n int, arg string) string {
 		return ""
 	}
 	return preview(previewItem{
-		Text: e.Text, TS: e.TS, Project: e.Project, Cwd: p.reg[e.Project], Src: e.Src, Session: e.Session,
+		Text: expandTabs(e.Text), TS: e.TS, Project: e.Project, Cwd: p.reg[e.Project], Src: e.Src, Session: e.Session,
 		Origin: origin(e.File),
 	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
 }
