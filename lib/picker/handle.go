@@ -24,6 +24,14 @@ func (p *picker) handle(req request) string {
 			return p.items(r)
 		}
 		return ""
+	case "reload":
+		// Synchronous (fzf runs the actions of a background transform in
+		// a loop iteration that is over, where a reload is lost): the
+		// items sent before every use was counted go again.
+		if r := p.current(n); r != nil && r.partial.Swap(false) {
+			return "reload-sync(" + cb(r, "items") + ")"
+		}
+		return "ignore"
 	case "result", "load":
 		// fzf runs these in the background, so that drawing the list never
 		// waits for them, and applies the answer later, after other
@@ -114,11 +122,6 @@ func (p *picker) handleNormal(r *run, req request, verb, arg string) string {
 func (p *picker) loaded(r *run, req request) []string {
 	var acts []string
 	r.loaded = true
-	if r.partial.Swap(false) {
-		// Send the items again with their uses all counted; fzf keeps
-		// the query and the screen until they are in.
-		acts = append(acts, "reload-sync("+cb(r, "items")+")")
-	}
 	if r.end {
 		r.end = false
 		if req.Query == "" {

@@ -1,6 +1,7 @@
 package picker
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -156,23 +157,25 @@ func header(h headerState) []string {
 }
 
 // hint is the key hint for the keys in use (resumeKey or previewKey ""
-// when unbound), as many as fit in width columns: the footer's row while
-// it has nothing else to say.
-func hint(deleteKey, resumeKey, previewKey string, width int) string {
+// when unbound; the shortest delete key): as many as fit in width
+// columns, the first ones first. It is the footer's row while the footer
+// has nothing else to say.
+func hint(deleteKeys []string, resumeKey, previewKey string, width int) string {
 	keys := []string{"enter pick"}
 	if resumeKey != "" {
 		keys = append(keys, resumeKey+" resume")
 	}
-	keys = append(keys, "tab scope", orderKey+" order", agentKey+" agent", "ctrl-r relevance", deleteKey+" delete")
+	del := slices.MinFunc(deleteKeys, func(a, b string) int { return len(a) - len(b) })
+	keys = append(keys, "tab scope", del+" delete")
 	if previewKey != "" {
 		keys = append(keys, previewKey+" preview")
 	}
+	keys = append(keys, orderKey+" order", "ctrl-r relevance", agentKey+" agent")
 	out := keys[0]
 	for _, k := range keys[1:] {
-		if runewidth.StringWidth(out+" · "+k) > width {
-			break
+		if runewidth.StringWidth(out+" · "+k) <= width {
+			out += " · " + k
 		}
-		out += " · " + k
 	}
 	return out
 }

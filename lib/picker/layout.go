@@ -84,7 +84,7 @@ func (p *picker) footer(r *run) string {
 	if r.footer != "" {
 		return r.footer
 	}
-	return hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey, p.toggleKey(), max(1, p.cols-gutter-1))
+	return hint(p.cfg.DeleteKeys, p.cfg.ResumeKey, p.toggleKey(), max(1, p.cols-gutter-1))
 }
 
 // countOthers counts, for a project scope that loaded empty, the prompts

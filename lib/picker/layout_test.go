@@ -67,11 +67,11 @@ func TestTogglePreview(t *testing.T) {
 func TestHintAndFooter(t *testing.T) {
 	p := &picker{cfg: Config{ResumeKey: "ctrl-o", DeleteKeys: []string{"ctrl-delete", "alt-d"}}, cols: 200, lines: 30}
 	r := &run{}
-	all := "enter pick · ctrl-o resume · tab scope · ctrl-t order · ctrl-x agent · ctrl-r relevance · ctrl-delete delete · ctrl-p preview"
+	all := "enter pick · ctrl-o resume · tab scope · alt-d delete · ctrl-p preview · ctrl-t order · ctrl-r relevance · ctrl-x agent"
 	for cols, want := range map[int]string{
 		200: all,
-		120: "enter pick · ctrl-o resume · tab scope · ctrl-t order · ctrl-x agent · ctrl-r relevance · ctrl-delete delete",
-		80:  "enter pick · ctrl-o resume · tab scope · ctrl-t order · ctrl-x agent",
+		120: "enter pick · ctrl-o resume · tab scope · alt-d delete · ctrl-p preview · ctrl-t order · ctrl-r relevance",
+		80:  "enter pick · ctrl-o resume · tab scope · alt-d delete · ctrl-p preview",
 		50:  "enter pick · ctrl-o resume · tab scope",
 	} {
 		p.cols = cols

@@ -94,7 +94,7 @@ func (p *picker) normalArgs(r *run, query string) []string {
 		"--bind=end:transform("+cb(r, "end")+")",
 		"--bind=result:bg-transform("+cb(r, "result")+")", // never holds up drawing the list
 		"--bind=focus:transform("+cb(r, "focus")+")",
-		"--bind=load:bg-transform("+cb(r, "load")+")",
+		"--bind=load:bg-transform("+cb(r, "load")+")+transform("+cb(r, "reload")+")",
 		"--bind=ctrl-r:toggle-sort+transform("+cb(r, "sort")+")",
 		"--bind=change:first", // editing the query selects the first match
 	)
