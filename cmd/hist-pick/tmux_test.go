@@ -813,28 +813,34 @@ func TestNoTerminal(t *testing.T) {
 	}
 }
 
-// The shell key bindings: ctrl-r opens the selector, and the chosen
-// prompt lands at the cursor. bash always; zsh and fish when installed.
+// The shell key bindings: alt-r (or the --key chosen) opens the selector,
+// and the chosen prompt lands at the cursor. bash always; zsh and fish
+// when installed.
 func TestShellWidgets(t *testing.T) {
 	t.Parallel()
+	zsh := func(dir string) []string {
+		os.WriteFile(filepath.Join(dir, ".zshrc"), []byte("PROMPT='$ '\n"), 0o600)
+		return []string{"env", "ZDOTDIR=" + dir, "zsh", "-i"}
+	}
+	fish := func(dir string) []string {
+		return []string{"fish", "--no-config", "-i", "-C", "function fish_prompt; echo -n '$ '; end; set -g fish_greeting ''"}
+	}
 	for _, sh := range []struct {
-		name  string
-		argv  func(dir string) []string
-		setup string
+		name, shell string
+		argv        func(dir string) []string
+		setup, key  string
 	}{
-		{"bash", nil, `eval "$(hist-pick --shell bash)"`},
-		{"zsh", func(dir string) []string {
-			os.WriteFile(filepath.Join(dir, ".zshrc"), []byte("PROMPT='$ '\n"), 0o600)
-			return []string{"env", "ZDOTDIR=" + dir, "zsh", "-i"}
-		}, `eval "$(hist-pick --shell zsh)"`},
-		{"fish", func(dir string) []string {
-			return []string{"fish", "--no-config", "-i", "-C", "function fish_prompt; echo -n '$ '; end; set -g fish_greeting ''"}
-		}, `hist-pick --shell fish | source`},
+		{"bash", "bash", nil, `eval "$(hist-pick --shell bash)"`, "M-r"},
+		{"bash ctrl-r", "bash", nil, `eval "$(hist-pick --shell bash --key ctrl-r)"`, "C-r"},
+		{"zsh", "zsh", zsh, `eval "$(hist-pick --shell zsh)"`, "M-r"},
+		{"zsh ctrl-r", "zsh", zsh, `eval "$(hist-pick --shell zsh --key ctrl-r)"`, "C-r"},
+		{"fish", "fish", fish, `hist-pick --shell fish | source`, "M-r"},
+		{"fish ctrl-r", "fish", fish, `hist-pick --shell fish --key ctrl-r | source`, "C-r"},
 	} {
 		t.Run(sh.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := exec.LookPath(sh.name); err != nil {
-				t.Skipf("%s is not installed", sh.name)
+			if _, err := exec.LookPath(sh.shell); err != nil {
+				t.Skipf("%s is not installed", sh.shell)
 			}
 			f := newFixture(t)
 			var tm *term
@@ -847,14 +853,14 @@ func TestShellWidgets(t *testing.T) {
 			tm.waitText("ready\n$")
 			tm.text(`echo "é<>"`)   // a multibyte character before the cursor
 			tm.keys("Left", "Left") // the cursor between < and >
-			// ctrl-r goes in only once the line editor reads keys: in
+			// The key goes in only once the line editor reads keys: in
 			// cooked mode the terminal itself would take it. The editor
 			// has moved the cursor between < and > (the terminal would
 			// have echoed the arrows as ^[[D).
 			tm.waitFor("the line editor to move the cursor", func(s string) bool {
 				return strings.Contains(s, `$ echo "é<>"`) && !strings.Contains(s, "^[") && tm.cursor() == "10"
 			})
-			tm.keys("C-r")
+			tm.keys(sh.key)
 			tm.waitText("32 loaded")
 			tm.text("prompt 17")
 			tm.waitCount("1/1")
