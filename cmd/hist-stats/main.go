@@ -64,7 +64,6 @@ func main() { os.Exit(run(cli.OSEnv("hist-stats"))) }
 
 // options are hist-stats' flags.
 type options struct {
-	store   string
 	scope   cli.ScopeFlags
 	filters cli.FilterFlags
 	asJSON  bool
