@@ -2,12 +2,26 @@ package picker
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"hist/lib/words"
 )
+
+// respond writes the answer to a callback from fzf (see relay.go): the
+// items of a reload as they are made (a string of them all would double
+// the selector's memory for a moment), else handle's answer.
+func (p *picker) respond(req request, w io.Writer) {
+	if n, verb, _, err := parseCmd(req.Cmd); err == nil && verb == "items" {
+		if r := p.current(n); r != nil {
+			p.writeItems(r, w)
+		}
+		return
+	}
+	io.WriteString(w, p.handle(req))
+}
 
 // handle answers one callback from fzf (see relay.go). For the preview it
 // returns the pane's text; otherwise fzf actions, ending with the header.
@@ -19,11 +33,6 @@ func (p *picker) handle(req request) string {
 	switch verb {
 	case "preview":
 		return p.preview(n, arg)
-	case "items":
-		if r := p.current(n); r != nil {
-			return p.items(r)
-		}
-		return ""
 	case "reload":
 		// Synchronous (fzf runs the actions of a background transform in
 		// a loop iteration that is over, where a reload is lost): the

@@ -12,8 +12,10 @@
 package picker
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -207,7 +209,7 @@ func Run(cfg Config) (Choice, int, error) {
 	all := cfg.All
 	l := p.load(all)
 	defer func() { l.close() }()
-	rl, err := newRelay(p.handle)
+	rl, err := newRelay(p.respond)
 	if err != nil {
 		return Choice{}, exitError, fmt.Errorf("starting the selector's callback socket: %v", err)
 	}
@@ -469,19 +471,20 @@ func (p *picker) itemOf(l *list, id int32, now time.Time) string {
 	return item(e, l.uses(id), now)
 }
 
-// items is every item run r sent, in order, with the uses counted now:
-// the reload of a pass whose items were sent while uses were counted.
-func (p *picker) items(r *run) string {
+// writeItems writes every item run r sent, in order, with the uses
+// counted now: the reload of a pass whose items were sent while uses were
+// counted.
+func (p *picker) writeItems(r *run, w io.Writer) {
 	r.idsMu.Lock()
 	ids := slices.Clone(r.ids)
 	r.idsMu.Unlock()
-	var b strings.Builder
+	bw := bufio.NewWriterSize(w, 64<<10)
 	now := p.cfg.Now()
 	for _, id := range ids {
-		b.WriteString(p.itemOf(r.list, id, now))
-		b.WriteByte('\n')
+		bw.WriteString(p.itemOf(r.list, id, now))
+		bw.WriteByte('\n')
 	}
-	return b.String()
+	bw.Flush()
 }
 
 func send(in chan<- string, s string, q *quitter) bool {
