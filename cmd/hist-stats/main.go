@@ -35,8 +35,8 @@ Scopes:
 
 ` + cli.FilterUsage + `
 Output:
-    --json           One JSON object: prompts, distinct, from, to, days
-                     [{day, prompts}], agents [{agent, prompts}], projects
+    --json           One JSON object: prompts, distinct, days {day: prompts}
+                     (the days charted), agents {agent: prompts}, projects
                      [{project, cwd, prompts}] (every one), hours (24 counts,
                      from 0h), reused [{text, uses}] (the 10 most).
 

@@ -98,46 +98,34 @@ func (s *stats) reused() []int {
 	return out[:min(10, len(out))]
 }
 
-// The --json report.
-type (
-	jsonDay struct {
-		Day     string `json:"day"`
-		Prompts int    `json:"prompts"`
-	}
-	jsonAgent struct {
-		Agent   string `json:"agent"`
-		Prompts int    `json:"prompts"`
-	}
-	jsonProject struct {
-		Project string `json:"project"`
-		Cwd     string `json:"cwd"`
-		Prompts int    `json:"prompts"`
-	}
-	jsonReused struct {
-		Text string `json:"text"`
-		Uses int    `json:"uses"`
-	}
-	jsonStats struct {
-		Prompts  int           `json:"prompts"`
-		Distinct int           `json:"distinct"`
-		From     string        `json:"from"`
-		To       string        `json:"to"`
-		Days     []jsonDay     `json:"days"`
-		Agents   []jsonAgent   `json:"agents"`
-		Projects []jsonProject `json:"projects"`
-		Hours    [24]int       `json:"hours"`
-		Reused   []jsonReused  `json:"reused"`
-	}
-)
+// jsonStats is the --json report: days and agents by name (JSON objects
+// list their keys in order), projects as a list, the largest first.
+type jsonStats struct {
+	Prompts  int            `json:"prompts"`
+	Distinct int            `json:"distinct"`
+	Days     map[string]int `json:"days"`
+	Agents   map[string]int `json:"agents"`
+	Projects []jsonProject  `json:"projects"`
+	Hours    [24]int        `json:"hours"`
+	Reused   []jsonReused   `json:"reused"`
+}
+
+type jsonProject struct {
+	Project string `json:"project"`
+	Cwd     string `json:"cwd"`
+	Prompts int    `json:"prompts"`
+}
+
+type jsonReused struct {
+	Text string `json:"text"`
+	Uses int    `json:"uses"`
+}
 
 func (s *stats) json(reg store.Registry) jsonStats {
-	j := jsonStats{Prompts: s.total, Distinct: len(s.texts), Hours: s.hours, From: s.from.Format(time.DateOnly),
-		To: s.to.AddDate(0, 0, -1).Format(time.DateOnly), Days: []jsonDay{}, Agents: []jsonAgent{}, Projects: []jsonProject{}, Reused: []jsonReused{}}
+	j := jsonStats{Prompts: s.total, Distinct: len(s.texts), Days: map[string]int{}, Agents: s.agents, Hours: s.hours,
+		Projects: []jsonProject{}, Reused: []jsonReused{}}
 	for i, n := range s.days {
-		j.Days = append(j.Days, jsonDay{s.from.AddDate(0, 0, i).Format(time.DateOnly), n})
-	}
-	for _, c := range byCount(s.agents) {
-		j.Agents = append(j.Agents, jsonAgent{c.name, c.n})
+		j.Days[s.from.AddDate(0, 0, i).Format(time.DateOnly)] = n
 	}
 	for _, c := range byCount(s.projects) {
 		j.Projects = append(j.Projects, jsonProject{c.name, reg[c.name], c.n})
