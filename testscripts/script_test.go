@@ -17,7 +17,7 @@ import (
 )
 
 // Commands are the binaries under cmd/.
-var Commands = []string{"hist-capture", "hist-list", "hist-delete", "hist-compact", "hist-seed", "hist-pick"}
+var Commands = []string{"hist-capture", "hist-list", "hist-delete", "hist-compact", "hist-seed", "hist-pick", "hist-stats"}
 
 // BinDir is where TestMain built the binaries.
 var BinDir string

@@ -298,12 +298,13 @@ func runCompact(e *cli.Env, st store.Store, sc store.Scope, dir string, f *optio
 	return finish(e, out, f.asJSON, code)
 }
 
-// folders lists a project's store folders that exist (or its main one
-// when none does), each with its label for the messages: the project's
-// folder, and for the one its prompts went to by its path before it was
-// known by its repository's remote, "(prompts captured by its path)". So
-// each folder is named once, and no two with one name. Both are dir in
-// reg, for --json.
+// folders lists the store folders of a project scope that exist (or its
+// main one when none does), each with its label for the messages: the
+// project's folder; for the one its prompts went to by its path before
+// it was known by its repository's remote, "(prompts captured by its
+// path)"; for the other folders of its repository, their own folder from
+// the registry. So each folder is named once, and no two with one name.
+// The project's folders are dir in reg, for --json.
 func folders(st store.Store, sc store.Scope, dir string, reg store.Registry) ([]string, func(string) string) {
 	var out []string
 	for _, h := range append([]string{sc.Project}, sc.Also...) {
@@ -314,14 +315,13 @@ func folders(st store.Store, sc store.Scope, dir string, reg store.Registry) ([]
 	if len(out) == 0 {
 		out = []string{sc.Project}
 	}
-	for _, h := range out {
-		reg[h] = dir
-	}
+	byPath, both := store.Hash(dir), out[0] == sc.Project
+	reg[sc.Project], reg[byPath] = dir, dir
 	return out, func(h string) string {
-		if h != sc.Project && len(out) > 1 {
+		if h == byPath && h != sc.Project && both {
 			return dir + " (prompts captured by its path)"
 		}
-		return dir
+		return reg.Label(h)
 	}
 }
 

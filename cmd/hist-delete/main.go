@@ -9,6 +9,7 @@ import (
 	"hist/lib/words"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,8 +17,10 @@ import (
 
 	"hist/lib/cli"
 	"hist/lib/deletion"
+	"hist/lib/history"
 	"hist/lib/identity"
 	"hist/lib/lineenc"
+	"hist/lib/store"
 	"hist/lib/termsafe"
 	"hist/lib/tombstone"
 )
@@ -25,6 +28,7 @@ import (
 const usage = `Usage:
     hist-delete [--project DIR | --all] [--hide] [--dry-run] [--json] [--store DIR] TEXT
     hist-delete [--project DIR | --all] [--hide] [--dry-run] [--json] [--store DIR] --stdin[=FORMAT] | -0
+    hist-delete [--project DIR | --all] [--dry-run] [--json] [--store DIR] FILTERS
 
 Deletes a prompt from the prompt history: every copy of it in the scope's
 store files is removed (each affected file is rewritten atomically; files
@@ -44,7 +48,9 @@ imported again. Copies left outside the scope are counted ("2 copies remain
 in 1 other project: hist-delete --all removes them").
 
 Scopes:
-    (none)           The working directory's project.
+    (none)           The working directory's project. In a git repository,
+                     the project is the whole repository: copies are removed
+                     from every folder of it, and the report says so.
     --project DIR    The project at DIR (--project=DIR works too): its
                      capture, seed and compact files and the carry and claim
                      files beside them, and the copies in
@@ -67,6 +73,11 @@ Input:
                      copy of (a record cut short, say), is refused before
                      anything is changed (unless --hide).
     --hide           Tombstone the prompts even where the scope holds no copy.
+
+` + cli.FilterUsage + `    Given without TEXT or --stdin, the filters choose the prompts to delete:
+    every prompt that hist-list lists with them, each with every copy of it
+    in the scope (a tombstone hides every copy anyway). With TEXT or --stdin
+    they are refused.
 
 Output:
     --dry-run        Report what would be removed (files on stdout, a summary
@@ -104,13 +115,15 @@ Exit status:
     7  "Some history files could not be rewritten and hiding failed — the
        prompt may reappear from those files or from session transcripts."
     8  capture is off: refused, nothing was changed
-    9  no copy of the prompt (of any prompt given) in the scope: nothing was
-       removed and no tombstone written (--hide writes it)
+    9  no copy of the prompt (of any prompt given) in the scope, or no prompt
+       that the filters select: nothing was removed and no tombstone written
+       (--hide writes it)
 
 Examples:
     $ hist-delete 'my AWS key is AKIA...'
     $ hist-delete --project ~/src/app 'deploy with password hunter2'
     $ hist-delete --all --dry-run 'deploy to prod with password hunter2'
+    $ hist-delete --since 1h --src claude --dry-run
     $ hist-list --all | grep -F 'AKIA' | hist-delete --all --stdin
     $ hist-list -0 | grep -z token | hist-delete -0
     $ hist-list --all --json | jq -c 'select(.cwd == "/tmp")' | hist-delete --all --stdin=json
@@ -157,6 +170,8 @@ func run(e *cli.Env) int {
 	storeDir := cli.StoreFlag(fs)
 	var scope cli.ScopeFlags
 	scope.Register(fs)
+	var filters cli.FilterFlags
+	filters.Register(fs)
 	var in format
 	fs.Var(&in, "stdin", "")
 	nul := fs.Bool("0", false, "")
@@ -176,7 +191,12 @@ func run(e *cli.Env) int {
 		}
 		in.name = "nul"
 	}
-	if msg := inputProblem(e.Name, args, in.name, scope.ProjectDir); msg != "" {
+	filter, ok := e.Filter(&filters)
+	if !ok {
+		return cli.ExitUsage
+	}
+	selecting := filter.On()
+	if msg := inputProblem(e.Name, args, in.name, scope.ProjectDir, selecting); msg != "" {
 		e.Errorf("%s", msg)
 		return cli.ExitUsage
 	}
@@ -196,6 +216,12 @@ func run(e *cli.Env) int {
 	}
 
 	prompts := args
+	if selecting {
+		var code int
+		if prompts, code = selected(e, st, sc, filter); code != cli.ExitOK {
+			return code
+		}
+	}
 	if in.name != "" {
 		if f, ok := e.Stdin.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 			e.Errorf("--stdin reads prompts from a pipe, not a terminal: pipe hist-list's output in (see '%s --help')", e.Name)
@@ -220,20 +246,52 @@ func run(e *cli.Env) int {
 		}
 	}
 
-	res := deletion.Delete(st, sc, prompts, deletion.Options{DryRun: *dry, Hide: *hide, Stored: in.name != ""})
+	res := deletion.Delete(st, sc, prompts, deletion.Options{DryRun: *dry, Hide: *hide, Stored: in.name != "" || selecting})
 	if *asJSON {
 		writeJSON(e, res, st.Hidden())
 	}
 	where := "in this project"
-	if sc.All {
+	switch {
+	case sc.All:
 		where = "in the store"
+	case scope.Repo != "":
+		where = "in this repository"
+		e.Say("the scope is the repository %s: every folder of it (%s in the store)", scope.Repo,
+			words.Plural(len(slices.DeleteFunc(append([]string{sc.Project}, sc.Also...), func(h string) bool { return !st.HasProject(h) })), "folder", "folders"))
 	}
 	return report(e, res, st.Hidden(), where)
 }
 
-// inputProblem says what is wrong with the prompts given, "" when nothing.
-func inputProblem(name string, args []string, format, projectDir string) string {
+// selected lists the prompts of the scope that filter selects, as
+// hist-list lists them; code is not ExitOK when hist-delete stops here.
+func selected(e *cli.Env, st store.Store, sc store.Scope, filter history.Filter) ([]string, int) {
+	hidden, ok := e.LoadHidden(st)
+	if !ok {
+		return nil, cli.ExitUntrusted
+	}
+	var prompts []string
+	res := history.Stream(st, sc, hidden, history.Options{Filter: filter}, func(en history.Entry) bool {
+		prompts = append(prompts, en.Text)
+		return true
+	})
+	for _, f := range res.Failed {
+		e.Warnf("could not read %v: the prompts only it holds are not deleted%s", f, f.Hint())
+	}
+	if len(prompts) == 0 {
+		e.Say("no prompt in the scope that the filters select: nothing to delete")
+		return nil, exitNoCopy
+	}
+	return prompts, cli.ExitOK
+}
+
+// inputProblem says what is wrong with the prompts given (or chosen by
+// filters: selecting), "" when nothing.
+func inputProblem(name string, args []string, format, projectDir string, selecting bool) string {
 	switch {
+	case selecting && (format != "" || len(args) > 0):
+		return fmt.Sprintf("the filters choose the prompts to delete: give them without a prompt or --stdin (see '%s --help')", name)
+	case selecting:
+		return ""
 	case format != "" && len(args) > 0:
 		return fmt.Sprintf("a prompt argument and --stdin both name prompts: use one (see '%s --help')", name)
 	case format == "" && len(args) == 0 && projectDir != "":

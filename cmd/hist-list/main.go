@@ -16,7 +16,8 @@ import (
 )
 
 const usage = `Usage:
-    hist-list [--project [DIR] | --all] [-0 | --json] [--limit N] [--store DIR]
+    hist-list [--project [DIR] | --all] [FILTERS] [--order newest|frecent]
+              [-0 | --json] [--limit N] [--store DIR]
 
 Prints the visible prompts of a scope, newest first, each prompt once: its
 newest copy's text and time, with the cwd, file, src and session of its
@@ -28,11 +29,21 @@ Scopes:
     --project [DIR]  The project at DIR (default: the working directory): its
                      capture, seed and compact files, and the carry and claim
                      files that rewrites leave beside them. The default scope.
+                     In a git repository, the project is the whole
+                     repository: its top folder and every folder in it.
                      Write --project=DIR when a prompt could be taken for DIR.
                      A DIR that no longer exists still names its stored
                      prompts (with a warning); one the store never held is
                      an error.
     --all            Every project, plus history-global.jsonl and its carry files.
+
+` + cli.FilterUsage + `
+Order:
+    --order newest   Newest first (the default).
+    --order frecent  Most used first: each prompt's uses (its copies, those
+                     less than 5 s apart counting once), each weighted by
+                     its age, a week old counting half (docs/hist-pick.md).
+                     Prints once the whole scope is read.
 
 Formats:
     (default)        One prompt a line; "\" is written "\\", a newline "\n" and a NUL "\0",
@@ -85,6 +96,8 @@ bytes.
 Examples:
     $ hist-list | head
     $ hist-list --all | grep -i migration
+    $ hist-list --all --src claude,codex --since 7d
+    $ hist-list --order frecent --limit 10
     $ hist-list --all --json --limit 5 | jq -r .cwd
     $ hist-list --all | grep -F 'AKIA' | hist-delete --all --stdin
 `
@@ -93,10 +106,14 @@ func main() { os.Exit(run(cli.OSEnv("hist-list"))) }
 
 // options are hist-list's flags.
 type options struct {
-	store  string
-	scope  cli.ScopeFlags
-	format lineenc.Format
-	limit  int
+	store   string
+	scope   cli.ScopeFlags
+	filters cli.FilterFlags
+	filter  history.Filter
+	frecent bool
+	now     int64 // Unix ms, for --order frecent
+	format  lineenc.Format
+	limit   int
 }
 
 func run(e *cli.Env) int {
@@ -109,6 +126,11 @@ func run(e *cli.Env) int {
 	if !ok {
 		return cli.ExitUsage
 	}
+	if o.filter, ok = e.Filter(&o.filters); !ok {
+		return cli.ExitUsage
+	}
+	now, _ := e.Now() // e.Filter checked it
+	o.now = now.UnixMilli()
 	pol := e.Policy()
 	if !pol.On {
 		e.Warnf("%s", pol.OffHint())
@@ -127,6 +149,8 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	o.scope.Register(fs)
+	o.filters.Register(fs)
+	order := fs.String("order", "newest", "")
 	nul := fs.Bool("0", false, "")
 	asJSON := fs.Bool("json", false, "")
 	limit := fs.Int("limit", 0, "")
@@ -142,7 +166,10 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 		e.Errorf("-0 and --json are two formats: choose one")
 	case *limit < 0 || *limit == 0 && limitSet(fs):
 		e.Errorf("--limit %d: give 1 or more (without --limit, every prompt is printed)", *limit)
+	case *order != "newest" && *order != "frecent":
+		e.Errorf("--order %s: use newest or frecent", *order)
 	default:
+		o.frecent = *order == "frecent"
 		if *nul {
 			o.format = lineenc.NUL
 		} else if *asJSON {
@@ -173,7 +200,7 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 	var buf []byte
 	var werr error
 	printed, withNUL := 0, 0
-	res := history.Stream(st, sc, hidden, history.Options{Hold: o.format == lineenc.JSON}, func(en history.Entry) bool {
+	emit := func(en history.Entry) bool {
 		if o.format.Fits(en.Text) {
 			buf = o.format.Append(buf[:0], lineenc.Listed{Text: en.Text, TS: en.TS, Cwd: reg[en.Project], File: en.File, Src: en.Src, Session: en.Session})
 			_, werr = out.Write(buf)
@@ -182,7 +209,19 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 		}
 		printed++
 		return werr == nil && (o.limit == 0 || printed < o.limit)
-	})
+	}
+	opt := history.Options{Hold: o.format == lineenc.JSON, Filter: o.filter}
+	fn, tally, all := emit, history.Tally{Now: o.now}, []history.Entry(nil)
+	if o.frecent {
+		opt.Uses = func(n int, u history.Entry) { tally.Add(n, u.TS) }
+		fn = func(en history.Entry) bool { all = append(all, en); return true }
+	}
+	res := history.Stream(st, sc, hidden, opt, fn)
+	for _, i := range tally.Ranked(len(all)) {
+		if !emit(all[i]) {
+			break
+		}
+	}
 	if werr != nil {
 		return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
 	}
@@ -198,11 +237,7 @@ func report(e *cli.Env, res *history.StreamResult, withNUL int) int {
 		e.Warnf("skipped %s", words.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
 	}
 	for _, f := range res.Failed {
-		if fix := f.Fix(); fix != "" {
-			e.Errorf("could not read %v: its prompts are not listed; let hist read it: %s", f, fix)
-		} else {
-			e.Errorf("could not read %v: its prompts are not listed", f)
-		}
+		e.Errorf("could not read %v: its prompts are not listed%s", f, f.Hint())
 	}
 	if withNUL > 0 {
 		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", words.Plural(withNUL, "prompt", "prompts"))

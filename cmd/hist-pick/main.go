@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	fzf "github.com/junegunn/fzf/src"
 
@@ -18,24 +19,28 @@ import (
 )
 
 const usage = `Usage:
-    hist-pick [--project [DIR] | --all] [--query Q] [-0 | --json | --word | --resume]
+    hist-pick [--project [DIR] | --all] [FILTERS] [--query Q] [-0 | --json | --word | --resume]
               [--shell bash|zsh|fish|sh] [--resume-key KEY | --no-resume-key]
               [--delete-key KEY] [--store DIR]
-    hist-pick --shell bash|zsh|fish
+    hist-pick --shell bash|zsh|fish [--key KEY]
 
 Opens the prompt history selector on the terminal (/dev/tty, so it works
 inside $(...) and pipes) and prints the chosen prompt on stdout. Prompts
 stream in newest first, each once; hidden (deleted) prompts never show.
-The selector reads the store; it never imports.
+Each row shows the prompt's age and agent, and how many times it was used
+when more than once (×5). The selector reads the store; it never imports.
 
 A prompt is text, never a command: pass it as an argument ("$(hist-pick)"),
 never to eval. To resume a session from the shell, eval only --resume's
 output, which is a resume command or nothing.
 
 Scopes (the selector's radio starts here; tab switches it):
-    --project [DIR]  The project at DIR (default: the working directory).
+    --project [DIR]  The project at DIR (default: the working directory): in
+                     a git repository, the whole repository ("This
+                     repository"), else the folder ("This folder").
     --all            Every project, plus history-global.jsonl.
 
+` + cli.FilterUsage + `
 Output:
     (default)        The prompt as it was typed, then a newline.
     -0               The prompt, ended by a NUL byte.
@@ -67,7 +72,11 @@ Keys:
                      --no-resume-key binds none and leaves it out of the
                      header (for a caller with no shell to run the command,
                      such as the pi extension).
-    tab, ctrl-s      Switch the scope: Current project | All projects.
+    tab, ctrl-s      Switch the scope: This repository (or folder) | All projects.
+    ctrl-t           Order: newest first (the default) or most used (every
+                     use of a prompt, weighted by its age: docs/hist-pick.md).
+    ctrl-x           Agent filter: every agent, then each agent in the list,
+                     then every agent again.
     ctrl-delete, alt-d
                      Arm a delete of the selected prompt; then y deletes every
                      copy in the scope the radio shows and hides it, n or Esc
@@ -77,18 +86,22 @@ Keys:
     home, end        Empty search box: the newest / the oldest prompt (End waits
                      for the whole scope to load). Otherwise: the start / end of
                      the query.
-    ctrl-r           Toggle sorting matches by relevance / by time.
+    ctrl-r           While a query is typed: matches by relevance (the
+                     default) or in the list's order (newest or most used).
     ctrl-p           Hide or show the preview. It shrinks on short terminals so
                      that the list keeps 10 prompts, and hides under 19 rows.
                      Not bound when --resume-key or --delete-key takes ctrl-p.
     esc, ctrl-c      Quit, printing nothing.
 
-Shell key bindings (ctrl-r inserts the chosen prompt at the cursor as one
-single-quoted word, so "pi <ctrl-r>" gives pi '<the prompt>'; ctrl-o in
-the selector inserts the resume command instead):
-    eval "$(hist-pick --shell bash)"      # ~/.bashrc
-    eval "$(hist-pick --shell zsh)"       # ~/.zshrc
-    hist-pick --shell fish | source       # ~/.config/fish/config.fish
+Shell key bindings (alt-r, pi's own key for the selector, inserts the
+chosen prompt at the cursor as one single-quoted word, so "pi <alt-r>"
+gives pi '<the prompt>'; ctrl-o in the selector inserts the resume command
+instead). --key KEY binds another key, the same names in every shell:
+` + shell.KeyNames + `; --key ctrl-r takes the place of the shell's own
+reverse search:
+    eval "$(hist-pick --shell bash)"               # ~/.bashrc
+    eval "$(hist-pick --shell zsh --key ctrl-r)"   # ~/.zshrc
+    hist-pick --shell fish | source                # ~/.config/fish/config.fish
 
 On a terminal, what hist-pick prints shows control, bidi and zero-width
 characters visibly (␛ for ESC, <U+202E>), as the selector does; a pipe
@@ -110,6 +123,7 @@ Exit status:
 Examples:
     $ pi "$(hist-pick)"
     $ claude "$(hist-pick --all --query refactor)"
+    $ hist-pick --src claude --since 7d
     $ eval "$(hist-pick --all --resume)"                  # bash, zsh
     $ eval (hist-pick --all --resume --shell fish)        # fish
 `
@@ -125,6 +139,7 @@ func main() {
 type options struct {
 	store      string
 	scope      cli.ScopeFlags
+	filters    cli.FilterFlags
 	query      string
 	format     lineenc.Format // Raw, NUL or JSON
 	word       bool
@@ -170,6 +185,7 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
 	o.scope.Register(fs)
+	o.filters.Register(fs)
 	query := fs.String("query", "", "")
 	nul := fs.Bool("0", false, "")
 	asJSON := fs.Bool("json", false, "")
@@ -177,6 +193,7 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	noResumeKey := fs.Bool("no-resume-key", false, "")
 	deleteKey := fs.String("delete-key", "", "")
 	shellName := fs.String("shell", "", "")
+	bindKey := fs.String("key", "", "")
 	word := fs.Bool("word", false, "")
 	resumeOnly := fs.Bool("resume", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
@@ -194,7 +211,10 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 		e.Errorf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
 		return o, cli.ExitUsage, false
 	case *shellName != "" && !*word && !*resumeOnly:
-		return o, bindings(e, *shellName), false
+		return o, bindings(e, *shellName, firstNonEmpty(*bindKey, shell.DefaultKey)), false
+	case *bindKey != "":
+		e.Errorf("--key KEY chooses the shell bindings' key: use it with --shell bash|zsh|fish alone")
+		return o, cli.ExitUsage, false
 	case *nul && *asJSON:
 		e.Errorf("-0 and --json are two formats: choose one")
 		return o, cli.ExitUsage, false
@@ -220,11 +240,15 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	return o, cli.ExitOK, true
 }
 
-// bindings prints the key bindings of shell sh.
-func bindings(e *cli.Env, sh string) int {
-	s, ok := shell.Script(sh)
+// bindings prints the key bindings of shell sh, bound to key.
+func bindings(e *cli.Env, sh, key string) int {
+	s, ok, err := shell.Script(sh, key)
 	if !ok {
 		e.Errorf("--shell %s: no key bindings for that shell: choose one of %s", sh, strings.Join(shell.Names(), ", "))
+		return cli.ExitUsage
+	}
+	if err != nil {
+		e.Errorf("--key %s: %v", key, err)
 		return cli.ExitUsage
 	}
 	fmt.Fprint(e.Stdout, s)
@@ -262,12 +286,16 @@ func configure(e *cli.Env, o options) (cfg picker.Config, code int, ok bool) {
 		e.Errorf("%v", err)
 		return cfg, cli.ExitUsage, false
 	}
-	project, also := sc.Project, sc.Also
+	filter, ok := e.Filter(&o.filters)
+	if !ok {
+		return cfg, cli.ExitUsage, false
+	}
+	project, also, repo := sc.Project, sc.Also, o.scope.Repo != ""
 	if sc.All {
-		// The radio's "Current project" is the working directory's.
+		// The radio's project scope is the working directory's.
 		cur := cli.ScopeFlags{Project: true}
 		if ps, _, err := cur.Resolve(st); err == nil {
-			project, also = ps.Project, ps.Also
+			project, also, repo = ps.Project, ps.Also, cur.Repo != ""
 		}
 	}
 	pol := e.Policy()
@@ -284,7 +312,8 @@ func configure(e *cli.Env, o options) (cfg picker.Config, code int, ok bool) {
 		return cfg, cli.ExitUntrusted, false
 	}
 	return picker.Config{
-		Store: st, Hidden: hidden, Project: project, Also: also, All: sc.All, Query: o.query,
+		Store: st, Hidden: hidden, Project: project, Also: also, Repo: repo, All: sc.All, Query: o.query,
+		Filter: filter, Filters: o.filters.Words(), Now: func() time.Time { now, _ := e.Now(); return now },
 		ResumeKey: o.resumeKey, NoResumeKey: o.resumeKey == "", DeleteKeys: o.deleteKeys, Shell: o.shell,
 	}, cli.ExitOK, true
 }

@@ -244,7 +244,7 @@ func TestResumeEvalInShells(t *testing.T) {
 	}
 }
 
-// The key bindings: ctrl-r inserts the prompt as one quoted word (run as
+// The key bindings: alt-r inserts the prompt as one quoted word (run as
 // `printf %s WORD`, it prints the prompt exactly and runs nothing in it),
 // ctrl-o inserts the resume command quoted for the shell, and a refused
 // session id inserts nothing.
@@ -266,7 +266,7 @@ func TestBindingsQuoteInShells(t *testing.T) {
 
 			tm.clear()
 			tm.text("printf %s ")
-			tm.keys("C-r")
+			tm.keys("M-r")
 			tm.waitCount("1/")
 			tm.text("x5")
 			tm.waitCount("1/1")
@@ -281,7 +281,7 @@ func TestBindingsQuoteInShells(t *testing.T) {
 			f.wantNothingRan(t, "ctrl-r")
 
 			tm.clear()
-			tm.keys("C-r")
+			tm.keys("M-r")
 			tm.waitCount("1/")
 			tm.keys("Tab") // the folder's project is another one
 			tm.waitText("◉ All projects")
@@ -297,7 +297,7 @@ func TestBindingsQuoteInShells(t *testing.T) {
 			f.wantNothingRan(t, "ctrl-r, ctrl-o")
 
 			tm.clear()
-			tm.keys("C-r")
+			tm.keys("M-r")
 			tm.waitCount("1/")
 			tm.text("x2")
 			tm.waitCount("1/1")

@@ -284,7 +284,18 @@ func (tm *term) result() (code, stdout, stderr string) {
 	}
 }
 
-var promptRow = regexp.MustCompile(`^[▌ ] (prompt \d\d|PROMPT|first line|fix the flaky|other project|legacy editor)`)
+// promptRow is a list row: the gutter, the dim column (age, agent, uses)
+// and the prompt.
+var promptRow = regexp.MustCompile(`^[▌ ] [ \w]{4} [a-z ]{8}[ ×\d]{4} \S`)
+
+// rowText is a list row's prompt: what follows the gutter and the column.
+func rowText(r string) string {
+	rs := []rune(strings.TrimRight(r, " │"))
+	if len(rs) < 20 {
+		return ""
+	}
+	return strings.TrimSpace(string(rs[20:]))
+}
 
 // layout splits a selector screen: header rows (above the "> " row), the
 // list rows, and the footer row.
@@ -325,7 +336,7 @@ func selectedIs(pos, want string) func(string) bool {
 		}
 		for _, r := range strings.Split(s, "\n") {
 			if strings.HasPrefix(r, "▌") {
-				return strings.TrimSpace(strings.TrimRight(strings.TrimPrefix(r, "▌"), " │")) == want
+				return rowText(r) == want
 			}
 		}
 		return false
@@ -336,13 +347,13 @@ func selectedIs(pos, want string) func(string) bool {
 func (l layout) selected() string {
 	for _, r := range l.list {
 		if strings.HasPrefix(r, "▌") {
-			return strings.TrimSpace(strings.TrimRight(strings.TrimPrefix(r, "▌"), " │"))
+			return rowText(r)
 		}
 	}
 	return ""
 }
 
-const fullRadio = "◉ Current project | ○ All projects"
+const fullRadio = "◉ This folder | ○ All projects"
 
 func TestHeaderWidths(t *testing.T) {
 	t.Parallel()
@@ -356,10 +367,11 @@ func TestHeaderWidths(t *testing.T) {
 		radioAt int
 		radio   string
 	}{
+		{200, "wide", 2, 10, []string{"Prompt history", "1/32", "32 loaded", fullRadio}, 0, fullRadio},
 		{120, "wide", 2, 10, []string{"Prompt history", "1/32", "32 loaded", fullRadio}, 0, fullRadio},
-		{80, "medium", 2, 10, []string{"Prompt history", "1/32", "32 loaded"}, 1, fullRadio},
+		{80, "medium", 2, 10, []string{"Prompt history", "1/32", "32 loaded"}, 1, fullRadio + "  newest first"},
 		{50, "narrow", 3, 9, []string{"Prompt history", "1/32"}, 2, fullRadio},
-		{32, "narrow, short radio", 3, 9, []string{"Prompt history", "1/32"}, 2, "◉ Current project | ○ All"},
+		{32, "narrow, short radio", 3, 9, []string{"Prompt history", "1/32"}, 2, "◉ This folder | ○ All"},
 	} {
 		t.Run(tc.class, func(t *testing.T) {
 			tm := newTerm(t, f.dir, tc.cols, 40)
@@ -381,17 +393,28 @@ func TestHeaderWidths(t *testing.T) {
 			}
 			switch tc.class {
 			case "wide":
-				if !strings.Contains(l.header[1], "type to filter") {
-					t.Errorf("wide: no filter hint under the first row: %q", l.header[1])
+				if strings.TrimSpace(l.header[1]) != "newest first" {
+					t.Errorf("wide: the order is not under the first row: %q", l.header[1])
 				}
 			case "medium":
 				if strings.Contains(l.header[0], "◉") {
 					t.Errorf("medium: the radio is on the first row: %q", l.header[0])
 				}
 			default:
-				if strings.TrimSpace(l.header[1]) != "32 loaded" {
-					t.Errorf("narrow: second row %q, want the loaded count alone", l.header[1])
+				if strings.TrimSpace(l.header[1]) != "32 loaded  newest first" {
+					t.Errorf("narrow: second row %q, want the loaded count and the order", l.header[1])
 				}
+			}
+			if !strings.HasPrefix(l.footer, "enter pick · ") || tc.cols >= 120 && !strings.Contains(l.footer, "ctrl-r relevance") {
+				t.Errorf("the footer is not the key hint: %q", l.footer)
+			}
+			// The newest prompt: Claude Code's, captured once; prompt 29:
+			// twice (other case and spacing), the agent unknown (pi).
+			if len(l.list) > 0 && !regexp.MustCompile(`^▌ +\d+[a-z]+ claude +fix the fl`).MatchString(l.list[0]) {
+				t.Errorf("first row %q: want its age and agent before it", l.list[0])
+			}
+			if tc.cols >= 50 && !regexp.MustCompile(`(?m)^  +\d+[a-z]+ pi +×2 prompt 29`).MatchString(s) {
+				t.Errorf("no row of prompt 29 with its agent and 2 uses:\n%s", s)
 			}
 			if len(l.list) != tc.list {
 				t.Errorf("%d list rows, want %d:\n%s", len(l.list), tc.list, s)
@@ -400,10 +423,10 @@ func TestHeaderWidths(t *testing.T) {
 			if rows := strings.Split(s, "\n"); len(rows) < 15 || !strings.HasPrefix(rows[14], "────") {
 				t.Errorf("the preview border is not on row 15 (30 rows in all):\n%s", s)
 			}
-			if l.selected() != "fix the flaky test" {
+			if tc.cols >= 50 && l.selected() != "fix the flaky test" {
 				t.Errorf("selected %q, want the newest prompt", l.selected())
 			}
-			if !strings.Contains(s, `first line\nsecond line`) {
+			if tc.cols >= 50 && !strings.Contains(s, `first line\nsecond line`) {
 				t.Errorf("the multi-line prompt is not on one row with \\n:\n%s", s)
 			}
 			tm.keys("Escape")
@@ -673,7 +696,7 @@ func TestScopeSwitch(t *testing.T) {
 	tm.waitText("32 loaded")
 	tm.keys("Tab")
 	s := tm.waitFor("all projects loaded", func(s string) bool {
-		return strings.Contains(s, "○ Current project | ◉ All projects") && strings.Contains(s, "34 loaded") && !strings.Contains(s, "loaded…")
+		return strings.Contains(s, "○ This folder | ◉ All projects") && strings.Contains(s, "34 loaded") && !strings.Contains(s, "loaded…")
 	})
 	if !strings.Contains(s, "other project prompt") || !strings.Contains(s, "1/34") {
 		t.Errorf("All projects should list the other project's prompt:\n%s", s)
@@ -790,28 +813,34 @@ func TestNoTerminal(t *testing.T) {
 	}
 }
 
-// The shell key bindings: ctrl-r opens the selector, and the chosen
-// prompt lands at the cursor. bash always; zsh and fish when installed.
+// The shell key bindings: alt-r (or the --key chosen) opens the selector,
+// and the chosen prompt lands at the cursor. bash always; zsh and fish
+// when installed.
 func TestShellWidgets(t *testing.T) {
 	t.Parallel()
+	zsh := func(dir string) []string {
+		os.WriteFile(filepath.Join(dir, ".zshrc"), []byte("PROMPT='$ '\n"), 0o600)
+		return []string{"env", "ZDOTDIR=" + dir, "zsh", "-i"}
+	}
+	fish := func(dir string) []string {
+		return []string{"fish", "--no-config", "-i", "-C", "function fish_prompt; echo -n '$ '; end; set -g fish_greeting ''"}
+	}
 	for _, sh := range []struct {
-		name  string
-		argv  func(dir string) []string
-		setup string
+		name, shell string
+		argv        func(dir string) []string
+		setup, key  string
 	}{
-		{"bash", nil, `eval "$(hist-pick --shell bash)"`},
-		{"zsh", func(dir string) []string {
-			os.WriteFile(filepath.Join(dir, ".zshrc"), []byte("PROMPT='$ '\n"), 0o600)
-			return []string{"env", "ZDOTDIR=" + dir, "zsh", "-i"}
-		}, `eval "$(hist-pick --shell zsh)"`},
-		{"fish", func(dir string) []string {
-			return []string{"fish", "--no-config", "-i", "-C", "function fish_prompt; echo -n '$ '; end; set -g fish_greeting ''"}
-		}, `hist-pick --shell fish | source`},
+		{"bash", "bash", nil, `eval "$(hist-pick --shell bash)"`, "M-r"},
+		{"bash ctrl-r", "bash", nil, `eval "$(hist-pick --shell bash --key ctrl-r)"`, "C-r"},
+		{"zsh", "zsh", zsh, `eval "$(hist-pick --shell zsh)"`, "M-r"},
+		{"zsh ctrl-r", "zsh", zsh, `eval "$(hist-pick --shell zsh --key ctrl-r)"`, "C-r"},
+		{"fish", "fish", fish, `hist-pick --shell fish | source`, "M-r"},
+		{"fish ctrl-r", "fish", fish, `hist-pick --shell fish --key ctrl-r | source`, "C-r"},
 	} {
 		t.Run(sh.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := exec.LookPath(sh.name); err != nil {
-				t.Skipf("%s is not installed", sh.name)
+			if _, err := exec.LookPath(sh.shell); err != nil {
+				t.Skipf("%s is not installed", sh.shell)
 			}
 			f := newFixture(t)
 			var tm *term
@@ -824,14 +853,14 @@ func TestShellWidgets(t *testing.T) {
 			tm.waitText("ready\n$")
 			tm.text(`echo "é<>"`)   // a multibyte character before the cursor
 			tm.keys("Left", "Left") // the cursor between < and >
-			// ctrl-r goes in only once the line editor reads keys: in
+			// The key goes in only once the line editor reads keys: in
 			// cooked mode the terminal itself would take it. The editor
 			// has moved the cursor between < and > (the terminal would
 			// have echoed the arrows as ^[[D).
 			tm.waitFor("the line editor to move the cursor", func(s string) bool {
 				return strings.Contains(s, `$ echo "é<>"`) && !strings.Contains(s, "^[") && tm.cursor() == "10"
 			})
-			tm.keys("C-r")
+			tm.keys(sh.key)
 			tm.waitText("32 loaded")
 			tm.text("prompt 17")
 			tm.waitCount("1/1")

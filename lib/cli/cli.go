@@ -11,9 +11,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"hist/lib/agent"
+	"hist/lib/history"
 	"hist/lib/policy"
 	"hist/lib/shellquote"
 	"hist/lib/store"
@@ -210,6 +214,9 @@ type ScopeFlags struct {
 	// Gone is set by Resolve when --project names a folder that no
 	// longer exists but whose prompts the store still holds.
 	Gone bool
+	// Repo is set by Resolve to the top folder of the git work tree the
+	// project scope covers ("" when the scope is one folder).
+	Repo string
 }
 
 // Register adds --project and --all to fs. --project takes an optional
@@ -229,11 +236,14 @@ func (sf *ScopeFlags) Register(fs *flag.FlagSet) {
 }
 
 // Resolve returns the scope the flags name, with the canonical project
-// folder for --project. A --project DIR that does not exist is an error
+// folder for --project. The project scope of a folder in a git
+// repository is the whole repository (store.ProjectScope), and Repo
+// names its top folder. A --project DIR that does not exist is an error
 // ("--project DIR: no such folder") unless the store still holds that
-// project's folder: then it resolves, and Gone says the folder is gone.
+// project's folder: then it resolves to that folder alone, and Gone says
+// the folder is gone.
 func (sf *ScopeFlags) Resolve(s store.Store) (store.Scope, string, error) {
-	sf.Gone = false
+	sf.Gone, sf.Repo = false, ""
 	if sf.All && sf.Project {
 		return store.Scope{}, "", errors.New("--project and --all name two scopes: choose one")
 	}
@@ -264,6 +274,10 @@ func (sf *ScopeFlags) Resolve(s store.Store) (store.Scope, string, error) {
 		return store.Scope{}, "", fmt.Errorf("--project %s: %s", dir, words.Describe(err))
 	case !fi.IsDir():
 		return store.Scope{}, "", fmt.Errorf("--project %s: not a folder", dir)
+	default:
+		sc, repo := s.ProjectScope(canon)
+		sf.Repo = repo
+		return sc, canon, nil
 	}
 	return store.Scope{Project: hash, Also: also}, canon, nil
 }
@@ -477,4 +491,134 @@ func expects(f *flag.Flag) string {
 		return "a duration such as 10s or 2m"
 	}
 	return "a value"
+}
+
+// FilterFlags are the flags that select prompts (history.Filter):
+// --src, --since, --until, --session and --machine.
+type FilterFlags struct{ src, since, until, session, machine string }
+
+// Register adds the filter flags to fs.
+func (ff *FilterFlags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&ff.src, "src", "", "")
+	fs.StringVar(&ff.since, "since", "", "")
+	fs.StringVar(&ff.until, "until", "", "")
+	fs.StringVar(&ff.session, "session", "", "")
+	fs.StringVar(&ff.machine, "machine", "", "")
+}
+
+// Words are the filters other than --src as given, for a header:
+// "since 7d", "session ID".
+func (ff *FilterFlags) Words() []string {
+	var out []string
+	for _, w := range [][2]string{{"since", ff.since}, {"until", ff.until}, {"session", ff.session}, {"machine", ff.machine}} {
+		if w[1] != "" {
+			out = append(out, w[0]+" "+w[1])
+		}
+	}
+	return out
+}
+
+// FilterUsage describes the filter flags, for the commands' usage texts.
+const FilterUsage = `Filters (each narrows the prompts; a prompt shows at its newest copy
+that they all select):
+    --src LIST       Copies from these agents (comma-separated: pi, claude,
+                     codex, cursor, opencode). A copy that names no agent
+                     counts as pi's.
+    --since WHEN     Copies at or after WHEN: a date (2026-11-30), a date and
+                     time (2026-11-30T14:00), or a time ago (90m, 3h, 7d, 2w).
+    --until WHEN     Copies before WHEN (same forms).
+    --session ID     Copies from this agent session.
+    --machine NAME   Copies in the store files of this machine (the @NAME in
+                     their names; files from before machine ids match none).
+`
+
+// Filter returns the filter ff names at e's time (Now), or prints what
+// is wrong and returns ok=false (exit ExitUsage).
+func (e *Env) Filter(ff *FilterFlags) (f history.Filter, ok bool) {
+	now, err := e.Now()
+	if err == nil {
+		f, err = ff.resolve(now)
+	}
+	if err != nil {
+		e.Errorf("%v", err)
+		return f, false
+	}
+	return f, true
+}
+
+func (ff *FilterFlags) resolve(now time.Time) (history.Filter, error) {
+	f := history.Filter{Session: ff.session, Machine: ff.machine}
+	for _, s := range strings.Split(ff.src, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if !slices.Contains(agent.Names(), s) {
+			return f, fmt.Errorf("--src %s: %q is not an agent: use %s", ff.src, s, strings.Join(agent.Names(), ", "))
+		}
+		f.Src = append(f.Src, s)
+	}
+	if ff.machine != "" && !store.ValidMachine(ff.machine) {
+		return f, fmt.Errorf("--machine %q: not a machine id (1 to 32 letters, digits, '-' and '_')", ff.machine)
+	}
+	for _, w := range []struct {
+		flag, v string
+		to      *int64
+	}{{"since", ff.since, &f.Since}, {"until", ff.until, &f.Until}} {
+		if w.v == "" {
+			continue
+		}
+		t, err := When(w.v, now)
+		if err != nil {
+			return f, fmt.Errorf("--%s %s: %v", w.flag, w.v, err)
+		}
+		*w.to = t.UnixMilli()
+	}
+	if f.Since != 0 && f.Until != 0 && f.Since >= f.Until {
+		return f, fmt.Errorf("--since %s is not before --until %s: no prompt can match", ff.since, ff.until)
+	}
+	return f, nil
+}
+
+// When reads a time given on the command line, at now: a date (local
+// midnight), a local date and time to the minute or second, RFC 3339, or
+// a time ago: a whole number of minutes, hours, days or weeks (90m, 3h,
+// 7d, 2w).
+func When(s string, now time.Time) (time.Time, error) {
+	if t, ok := absolute(s); ok {
+		return t, nil
+	}
+	units := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	if n, err := strconv.Atoi(s[:max(0, len(s)-1)]); err == nil && n >= 0 && units[s[len(s)-1]] != 0 {
+		return now.Add(-time.Duration(n) * units[s[len(s)-1]]), nil
+	}
+	return time.Time{}, errors.New("not a date (2026-11-30, 2026-11-30T14:00) or a time ago (90m, 3h, 7d, 2w)")
+}
+
+// absolute reads a date, a local date and time, or RFC 3339.
+func absolute(s string) (time.Time, bool) {
+	for _, layout := range []string{"2006-01-02", "2006-01-02T15:04", "2006-01-02T15:04:05"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, true
+		}
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	return t, err == nil
+}
+
+// NowEnv names the variable that fixes "now" for the commands that read
+// it (time filters, ages, frecency, hist-stats' charts), for tests and
+// reproducible reports: a date, a date and time, or RFC 3339.
+const NowEnv = "HIST_NOW"
+
+// Now is the time now, or $HIST_NOW.
+func (e *Env) Now() (time.Time, error) {
+	v := e.Getenv(NowEnv)
+	if v == "" {
+		return time.Now(), nil
+	}
+	t, ok := absolute(v)
+	if !ok {
+		return t, fmt.Errorf("%s=%s: not a time: use 2026-11-30T14:00 or RFC 3339, or unset it", NowEnv, v)
+	}
+	return t, nil
 }

@@ -24,23 +24,41 @@ const maxConfig = 1 << 20
 // when dir is in no repository or the repository has no usable remote.
 // dir must be canonical (absolute, symbolic links resolved).
 func Identity(dir string) (id string, ok bool) {
+	top, remote := Repo(dir)
+	if remote == "" {
+		return "", false
+	}
+	if rel, err := filepath.Rel(top, dir); err == nil && rel != "." {
+		remote += "//" + filepath.ToSlash(rel)
+	}
+	return remote, true
+}
+
+// Repo returns the top folder of the work tree that holds dir ("" when
+// dir is in no repository) and the identity of its remote,
+// "git:<host>/<path>" ("" when it has no usable remote). dir must be
+// canonical.
+func Repo(dir string) (top, remote string) {
 	top, gitdir := find(dir)
 	if top == "" {
-		return "", false
+		return "", ""
 	}
 	url, ok := remoteURL(gitdir)
 	if !ok {
-		return "", false
+		return top, ""
 	}
 	norm, ok := Normalize(url)
 	if !ok {
-		return "", false
+		return top, ""
 	}
-	id = "git:" + norm
-	if rel, err := filepath.Rel(top, dir); err == nil && rel != "." {
-		id += "//" + filepath.ToSlash(rel)
-	}
-	return id, true
+	return top, "git:" + norm
+}
+
+// Top returns the top folder of the work tree that holds dir, or "" when
+// dir is in no repository.
+func Top(dir string) string {
+	top, _ := find(dir)
+	return top
 }
 
 // find returns the work tree's top folder holding dir and its git folder

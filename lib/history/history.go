@@ -52,6 +52,15 @@ func (e FileError) Error() string { return fmt.Sprintf("%s: %s", e.Path, words.D
 // Fix is the chmod that lets hist read it ("" when no chmod would).
 func (e FileError) Fix() string { return words.Chmod(e.Path, e.Err) }
 
+// Hint is "; let hist read it: <Fix>", or "" when no chmod would help:
+// the end of a message that names e.
+func (e FileError) Hint() string {
+	if fix := e.Fix(); fix != "" {
+		return "; let hist read it: " + fix
+	}
+	return ""
+}
+
 // vanished reports whether one of the failed files vanished (or was
 // replaced) while it was read: a rewrite moved its prompts, and a read of
 // the store once the rewrite is over finds them.

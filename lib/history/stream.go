@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"hash/maphash"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -26,6 +27,13 @@ type Options struct {
 	// more than richerWindow older than that copy, or more than
 	// maxPending prompts wait, or the files are read.
 	Hold bool
+	// Filter selects the copies read.
+	Filter Filter
+	// Uses, when set, is called for each use of a prompt sent, the n-th
+	// sent: each copy selected that is more than useGap older than the
+	// last one counted, the copy sent first included, newest first. e
+	// is that copy's time and provenance (its Text is empty).
+	Uses func(n int, e Entry)
 }
 
 // richerWindow is how much older than a prompt's newest copy a richer copy
@@ -75,6 +83,17 @@ type streamer struct {
 	send    func(e Entry, final bool) bool
 	richer  func(n int, e Entry)
 	settled func(n int) bool
+
+	filter Filter
+	uses   func(n int, e Entry)
+	last   map[key]use // with uses: each prompt's last use counted
+}
+
+// use is a prompt's place in the stream and the time of its last use
+// counted.
+type use struct {
+	n  int32
+	ts int64
 }
 
 // streamFiles sends the visible prompts of files to fn, newest first,
@@ -86,7 +105,13 @@ type streamer struct {
 // appended later are not read, and a last line with no newline yet (a
 // writer still finishing it) is skipped and counted as malformed.
 func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent int, opt Options, fn func(Entry) bool) *StreamResult {
-	s := &streamer{files: files, seen: seen, res: &StreamResult{sent: sent}, provs: map[prov]prov{}}
+	if opt.Filter.Machine != "" {
+		files = slices.DeleteFunc(slices.Clone(files), func(f store.File) bool { return !opt.Filter.file(f) })
+	}
+	s := &streamer{files: files, seen: seen, res: &StreamResult{sent: sent}, provs: map[prov]prov{}, filter: opt.Filter, uses: opt.Uses}
+	if s.uses != nil {
+		s.last = map[key]use{}
+	}
 	if hidden != nil && !hidden.Empty() {
 		s.hidden = hidden
 	}
@@ -115,7 +140,10 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 	heap.Init(&tails)
 	for len(tails) > 0 && !s.res.Stopped {
 		t := tails[0]
-		if !s.settle(t.view.TS) || !s.emit(t) {
+		if s.filter.Since != 0 && t.view.TS < s.filter.Since {
+			break // every copy left is older
+		}
+		if !s.settle(t.view.TS) || s.filter.keep(&t.view) && !s.emit(t) {
 			s.res.Stopped = true
 			break
 		}
@@ -173,6 +201,11 @@ func (s *streamer) emit(t *tail) bool {
 	f := s.files[t.file]
 	rk := rank(t.view.Src, t.view.Session, f.Project)
 	if _, met := s.seen[k]; met {
+		if u, ok := s.last[k]; ok && t.view.TS <= u.ts-useGap {
+			s.last[k] = use{u.n, t.view.TS}
+			p := s.prov(t.view.Src, t.view.Session)
+			s.uses(int(u.n), Entry{TS: t.view.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project})
+		}
 		return !s.track || s.richerCopy(k, rk, t)
 	}
 	s.seen[k] = struct{}{}
@@ -188,7 +221,12 @@ func (s *streamer) emit(t *tail) bool {
 		s.pending[k] = pend{n: n, rank: rk, ts: t.view.TS}
 		s.fifo = append(s.fifo, k)
 	}
-	return s.send(Entry{Text: text, TS: t.view.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project}, final)
+	e := Entry{Text: text, TS: t.view.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project}
+	if s.uses != nil {
+		s.last[k] = use{int32(n), e.TS}
+		s.uses(n, e)
+	}
+	return s.send(e, final)
 }
 
 // richerCopy gives the prompt of key k its provenance from t's current

@@ -2,6 +2,7 @@ package picker
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -9,6 +10,19 @@ import (
 	"hist/lib/history"
 	"hist/lib/words"
 )
+
+// respond writes the answer to a callback from fzf (see relay.go): the
+// items of a reload as they are made (a string of them all would double
+// the selector's memory for a moment), else handle's answer.
+func (p *picker) respond(req request, w io.Writer) {
+	if n, verb, _, err := parseCmd(req.Cmd); err == nil && verb == "items" {
+		if r := p.current(n); r != nil {
+			p.writeItems(r, w)
+		}
+		return
+	}
+	io.WriteString(w, p.handle(req))
+}
 
 // handle answers one callback from fzf (see relay.go). For the preview it
 // returns the pane's text; otherwise fzf actions, ending with the header.
@@ -20,6 +34,14 @@ func (p *picker) handle(req request) string {
 	switch verb {
 	case "preview":
 		return p.preview(n, arg)
+	case "reload":
+		// Synchronous (fzf runs the actions of a background transform in
+		// a loop iteration that is over, where a reload is lost): the
+		// items sent before every use was counted go again.
+		if r := p.current(n); r != nil && r.partial.Swap(false) {
+			return "reload-sync(" + cb(r, "items") + ")"
+		}
+		return "ignore"
 	case "result", "load":
 		// fzf runs these in the background, so that drawing the list never
 		// waits for them, and applies the answer later, after other
@@ -85,8 +107,8 @@ func (p *picker) handleNormal(r *run, req request, verb, arg string) string {
 		if r.dec = p.decide(r, req, verb, arg); r.dec != nil {
 			return "accept"
 		}
-	case "scope":
-		r.dec = &decision{kind: decScope, query: req.Query}
+	case "scope", "order", "agent":
+		r.dec = &decision{kind: map[string]decisionKind{"scope": decScope, "order": decOrder, "agent": decAgent}[verb], query: req.Query}
 		return "accept"
 	case "sort":
 		p.noSort = !p.noSort
@@ -123,8 +145,11 @@ func (p *picker) loaded(r *run, req request) []string {
 		r.footer = unreadable(res.Failed)
 	case req.Total == 0 && r.footer == "":
 		r.footer = emptyHint
-		if r.others > 0 {
-			r.footer = othersHint(r.others)
+		switch {
+		case p.filtered():
+			r.footer = "No prompt here matches the filters."
+		case r.others > 0:
+			r.footer = othersHint(r.others, p.cfg.Repo)
 		}
 	}
 	return acts
@@ -189,7 +214,7 @@ func (p *picker) normalHeader(r *run) []string {
 	done, _ := r.list.status()
 	return header(headerState{
 		Cols: p.cols, Pos: req.Pos, Matches: req.Match, Loaded: req.Total,
-		Loading: !(done && r.loaded), All: r.list.all, Hint: p.hint(),
+		Loading: !(done && r.loaded), All: r.list.all, Repo: p.cfg.Repo, Status: p.status(req.Query),
 	})
 }
 
@@ -239,12 +264,20 @@ func wrapArg(s string) string {
 	return "(" + strings.NewReplacer("(", "[", ")", "]").Replace(s) + ")"
 }
 
+// current is the pass n when it is the current one.
+func (p *picker) current(n int) *run {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cur == nil || p.cur.n != n {
+		return nil
+	}
+	return p.cur
+}
+
 // preview renders the preview pane for fzf's item index arg.
 func (p *picker) preview(n int, arg string) string {
-	p.mu.Lock()
-	r := p.cur
-	p.mu.Unlock()
-	if r == nil || r.n != n {
+	r := p.current(n)
+	if r == nil {
 		return ""
 	}
 	id, ok := r.lookup(arg)
@@ -256,7 +289,7 @@ func (p *picker) preview(n int, arg string) string {
 		return ""
 	}
 	return preview(previewItem{
-		Text: e.Text, TS: e.TS, Project: e.Project, Cwd: p.reg[e.Project], Src: e.Src, Session: e.Session,
+		Text: expandTabs(e.Text), TS: e.TS, Project: e.Project, Cwd: p.reg[e.Project], Src: e.Src, Session: e.Session,
 		Origin: origin(e.File),
 	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
 }

@@ -1,6 +1,7 @@
 package picker
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,12 +16,14 @@ const title = "Prompt history"
 const (
 	// wideMin: title, position, loaded count and radio share the first
 	// row (they need at most 93 columns with seven-digit counts); the
-	// filter hint is below.
+	// order and filters are below.
 	wideMin = 100
-	// mediumMin: the radio moves under the counts, taking the hint's row.
+	// mediumMin: the radio moves under the counts, followed by the order
+	// and filters.
 	mediumMin = 60
 	// Below mediumMin the header is narrow: title and position, the loaded
-	// count, and the radio each take a row, so the list shows 9 prompts.
+	// count with the order and filters, and the radio each take a row, so
+	// the list shows 9 prompts.
 )
 
 // Width classes.
@@ -63,32 +66,38 @@ func headerRows(c class) int {
 
 // headerState is what the header shows.
 type headerState struct {
-	Cols    int  // terminal columns
-	Pos     int  // 1-based position of the selection in the matches (0: none)
-	Matches int  // prompts matching the query
-	Loaded  int  // prompts loaded so far
-	Loading bool // more are coming
-	All     bool // the radio is on "All projects"
-	Hint    string
+	Cols    int    // terminal columns
+	Pos     int    // 1-based position of the selection in the matches (0: none)
+	Matches int    // prompts matching the query
+	Loaded  int    // prompts loaded so far
+	Loading bool   // more are coming
+	All     bool   // the radio is on "All projects"
+	Repo    bool   // the current project is a git repository
+	Status  string // the order and the filters in force
 }
 
 const gutter = 2
 
-// radio is the scope radio, shortened when it does not fit in width
-// columns: the inactive scope loses its last word.
-func radio(all bool, width int) string {
-	cur, every := "◉ Current project", "○ All projects"
-	if all {
-		cur, every = "○ Current project", "◉ All projects"
+// radio is the scope radio: the project scope is "This repository" in a
+// git repository, else "This folder". When it does not fit in width
+// columns, the inactive scope is shortened.
+func radio(all, repo bool, width int) string {
+	name, short := "This folder", "Folder"
+	if repo {
+		name, short = "This repository", "Repo"
 	}
-	full := cur + " | " + every
+	if !all {
+		full := "◉ " + name + " | ○ All projects"
+		if runewidth.StringWidth(full) <= width {
+			return full
+		}
+		return "◉ " + name + " | ○ All"
+	}
+	full := "○ " + name + " | ◉ All projects"
 	if runewidth.StringWidth(full) <= width {
 		return full
 	}
-	if all {
-		return "○ Current | " + every
-	}
-	return cur + " | ○ All"
+	return "○ " + short + " | ◉ All projects"
 }
 
 // count formats n with thousands separators.
@@ -130,16 +139,16 @@ func header(h headerState) []string {
 	switch classOf(h.Cols) {
 	case wide:
 		left := title + "  " + pos + "  " + loaded
-		scope := radio(h.All, width)
+		scope := radio(h.All, h.Repo, width)
 		pad := width - runewidth.StringWidth(left) - runewidth.StringWidth(scope)
 		if pad < 2 {
 			pad = 2
 		}
-		rows = []string{left + strings.Repeat(" ", pad) + scope, h.Hint}
+		rows = []string{left + strings.Repeat(" ", pad) + scope, h.Status}
 	case medium:
-		rows = []string{title + "  " + pos + "  " + loaded, radio(h.All, width)}
+		rows = []string{title + "  " + pos + "  " + loaded, radio(h.All, h.Repo, width) + "  " + h.Status}
 	default:
-		rows = []string{title + "  " + pos, loaded, radio(h.All, width)}
+		rows = []string{title + "  " + pos, loaded + "  " + h.Status, radio(h.All, h.Repo, width)}
 	}
 	for i, r := range rows {
 		rows[i] = runewidth.Truncate(r, width, "…")
@@ -148,19 +157,25 @@ func header(h headerState) []string {
 }
 
 // hint is the key hint for the keys in use (resumeKey or previewKey ""
-// when unbound): the wide header's second row, and, compact, the footer
-// of narrower classes while it has nothing else to say.
-func hint(deleteKey, resumeKey, previewKey string, compact bool) string {
+// when unbound; the shortest delete key): as many as fit in width
+// columns, the first ones first. It is the footer's row while the footer
+// has nothing else to say.
+func hint(deleteKeys []string, resumeKey, previewKey string, width int) string {
 	keys := []string{"enter pick"}
 	if resumeKey != "" {
 		keys = append(keys, resumeKey+" resume")
 	}
-	keys = append(keys, "tab scope", deleteKey+" delete")
+	del := slices.MinFunc(deleteKeys, func(a, b string) int { return len(a) - len(b) })
+	keys = append(keys, "tab scope", del+" delete")
 	if previewKey != "" {
 		keys = append(keys, previewKey+" preview")
 	}
-	if !compact {
-		keys = append([]string{"type to filter"}, keys...)
+	keys = append(keys, orderKey+" order", "ctrl-r relevance", agentKey+" agent")
+	out := keys[0]
+	for _, k := range keys[1:] {
+		if runewidth.StringWidth(out+" · "+k) <= width {
+			out += " · " + k
+		}
 	}
-	return strings.Join(keys, " · ")
+	return out
 }

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/mattn/go-runewidth"
-
 	"hist/lib/history"
 	"hist/lib/store"
 )
@@ -81,12 +79,12 @@ func (p *picker) toggleKey() string {
 }
 
 // footer is what the footer row shows: the run's notice or question, or
-// else, where the header has no room for it, the key hint. p.mu is held.
+// else the key hint. p.mu is held.
 func (p *picker) footer(r *run) string {
-	if r.footer != "" || classOf(p.cols) == wide {
+	if r.footer != "" {
 		return r.footer
 	}
-	return runewidth.Truncate(hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey, p.toggleKey(), true), max(1, p.cols-gutter-1), "…")
+	return hint(p.cfg.DeleteKeys, p.cfg.ResumeKey, p.toggleKey(), max(1, p.cols-gutter-1))
 }
 
 // countOthers counts, for a project scope that loaded empty, the prompts
@@ -109,12 +107,16 @@ func (p *picker) countOthers(n int) {
 	p.mu.Unlock()
 }
 
-// othersHint is the footer of an empty project when All projects has n
-// prompts: how many, and the key that switches to them.
-func othersHint(n int) string {
-	prompts := "prompts"
+// othersHint is the footer of an empty project (a repository when repo
+// is set, else a folder) when All projects has n prompts: how many, and
+// the key that switches to them.
+func othersHint(n int, repo bool) string {
+	prompts, where := "prompts", "folder"
 	if n == 1 {
 		prompts = "prompt"
 	}
-	return "No prompts in this project yet: tab shows All projects (" + count(n) + " " + prompts + ")."
+	if repo {
+		where = "repository"
+	}
+	return "No prompts in this " + where + " yet: tab shows All projects (" + count(n) + " " + prompts + ")."
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mattn/go-runewidth"
-
 	"hist/lib/shellquote"
 )
 
@@ -58,34 +56,30 @@ func TestTogglePreview(t *testing.T) {
 		t.Errorf("toggle key %q", p.toggleKey())
 	}
 	p.cfg.DeleteKeys = []string{"alt-d", "ctrl-p"}
-	if p.toggleKey() != "" || strings.Contains(p.hint(), "preview") {
-		t.Errorf("a delete key on ctrl-p: toggle key %q, hint %q", p.toggleKey(), p.hint())
+	p.cols = 200
+	if h := p.footer(&run{}); p.toggleKey() != "" || strings.Contains(h, "preview") {
+		t.Errorf("a delete key on ctrl-p: toggle key %q, hint %q", p.toggleKey(), h)
 	}
 }
 
-// The hint fits the header at the wide breakpoint, and the footer at 80
-// columns, with the default keys; the footer shows it below the wide class
-// while it has nothing else to say.
+// The footer shows the key hint, as many keys as fit, whole, while it has
+// nothing else to say.
 func TestHintAndFooter(t *testing.T) {
-	if w := runewidth.StringWidth(hint("ctrl-delete", "ctrl-o", "ctrl-p", false)); w > wideMin-gutter-1 {
-		t.Errorf("the wide hint is %d wide", w)
-	}
-	p := &picker{cfg: Config{ResumeKey: "ctrl-o", DeleteKeys: []string{"ctrl-delete", "alt-d"}}, cols: 80, lines: 24}
+	p := &picker{cfg: Config{ResumeKey: "ctrl-o", DeleteKeys: []string{"ctrl-delete", "alt-d"}}, cols: 200, lines: 30}
 	r := &run{}
-	want := "enter pick · ctrl-o resume · tab scope · ctrl-delete delete · ctrl-p preview"
-	if got := p.footer(r); got != want {
-		t.Errorf("80 columns: footer %q, want %q", got, want)
-	}
-	p.cols = 50
-	if got := p.footer(r); runewidth.StringWidth(got) > 47 || !strings.HasPrefix(got, "enter pick") || !strings.HasSuffix(got, "…") {
-		t.Errorf("50 columns: footer %q", got)
-	}
-	p.cols = 120
-	if got := p.footer(r); got != "" {
-		t.Errorf("wide: footer %q, want none (the header has the hint)", got)
+	all := "enter pick · ctrl-o resume · tab scope · alt-d delete · ctrl-p preview · ctrl-t order · ctrl-r relevance · ctrl-x agent"
+	for cols, want := range map[int]string{
+		200: all,
+		120: "enter pick · ctrl-o resume · tab scope · alt-d delete · ctrl-p preview · ctrl-t order · ctrl-r relevance",
+		80:  "enter pick · ctrl-o resume · tab scope · alt-d delete · ctrl-p preview",
+		50:  "enter pick · ctrl-o resume · tab scope",
+	} {
+		p.cols = cols
+		if got := p.footer(r); got != want {
+			t.Errorf("%d columns: footer %q, want %q", cols, got, want)
+		}
 	}
 	r.footer = "a notice"
-	p.cols = 80
 	if got := p.footer(r); got != "a notice" {
 		t.Errorf("a notice: footer %q", got)
 	}
@@ -127,10 +121,10 @@ func TestOriginAndLabel(t *testing.T) {
 }
 
 func TestOthersHint(t *testing.T) {
-	if got := othersHint(1234); got != "No prompts in this project yet: tab shows All projects (1,234 prompts)." {
+	if got := othersHint(1234, true); got != "No prompts in this repository yet: tab shows All projects (1,234 prompts)." {
 		t.Errorf("othersHint(1234) = %q", got)
 	}
-	if got := othersHint(1); !strings.Contains(got, "(1 prompt).") {
+	if got := othersHint(1, false); !strings.Contains(got, "this folder yet") || !strings.Contains(got, "(1 prompt).") {
 		t.Errorf("othersHint(1) = %q", got)
 	}
 }

@@ -1,8 +1,10 @@
 package picker
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"hist/lib/history"
 	"hist/lib/store"
@@ -17,22 +19,25 @@ import (
 type list struct {
 	all bool
 
-	mu   sync.Mutex
-	cond *sync.Cond
-	ents []history.Entry
-	gone map[int32]bool
-	done bool
-	res  *history.StreamResult
+	mu     sync.Mutex
+	cond   *sync.Cond
+	ents   []history.Entry
+	tally  history.Tally   // each entry's uses and frecency
+	agents map[string]bool // the agents of the copies read
+	gone   map[int32]bool
+	done   bool
+	res    *history.StreamResult
 
 	stop atomic.Bool
 }
 
-// load starts streaming a scope of st into a new list.
-func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
-	l := &list{all: sc.All, gone: map[int32]bool{}}
+// load starts streaming the prompts of a scope of st that f selects into
+// a new list, their frecency taken at now.
+func load(st store.Store, sc store.Scope, hidden *tombstone.Set, f history.Filter, now time.Time) *list {
+	l := &list{all: sc.All, gone: map[int32]bool{}, agents: map[string]bool{}, tally: history.Tally{Now: now.UnixMilli()}}
 	l.cond = sync.NewCond(&l.mu)
 	go func() {
-		res := l.stream(st, sc, hidden)
+		res := l.stream(st, sc, hidden, f)
 		l.mu.Lock()
 		l.done, l.res = true, res
 		l.mu.Unlock()
@@ -44,7 +49,7 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set) *list {
 // stream adds the scope's prompts to the list in batches, each larger
 // than the last, so that the first screen comes at once and the feeder
 // wakes rarely after it.
-func (l *list) stream(st store.Store, sc store.Scope, hidden *tombstone.Set) *history.StreamResult {
+func (l *list) stream(st store.Store, sc store.Scope, hidden *tombstone.Set, f history.Filter) *history.StreamResult {
 	var batch []history.Entry
 	limit := 16
 	flush := func() {
@@ -69,7 +74,13 @@ func (l *list) stream(st store.Store, sc store.Scope, hidden *tombstone.Set) *hi
 		}
 		p.Src, p.Session, p.File, p.Project = e.Src, e.Session, e.File, e.Project
 	}
-	return history.Stream(st, sc, hidden, history.Options{Richer: richer}, func(e history.Entry) bool {
+	uses := func(n int, e history.Entry) {
+		l.mu.Lock()
+		l.tally.Add(n, e.TS)
+		l.agents[history.AgentOf(e.Src)] = true
+		l.mu.Unlock()
+	}
+	return history.Stream(st, sc, hidden, history.Options{Richer: richer, Uses: uses, Filter: f}, func(e history.Entry) bool {
 		if l.stop.Load() {
 			return false
 		}
@@ -114,6 +125,34 @@ func (l *list) at(i int32) (history.Entry, bool) {
 		return history.Entry{}, false
 	}
 	return l.ents[i], true
+}
+
+// uses is how many times entry i was used, as counted so far.
+func (l *list) uses(i int32) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if int(i) < len(l.tally.Uses) {
+		return int(l.tally.Uses[i])
+	}
+	return 0
+}
+
+// ranked waits until the list is done (or quit ends the wait) and returns
+// its entries most used first.
+func (l *list) ranked(quit *quitter) []int32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for !l.done && !quit.Load() {
+		l.cond.Wait()
+	}
+	return l.tally.Ranked(len(l.ents))
+}
+
+// agentsRead adds the agents of the copies read so far to seen.
+func (l *list) agentsRead(seen map[string]bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	maps.Copy(seen, l.agents)
 }
 
 // remove marks entry i gone (each prompt is in a list once).

@@ -21,7 +21,7 @@ func loadAll(t *testing.T, st store.Store, sc store.Scope) ([]string, *list) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := load(st, sc, hidden)
+	l := load(st, sc, hidden, history.Filter{}, time.Now())
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if done, _ := l.status(); done {

@@ -38,6 +38,8 @@ func (p *picker) commonArgs(r *run, header []string) []string {
 		sort, "--height=" + strconv.Itoa(height), "--layout=reverse", "--header-first", "--no-separator",
 		"--info=hidden", "--no-tmux", "--with-shell=" + p.exe + " " + CallbackFlag,
 		"--scheme=history", "--no-multi", "--ellipsis=…", "--prompt=> ",
+		// Each item is a column, a tab, the prompt (see item).
+		"--delimiter=\t", "--nth=2..", "--tabstop=1", "--color=fg:dim,nth:regular",
 		"--preview=" + cb(r, "preview {n}"),
 		"--preview-window=" + window,
 		"--header=" + strings.Join(header, "\n"),
@@ -46,13 +48,37 @@ func (p *picker) commonArgs(r *run, header []string) []string {
 	}
 }
 
-func (p *picker) hint() string {
-	return hint(p.cfg.DeleteKeys[0], p.cfg.ResumeKey, p.toggleKey(), false)
+// The keys that change the order and the agent filter.
+const (
+	orderKey = "ctrl-t"
+	agentKey = "ctrl-x"
+)
+
+// status is the header's order and filters: the order (relevance while
+// query is typed and sorting is on), the agent filter, the others.
+func (p *picker) status(query string) string {
+	words := []string{"newest first"}
+	switch {
+	case query != "" && !p.noSort:
+		words[0] = "relevance"
+	case p.frecent:
+		words[0] = "most used"
+	}
+	if len(p.src) > 0 {
+		words = append(words, strings.Join(p.src, ","))
+	}
+	for _, f := range p.cfg.Filters {
+		words = append(words, row(f)) // typed by the user, shown safely all the same
+	}
+	return strings.Join(words, " · ")
 }
+
+// filtered reports whether a filter hides prompts.
+func (p *picker) filtered() bool { return len(p.src) > 0 || len(p.cfg.Filters) > 0 }
 
 func (p *picker) normalArgs(r *run, query string) []string {
 	p.mu.Lock()
-	h := header(headerState{Cols: p.cols, Loading: true, All: r.list.all, Hint: p.hint()})
+	h := header(headerState{Cols: p.cols, Loading: true, All: r.list.all, Repo: p.cfg.Repo, Status: p.status(query)})
 	p.mu.Unlock()
 	args := p.commonArgs(r, h)
 	args = append(args,
@@ -62,11 +88,13 @@ func (p *picker) normalArgs(r *run, query string) []string {
 		"--bind=tab:transform("+cb(r, "scope")+")",
 		"--bind=btab:transform("+cb(r, "scope")+")",
 		"--bind=ctrl-s:transform("+cb(r, "scope")+")",
+		"--bind="+orderKey+":transform("+cb(r, "order")+")",
+		"--bind="+agentKey+":transform("+cb(r, "agent")+")",
 		"--bind=home:transform("+cb(r, "home")+")",
 		"--bind=end:transform("+cb(r, "end")+")",
 		"--bind=result:bg-transform("+cb(r, "result")+")", // never holds up drawing the list
 		"--bind=focus:transform("+cb(r, "focus")+")",
-		"--bind=load:bg-transform("+cb(r, "load")+")",
+		"--bind=load:bg-transform("+cb(r, "load")+")+transform("+cb(r, "reload")+")",
 		"--bind=ctrl-r:toggle-sort+transform("+cb(r, "sort")+")",
 		"--bind=change:first", // editing the query selects the first match
 	)
@@ -115,6 +143,6 @@ func (p *picker) armedArgs(r *run) []string {
 // when the delete was armed, then the query where the hidden search box
 // was, so the list does not move.
 func (p *picker) armedHeader(r *run, cols int) []string {
-	h := header(headerState{Cols: cols, Pos: r.armPos, Matches: r.armMatch, Loaded: r.armTotal, All: r.list.all, Hint: p.hint()})
+	h := header(headerState{Cols: cols, Pos: r.armPos, Matches: r.armMatch, Loaded: r.armTotal, All: r.list.all, Repo: p.cfg.Repo, Status: p.status(r.query)})
 	return append(h, "> "+row(r.query))
 }

@@ -12,10 +12,13 @@
 package picker
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +29,9 @@ import (
 	fzf "github.com/junegunn/fzf/src"
 	"golang.org/x/term"
 
+	"hist/lib/agent"
 	"hist/lib/deletion"
+	"hist/lib/history"
 	"hist/lib/shellquote"
 	"hist/lib/store"
 	"hist/lib/tombstone"
@@ -58,7 +63,10 @@ type Config struct {
 	Hidden    *tombstone.Set // loaded and trusted; nil hides nothing
 	Project   string         // the current project's hash
 	Also      []string       // the current project's other folders (store.Scope)
+	Repo      bool           // the current project is a git repository
 	All       bool           // start on "All projects"
+	Filter    history.Filter // the prompts to show (the agent key changes Src)
+	Filters   []string       // Filter's other filters in words, for the header
 	Query     string
 	ResumeKey string // fzf key name, e.g. ctrl-o
 	// NoResumeKey leaves the resume key unbound and unshown (a caller
@@ -88,6 +96,8 @@ const (
 	decPick decisionKind = iota + 1
 	decResume
 	decScope
+	decOrder
+	decAgent
 	decArm
 	decYes
 	decNo
@@ -119,7 +129,10 @@ type run struct {
 	ids    []int32 // fzf's item index -> entry index
 	loaded bool    // fzf's load event came
 	end    bool    // End was pressed before the load: select the oldest at the load
-	dec    *decision
+	// partial: items were sent before their uses were all counted; once
+	// loaded, they are sent again (reload).
+	partial atomic.Bool
+	dec     *decision
 
 	restorePos, restoreTotal   int // normal: select this position once loaded this far
 	armID                      int32
@@ -159,6 +172,10 @@ type picker struct {
 	lines  int // the selector's height: the terminal's, up to height
 	notice string
 	noSort bool // ctrl-r turned sorting by relevance off
+	// frecent: the order key put the most used first.
+	frecent bool
+	src     []string        // the agent key's filter (nil: every agent)
+	agents  map[string]bool // the agents met in the lists read
 
 	previewMode previewMode // the preview key's choice
 }
@@ -188,11 +205,11 @@ func Run(cfg Config) (Choice, int, error) {
 	}
 	tty.Close()
 	// The store is read from here on, while the rest starts.
+	p := &picker{cfg: cfg, cols: cols, lines: lines, src: cfg.Filter.Src, agents: map[string]bool{}}
 	all := cfg.All
-	l := load(cfg.Store, scopeOf(all, cfg.Project, cfg.Also), cfg.Hidden)
+	l := p.load(all)
 	defer func() { l.close() }()
-	p := &picker{cfg: cfg, cols: cols, lines: lines}
-	rl, err := newRelay(p.handle)
+	rl, err := newRelay(p.respond)
 	if err != nil {
 		return Choice{}, exitError, fmt.Errorf("starting the selector's callback socket: %v", err)
 	}
@@ -211,7 +228,8 @@ func Run(cfg Config) (Choice, int, error) {
 		r := p.newRun(normalRun, l)
 		r.restorePos, r.restoreTotal = restorePos, restoreTotal
 		restorePos, restoreTotal = 0, 0
-		code, err := p.fzf(p.normalArgs(r, query), func(in chan<- string, quit *quitter) { feedList(r, l, in, quit) }, l)
+		frecent := p.frecent
+		code, err := p.fzf(p.normalArgs(r, query), func(in chan<- string, quit *quitter) { p.feedList(r, l, frecent, in, quit) }, l)
 		d := p.finish(r)
 		if d == nil {
 			if code == fzf.ExitInterrupt || code == fzf.ExitNoMatch && err == nil {
@@ -235,11 +253,18 @@ func Run(cfg Config) (Choice, int, error) {
 				}
 			}
 			return c, ExitChosen, nil
-		case decScope:
+		case decScope, decAgent:
 			l.close()
-			all = !all
-			l = load(cfg.Store, p.scope(all), cfg.Hidden)
+			if d.kind == decScope {
+				all = !all
+			} else {
+				l.agentsRead(p.agents)
+				p.src = nextAgent(p.src, p.agents)
+			}
+			l = p.load(all)
 			p.setNotice("")
+		case decOrder:
+			p.frecent = !p.frecent
 		case decArm:
 			restorePos, restoreTotal = p.armed(l, r, d)
 		}
@@ -247,6 +272,28 @@ func Run(cfg Config) (Choice, int, error) {
 }
 
 func (p *picker) scope(all bool) store.Scope { return scopeOf(all, p.cfg.Project, p.cfg.Also) }
+
+// load starts loading a scope, with the filters in force.
+func (p *picker) load(all bool) *list {
+	f := p.cfg.Filter
+	f.Src = p.src
+	return load(p.cfg.Store, p.scope(all), p.cfg.Hidden, f, p.cfg.Now())
+}
+
+// nextAgent is the agent filter after src: every agent, then each agent
+// in agent.List's order that met has (the agents of the prompts read),
+// then every agent again. A filter of several agents (--src) goes to
+// every agent.
+func nextAgent(src []string, met map[string]bool) []string {
+	after := len(src) == 0
+	for _, name := range agent.Names() {
+		if after && met[name] {
+			return []string{name}
+		}
+		after = after || len(src) == 1 && src[0] == name
+	}
+	return nil
+}
 
 func scopeOf(all bool, project string, also []string) store.Scope {
 	if all {
@@ -269,7 +316,10 @@ func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
 	prev.idsMu.Unlock()
 	r := p.newRun(armedRun, l)
 	r.armID, r.armPos, r.armMatch, r.armTotal, r.query = d.id, d.pos, d.match, d.total, d.query
-	_, err := p.fzf(p.armedArgs(r), func(in chan<- string, quit *quitter) { feedIDs(r, l, ids, in, quit) }, l)
+	_, err := p.fzf(p.armedArgs(r), func(in chan<- string, quit *quitter) {
+		defer close(in)
+		p.feedIDs(r, l, ids, in, quit)
+	}, l)
 	ad := p.finish(r)
 	switch {
 	case err != nil:
@@ -366,12 +416,21 @@ func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list)
 	return code, err
 }
 
-// feedList sends the list's entries to fzf as they stream in.
-func feedList(r *run, l *list, in chan<- string, quit *quitter) {
+// feedList sends the list's entries to fzf: newest first as they stream
+// in, or, most used first (frecent), once they are all in.
+func (p *picker) feedList(r *run, l *list, frecent bool, in chan<- string, quit *quitter) {
 	defer close(in)
+	if frecent {
+		p.feedIDs(r, l, l.ranked(quit), in, quit)
+		return
+	}
 	i := 0
 	for !quit.Load() {
 		n, done := l.snapshot(i, quit)
+		if !done {
+			r.partial.Store(true)
+		}
+		now := p.cfg.Now()
 		for ; i < n; i++ {
 			e, ok := l.at(int32(i))
 			if !ok {
@@ -380,7 +439,7 @@ func feedList(r *run, l *list, in chan<- string, quit *quitter) {
 			r.idsMu.Lock()
 			r.ids = append(r.ids, int32(i))
 			r.idsMu.Unlock()
-			if !send(in, row(e.Text), quit) {
+			if !send(in, item(e, l.uses(int32(i)), now), quit) {
 				return
 			}
 		}
@@ -390,21 +449,42 @@ func feedList(r *run, l *list, in chan<- string, quit *quitter) {
 	}
 }
 
-// feedIDs sends the given entries, then ends the input.
-func feedIDs(r *run, l *list, ids []int32, in chan<- string, quit *quitter) {
-	defer close(in)
+// feedIDs sends the given entries.
+func (p *picker) feedIDs(r *run, l *list, ids []int32, in chan<- string, quit *quitter) {
+	now := p.cfg.Now()
 	for _, id := range ids {
-		text := "(deleted)"
-		if e, ok := l.at(id); ok {
-			text = e.Text
-		}
 		r.idsMu.Lock()
 		r.ids = append(r.ids, id)
 		r.idsMu.Unlock()
-		if !send(in, row(text), quit) {
+		if !send(in, p.itemOf(l, id, now), quit) {
 			return
 		}
 	}
+}
+
+// itemOf is entry id's item.
+func (p *picker) itemOf(l *list, id int32, now time.Time) string {
+	e, ok := l.at(id)
+	if !ok {
+		e.Text = "(deleted)"
+	}
+	return item(e, l.uses(id), now)
+}
+
+// writeItems writes every item run r sent, in order, with the uses
+// counted now: the reload of a pass whose items were sent while uses were
+// counted.
+func (p *picker) writeItems(r *run, w io.Writer) {
+	r.idsMu.Lock()
+	ids := slices.Clone(r.ids)
+	r.idsMu.Unlock()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	now := p.cfg.Now()
+	for _, id := range ids {
+		bw.WriteString(p.itemOf(r.list, id, now))
+		bw.WriteByte('\n')
+	}
+	bw.Flush()
 }
 
 func send(in chan<- string, s string, q *quitter) bool {

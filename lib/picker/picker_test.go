@@ -9,6 +9,7 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"hist/lib/agent"
+	"hist/lib/history"
 	"hist/lib/shellquote"
 	"hist/lib/termsafe"
 )
@@ -26,21 +27,22 @@ func TestClassAndRows(t *testing.T) {
 }
 
 func TestHeader(t *testing.T) {
-	keys := hint("ctrl-delete", "ctrl-o", "ctrl-p", false)
 	for _, tc := range []struct {
 		h    headerState
 		want []string
 	}{
-		{headerState{Cols: 100, Pos: 3, Matches: 1234567, Loaded: 1234567, Loading: true, Hint: keys},
-			[]string{"Prompt history  3/1,234,567  1,234,567 loaded…" + strings.Repeat(" ", 17) + "◉ Current project | ○ All projects", keys}},
-		{headerState{Cols: 80, Pos: 1, Matches: 2, Loaded: 2, All: true, Hint: keys},
-			[]string{"Prompt history  1/2  2 loaded", "○ Current project | ◉ All projects"}},
-		{headerState{Cols: 50, Pos: 0, Matches: 0, Loaded: 10},
-			[]string{"Prompt history  0/0", "10 loaded", "◉ Current project | ○ All projects"}},
-		{headerState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1},
-			[]string{"Prompt history  1/1", "1 loaded", "◉ Current project | ○ All"}},
-		{headerState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1, All: true},
-			[]string{"Prompt history  1/1", "1 loaded", "○ Current | ◉ All projects"}},
+		{headerState{Cols: 100, Pos: 3, Matches: 1234567, Loaded: 1234567, Loading: true, Repo: true, Status: "newest first"},
+			[]string{"Prompt history  3/1,234,567  1,234,567 loaded…" + strings.Repeat(" ", 17) + "◉ This repository | ○ All projects", "newest first"}},
+		{headerState{Cols: 80, Pos: 1, Matches: 2, Loaded: 2, All: true, Status: "most used · claude"},
+			[]string{"Prompt history  1/2  2 loaded", "○ This folder | ◉ All projects  most used · claude"}},
+		{headerState{Cols: 60, Pos: 1, Matches: 2, Loaded: 2, Repo: true, Status: "most used · claude · since 7d"},
+			[]string{"Prompt history  1/2  2 loaded", "◉ This repository | ○ All projects  most used · claude ·…"}},
+		{headerState{Cols: 50, Pos: 0, Matches: 0, Loaded: 10, Repo: true, Status: "relevance"},
+			[]string{"Prompt history  0/0", "10 loaded  relevance", "◉ This repository | ○ All projects"}},
+		{headerState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1, Repo: true, Status: "newest first"},
+			[]string{"Prompt history  1/1", "1 loaded  newest first", "◉ This repository | ○ All"}},
+		{headerState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1, All: true, Repo: true},
+			[]string{"Prompt history  1/1", "1 loaded  ", "○ Repo | ◉ All projects"}},
 	} {
 		got := header(tc.h)
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
@@ -53,9 +55,76 @@ func TestHeader(t *testing.T) {
 		}
 	}
 	// The wide header fits 7-digit counts at the breakpoint.
-	h := header(headerState{Cols: wideMin, Pos: 9999999, Matches: 9999999, Loaded: 9999999, Loading: true})
-	if !strings.HasSuffix(h[0], "◉ Current project | ○ All projects") || !strings.Contains(h[0], "9,999,999 loaded…  ") {
+	h := header(headerState{Cols: wideMin, Pos: 9999999, Matches: 9999999, Loaded: 9999999, Loading: true, Repo: true})
+	if !strings.HasSuffix(h[0], "◉ This repository | ○ All projects") || !strings.Contains(h[0], "9,999,999 loaded…  ") {
 		t.Errorf("wide header at %d columns: %q", wideMin, h[0])
+	}
+}
+
+// An item is the dim column (age, agent, uses over 1), a tab, the row.
+func TestItem(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) int64 { return now.Add(-d).UnixMilli() }
+	for _, tc := range []struct {
+		e    history.Entry
+		uses int
+		want string
+	}{
+		{history.Entry{Text: "a\nb", TS: at(30 * time.Second), Src: "claude"}, 1, " now claude      \ta\\nb"},
+		{history.Entry{Text: "x", TS: at(3 * time.Minute)}, 5, "  3m pi        ×5\tx"},
+		{history.Entry{Text: "x", TS: at(5 * time.Hour), Src: "opencode"}, 123, "  5h opencode×123\tx"},
+		{history.Entry{Text: "x", TS: at(50 * 24 * time.Hour), Src: "\x1b[31m"}, 0, " 50d other       \tx"},
+		{history.Entry{Text: "x", TS: at(150 * 24 * time.Hour), Src: "codex"}, 2, " 5mo codex     ×2\tx"},
+		{history.Entry{Text: "x", TS: at(800 * 24 * time.Hour), Src: "cursor"}, 1, "  2y cursor      \tx"},
+		{history.Entry{Text: "x", TS: now.Add(time.Hour).UnixMilli(), Src: "pi"}, 1, " now pi          \tx"},
+	} {
+		if got := item(tc.e, tc.uses, now); got != tc.want {
+			t.Errorf("item(%+v, %d) = %q, want %q", tc.e, tc.uses, got, tc.want)
+		}
+	}
+	if got := expandTabs("a\tb\n\tc é\td"); got != "a       b\n        c é     d" {
+		t.Errorf("expandTabs = %q", got)
+	}
+}
+
+// The agent key cycles: every agent, each agent met in List's order,
+// every agent again; several agents (--src) go to every agent.
+func TestNextAgent(t *testing.T) {
+	met := map[string]bool{"codex": true, "pi": true, "other": true}
+	var got []string
+	src := []string(nil)
+	for range 4 {
+		src = nextAgent(src, met)
+		got = append(got, strings.Join(src, ","))
+	}
+	if strings.Join(got, " ") != "pi codex  pi" {
+		t.Errorf("cycle: %q", got)
+	}
+	if s := nextAgent([]string{"claude", "codex"}, met); s != nil {
+		t.Errorf("after two agents: %q", s)
+	}
+	if s := nextAgent([]string{"claude"}, met); strings.Join(s, ",") != "codex" {
+		t.Errorf("after claude (not met): %q", s)
+	}
+}
+
+// The header's status: the order (relevance while a query is typed and
+// sorting is on), the agent filter, the other filters.
+func TestStatus(t *testing.T) {
+	p := &picker{cfg: Config{Filters: []string{"since 7d", "session a\x1bb"}}}
+	if got := p.status(""); got != "newest first · since 7d · session a␛b" {
+		t.Errorf("status %q", got)
+	}
+	p.src, p.frecent = []string{"claude"}, true
+	if got := p.status(""); got != "most used · claude · since 7d · session a␛b" {
+		t.Errorf("status %q", got)
+	}
+	if got := p.status("q"); !strings.HasPrefix(got, "relevance · claude") {
+		t.Errorf("status with a query %q", got)
+	}
+	p.noSort = true
+	if got := p.status("q"); !strings.HasPrefix(got, "most used · claude") {
+		t.Errorf("status with a query, sorting off %q", got)
 	}
 }
 
@@ -234,7 +303,8 @@ func TestNoResumeKey(t *testing.T) {
 			}
 		}
 	}
-	if h := p.hint(); strings.Contains(h, "resume") || !strings.Contains(h, "enter pick · tab scope") {
+	p.cols = 200
+	if h := p.footer(&run{}); strings.Contains(h, "resume") || !strings.Contains(h, "enter pick · tab scope") {
 		t.Errorf("hint %q", h)
 	}
 	pv := preview(previewItem{Text: "x", TS: 1, Project: "p", Cwd: "/w", Src: "pi", Session: "s1"}, "", shellquote.Any, time.UnixMilli(1))

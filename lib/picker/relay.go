@@ -42,10 +42,10 @@ type relay struct {
 	dir    string
 	sock   string
 	ln     net.Listener
-	handle func(request) string
+	handle func(request, io.Writer) // writes the answer
 }
 
-func newRelay(handle func(request) string) (*relay, error) {
+func newRelay(handle func(request, io.Writer)) (*relay, error) {
 	dir, err := os.MkdirTemp("", "hist-pick-")
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (r *relay) serve() {
 			if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
 				return
 			}
-			io.WriteString(c, r.handle(req))
+			r.handle(req, c)
 		}()
 	}
 }

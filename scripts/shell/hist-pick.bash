@@ -1,14 +1,12 @@
-# hist-pick key binding for bash: ctrl-r opens the prompt history selector
-# (it replaces bash's reverse-search on ctrl-r, as fzf's CTRL-R widget
-# does) and inserts the chosen prompt at the cursor as one single-quoted
-# word: `pi <ctrl-r>` gives `pi '<the prompt>'`, and nothing in the prompt
-# runs. ctrl-o in the selector inserts the command that resumes the
+# hist-pick key binding for bash: alt-r (pi's own key for the selector)
+# opens the prompt history selector and inserts the chosen prompt at the
+# cursor as one single-quoted word: `pi <alt-r>` gives `pi '<the prompt>'`,
+# and nothing in the prompt runs. ctrl-o in the selector inserts the command that resumes the
 # prompt's session instead, quoted for bash.
 #
-#   eval "$(hist-pick --shell bash)"      # in ~/.bashrc
-#
-# To bind another key instead, bind the widget yourself afterwards, e.g.
-#   bind -x '"\eh": __hist_pick_widget'   # alt-h
+#   eval "$(hist-pick --shell bash)"              # in ~/.bashrc
+#   eval "$(hist-pick --shell bash --key ctrl-r)" # ctrl-r instead, in place
+#                                                 # of bash's reverse search
 # HIST_PICK_OPTS holds extra hist-pick flags (e.g. --all).
 
 __hist_pick_widget() {
@@ -21,7 +19,7 @@ __hist_pick_widget() {
 }
 
 if [[ $- == *i* ]]; then
-  bind -m emacs-standard -x '"\C-r": __hist_pick_widget'
-  bind -m vi-command -x '"\C-r": __hist_pick_widget'
-  bind -m vi-insert -x '"\C-r": __hist_pick_widget'
+  bind -m emacs-standard -x '"\er": __hist_pick_widget'
+  bind -m vi-command -x '"\er": __hist_pick_widget'
+  bind -m vi-insert -x '"\er": __hist_pick_widget'
 fi

@@ -1,13 +1,12 @@
-# hist-pick key binding for fish: ctrl-r opens the prompt history selector
-# (it replaces fish's history pager on ctrl-r, as fzf's CTRL-R widget
-# does) and inserts the chosen prompt at the cursor as one single-quoted
-# word: `pi <ctrl-r>` gives `pi '<the prompt>'`, and nothing in the prompt
-# runs. ctrl-o in the selector inserts the command that resumes the
+# hist-pick key binding for fish: alt-r (pi's own key for the selector)
+# opens the prompt history selector and inserts the chosen prompt at the
+# cursor as one single-quoted word: `pi <alt-r>` gives `pi '<the prompt>'`,
+# and nothing in the prompt runs. ctrl-o in the selector inserts the command that resumes the
 # prompt's session instead, quoted for fish.
 #
-#   hist-pick --shell fish | source       # in ~/.config/fish/config.fish
-#
-# To bind another key instead: bind \eh hist_pick_widget   # alt-h
+#   hist-pick --shell fish | source               # in ~/.config/fish/config.fish
+#   hist-pick --shell fish --key ctrl-r | source  # ctrl-r instead, in place
+#                                                 # of fish's history pager
 # HIST_PICK_OPTS holds extra hist-pick flags (e.g. --all).
 
 function hist_pick_widget -d "Insert a prompt from hist's history"
@@ -18,6 +17,6 @@ function hist_pick_widget -d "Insert a prompt from hist's history"
 end
 
 if status is-interactive
-    bind \cr hist_pick_widget
-    bind -M insert \cr hist_pick_widget 2>/dev/null
+    bind \er hist_pick_widget
+    bind -M insert \er hist_pick_widget 2>/dev/null
 end

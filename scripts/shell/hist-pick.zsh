@@ -1,13 +1,12 @@
-# hist-pick key binding for zsh: ctrl-r opens the prompt history selector
-# (it replaces zsh's history-incremental-search on ctrl-r, as fzf's
-# CTRL-R widget does) and inserts the chosen prompt at the cursor as one
-# single-quoted word: `pi <ctrl-r>` gives `pi '<the prompt>'`, and nothing
-# in the prompt runs. ctrl-o in the selector inserts the command that resumes the
+# hist-pick key binding for zsh: alt-r (pi's own key for the selector)
+# opens the prompt history selector and inserts the chosen prompt at the
+# cursor as one single-quoted word: `pi <alt-r>` gives `pi '<the prompt>'`,
+# and nothing in the prompt runs. ctrl-o in the selector inserts the command that resumes the
 # prompt's session instead, quoted for zsh.
 #
-#   eval "$(hist-pick --shell zsh)"       # in ~/.zshrc
-#
-# To bind another key instead: bindkey '\eh' hist-pick-widget   # alt-h
+#   eval "$(hist-pick --shell zsh)"               # in ~/.zshrc
+#   eval "$(hist-pick --shell zsh --key ctrl-r)"  # ctrl-r instead, in place
+#                                                 # of zsh's history search
 # HIST_PICK_OPTS holds extra hist-pick flags (e.g. --all).
 
 hist-pick-widget() {
@@ -23,7 +22,7 @@ hist-pick-widget() {
 
 if [[ -o interactive ]]; then
   zle -N hist-pick-widget
-  bindkey -M emacs '^R' hist-pick-widget
-  bindkey -M vicmd '^R' hist-pick-widget
-  bindkey -M viins '^R' hist-pick-widget
+  bindkey -M emacs '\er' hist-pick-widget
+  bindkey -M vicmd '\er' hist-pick-widget
+  bindkey -M viins '\er' hist-pick-widget
 fi
