@@ -85,7 +85,7 @@ func TestHostileTextOnTerminal(t *testing.T) {
 		tm.run("echo mark''er; hist-pick --all --query h1 " + args + "; echo" + done)
 		// The row, and the preview's folder and prompt.
 		tm.waitFor("the escaped row and preview", func(s string) bool {
-			return strings.Contains(s, "▌ h1 ␛]0;PWNTITLE␇ cls␛[2J clip␛]52;c;") &&
+			return strings.Contains(s, "   h1 ␛]0;PWNTITLE␇ cls␛[2J clip␛]52;c;") &&
 				strings.Contains(s, "rlo<U+202E>olr zw<U+200B>zw bad<0xFF>\\nline2") &&
 				strings.Contains(s, "Project  ") && strings.Contains(s, "f␛]0;PWNTITLE␇<U+202E><U+200B>\\nx") &&
 				strings.Contains(s, "\nline2")
@@ -117,7 +117,7 @@ func TestHostileTextOnTerminal(t *testing.T) {
 	}
 }
 
-// The key bindings of bash, zsh and fish: ctrl-r inserts the hostile
+// The key bindings of bash, zsh and fish: alt-r inserts the hostile
 // prompt as a word the line editor shows with the shell's escapes, and
 // that gives the exact bytes once run; ctrl-o inserts a resume command
 // whose folder is escaped the same way and runs the agent in it.
@@ -141,7 +141,7 @@ func TestHostileBindingsInShells(t *testing.T) {
 			tm.clear()
 			tm.run("echo mark''er")
 			tm.text("printf %s ")
-			tm.keys("C-r")
+			tm.keys("M-r")
 			tm.waitCount("1/")
 			tm.keys("Tab")
 			tm.waitText("◉ All projects")
@@ -153,21 +153,21 @@ func TestHostileBindingsInShells(t *testing.T) {
 				word = `'h1 '\e']0;PWNTITLE'\a' cls'\e'[2J clip'`
 			}
 			tm.waitFor("the prompt on the line", func(s string) bool { return strings.Contains(s, "$ printf %s 'h1 ") })
-			tm.undriven("ctrl-r", "echo mark''er")
+			tm.undriven("alt-r", "echo mark''er")
 			if s := tm.settle(); !strings.Contains(s, "$ printf %s "+word) {
-				t.Errorf("ctrl-r: the line lacks %s:\n%s", word, s)
+				t.Errorf("alt-r: the line lacks %s:\n%s", word, s)
 			}
 			tm.text(" >" + shellquote.Quote(out, shellquote.POSIX) + done)
 			tm.keys("Enter")
 			tm.waitDone()
 			if got, err := os.ReadFile(out); err != nil || string(got) != termPrompt {
-				t.Errorf("printf %%s <ctrl-r>: printed %q (%v), want %q", got, err, termPrompt)
+				t.Errorf("printf %%s <alt-r>: printed %q (%v), want %q", got, err, termPrompt)
 			}
-			tm.undriven("ctrl-r, run", "")
+			tm.undriven("alt-r, run", "")
 
 			tm.clear()
 			tm.run("echo mark''er")
-			tm.keys("C-r")
+			tm.keys("M-r")
 			tm.waitCount("1/")
 			tm.keys("Tab")
 			tm.waitText("◉ All projects")
@@ -185,7 +185,7 @@ func TestHostileBindingsInShells(t *testing.T) {
 				t.Errorf("ctrl-o: the agents' log is %q, want %q", got, want)
 			}
 			// (Once in the folder, fish's own title shows its name raw.)
-			f.wantNothingRan(t, "ctrl-r, ctrl-o")
+			f.wantNothingRan(t, "alt-r, ctrl-o")
 		})
 	}
 }
