@@ -13,7 +13,9 @@
 # Environment: SIZE_MB (default 1024), RUNS (default 3; jq runs once),
 #              INC_RUNS (default 11: the incremental runs, alternated),
 #              PROJECTS (default 200), KEEP=1 keeps the temp folder,
-#              SAME_TIMES=1 keeps the fixtures' times in every copy.
+#              SAME_TIMES=1 keeps the fixtures' times in every copy,
+#              DATA=DIR reads the corpus a run kept (KEEP=1: DIR is its
+#              temp folder's data/) instead of generating it.
 # Prints one markdown table row per source (see bench/seed.md), then the
 # incremental runs on the last store of each source: a run with nothing
 # new beside find printing each file's size and mtime, and a run after one
@@ -189,7 +191,7 @@ timed() {
 # until the end: ext4 takes much longer to create inodes in the minutes
 # after many were deleted, which would be measured as hist-seed's.
 setup() { # SOURCE: sets fixtures, pattern, filter, envs
-    data="$WORK/data/$1"
+    data="${DATA:-$WORK/data}/$1"
     case $1 in
     pi)
         fixtures=$ROOT/testscripts/testdata/seed/pi
@@ -220,7 +222,11 @@ same=()
 declare -A gen_bytes gen_files last_store
 for src in "${SOURCES[@]}"; do
     setup "$src"
-    read -r bytes nfiles < <("$WORK/bin/gen" -src "$src" -in "$fixtures" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS" "${same[@]}")
+    if [ -n "${DATA:-}" ]; then
+        read -r bytes nfiles < <(find "$data" -type f -printf '%s\n' | awk '{s += $1; n++} END {print s, n}')
+    else
+        read -r bytes nfiles < <("$WORK/bin/gen" -src "$src" -in "$fixtures" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS" "${same[@]}")
+    fi
     gen_bytes[$src]=$bytes
     gen_files[$src]=$nfiles
 done
@@ -295,6 +301,9 @@ for src in "${SOURCES[@]}"; do
     # One prompt appended to one transcript: a copy of its last prompt
     # record with a fresh tag and fresh ids.
     file=$({ grep -rlE '\[(pi|cc|cx)[0-9]' "$data" || true; } | head -1)
+    # The appended prompts' ids are new in every run of this script (a
+    # corpus read again with DATA keeps those of earlier runs).
+    run_tag=$(printf %04x $((RANDOM)))
     for i in $(seq "$INC_RUNS"); do
         run_seed "$WORK/none.times"
         timed "$WORK/find.times" find "$data" -type f -printf '%s %T@\n'
@@ -313,7 +322,7 @@ for src in "${SOURCES[@]}"; do
                 s/("(?:$keys)":)[0-9]{13}\b/$1${t}000/g;
                 s/("(?:$keys)":)[0-9]{10}\b/$1$t/g;
                 s/\[(pi|cc|cx)[0-9]+/[${1}appended'"$i"'-/g;
-                s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/ffff'"$(printf %04x "$i")"'$1/g' >>"$file"
+                s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/'"$run_tag$(printf %04x "$i")"'$1/g' >>"$file"
         run_seed "$WORK/append.times"
         after=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
         [ "$after" -eq $((before + 1)) ] || echo "bench-seed: $src: the appended prompt made $((after - before)) records, want 1" >&2

@@ -17,7 +17,6 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"hist/lib/cli"
-	"hist/lib/hugepages"
 	"hist/lib/redact"
 	"hist/lib/seed"
 	"hist/lib/store"
@@ -133,12 +132,9 @@ func main() {
 	os.Exit(run(cli.OSEnv("hist-seed")))
 }
 
-// heapSpace is the heap address space marked for huge pages: room for a
-// first import's heap to move about in between collections.
-const heapSpace = 512 << 20
-
 type options struct {
 	scope      cli.ScopeFlags // --all-projects sets its All
+	allFlag    string         // the scope flag as typed, for the messages
 	from       string
 	sessions   string
 	dryRun     bool
@@ -150,7 +146,45 @@ type options struct {
 }
 
 func run(e *cli.Env) int {
-	var o options
+	o, code, ok := parseOptions(e)
+	if !ok {
+		return code
+	}
+	names, all, _ := parseFrom(o.from)
+	st := e.Store(o.storeDir)
+	var canon string
+	if !o.legacyOnly {
+		if _, canon, ok = e.Scope(&o.scope, st); !ok {
+			return cli.ExitUsage
+		}
+	}
+	if pol := e.Policy(); !pol.On {
+		e.Errorf("%s: nothing was imported", pol.OffHint())
+		return cli.ExitOK
+	}
+	// Every file an import writes carries this machine's id.
+	if !o.dryRun {
+		if code := e.NeedMachine(&st); code != cli.ExitOK {
+			return code
+		}
+	}
+	srcs, legs, unsupported := sources(e, names, o.sessions)
+	for _, n := range unsupported {
+		if !all {
+			e.Warnf("%s: this build has no reader for it yet: skipped", n)
+		}
+	}
+	im := &importer{e: e, o: o, st: st, canon: canon, srcs: srcs, legs: legs, explicit: !all}
+	im.onSignal()
+	if o.watch {
+		return im.watch()
+	}
+	return im.once(true)
+}
+
+// parseOptions reads the flags and checks that they go together; ok is
+// false when the run stops there, with code.
+func parseOptions(e *cli.Env) (o options, code int, ok bool) {
 	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
 	fs.StringVar(&o.storeDir, "store", "", "")
 	o.scope.Register(fs)
@@ -164,103 +198,65 @@ func run(e *cli.Env) int {
 	fs.BoolVar(&o.watch, "watch", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
 	if stop {
-		return code
+		return o, code, false
 	}
 	if len(args) > 0 {
 		e.Errorf("unexpected argument %q: hist-seed takes only flags (write --project=DIR for a project folder)", args[0])
-		return cli.ExitUsage
+		return o, cli.ExitUsage, false
 	}
-	// The scope flag as typed, for the messages.
-	allFlag := "--all-projects"
+	o.allFlag = "--all-projects"
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "all" {
-			allFlag = "--all"
+			o.allFlag = "--all"
 		}
 	})
-	if o.scope.Project && o.scope.All {
-		e.Errorf("--project and %s name two scopes: choose one", allFlag)
-		return cli.ExitUsage
-	}
-	names, all, err := parseFrom(o.from)
-	if err != nil {
-		e.Errorf("--from %q: %v", o.from, err)
-		return cli.ExitUsage
-	}
-	if o.sessions != "" && !contains(names, "pi") {
-		e.Errorf("--sessions names pi's sessions, but --from %q leaves pi out: add pi to --from", o.from)
-		return cli.ExitUsage
-	}
-	if o.legacyOnly && (o.scope.Project || o.scope.All || o.sessions != "") {
-		e.Errorf("--legacy-only runs only the migration into history-global.jsonl: drop --project, %s and --sessions", allFlag)
-		return cli.ExitUsage
-	}
-	if bad := watchConflict(o); bad != "" {
-		e.Errorf("--watch imports again at each change, %s does not: drop one", bad)
-		return cli.ExitUsage
+	if msg := conflict(o); msg != "" {
+		e.Errorf("%s", msg)
+		return o, cli.ExitUsage, false
 	}
 	if !filepath.IsAbs(e.Home) {
 		// The agents' transcripts are found under HOME; a relative or
 		// empty HOME would read them from the working folder.
 		e.Errorf("HOME is not set to an absolute path (%q): hist-seed finds the agents' transcripts under it: set HOME", e.Home)
-		return cli.ExitUsage
+		return o, cli.ExitUsage, false
 	}
-	st := e.Store(o.storeDir)
-	var canon string
-	if !o.legacyOnly {
-		var ok bool
-		if _, canon, ok = e.Scope(&o.scope, st); !ok {
-			return cli.ExitUsage
-		}
-	}
+	return o, cli.ExitOK, true
+}
 
-	pol := e.Policy()
-	if !pol.On {
-		e.Errorf("%s: nothing was imported", pol.OffHint())
-		return cli.ExitOK
+// conflict says what is wrong with flags that do not go together, or "".
+func conflict(o options) string {
+	names, _, err := parseFrom(o.from)
+	switch {
+	case o.scope.Project && o.scope.All:
+		return fmt.Sprintf("--project and %s name two scopes: choose one", o.allFlag)
+	case err != nil:
+		return fmt.Sprintf("--from %q: %v", o.from, err)
+	case o.sessions != "" && !contains(names, "pi"):
+		return fmt.Sprintf("--sessions names pi's sessions, but --from %q leaves pi out: add pi to --from", o.from)
+	case o.legacyOnly && (o.scope.Project || o.scope.All || o.sessions != ""):
+		return fmt.Sprintf("--legacy-only runs only the migration into history-global.jsonl: drop --project, %s and --sessions", o.allFlag)
 	}
-	if o.scope.All {
-		// A run over every project has its heap in 2 MB pages where the
-		// kernel gives them on request. On the benchmarks' virtual
-		// machine, a run with nothing new took 201 against 151 ms over
-		// Claude Code's 19,326 transcripts (-25%; page faults 5,014
-		// against 1,922), 229 against 147 ms over Codex's (-36%), 639
-		// against 454 ms over pi's (-29%); pi's first import of 1 GB
-		// 4.23 against 3.59 s (-15%). Medians of 5 to 15 alternated
-		// runs, bench/seed.md. It costs about 12 ms at the start, which a
-		// run for one project, at an agent's session start, does not pay.
-		hugepages.ForHeap(heapSpace)
+	if bad := watchConflict(o); bad != "" {
+		return fmt.Sprintf("--watch imports again at each change, %s does not: drop one", bad)
 	}
-	// Every file an import writes carries this machine's id.
-	if !o.dryRun {
-		if code := e.NeedMachine(&st); code != cli.ExitOK {
-			return code
-		}
-	}
+	return ""
+}
 
-	explicit := !all
-	srcs, legs, unsupported := sources(e, names, o.sessions)
-	for _, n := range unsupported {
-		if explicit {
-			e.Warnf("%s: this build has no reader for it yet: skipped", n)
-		}
-	}
-
-	im := &importer{e: e, o: o, st: st, canon: canon, srcs: srcs, legs: legs, explicit: explicit}
+// onSignal makes SIGINT, SIGTERM and SIGHUP remove what the import
+// running holds before the process exits: with exit 0 for a watch (the
+// way it is stopped), 128+N otherwise.
+func (im *importer) onSignal() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-sigs
 		im.interrupt()
-		if o.watch {
-			os.Exit(cli.ExitOK) // the way a watch is stopped
+		if im.o.watch {
+			os.Exit(cli.ExitOK)
 		}
-		e.Errorf("interrupted: what was not written yet was not imported; run hist-seed again")
+		im.e.Errorf("interrupted: what was not written yet was not imported; run hist-seed again")
 		os.Exit(exitInterrupt + int(s.(syscall.Signal)))
 	}()
-	if o.watch {
-		return im.watch()
-	}
-	return im.once(true)
 }
 
 // importer runs imports: once, or again at each change with --watch.

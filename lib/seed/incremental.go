@@ -51,9 +51,8 @@ const Settle = 10 * time.Second
 func (c *collector) newBucket(pr canonical) (*bucket, error) {
 	o := &c.r.Opts
 	dir := o.Store.ProjectDir(pr.hash)
-	b := &bucket{hash: pr.hash, also: pr.also, cwd: pr.cwd, byTS: map[int64]int64{}, keys: map[eventKey]struct{}{},
+	b := &bucket{hash: pr.hash, also: pr.also, cwd: pr.cwd, seen: map[eventKey]struct{}{},
 		cutoff: noCutoff, path: o.Store.OwnPath(dir, FileName(c.src, ""))}
-	b.eager = o.DryRun || !c.hidden.Empty()
 	// The project's seed file of the source, in its folder or in the one
 	// its path names (a project known by its repository since).
 	for _, h := range append([]string{pr.hash}, pr.also...) {
@@ -88,40 +87,19 @@ func (r *Runner) imported(k ledger.Key) (bool, error) {
 	if r.led == nil {
 		l, err := ledger.Load(r.Opts.Store.Ledger())
 		if err != nil {
-			return false, err
+			return false, fmt.Errorf("reading %s: %w", r.Opts.Store.Ledger(), err)
 		}
 		r.led = l
 	}
-	has := r.led.Has(k)
-	return has, r.led.Err()
+	return r.led.Has(k), nil
 }
 
-// state returns the import state, reading it the first time (or waiting
-// for loadState's read).
+// state returns the import state, reading it the first time.
 func (r *Runner) state() *ledger.State {
-	if r.st == nil && r.stLoad != nil {
-		r.st = <-r.stLoad
-		r.stLoad = nil
-	}
 	if r.st == nil {
 		r.st = ledger.LoadState(r.Opts.Store.State(), build())
 	}
 	return r.st
-}
-
-// loadState starts reading the import state on its own goroutine, so that
-// the read and the listing of the first source's files overlap: a Codex
-// run with nothing new over 16,266 rollouts took 231 ms instead of 259
-// (medians of 7), and 201 ms with filescan.WalkDir's fan-out below a lone
-// folder, 22% in all.
-func (r *Runner) loadState() {
-	if r.st != nil || r.stLoad != nil {
-		return
-	}
-	ch := make(chan *ledger.State, 1)
-	r.stLoad = ch
-	path := r.Opts.Store.State()
-	go func() { ch <- ledger.LoadState(path, build()) }()
 }
 
 // build names the running hist-seed build: its executable's size and
@@ -267,10 +245,10 @@ func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live l
 		return w.WriteByte('\n')
 	})
 	if err == nil {
-		err = r.led.Err()
+		err = w.Flush()
 	}
 	if err == nil {
-		err = w.Flush()
+		err = p.File.Close()
 	}
 	if err != nil {
 		r.untrack(p.File.Name())
@@ -278,19 +256,14 @@ func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live l
 		return fmt.Errorf("writing %s: %w", b.path, err)
 	}
 	b.wkeys = kept
-	b.f.Close()
 	os.Remove(b.tmp)
 	r.untrack(b.tmp)
-	b.tmp, b.f = p.File.Name(), p.File
+	b.tmp = p.File.Name()
 	return nil
 }
 
 // removeTemp removes b's temp file (nothing of it is to be written).
 func (r *Runner) removeTemp(b *bucket) {
-	if b.f != nil {
-		b.f.Close()
-		b.f = nil
-	}
 	if b.tmp != "" {
 		os.Remove(b.tmp)
 		r.untrack(b.tmp)
@@ -316,15 +289,14 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 			}
 		}
 	}
-	if n > 0 {
-		if r.led == nil {
-			if _, err := r.imported(ledger.Key{}); err != nil {
-				return err
-			}
-		}
-		if err := r.led.Append(keys...); err != nil {
-			return fmt.Errorf("writing %s: %w", r.led.Path, err)
-		}
+	if n == 0 {
+		return nil
+	}
+	if _, err := r.imported(ledger.Key{}); err != nil {
+		return err
+	}
+	if err := r.led.Append(keys...); err != nil {
+		return fmt.Errorf("writing %s: %w", r.led.Path, err)
 	}
 	return nil
 }
@@ -333,62 +305,28 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 // it fills with the stamp of every file the reader lists. It keeps the
 // files whose stamp changed since a run over every project recorded it: a
 // file read by such a run, its prompts in place, holds nothing new while
-// it stays as it is. A file that only grew (same device, inode and head,
-// no smaller) is read from where that run stopped, by the readers that
-// read by lines. The stamps are recorded (advanced) by runs over every
-// project only: a run for one project passes over the prompts of the
-// others. A new hist-seed build reads everything once again (its readers
-// may recognise more).
-func (r *Runner) keeper(src Source, unchanged *int) *keeper {
-	return &keeper{r: r, src: src, from: map[string]transcript.Cursor{}, unchanged: unchanged}
-}
-
-// keeper is a transcript.Resumer over a source's listing, which it starts
-// at its first use (the state may still be loading while the reader lists
-// its files).
-type keeper struct {
-	r         *Runner
-	src       Source
-	l         *ledger.Listing
-	from      map[string]transcript.Cursor // the grown files' cursors, filled by Keep
-	unchanged *int
-}
-
-// listing is the listing of the run's files of the source.
-func (k *keeper) listing() *ledger.Listing {
-	if k.l == nil {
-		k.l = k.r.state().Listing(stateKey(k.src))
-	}
-	return k.l
-}
-
-func (k *keeper) Keep(path string, fi fs.FileInfo) bool {
-	s := ledger.StampOf(fi)
-	old, had, same := k.listing().List(path, s)
-	if strings.HasSuffix(path, ".db") {
-		// A database's changes may sit in its write-ahead log.
-		wal := path + "-wal"
-		if wi, err := os.Stat(wal); err == nil {
-			_, _, wsame := k.l.List(wal, ledger.StampOf(wi))
-			same = same && wsame
-		} else if k.l.Known(wal) {
-			same = false
+// it stays as it is; a file that changed is read whole again. The stamps
+// are recorded by runs over every project only: a run for one project
+// passes over the prompts of the others. A new hist-seed build reads
+// everything once again (its readers may recognise more).
+func (r *Runner) keeper(src Source, unchanged *int) (transcript.Keep, *ledger.Listing) {
+	l := r.state().Listing(stateKey(src))
+	return func(path string, fi fs.FileInfo) bool {
+		same := l.List(path, ledger.StampOf(fi))
+		if strings.HasSuffix(path, ".db") {
+			// A database's changes may sit in its write-ahead log.
+			wal := path + "-wal"
+			if wi, err := os.Stat(wal); err == nil {
+				same = l.List(wal, ledger.StampOf(wi)) && same
+			} else if l.Known(wal) {
+				same = false
+			}
 		}
-	}
-	if same {
-		*k.unchanged++
-		return false
-	}
-	if had && old.Offset > 0 && old.Dev == s.Dev && old.Ino == s.Ino && s.Size >= old.Size {
-		k.from[path] = transcript.Cursor{Offset: old.Offset, Head: old.Head, Context: old.Context}
-	}
-	return true
-}
-
-func (k *keeper) From(path string) transcript.Cursor { return k.from[path] }
-
-func (k *keeper) Reached(path string, c transcript.Cursor) {
-	k.listing().Reached(path, c.Offset, c.Head, c.Context)
+		if same {
+			*unchanged++
+		}
+		return !same
+	}, l
 }
 
 // stateKey is what the import state keeps a source's file stamps under:

@@ -158,7 +158,41 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	// Which sources have work to do.
+	todo := planLegacy(sources, done, rep)
+	if len(todo) == 0 {
+		return rep, nil
+	}
+	hidden, err := tombstone.Load(o.Store.Hidden())
+	if err != nil {
+		rep.Untrusted = err
+		setStatus(rep, todo, LegacyWaiting)
+		return rep, nil
+	}
+	if held, err := r.holdMigrationLock(); err != nil || held != "" {
+		rep.LockHeld = held
+		return rep, err
+	}
+	defer r.dropMigrationLock()
+	var pend []pendingLegacy
+	for _, i := range todo {
+		if p, ok := r.readLegacy(sources[i], hidden, &rep.Sources[i]); ok {
+			p.ix = i
+			pend = append(pend, p)
+		}
+	}
+	if len(pend) == 0 {
+		return rep, nil
+	}
+	if o.DryRun {
+		// What a real run would add, against the global file as it is.
+		return rep, r.appendGlobal(pend, hidden, rep, false)
+	}
+	return rep, r.writeLegacy(pend, done, rep)
+}
+
+// planLegacy adds each source to the report and returns the ones with
+// work to do (not migrated before, and there).
+func planLegacy(sources []LegacySource, done map[string]Migrated, rep *MigrationReport) []int {
 	var todo []int
 	for _, src := range sources {
 		res := LegacyResult{Name: src.Name, Path: src.Path}
@@ -174,126 +208,116 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 		}
 		rep.Sources = append(rep.Sources, res)
 	}
-	if len(todo) == 0 {
-		return rep, nil
-	}
-	hidden, err := tombstone.Load(o.Store.Hidden())
-	if err != nil {
-		rep.Untrusted = err
-		for _, i := range todo {
-			rep.Sources[i].Status = LegacyWaiting
-		}
-		return rep, nil
-	}
-	if o.DryRun {
-		if _, err := os.Lstat(filepath.Join(o.Store.Root, MigrationLockName)); err == nil {
-			rep.LockHeld = filepath.Join(o.Store.Root, MigrationLockName)
-			return rep, nil
-		}
-	} else {
-		ok, err := r.takeMigrationLock()
-		if err != nil {
-			return rep, err
-		}
-		if !ok {
-			rep.LockHeld = filepath.Join(o.Store.Root, MigrationLockName)
-			return rep, nil
-		}
-		defer r.dropMigrationLock()
-	}
+	return todo
+}
 
-	var pend []pendingLegacy
+// setStatus gives the sources todo (indexes in rep) status.
+func setStatus(rep *MigrationReport, todo []int, status string) {
 	for _, i := range todo {
-		src := sources[i]
-		res := &rep.Sources[i]
-		before, statErr := os.Stat(src.Path)
-		o.Progress.setSource("legacy " + src.Name)
-		start := time.Now()
-		var recs []legacyRec
-		st, err := src.Scan(func(p transcript.Prompt) error {
-			if o.Progress != nil {
-				o.Progress.Prompts.Add(1)
-			}
-			raw := p.Text
-			if !o.NoRedact {
-				p.Text = redact.Text(p.Text)
-			}
-			if !identity.Capturable(p.Text) {
-				return nil
-			}
-			norm := identity.AppendNormalized(nil, p.Text)
-			// Deleted as typed (the tombstone names the text with the
-			// secret): hidden once redacted too.
-			if hidden.HiddenNormalized(norm) || (raw != p.Text && hidden.Hidden(raw)) {
-				res.Hidden++
-				return nil
-			}
-			recs = append(recs, legacyRec{
-				rec:  record.Record{Text: p.Text, TS: p.TS, Src: src.Name, Session: p.Session},
-				key:  makeKey(p.TS, norm),
-				norm: norm,
-			})
-			return nil
-		})
-		o.Progress.done(st)
-		o.Progress.setSource("")
-		res.Elapsed = time.Since(start)
-		res.Stats = st
-		var re *transcript.ReadError
-		switch {
-		case errors.As(err, &re):
-			res.Status, res.Err = LegacyRetry, re.Error()
-			continue
-		case err != nil:
-			res.Status, res.Err = LegacyRetry, err.Error()
-			continue
-		case statErr != nil:
-			res.Status, res.Err = LegacyRetry, statErr.Error()
-			continue
-		case st.Files == 0 && st.Skipped > 0:
-			res.Status, res.Err = LegacySkipped, "not a regular file"
-			continue
-		}
-		res.Status = LegacyWould
-		pend = append(pend, pendingLegacy{ix: i, recs: recs, info: Migrated{
-			Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(recs),
-		}})
+		rep.Sources[i].Status = status
 	}
-	if len(pend) == 0 {
-		return rep, nil
-	}
-	if o.DryRun {
-		// What a real run would add, against the global file as it is.
-		return rep, r.appendGlobal(pend, hidden, rep, false)
-	}
+}
 
+// holdMigrationLock takes the migration lock folder (a dry run only
+// checks that it is free): held names it when it was there already.
+func (r *Runner) holdMigrationLock() (held string, err error) {
+	dir := filepath.Join(r.Opts.Store.Root, MigrationLockName)
+	if r.Opts.DryRun {
+		if _, err := os.Lstat(dir); err == nil {
+			return dir, nil
+		}
+		return "", nil
+	}
+	ok, err := r.takeMigrationLock()
+	if err != nil || ok {
+		return "", err
+	}
+	return dir, nil
+}
+
+// readLegacy reads one prompt-recall file whole; ok is false when it is
+// not to be migrated now (res says why).
+func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *LegacyResult) (p pendingLegacy, ok bool) {
+	o := &r.Opts
+	before, statErr := os.Stat(src.Path)
+	o.Progress.setSource("legacy " + src.Name)
+	start := time.Now()
+	var recs []legacyRec
+	st, err := src.Scan(func(p transcript.Prompt) error {
+		if o.Progress != nil {
+			o.Progress.Prompts.Add(1)
+		}
+		raw := p.Text
+		if !o.NoRedact {
+			p.Text = redact.Text(p.Text)
+		}
+		if !identity.Capturable(p.Text) {
+			return nil
+		}
+		norm := identity.AppendNormalized(nil, p.Text)
+		// Deleted as typed (the tombstone names the text with the
+		// secret): hidden once redacted too.
+		if hidden.HiddenNormalized(norm) || (raw != p.Text && hidden.Hidden(raw)) {
+			res.Hidden++
+			return nil
+		}
+		recs = append(recs, legacyRec{
+			rec:  record.Record{Text: p.Text, TS: p.TS, Src: src.Name, Session: p.Session},
+			key:  makeKey(p.TS, norm),
+			norm: norm,
+		})
+		return nil
+	})
+	o.Progress.done(st)
+	o.Progress.setSource("")
+	res.Elapsed, res.Stats = time.Since(start), st
+	switch {
+	case err != nil:
+		res.Status, res.Err = LegacyRetry, err.Error()
+		return p, false
+	case statErr != nil:
+		res.Status, res.Err = LegacyRetry, statErr.Error()
+		return p, false
+	case st.Files == 0 && st.Skipped > 0:
+		res.Status, res.Err = LegacySkipped, "not a regular file"
+		return p, false
+	}
+	res.Status = LegacyWould
+	return pendingLegacy{recs: recs, info: Migrated{
+		Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(recs),
+	}}, true
+}
+
+// writeLegacy adds what pend holds to history-global.jsonl under the
+// rewriters' lock, and records the migration.
+func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep *MigrationReport) error {
+	o := &r.Opts
+	ixs := make([]int, len(pend))
+	for i, p := range pend {
+		ixs[i] = p.ix
+	}
 	lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
 	if errors.Is(err, lock.ErrTimeout) {
 		rep.Busy = err
-		for _, p := range pend {
-			rep.Sources[p.ix].Status = LegacySkipped
-		}
-		return rep, nil
+		setStatus(rep, ixs, LegacySkipped)
+		return nil
 	}
 	if err != nil {
-		return rep, fmt.Errorf("taking the store's lock: %w", err)
+		return fmt.Errorf("taking the store's lock: %w", err)
 	}
 	defer lk.Release()
 	sweepTemps(o.Store.Root)
-	hidden, err = tombstone.Load(o.Store.Hidden())
+	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		rep.Untrusted = err
-		for _, p := range pend {
-			rep.Sources[p.ix].Status = LegacyWaiting
-		}
-		return rep, nil
+		setStatus(rep, ixs, LegacyWaiting)
+		return nil
 	}
 	if err := r.appendGlobal(pend, hidden, rep, true); err != nil {
-		for _, p := range pend {
-			rep.Sources[p.ix].Status, rep.Sources[p.ix].Err = LegacyFailed, err.Error()
-			rep.Sources[p.ix].Added = 0
+		for _, i := range ixs {
+			rep.Sources[i].Status, rep.Sources[i].Err, rep.Sources[i].Added = LegacyFailed, err.Error(), 0
 		}
-		return rep, err
+		return err
 	}
 	now := o.Now().UTC()
 	for _, p := range pend {
@@ -304,9 +328,9 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	if err := saveMigrated(o.Store, done); err != nil {
 		// The prompts are in history-global.jsonl; the next run reads the
 		// sources again and finds them there (same text and time).
-		return rep, fmt.Errorf("recording the migration in %s: %w", filepath.Join(o.Store.Root, MigratedName), err)
+		return fmt.Errorf("recording the migration in %s: %w", filepath.Join(o.Store.Root, MigratedName), err)
 	}
-	return rep, nil
+	return nil
 }
 
 // appendGlobal rewrites history-global.jsonl atomically: its lines byte

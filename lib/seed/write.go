@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"hist/lib/atomicfile"
 	"hist/lib/tombstone"
@@ -22,10 +20,11 @@ import (
 //
 // The temp file (0600, in the project folder) is fsynced and hard-linked
 // to the seed's name, which fails rather than replace a file that appeared
-// meanwhile; then the temp name is removed and the folder fsynced. On a
-// file system without hard links it is renamed instead, after checking
-// that the name is still free (the caller holds the rewriters' lock). On
-// any failure the temp file is left for discard to remove.
+// meanwhile; then the temp name is removed. On a file system without hard
+// links it is renamed instead, after checking that the name is still free
+// (the caller holds the rewriters' lock). The folder is fsynced by
+// syncFolders. On any failure the temp file is left for discard to
+// remove.
 func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilter, ledgerGrew bool) FileResult {
 	fr := FileResult{Project: b.hash, Cwd: b.cwd, Source: src, Path: b.path,
 		Prompts: b.n, Known: b.known, Recent: b.recent, Hidden: b.hidden, Dupes: b.dupes}
@@ -51,10 +50,8 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 			return fail(err)
 		}
 	}
-	werr := r.appendTemp(b, true)
-	b.data = nil
-	if werr != nil {
-		return fail(werr)
+	if err := r.appendTemp(b); err != nil {
+		return fail(err)
 	}
 	hideCheck := refilter && !hidden.Empty()
 	if live := r.liveCopies(b); hideCheck || ledgerGrew || live != nil {
@@ -67,27 +64,8 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 			return fr
 		}
 	}
-	if err := b.f.Sync(); err != nil {
-		return fail(writeError(b.tmp, err))
-	}
-	err := b.f.Close()
-	b.f = nil
-	if err != nil {
-		return fail(writeError(b.tmp, err))
-	}
-	lerr := os.Link(b.tmp, b.path)
-	switch {
-	case lerr == nil:
-		os.Remove(b.tmp)
-	case errors.Is(lerr, fs.ErrExist):
-		return fail(errors.New("the file appeared while hist-seed wrote it: run hist-seed again"))
-	default:
-		if _, err := os.Lstat(b.path); err == nil {
-			return fail(errors.New("the file appeared while hist-seed wrote it: run hist-seed again"))
-		}
-		if err := os.Rename(b.tmp, b.path); err != nil {
-			return fail(err)
-		}
+	if err := link(b.tmp, b.path); err != nil {
+		return fail(err)
 	}
 	r.untrack(b.tmp)
 	b.done = true
@@ -96,59 +74,62 @@ func (r *Runner) writeSeed(src string, b *bucket, hidden *tombstone.Set, refilte
 	return fr
 }
 
+// errAppeared: the file appeared while hist-seed wrote it.
+var errAppeared = errors.New("the file appeared while hist-seed wrote it: run hist-seed again")
+
+// link fsyncs the temp file tmp and links it to path, which must not
+// exist; the temp name goes.
+func link(tmp, path string) error {
+	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
+	if err != nil {
+		return writeError(tmp, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return writeError(tmp, err)
+	}
+	lerr := os.Link(tmp, path)
+	switch {
+	case lerr == nil:
+		os.Remove(tmp)
+		return nil
+	case errors.Is(lerr, fs.ErrExist):
+		return errAppeared
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return errAppeared
+	}
+	return os.Rename(tmp, path)
+}
+
 // syncFolders fsyncs, once each, the folders the seed files in results
-// were linked into, on up to workers goroutines; a file whose folder
-// could not be synced is marked failed. The folders are synced after
-// every file is in place, so that the syncs of all of them can share the
-// file system's journal commits instead of each waiting for its own.
-func syncFolders(results []FileResult, workers int) {
-	byDir := map[string][]int{}
-	var dirs []string
-	for i, fr := range results {
+// were linked into; a file whose folder could not be synced is marked
+// failed.
+func syncFolders(results []FileResult) {
+	synced := map[string]error{}
+	for i := range results {
+		fr := &results[i]
 		if fr.Status != FileWritten {
 			continue
 		}
 		d := filepath.Dir(fr.Path)
-		if byDir[d] == nil {
-			dirs = append(dirs, d)
+		err, done := synced[d]
+		if !done {
+			err = syncDir(d)
+			synced[d] = err
 		}
-		byDir[d] = append(byDir[d], i)
-	}
-	eachParallel(len(dirs), workers, func(k int) {
-		err := syncDir(dirs[k])
-		if err == nil {
-			return
-		}
-		for _, i := range byDir[dirs[k]] {
-			fr := &results[i]
+		if err != nil {
 			fr.Status = FileFailed
 			fr.Err = fmt.Errorf("the seed %s is written but its folder could not be synced: %w", fr.Path, err).Error()
 		}
-	})
+	}
 }
 
 // syncDir is atomicfile.SyncDir; tests make it fail.
 var syncDir = atomicfile.SyncDir
-
-// eachParallel calls fn(0) ... fn(n-1) on up to workers goroutines.
-func eachParallel(n, workers int, fn func(int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
 
 // sameEntries reports whether two loads of hidden.json hold the same
 // entries (then nothing new is hidden).

@@ -34,14 +34,12 @@
 // reads files oldest first (by modification time), so the copy that counts
 // is usually the original session's.
 //
-// Speed: a line is decoded only when a cheap byte search says it may hold a
+// A line is decoded only when a cheap byte search says it may hold a
 // prompt (or, until the file's cwd is known, carry one); the rest are only
-// split off. So Stats.Malformed counts the lines
-// that are not JSON objects at all (garbage, a torn last line) and the
-// candidate lines that do not decode, not broken lines of other kinds. When
-// there is more than one CPU, Scan reads the next files ahead on other
-// goroutines; emit is still called in file order, on the caller's goroutine.
-// Each file is read up to the size it had when it was listed.
+// split off. So Stats.Malformed counts the lines that are not JSON objects
+// at all (garbage, a torn last line) and the candidate lines that do not
+// decode, not broken lines of other kinds. Each file is read up to the
+// size it had when it was opened.
 package claude
 
 import (
@@ -82,9 +80,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	return ScanKept(root, nil, emit)
 }
 
-// ScanKept is Scan over the transcripts keep keeps. When keep is a
-// transcript.Resumer, a grown transcript is read from where the last read
-// stopped, with the latest cwd read before it.
+// ScanKept is Scan over the transcripts keep keeps.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := listFiles(root, keep, &st)
@@ -98,12 +94,10 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		return files[i].path < files[j].path
 	})
 	paths := make([]string, len(files))
-	sizes := make([]int64, len(files))
 	for i, f := range files {
-		paths[i], sizes[i] = f.path, f.size
+		paths[i] = f.path
 	}
-	res, _ := keep.(transcript.Resumer)
-	err = filescan.ScanPaths(paths, sizes, res, scanTranscript, emit, &st)
+	err = filescan.ScanPaths(paths, scanTranscript, emit, &st)
 	return st, err
 }
 
@@ -205,9 +199,8 @@ var cwdKey = []byte(`"cwd"`)
 // Only the prompts waiting for that later record are held.
 func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
 	defer func() { st.Bytes = lr.Bytes() }()
-	cwd := lr.Context()             // the file's latest known cwd (read before, when resumed)
+	var cwd string                  // the file's latest known cwd
 	var waiting []transcript.Prompt // prompts read before any cwd, in order
-	defer func() { lr.SetContext(cwd) }()
 	for {
 		line, rerr := lr.Next()
 		if rerr == io.EOF {
