@@ -17,9 +17,11 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"hist/lib/cli"
+	"hist/lib/install"
 	"hist/lib/redact"
 	"hist/lib/seed"
 	"hist/lib/store"
+	"hist/lib/transcript"
 )
 
 // usageTemplate is the help text; the {{...}} lines are the passages
@@ -288,6 +290,10 @@ func (im *importer) once(progress bool) int {
 	}
 	r := seed.New(seed.Options{Store: im.st, Project: im.canon, DryRun: o.dryRun, Progress: prog,
 		NoRedact: !redact.Enabled(e.Getenv(redact.EnvVar))})
+	// Whether each agent is captured live, as it is now (a watch lasts).
+	for i := range im.srcs {
+		im.srcs[i].Live = install.Wired(im.srcs[i].Name, transcript.Env(e.Getenv), e.Home)
+	}
 	im.mu.Lock()
 	im.cur, im.stopProgress = r, stopProgress
 	im.mu.Unlock()

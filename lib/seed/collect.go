@@ -48,7 +48,8 @@ type bucket struct {
 	also []string // the project's other folders (store.ProjectOf)
 	cwd  string
 	// path is the file the records go to: the source's seed file, or,
-	// when the project has one already, a new import file.
+	// when the project has one already, the machine's import file of the
+	// source (store.ImportLog).
 	path   string
 	recs   []byte // the records not written to the temp file yet
 	n      int
@@ -60,23 +61,32 @@ type bucket struct {
 	// other prompts that count as imported once this run is (okeys: the
 	// hidden ones, repeats, and the ones a seed file's cutoff covers).
 	wkeys, okeys []ledger.Key
-	// The records' times span [minTS, maxTS].
-	minTS, maxTS int64
-	// cutoff: the prompts up to this time are the ones the project's seed
-	// file of the source stands for (noCutoff: none).
-	cutoff int64
-	seen   map[eventKey]struct{} // the prompt events kept, for the dedup
+	seen         map[eventKey]struct{} // the prompt events met, for the dedup
+	// events are the prompt events met that a live capture in the store
+	// may be a copy of (see liveMatches).
+	events []event
+	cutoff int64 // the prompts up to this time are the ones the project's seed file of the source stands for (noCutoff: none)
 
 	tmp     string   // temp file in the project folder ("" until the first write)
 	madeDir []string // folders created for the temp file (deepest first)
 	done    bool     // the temp file became the seed file (or was removed)
 }
 
+// event is a prompt event of a bucket: its time and identity, its
+// session, and the index of its record among the bucket's records (-1:
+// this run writes none).
+type event struct {
+	key     eventKey
+	session string
+	rec     int
+}
+
 // collector gathers one source's prompts by project.
 type collector struct {
 	r       *Runner
-	src     string
+	src     Source
 	hidden  *tombstone.Set
+	listing *ledger.Listing      // of the source's files (see keeper)
 	buckets map[string]*bucket   // by hash
 	canon   map[string]canonical // raw cwd -> its project
 	noCwd   int
@@ -91,8 +101,8 @@ type canonical struct {
 	ok        bool
 }
 
-func newCollector(r *Runner, src string, hidden *tombstone.Set) *collector {
-	return &collector{r: r, src: src, hidden: hidden, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
+func newCollector(r *Runner, src Source, hidden *tombstone.Set, l *ledger.Listing) *collector {
+	return &collector{r: r, src: src, hidden: hidden, listing: l, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
 }
 
 func (c *collector) project(raw string) canonical {
@@ -115,7 +125,7 @@ func (c *collector) project(raw string) canonical {
 func (c *collector) add(p transcript.Prompt) error {
 	o := &c.r.Opts
 	raw := p.Text
-	lkey := ledger.KeyOf(c.src, p.Key, p.Session, p.TS, raw)
+	lkey := ledger.KeyOf(c.src.Name, p.Key, p.Session, p.TS, raw)
 	if !o.NoRedact {
 		p.Text = redact.Text(p.Text)
 	}
@@ -134,64 +144,59 @@ func (c *collector) add(p transcript.Prompt) error {
 	if err != nil {
 		return err
 	}
-	switch known, err := c.r.imported(lkey); {
-	case err != nil:
+	known, err := c.r.imported(lkey)
+	if err != nil {
 		return err
-	case known:
-		b.known++
-		return nil
-	case b.cutoff != noCutoff && p.TS <= b.cutoff:
-		b.known++
-		b.okeys = append(b.okeys, lkey)
-		return nil
-	case p.TS > c.r.settled:
-		// Typed a moment ago: its live capture may be on its way.
-		b.recent++
-		c.recent++
-		return nil
 	}
 	// A prompt deleted as it was typed (its tombstone names the text with
 	// the secret) stays hidden once redacted.
 	c.norm = identity.AppendNormalized(c.norm[:0], p.Text)
-	if c.hidden.HiddenNormalized(c.norm) || (raw != p.Text && c.hidden.Hidden(raw)) {
-		b.hidden++
+	hidden := c.hidden.HiddenNormalized(c.norm) || (raw != p.Text && c.hidden.Hidden(raw))
+	ev := event{key: makeKey(p.TS, c.norm), session: p.Session, rec: -1}
+	_, dup := b.seen[ev.key]
+	b.seen[ev.key] = struct{}{}
+	switch {
+	case known || (b.cutoff != noCutoff && p.TS <= b.cutoff):
+		b.known++
+		if !known {
+			b.okeys = append(b.okeys, lkey)
+		}
+		if !hidden && !dup {
+			b.events = append(b.events, ev)
+		}
+		return nil
+	case dup || hidden:
+		if dup {
+			b.dupes++
+		} else {
+			b.hidden++
+		}
 		b.okeys = append(b.okeys, lkey)
 		return nil
-	}
-	if k := makeKey(p.TS, c.norm); !c.firstOf(b, k) {
-		b.dupes++
-		b.okeys = append(b.okeys, lkey)
+	case c.src.Live && p.TS > c.r.now-Settle.Milliseconds() && p.TS <= c.r.now+Settle.Milliseconds():
+		// Typed a moment ago: its live capture may be on its way. Its
+		// file is read again by the next run.
+		b.recent++
+		c.recent++
+		c.listing.Forget(p.File)
+		b.events = append(b.events, ev)
 		return nil
 	}
+	ev.rec = len(b.wkeys)
+	b.events = append(b.events, ev)
 	return c.keep(b, &p, lkey)
-}
-
-// firstOf records k in b and reports whether it was not there: a repeat
-// of a prompt event (same time, same identity) is written once.
-func (c *collector) firstOf(b *bucket, k eventKey) bool {
-	if _, dup := b.seen[k]; dup {
-		return false
-	}
-	b.seen[k] = struct{}{}
-	return true
 }
 
 // keep writes p's record to b (a dry run only counts it).
 func (c *collector) keep(b *bucket, p *transcript.Prompt, lkey ledger.Key) error {
 	b.n++
+	b.wkeys = append(b.wkeys, lkey)
 	if p.Approx {
 		c.approx++
 	}
 	if c.r.Opts.DryRun {
 		return nil
 	}
-	if b.n == 1 || p.TS < b.minTS {
-		b.minTS = p.TS
-	}
-	if b.n == 1 || p.TS > b.maxTS {
-		b.maxTS = p.TS
-	}
-	b.wkeys = append(b.wkeys, lkey)
 	before := len(b.recs)
 	b.recs = record.Append(b.recs, record.Record{Text: p.Text, TS: p.TS, Src: p.Src, Session: p.Session})
 	if c.r.held += int64(len(b.recs) - before); c.r.held > spillAt {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,14 +21,24 @@ import (
 	"hist/lib/transcript"
 )
 
-// The legacy migration's files, beside history-global.jsonl.
+// The legacy migration's files, beside the global files.
 const (
 	// MigrationLockName is the folder held while the migration runs.
 	MigrationLockName = store.GlobalName + ".migration-lock"
-	// MigratedName records each prompt-recall file migrated once.
+	// MigratedName records each prompt-recall file a machine migrated
+	// once: history-global.migrated@<machine>.json (see MigratedPath).
 	MigratedName   = "history-global.migrated.json"
 	migratedSchema = "hist.legacy-migration/v1"
 )
+
+// MigratedPath is this machine's migration record: each machine migrates
+// its own prompt-recall files. The machine that owns the files without a
+// machine id keeps history-global.migrated.json while it exists.
+func MigratedPath(st store.Store) string { return st.OwnPath(st.Root, MigratedName) }
+
+// globalPath is this machine's global file, the one its migration
+// appends to (the same rule as MigratedPath).
+func globalPath(st store.Store) string { return st.OwnPath(st.Root, store.GlobalName) }
 
 // LegacySource is one agent's prompt-recall file.
 type LegacySource struct {
@@ -60,13 +69,16 @@ type LegacyResult struct {
 	Stats   transcript.Stats
 	Added   int // records appended to history-global.jsonl
 	Hidden  int // prompts hidden by hidden.json, left out
-	Dupes   int // prompts already in history-global.jsonl (same text and time), left out
+	Dupes   int // prompts a global file holds already (same text and time), left out
 	Err     string
 	Elapsed time.Duration
 }
 
 // MigrationReport is what the legacy migration did.
 type MigrationReport struct {
+	// Global is the global file the migration appends to, this
+	// machine's.
+	Global  string
 	Sources []LegacyResult
 	// LockHeld names the lock folder when it was already there (a process
 	// died holding it, or a migration is running): the migration was
@@ -94,12 +106,12 @@ type migratedFile struct {
 	Sources map[string]Migrated `json:"sources"`
 }
 
-// LoadMigrated reads history-global.migrated.json: source name -> what
+// LoadMigrated reads this machine's migration record: source name -> what
 // was migrated. A missing file is an empty map; a file that cannot be read
 // or parsed is an error (the migration then does not run, so that nothing
 // is imported twice).
 func LoadMigrated(st store.Store) (map[string]Migrated, error) {
-	path := filepath.Join(st.Root, MigratedName)
+	path := MigratedPath(st)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]Migrated{}, nil
@@ -132,7 +144,7 @@ func saveMigrated(st store.Store, m map[string]Migrated) error {
 	if err := enc.Encode(migratedFile{Schema: migratedSchema, Sources: m}); err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(st.Root, MigratedName), buf.Bytes())
+	return atomicfile.WriteBytes(MigratedPath(st), buf.Bytes())
 }
 
 // pendingLegacy is a source read whole, with what it adds.
@@ -148,12 +160,13 @@ type legacyRec struct {
 	norm []byte
 }
 
-// Migrate imports every prompt-recall file that was not migrated before
-// into history-global.jsonl. It returns an error only when the store could
-// not be read or written; each source's outcome is in the report.
+// Migrate imports every prompt-recall file that this machine did not
+// migrate before into its global file (history-global@<machine>.jsonl). It
+// returns an error only when the store could not be read or written; each
+// source's outcome is in the report.
 func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	o := &r.Opts
-	rep := &MigrationReport{}
+	rep := &MigrationReport{Global: globalPath(o.Store)}
 	done, err := LoadMigrated(o.Store)
 	if err != nil {
 		return rep, err
@@ -288,7 +301,7 @@ func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *Legacy
 	}}, true
 }
 
-// writeLegacy adds what pend holds to history-global.jsonl under the
+// writeLegacy adds what pend holds to the machine's global file under the
 // rewriters' lock, and records the migration.
 func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep *MigrationReport) error {
 	o := &r.Opts
@@ -326,41 +339,22 @@ func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep
 		rep.Sources[p.ix].Status = LegacyMigrated
 	}
 	if err := saveMigrated(o.Store, done); err != nil {
-		// The prompts are in history-global.jsonl; the next run reads the
+		// The prompts are in the global file; the next run reads the
 		// sources again and finds them there (same text and time).
-		return fmt.Errorf("recording the migration in %s: %w", filepath.Join(o.Store.Root, MigratedName), err)
+		return fmt.Errorf("recording the migration in %s: %w", MigratedPath(o.Store), err)
 	}
 	return nil
 }
 
-// appendGlobal rewrites history-global.jsonl atomically: its lines byte
-// for byte, then the new records that it does not already hold (same
-// identity and time) and that hidden does not hide. With write false it
-// only counts them.
+// appendGlobal appends to the machine's global file the new records that
+// no global file holds already (same identity and time) and that hidden
+// does not hide, as a capture file is appended to, and fsyncs it. With
+// write false it only counts them.
 func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *MigrationReport, write bool) error {
 	st := r.Opts.Store
-	path := st.Global()
-	seen := map[eventKey]struct{}{}
-	var old *os.File
-	f, err := history.Open(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("reading %s: %w", path, err)
-	default:
-		defer f.Close()
-		var norm []byte
-		if _, err := record.Scan(f, func(l *record.Line) error {
-			norm = identity.AppendNormalized(norm[:0], string(l.Text))
-			seen[makeKey(l.TS, norm)] = struct{}{}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
-		}
-		old = f
+	seen, err := globalKeys(st)
+	if err != nil {
+		return err
 	}
 	var add []byte
 	for _, p := range pend {
@@ -382,42 +376,36 @@ func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *
 	if len(add) == 0 || !write {
 		return nil
 	}
-	if err := store.EnsureDir(st.Root); err != nil {
+	if err := r.running(); err != nil {
 		return err
 	}
-	pf, err := atomicfile.Create(path)
+	return appendRecords(globalPath(st), bytes.NewReader(add))
+}
+
+// globalKeys returns the prompt events the global files hold.
+func globalKeys(st store.Store) (map[eventKey]struct{}, error) {
+	seen := map[eventKey]struct{}{}
+	files, err := st.GlobalFiles()
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("reading %s: %w", st.Root, err)
 	}
-	tmp := pf.File.Name()
-	if err := r.track(tmp); err != nil {
-		pf.Cleanup()
-		return err
-	}
-	defer r.untrack(tmp)
-	defer pf.Cleanup()
-	if old != nil {
-		n, err := io.Copy(pf, old)
+	var norm []byte
+	for _, gf := range files {
+		f, err := history.Open(gf.Path)
 		if err != nil {
-			return fmt.Errorf("copying %s: %w", path, err)
+			return nil, fmt.Errorf("reading %s: %w", gf.Path, err)
 		}
-		if n > 0 {
-			var last [1]byte
-			if _, err := old.ReadAt(last[:], n-1); err != nil {
-				return fmt.Errorf("reading %s: %w", path, err)
-			}
-			if last[0] != '\n' {
-				add = append([]byte{'\n'}, add...)
-			}
+		_, err = record.Scan(f, func(l *record.Line) error {
+			norm = identity.AppendNormalized(norm[:0], string(l.Text))
+			seen[makeKey(l.TS, norm)] = struct{}{}
+			return nil
+		})
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", gf.Path, err)
 		}
 	}
-	if _, err := pf.Write(add); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := pf.Commit(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return seen, nil
 }
 
 // takeMigrationLock creates the migration lock folder; ok is false when it

@@ -42,6 +42,10 @@ import (
 type Source struct {
 	Name string // transcript.SrcPi, SrcClaude, ...
 	Root string // where its transcripts are (what Scan takes)
+	// Live is set when hist captures the agent's prompts live (its hook,
+	// extension or plugin is installed): a prompt typed a moment ago is
+	// then left to a later run (Settle).
+	Live bool
 	// Scan reads every transcript under root that keep keeps (nil: all)
 	// and emits each typed prompt once; an I/O error is a
 	// *transcript.ReadError.
@@ -178,7 +182,7 @@ type Runner struct {
 	collectors []*collector // the sources' records, spilled together
 	held       int64        // bytes of records in memory, since the last spill
 
-	settled int64 // prompts after this time (ms) are left to a later run (Settle)
+	now int64 // the run's time (ms), for Settle
 
 	led *ledger.Ledger // read when the first prompt comes
 	st  *ledger.State  // read when first needed
@@ -215,6 +219,7 @@ func (r *Runner) Interrupt() {
 // errStopped ends a run after Interrupt.
 var errStopped = errors.New("interrupted")
 
+// track records a temp file being written, unless the run was stopped.
 func (r *Runner) track(path string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -222,6 +227,16 @@ func (r *Runner) track(path string) error {
 		return errStopped
 	}
 	r.temps[path] = struct{}{}
+	return nil
+}
+
+// running returns errStopped once the run was stopped (Interrupt).
+func (r *Runner) running() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return errStopped
+	}
 	return nil
 }
 
@@ -252,7 +267,6 @@ type sourceRead struct {
 	src     Source
 	buckets map[string]*bucket
 	listing *ledger.Listing
-	recent  int // prompts left to a later run
 }
 
 // job is one bucket to write.
@@ -268,7 +282,7 @@ type job struct {
 // file came to is in the report.
 func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	o := &r.Opts
-	r.settled = o.Now().Add(-Settle).UnixMilli()
+	r.now = o.Now().UnixMilli()
 	b := &bootstrap{r: r, rep: &Report{}, order: map[string]int{}}
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
@@ -315,12 +329,12 @@ func (b *bootstrap) read(src Source) error {
 		b.rep.Sources = append(b.rep.Sources, res)
 		return nil
 	}
-	c := newCollector(r, src.Name, b.hidden)
+	keep, listing := r.keeper(src, &res.Unchanged)
+	c := newCollector(r, src, b.hidden, listing)
 	r.collectors = append(r.collectors, c)
 	b.all = append(b.all, c)
 	o.Progress.setSource(src.Name)
 	start := time.Now()
-	keep, listing := r.keeper(src, &res.Unchanged)
 	var storeErr error
 	st, err := src.Scan(src.Root, keep, func(p transcript.Prompt) error {
 		if o.Progress != nil {
@@ -338,7 +352,7 @@ func (b *bootstrap) read(src Source) error {
 	}
 	res.Status, res.Err = sourceStatus(src, st, err)
 	if res.Status == SourceRead {
-		b.reads = append(b.reads, sourceRead{src, c.buckets, listing, c.recent})
+		b.reads = append(b.reads, sourceRead{src, c.buckets, listing})
 	} else {
 		// Nothing of it is written: its records go (its temp files at
 		// the end).
@@ -428,7 +442,7 @@ func (b *bootstrap) advance(results []FileResult) error {
 	for _, rd := range b.reads {
 		// A run for one project passes over the others' prompts: its
 		// stamps are not recorded.
-		if r.Opts.Project == "" && !failed[rd.src.Name] && rd.recent == 0 {
+		if r.Opts.Project == "" && !failed[rd.src.Name] {
 			r.state().SetFiles(rd.listing)
 		}
 	}
@@ -458,7 +472,7 @@ func (b *bootstrap) write() error {
 	}
 	results := make([]FileResult, len(b.jobs))
 	for i, j := range b.jobs {
-		results[i] = r.writeSeed(j.src, j.b, b.hidden, b.refilter, b.ledgerGrew)
+		results[i] = r.writeBucket(j.src, j.b, b.hidden, b.refilter, b.ledgerGrew)
 	}
 	syncFolders(results)
 	b.rep.Files = append(b.rep.Files, results...)

@@ -7,7 +7,7 @@
 //	<root>/projects/<hash>/seed@M.jsonl    first transcript import (pi); seed-<agent>@M.jsonl for the others
 //	<root>/projects/<hash>/import-<agent>-<ms>-<rand>@M.jsonl   later transcript imports
 //	<root>/projects/<hash>/compact-<ms>-<rand>@M.jsonl   files merged by compaction
-//	<root>/history-global.jsonl            imported legacy prompt-recall files
+//	<root>/history-global@M.jsonl          imported legacy prompt-recall files
 //	<root>/hidden@M.json                   deletion records (tombstones)
 //	<root>/imports@M.ledger, imports@M.state   what hist-seed imported, and where it read to
 //	<root>/legacy-owner                    the machine that rewrites the files without "@M"
@@ -192,7 +192,7 @@ func Classify(name string) Kind {
 		return Carry
 	}
 	switch {
-	case name == GlobalName:
+	case IsGlobal(name):
 		return GlobalFile
 	case name == SeedName || strings.HasPrefix(name, "seed-") || strings.HasPrefix(name, "seed@"):
 		return Seed
@@ -300,7 +300,7 @@ func (s Store) GlobalFiles() ([]File, error) {
 	var out []File
 	for _, e := range ents {
 		k := Classify(e.Name())
-		if k == NotStore || Origin(e.Name()) != GlobalName {
+		if k == NotStore || !IsGlobal(Origin(e.Name())) {
 			continue
 		}
 		out = append(out, File{Path: filepath.Join(s.Root, e.Name()), Kind: k})

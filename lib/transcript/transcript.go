@@ -38,6 +38,8 @@ type Prompt struct {
 	// Approx is true when TS is not the prompt's own time (a session's
 	// creation time, a file's mtime).
 	Approx bool
+	// File is the transcript file (or database) the prompt was read from.
+	File string
 }
 
 // Keep says, for each transcript file a reader lists, whether to read
@@ -58,6 +60,16 @@ type Stats struct {
 	// apart from Skipped, since a folder of only these is a known layout
 	// that holds no typed prompt.
 	Subagent int
+	// Undecodable are the files passed over because their content cannot
+	// be decoded (a truncated .zst, a corrupt database): the rest of the
+	// source is read.
+	Undecodable []Undecodable
+}
+
+// Undecodable is a file whose content cannot be decoded, and why.
+type Undecodable struct {
+	Path string
+	Err  error
 }
 
 // Add adds o's counts to s.
@@ -68,6 +80,7 @@ func (s *Stats) Add(o Stats) {
 	s.Malformed += o.Malformed
 	s.Skipped += o.Skipped
 	s.Subagent += o.Subagent
+	s.Undecodable = append(s.Undecodable, o.Undecodable...)
 }
 
 // ReadError reports a transcript that could not be read (an I/O error, not a

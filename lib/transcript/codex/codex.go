@@ -70,11 +70,12 @@ func DefaultRoot(env transcript.Env, home string) string {
 
 // Scan reads every rollout under root (sessions/ and archived_sessions/)
 // and calls emit once per typed prompt, deduplicated by Prompt.Key. A file
-// that cannot be read, a .jsonl.zst that is not a valid zstd stream
-// included (it may be half written), stops the scan with a
-// *transcript.ReadError, so that the import is retried later; malformed
-// lines are counted in Stats.Malformed. An error from emit stops the scan
-// and is returned as it is. A missing root holds no prompts.
+// that cannot be read stops the scan with a *transcript.ReadError, so that
+// the import is retried later; a .jsonl.zst that is not a valid zstd
+// stream (cut short, say) is passed over, named in Stats.Undecodable (the
+// prompts before the fault count); malformed lines are counted in
+// Stats.Malformed. An error from emit stops the scan and is returned as it
+// is. A missing root holds no prompts.
 func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	return ScanKept(root, nil, emit)
 }
@@ -290,10 +291,21 @@ func (s *scanner) read(path string) error {
 			return &transcript.ReadError{Path: path, Err: err}
 		}
 	}
-	if err := s.zdec.Reset(cr); err != nil {
-		return &transcript.ReadError{Path: path, Err: fmt.Errorf("not a valid zstd stream: %w", err)}
+	err = s.zdec.Reset(cr)
+	if err == nil {
+		err = s.parse(s.zdec, path)
 	}
-	return s.parse(&zstdErr{r: s.zdec}, path)
+	if err != nil && cr.err == nil && s.emitErr == nil {
+		// The file reads, but is not zstd (or is cut short): passed
+		// over, the rest is read. The prompts before the fault count.
+		if re, ok := errors.AsType[*transcript.ReadError](err); ok {
+			err = re.Err
+		}
+		s.stats.Undecodable = append(s.stats.Undecodable, transcript.Undecodable{
+			Path: path, Err: fmt.Errorf("not a valid zstd stream: %w", err)})
+		return nil
+	}
+	return err
 }
 
 // parse reads one rollout's lines from r (name is its path): its prompts
@@ -356,27 +368,19 @@ func (s *scanner) flushForks() error {
 	return nil
 }
 
+// countReader counts the bytes read, and keeps the read error (an I/O
+// error, not a decoding one).
 type countReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (c *countReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
 	c.n += int64(n)
-	return n, err
-}
-
-// zstdErr labels decoding errors.
-type zstdErr struct{ r io.Reader }
-
-func (z *zstdErr) Read(b []byte) (int, error) {
-	n, err := z.r.Read(b)
 	if err != nil && err != io.EOF {
-		var re *transcript.ReadError
-		if !errors.As(err, &re) {
-			err = fmt.Errorf("not a valid zstd stream: %w", err)
-		}
+		c.err = err
 	}
 	return n, err
 }

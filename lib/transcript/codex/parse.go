@@ -611,6 +611,7 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 			Src:     transcript.SrcCodex,
 			Key:     key,
 			Approx:  !ok,
+			File:    p.name,
 		},
 		sum:  sum,
 		kind: kind,

@@ -143,7 +143,7 @@ func kept(path string, keep transcript.Keep) bool {
 func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	id := strings.TrimSuffix(filepath.Base(name), ".jsonl")
-	c := &chat{id: id, group: name}
+	c := &chat{file: name, id: id, group: name}
 	n, malformed, err := mirrorPrompts(r, c)
 	st.Bytes += n
 	st.Malformed += malformed
@@ -156,6 +156,7 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 
 // chat is one conversation's prompts.
 type chat struct {
+	file    string // its store or mirror transcript
 	id      string
 	group   string // chats sharing a workspace folder (for forks)
 	created int64
@@ -213,6 +214,7 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 				Src:     transcript.SrcCursor,
 				Key:     p.key,
 				Approx:  true,
+				File:    c.file,
 			})
 			if err != nil {
 				return err
@@ -242,11 +244,15 @@ func readStore(path string, st *transcript.Stats) (*chat, error) {
 		return nil, nil
 	}
 	db, err := rosqlite.Open(path)
-	if err != nil {
-		return nil, &transcript.ReadError{Path: path, Err: err}
+	var c *chat
+	if err == nil {
+		c, err = readChat(db, path, fi.ModTime(), st)
+		db.Close()
 	}
-	defer db.Close()
-	c, err := readChat(db, path, fi.ModTime(), st)
+	if rosqlite.Undecodable(err) {
+		st.Undecodable = append(st.Undecodable, transcript.Undecodable{Path: path, Err: err})
+		return nil, nil
+	}
 	if err != nil {
 		return nil, &transcript.ReadError{Path: path, Err: err}
 	}
@@ -287,7 +293,7 @@ func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stat
 		return nil, nil
 	}
 	dir := filepath.Dir(path)
-	c := &chat{id: m.AgentID, group: filepath.Dir(dir), created: parseCreated(m.CreatedAt)}
+	c := &chat{file: path, id: m.AgentID, group: filepath.Dir(dir), created: parseCreated(m.CreatedAt)}
 	if c.id == "" {
 		c.id = filepath.Base(dir)
 	}
@@ -606,7 +612,7 @@ func readMirror(m mirror, st *transcript.Stats) (*chat, error) {
 		return nil, &transcript.ReadError{Path: m.path, Err: err}
 	}
 	defer f.Close()
-	c := &chat{id: m.id, group: "mirror:" + m.project, created: m.mtime.UnixMilli(), cwd: decodeProject(m.project, "/")}
+	c := &chat{file: m.path, id: m.id, group: "mirror:" + m.project, created: m.mtime.UnixMilli(), cwd: decodeProject(m.project, "/")}
 	n, malformed, err := mirrorPrompts(f, c)
 	st.Bytes += n
 	st.Malformed += malformed

@@ -29,9 +29,11 @@
 //
 // Databases are only read: see hist/lib/transcript/internal/rosqlite (a
 // database in WAL mode, or locked, is read from a private copy). Extra
-// tables and columns are ignored. A database that cannot be read (corrupt,
-// truncated, not SQLite) stops the scan with a *transcript.ReadError: the
-// import is retried later instead of being done from part of the history.
+// tables and columns are ignored. A database whose content is at fault
+// (corrupt, truncated, not SQLite) is passed over and named in
+// Stats.Undecodable; one that cannot be read for another reason (an I/O
+// error, a lock) stops the scan with a *transcript.ReadError: the import
+// is retried later instead of being done from part of the history.
 package opencode
 
 import (
@@ -144,6 +146,7 @@ type rec struct {
 type reader struct {
 	stats transcript.Stats
 	recs  []rec
+	file  string // the database or storage file being read
 }
 
 type session struct {
@@ -169,6 +172,7 @@ func (r *reader) add(s session, sessID, msgID, text string, created, fallback in
 			Src:     transcript.SrcOpencode,
 			Key:     msgID,
 			Approx:  approx,
+			File:    r.file,
 		},
 		sessCreated: s.created,
 		msgID:       msgID,
@@ -221,12 +225,19 @@ func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
 
 // db reads one database.
 func (r *reader) db(path string) error {
+	n := len(r.recs)
+	r.file = path
 	db, err := rosqlite.Open(path)
-	if err != nil {
-		return &transcript.ReadError{Path: path, Err: err}
+	if err == nil {
+		err = r.readRows(db)
+		db.Close()
 	}
-	defer db.Close()
-	if err := r.readRows(db); err != nil {
+	if rosqlite.Undecodable(err) {
+		r.recs = r.recs[:n]
+		r.stats.Undecodable = append(r.stats.Undecodable, transcript.Undecodable{Path: path, Err: err})
+		return nil
+	}
+	if err != nil {
 		return &transcript.ReadError{Path: path, Err: err}
 	}
 	r.stats.Files++
@@ -545,7 +556,8 @@ func (r *reader) storageSession(dir, id string, s session) error {
 			ID   string `json:"id"`
 			Role string `json:"role"`
 		}
-		ok, err := r.readJSON(filepath.Join(mdir, f.Name()), &m)
+		r.file = filepath.Join(mdir, f.Name())
+		ok, err := r.readJSON(r.file, &m)
 		if err != nil {
 			return err
 		}

@@ -219,7 +219,8 @@ func (d *Dedup) Add(p transcript.Prompt) error {
 type ScanFunc func(lr *LineReader, name string, add func(transcript.Prompt) error) (transcript.Stats, error)
 
 // ScanPaths reads the files in order, each up to the size it had when it
-// was opened, and passes their prompts, deduplicated by Key, to emit. It
+// was opened, and passes their prompts, deduplicated by Key and with
+// their File set, to emit. It
 // stops at the first error (an I/O error of a file, or one emit returns),
 // and adds what it saw to st.
 func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
@@ -236,7 +237,10 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 			continue
 		}
 		lr.Reset(Upto(f, size))
-		fst, err := scan(lr, path, d.Add)
+		fst, err := scan(lr, path, func(p transcript.Prompt) error {
+			p.File = path
+			return d.Add(p)
+		})
 		f.Close()
 		st.Add(fst)
 		if err != nil {
