@@ -446,6 +446,9 @@ func (b *bootstrap) advance(results []FileResult) error {
 			r.state().SetFiles(rd.listing)
 		}
 	}
+	if err := store.EnsureDir(r.Opts.Store.Root); err != nil {
+		return fmt.Errorf("creating the store %s: %w", r.Opts.Store.Root, err)
+	}
 	if err := r.state().Save(); err != nil {
 		return fmt.Errorf("writing %s: %w", r.state().Path, err)
 	}

@@ -8,7 +8,9 @@
 //     (Codex 0.171 and later), text = the item's text content;
 //   - an event_msg user_message (earlier builds), skipped when its "kind" is
 //     not "plain" (the injected context of 0.3x–0.4x builds);
-//   - in a rollout that holds neither, a response_item user message;
+//   - in a rollout that holds no event_msg line at all (a build that
+//     writes events writes the prompts' too, if not yet), a response_item
+//     user message;
 //   - in a rollout of the oldest format (a first line
 //     {"id":…,"timestamp":…,"instructions":…}, then bare response items
 //     and {"record_type":"state"} lines, no session_meta), a bare user

@@ -274,7 +274,7 @@ func TestResponseItemFallback(t *testing.T) {
 		resp("2026-01-02T03:04:06.000Z", "user", "<environment_context>\n</environment_context>").
 		resp("2026-01-02T03:04:06.000Z", "developer", "<permissions>dev</permissions>").
 		resp("2026-01-02T03:04:07.000Z", "user", "old style prompt").
-		agent("2026-01-02T03:04:08.000Z", "ok").
+		resp("2026-01-02T03:04:08.000Z", "assistant", "ok").
 		resp("2026-01-02T03:04:09.000Z", "user", "<user_shell_command>ls</user_shell_command>").
 		resp("2026-01-02T03:04:10.000Z", "user", "You were originally given instructions from a user over one or more turns. Here were the user messages:").
 		resp("2026-01-02T03:04:11.000Z", "user", "second old prompt")

@@ -76,6 +76,10 @@ type parser struct {
 	seenLine bool // a non-blank line was read
 	lastTS   int64
 	sawEvent bool   // a user_message or UserMessage was seen
+	// anyEvent: an event_msg line was seen. A build that writes events
+	// writes the typed prompts' too: its rollout never falls back on its
+	// response items, even before its first prompt event is written.
+	anyEvent bool
 	fallback []cand // response_item prompts, used if sawEvent stays false
 	pending  []pendingLine
 
@@ -225,6 +229,7 @@ func (p *parser) classify(b []byte, complete bool) (action, int) {
 	case "turn_context":
 		return actDecode, lineTurn
 	case "event_msg":
+		p.anyEvent = true
 		switch {
 		case ptype == nil:
 			if complete && !bytes.Contains(b, []byte("user_message")) && !bytes.Contains(b, []byte("UserMessage")) {
@@ -399,6 +404,7 @@ func (p *parser) unknown(b []byte, first bool) int {
 	case "turn_context":
 		return lineTurn
 	case "event_msg":
+		p.anyEvent = true
 		return lineEvent
 	case "response_item":
 		if !p.sawEvent {
@@ -621,7 +627,7 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 // finish hands over the response_item prompts of a rollout that stored no
 // prompt event at all.
 func (p *parser) finish() error {
-	if p.sawEvent {
+	if p.sawEvent || p.anyEvent {
 		return nil
 	}
 	for _, pl := range p.pending {
