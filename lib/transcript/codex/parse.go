@@ -75,7 +75,7 @@ type parser struct {
 	oldest   bool
 	seenLine bool // a non-blank line was read
 	lastTS   int64
-	sawEvent bool   // a user_message or UserMessage was seen
+	sawEvent bool // a user_message or UserMessage was seen
 	// anyEvent: an event_msg line was seen. A build that writes events
 	// writes the typed prompts' too: its rollout never falls back on its
 	// response items, even before its first prompt event is written.
