@@ -1,7 +1,7 @@
 // Command hist-seed imports past prompts into the store, once: the agents'
-// prompt-recall files into history-global.jsonl (the legacy migration),
-// then each project's prompts from the agents' session transcripts into
-// one-time seed files.
+// prompt-recall files into the machine's global file (the legacy
+// migration), then each project's prompts from the agents' session
+// transcripts into its seed files, and later ones into its import files.
 package main
 
 import (
@@ -36,24 +36,28 @@ Imports the prompts you typed before hist was capturing, once, when capture
 is on:
 
  1. The legacy migration: the agents' own prompt-recall files are added to
-    history-global.jsonl, which belongs to the global scope only (hist-list
-    --all). Each file is migrated once and recorded in
-    history-global.migrated.json; one that cannot be read is tried again by
-    the next run. While it runs, the migration holds the folder
-    history-global.jsonl.migration-lock.
+    the machine's global file, history-global@<machine>.jsonl, which
+    belongs to the global scope only (hist-list --all). Each file is
+    migrated once per machine and recorded in
+    history-global.migrated@<machine>.json; one that cannot be read is
+    tried again by the next run. While it runs, the migration holds the
+    folder history-global.jsonl.migration-lock.
 {{recall}}
  2. The bootstrap: for each project, each agent's session transcripts are
     read and the prompts typed in that project (by the cwd the transcript
-    records, never by its folder name) are written to the project's seed
-    file, one per agent. A seed file is written only when it does not exist
-    and is never regenerated, so a prompt deleted since does not come back.
-    Each record keeps the prompt's own time and carries "src" (the agent)
-    and "session" (its session id).
+    records, never by its folder name) that no earlier run imported are
+    written: to the project's seed file, one per agent, the first time;
+    appended to its import file, import-<agent>@<machine>.jsonl, later. A
+    prompt imported once is never imported again, so a prompt deleted since
+    does not come back. Each record keeps the prompt's own time and
+    carries "src" (the agent) and "session" (its session id).
 {{seedfiles}}
 
 Prompts hidden by hidden.json, empty prompts and command-like prompts
 ("/name ...") are never imported. A source with a transcript that cannot be
-read (an I/O error) writes nothing at all, so the next run retries it;
+read (an I/O error, a lock) writes nothing at all, so the next run retries
+it; a file whose content cannot be decoded (a .zst cut short, a corrupt
+database) is passed over and named, and read again once it changes;
 malformed lines are skipped and counted. The agents' files are only read.
 Secrets in the prompts are replaced by [REDACTED:<kind>] before anything
 else is checked or written, unless GENTLE_PI_HISTORY_REDACT=0 (see
@@ -79,7 +83,7 @@ Options:
                      still reported.
     --legacy-only    Run only the legacy migration.
     --watch          Stay running, for use without hooks: import once, then
-                     again within 2 s of a write to a transcript of the
+                     again soon after a write to a transcript of the
                      sources (a folder that cannot be watched, or does not
                      exist yet, is looked at every 2 s). An import that wrote
                      nothing says only its problems; one that failed is tried
@@ -236,7 +240,7 @@ func conflict(o options) string {
 	case o.sessions != "" && !contains(names, "pi"):
 		return fmt.Sprintf("--sessions names pi's sessions, but --from %q leaves pi out: add pi to --from", o.from)
 	case o.legacyOnly && (o.scope.Project || o.scope.All || o.sessions != ""):
-		return fmt.Sprintf("--legacy-only runs only the migration into history-global.jsonl: drop --project, %s and --sessions", o.allFlag)
+		return fmt.Sprintf("--legacy-only runs only the migration into the global file: drop --project, %s and --sessions", o.allFlag)
 	}
 	if bad := watchConflict(o); bad != "" {
 		return fmt.Sprintf("--watch imports again at each change, %s does not: drop one", bad)

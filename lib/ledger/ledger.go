@@ -2,7 +2,7 @@
 // ledger (one 16-byte key per prompt event ever imported, so that none is
 // imported twice, whatever became of its record since) and the import
 // state (each transcript file's stamp when it was last read, and the seed
-// files' cutoffs). See docs/hist-seed.md, "Incremental import".
+// files' cutoffs). See docs/hist-seed.md, "Rules".
 package ledger
 
 import (

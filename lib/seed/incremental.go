@@ -26,8 +26,8 @@ import (
 	"hist/lib/transcript"
 )
 
-// What makes the import incremental (docs/hist-seed.md, "Incremental
-// import"): each prompt event has a ledger key, and a run imports only
+// What makes the import incremental (docs/hist-seed.md, "Rules"): each
+// prompt event has a ledger key, and a run imports only
 // the prompts whose key the ledger does not hold, that a seed file
 // written before the ledger existed does not stand for (its cutoff), and
 // that the project does not hold already as a live capture.

@@ -45,7 +45,7 @@ type Prompt struct {
 // Keep says, for each transcript file a reader lists, whether to read
 // it: a reader given a Keep reads only the files it keeps (nil keeps
 // all). hist-seed keeps the files that changed since its last run (see
-// docs/hist-seed.md, "Incremental import"); a file it keeps is read
+// docs/hist-seed.md, "Rules"); a file it keeps is read
 // whole.
 type Keep func(path string, fi fs.FileInfo) bool
 
