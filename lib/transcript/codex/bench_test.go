@@ -144,19 +144,3 @@ func BenchmarkScanReaderLongLines(b *testing.B) {
 		}
 	}
 }
-
-// benchCorpusT is benchCorpus for a test.
-func benchCorpusT(t *testing.T) (string, int64) {
-	var root string
-	var size int64
-	res := testing.Benchmark(func(b *testing.B) {
-		if root == "" {
-			root, size = benchCorpus(b, false)
-		}
-	})
-	_ = res
-	if root == "" {
-		t.Fatal("no corpus")
-	}
-	return root, size
-}
