@@ -63,8 +63,10 @@ type bucket struct {
 	wkeys, okeys []ledger.Key
 	seen         map[eventKey]struct{} // the prompt events met, for the dedup
 	// events are the prompt events met that a live capture in the store
-	// may be a copy of (see liveMatches).
+	// may be a copy of (see liveMatches); only kept when the project had
+	// store files as the run began (live).
 	events []event
+	live   bool
 	cutoff int64 // the prompts up to this time are the ones the project's seed file of the source stands for (noCutoff: none)
 
 	tmp     string   // temp file in the project folder ("" until the first write)
@@ -162,7 +164,7 @@ func (c *collector) add(p transcript.Prompt) error {
 			b.okeys = append(b.okeys, lkey)
 		}
 		if !hidden && !dup {
-			b.events = append(b.events, ev)
+			b.note(ev)
 		}
 		return nil
 	case dup || hidden:
@@ -179,12 +181,19 @@ func (c *collector) add(p transcript.Prompt) error {
 		b.recent++
 		c.recent++
 		c.listing.Forget(p.File)
-		b.events = append(b.events, ev)
+		b.note(ev)
 		return nil
 	}
 	ev.rec = len(b.wkeys)
-	b.events = append(b.events, ev)
+	b.note(ev)
 	return c.keep(b, &p, lkey)
+}
+
+// note keeps ev for liveMatches, when the project may hold live copies.
+func (b *bucket) note(ev event) {
+	if b.live {
+		b.events = append(b.events, ev)
+	}
 }
 
 // keep writes p's record to b (a dry run only counts it).

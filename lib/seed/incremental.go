@@ -55,6 +55,10 @@ func (c *collector) newBucket(pr canonical) (*bucket, error) {
 	dir := o.Store.ProjectDir(pr.hash)
 	b := &bucket{hash: pr.hash, also: pr.also, cwd: pr.cwd, seen: map[eventKey]struct{}{},
 		cutoff: noCutoff, path: o.Store.OwnPath(dir, FileName(c.src.Name, ""))}
+	// A project without store files yet holds no live copy (a prompt
+	// captured while the run reads is typed a moment ago, see Settle).
+	files, err := o.Store.Files(store.Scope{Project: pr.hash, Also: pr.also})
+	b.live = err != nil || len(files) > 0
 	// The project's seed file of the source, in its folder or in the one
 	// its path names (a project known by its repository since).
 	for _, h := range append([]string{pr.hash}, pr.also...) {
