@@ -150,7 +150,8 @@ type Listing struct {
 
 // Listing starts a run's listing of source src.
 func (s *State) Listing(src string) *Listing {
-	return &Listing{src: src, old: s.Files[src], next: map[string]Stamp{}}
+	old := s.Files[src]
+	return &Listing{src: src, old: old, next: make(map[string]Stamp, len(old))}
 }
 
 // List records that the run listed path with stamp st, and reports

@@ -39,7 +39,7 @@ func makeKey(ts int64, norm []byte) eventKey {
 // spillAt is how many bytes of records may wait in memory: past it, every
 // bucket's records are appended to the bucket's temp file (the seed file
 // to be), so memory stays bounded whatever the transcripts hold.
-var spillAt int64 = 16 << 20
+var spillAt int64 = 8 << 20
 
 // bucket holds one project's records for one source: the ones spilled to
 // its temp file, then recs.
@@ -95,6 +95,9 @@ type collector struct {
 	recent  int // prompts left to a later run (see Settle)
 	approx  int // prompts kept whose time is not their own
 	norm    []byte
+	// unsettled are the files that hold prompts left to a later run:
+	// their stamps are not recorded.
+	unsettled []string
 }
 
 type canonical struct {
@@ -180,7 +183,7 @@ func (c *collector) add(p transcript.Prompt) error {
 		// file is read again by the next run.
 		b.recent++
 		c.recent++
-		c.listing.Forget(p.File)
+		c.unsettled = append(c.unsettled, p.File)
 		b.note(ev)
 		return nil
 	}

@@ -335,14 +335,7 @@ func (b *bootstrap) read(src Source) error {
 	b.all = append(b.all, c)
 	o.Progress.setSource(src.Name)
 	start := time.Now()
-	var storeErr error
-	st, err := src.Scan(src.Root, keep, func(p transcript.Prompt) error {
-		if o.Progress != nil {
-			o.Progress.Prompts.Add(1)
-		}
-		storeErr = c.add(p)
-		return storeErr
-	})
+	st, err, storeErr := scanInto(src, keep, c)
 	res.Elapsed, res.Stats = time.Since(start), st
 	res.NoCwd, res.Recent, res.Approx = c.noCwd, c.recent, c.approx
 	o.Progress.done(st)
@@ -363,6 +356,59 @@ func (b *bootstrap) read(src Source) error {
 	}
 	b.rep.Sources = append(b.rep.Sources, res)
 	return nil
+}
+
+// scanInto runs src's scan on a goroutine of its own and adds the
+// prompts it finds to c on this one, in batches: reading and preparing
+// the records share the work of a first import between two CPUs. It
+// returns the scan's stats and error, and the first error c.add returned
+// (a store failure, which stops the scan).
+func scanInto(src Source, keep transcript.Keep, c *collector) (st transcript.Stats, err, storeErr error) {
+	const batchSize = 64
+	batches := make(chan []transcript.Prompt, 4)
+	quit := make(chan struct{})
+	go func() {
+		defer close(batches)
+		var batch []transcript.Prompt
+		send := func() bool {
+			select {
+			case batches <- batch:
+				batch = make([]transcript.Prompt, 0, batchSize)
+				return true
+			case <-quit:
+				return false
+			}
+		}
+		st, err = src.Scan(src.Root, keep, func(p transcript.Prompt) error {
+			if batch = append(batch, p); len(batch) == batchSize && !send() {
+				return errStopped
+			}
+			return nil
+		})
+		if len(batch) > 0 {
+			send()
+		}
+	}()
+	progress := c.r.Opts.Progress
+	for batch := range batches {
+		for _, p := range batch {
+			if storeErr != nil {
+				break
+			}
+			if progress != nil {
+				progress.Prompts.Add(1)
+			}
+			if storeErr = c.add(p); storeErr != nil {
+				close(quit)
+			}
+		}
+	}
+	// The files with prompts left to a later run are read again then
+	// (the listing is the scan's until it ends).
+	for _, f := range c.unsettled {
+		c.listing.Forget(f)
+	}
+	return st, err, storeErr
 }
 
 // sourceStatus is what a source's scan came to.
