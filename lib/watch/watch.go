@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -299,7 +300,9 @@ func (w *Watcher) check() bool {
 			case errors.Is(err, fs.ErrNotExist):
 				w.unwatch(r)
 				r.mode = missing
-			case err == nil && r.id != nil && !os.SameFile(fi, r.id):
+			case err == nil && (r.id != nil && !os.SameFile(fi, r.id) || !slices.Contains(w.fw.WatchList(), r.real)):
+				// Replaced, or its watch lost (the old folder's removal
+				// may be told after the new one's watch was added).
 				w.unwatch(r)
 				w.begin(r)
 				changed = true
