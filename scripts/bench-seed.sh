@@ -13,11 +13,17 @@
 # Environment: SIZE_MB (default 1024), RUNS (default 3; jq runs once),
 #              INC_RUNS (default 11: the incremental runs, alternated),
 #              PROJECTS (default 200), KEEP=1 keeps the temp folder,
-#              SAME_TIMES=1 keeps the fixtures' times in every copy.
+#              SAME_TIMES=1 keeps the fixtures' times in every copy,
+#              DATA=DIR reads the corpus a run kept (KEEP=1: DIR is its
+#              temp folder's data/) instead of generating it,
+#              WATCH_PROMPTS (default 50): the prompts the watch's latency
+#              is measured over (0: no watch table).
 # Prints one markdown table row per source (see bench/seed.md), then the
 # incremental runs on the last store of each source: a run with nothing
 # new beside find printing each file's size and mtime, and a run after one
-# prompt is appended to one transcript.
+# prompt is appended to one transcript; then, on the same store, the
+# latency of hist-seed --watch (no hook wired): from a prompt's write to a
+# transcript until hist-list shows it.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,7 +50,7 @@ cleanup() { [ "${KEEP:-}" = 1 ] && echo "kept $WORK" >&2 || rm -rf "$WORK"; }
 trap cleanup EXIT
 
 mkdir -p "$WORK/bin" "$WORK/gen" "$WORK/home"
-(cd "$ROOT" && go build -o "$WORK/bin/" ./cmd/hist-seed)
+(cd "$ROOT" && go build -o "$WORK/bin/" ./cmd/hist-seed ./cmd/hist-list)
 
 cat >"$WORK/gen/main.go" <<'EOF'
 // gen replicates fixture transcripts: fresh uuids (every one of a copy
@@ -189,7 +195,7 @@ timed() {
 # until the end: ext4 takes much longer to create inodes in the minutes
 # after many were deleted, which would be measured as hist-seed's.
 setup() { # SOURCE: sets fixtures, pattern, filter, envs
-    data="$WORK/data/$1"
+    data="${DATA:-$WORK/data}/$1"
     case $1 in
     pi)
         fixtures=$ROOT/testscripts/testdata/seed/pi
@@ -220,7 +226,11 @@ same=()
 declare -A gen_bytes gen_files last_store
 for src in "${SOURCES[@]}"; do
     setup "$src"
-    read -r bytes nfiles < <("$WORK/bin/gen" -src "$src" -in "$fixtures" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS" "${same[@]}")
+    if [ -n "${DATA:-}" ]; then
+        read -r bytes nfiles < <(find "$data" -type f -printf '%s\n' | awk '{s += $1; n++} END {print s, n}')
+    else
+        read -r bytes nfiles < <("$WORK/bin/gen" -src "$src" -in "$fixtures" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS" "${same[@]}")
+    fi
     gen_bytes[$src]=$bytes
     gen_files[$src]=$nfiles
 done
@@ -295,6 +305,9 @@ for src in "${SOURCES[@]}"; do
     # One prompt appended to one transcript: a copy of its last prompt
     # record with a fresh tag and fresh ids.
     file=$({ grep -rlE '\[(pi|cc|cx)[0-9]' "$data" || true; } | head -1)
+    # The appended prompts' ids are new in every run of this script (a
+    # corpus read again with DATA keeps those of earlier runs).
+    run_tag=$(printf %04x $((RANDOM)))
     for i in $(seq "$INC_RUNS"); do
         run_seed "$WORK/none.times"
         timed "$WORK/find.times" find "$data" -type f -printf '%s %T@\n'
@@ -313,7 +326,7 @@ for src in "${SOURCES[@]}"; do
                 s/("(?:$keys)":)[0-9]{13}\b/$1${t}000/g;
                 s/("(?:$keys)":)[0-9]{10}\b/$1$t/g;
                 s/\[(pi|cc|cx)[0-9]+/[${1}appended'"$i"'-/g;
-                s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/ffff'"$(printf %04x "$i")"'$1/g' >>"$file"
+                s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/'"$run_tag$(printf %04x "$i")"'$1/g' >>"$file"
         run_seed "$WORK/append.times"
         after=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
         [ "$after" -eq $((before + 1)) ] || echo "bench-seed: $src: the appended prompt made $((after - before)) records, want 1" >&2
@@ -329,5 +342,77 @@ for src in "${SOURCES[@]}"; do
     awk -v src="$src" -v n="$nfiles" -v s="$none" -v f="$find_t" -v r="$rss" -v a="$app" -v d="$diff" 'BEGIN {
         f = (f > 0) ? f : 0.005
         printf "| %s | %d | %.3f s | %.3f s | %.2f | %.0f MB | %.3f s | %+.0f ms |\n", src, n, s, f, s / f, r / 1024, a, d * 1000
+    }'
+done
+
+# The watch's latency, on each source's last store, with no hook wired:
+# hist-seed --watch --all-projects runs; a prompt is appended to a
+# transcript of a project of its own, and hist-list --project is run every
+# 20 ms until it shows the prompt. WATCH_PROMPTS prompts, a second apart.
+WATCH_PROMPTS=${WATCH_PROMPTS:-50}
+[ "$WATCH_PROMPTS" -gt 0 ] || exit 0
+echo
+echo "| source | files | watch latency, write to hist-list (median of $WATCH_PROMPTS) | max |"
+echo "|---|---|---|---|"
+mkdir -p "$WORK/watchproj"
+tag=$(printf %04x $((RANDOM)))
+uuid="0000$tag-0000-7000-8000-$(printf %012x $((RANDOM)))"
+# prompt_line SOURCE I: the transcript line of watch prompt I.
+prompt_line() {
+    local ms iso text="[watch $tag $2]"
+    ms=$(date +%s%3N)
+    iso=$(date -u -d "@${ms:0:10}.${ms:10}" +%Y-%m-%dT%H:%M:%S.%3NZ)
+    case $1 in
+    pi) printf '{"type":"message","id":"w%s","parentId":null,"timestamp":"%s","message":{"role":"user","content":"%s","timestamp":%s}}\n' "$2" "$iso" "$text" "$ms" ;;
+    claude) printf '{"type":"user","uuid":"%s-w%s","sessionId":"%s","cwd":"%s","timestamp":"%s","message":{"role":"user","content":"%s"}}\n' "$uuid" "$2" "$uuid" "$WORK/watchproj" "$iso" "$text" ;;
+    codex) printf '{"timestamp":"%s","type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","id":"w%s","content":[{"type":"text","text":"%s"}]}}}\n' "$iso" "$2" "$text" ;;
+    esac
+}
+for src in "${SOURCES[@]}"; do
+    setup "$src"
+    store=${last_store[$src]}
+    iso=$(date -u +%Y-%m-%dT%H:%M:%S.000Z)
+    case $src in
+    pi)
+        transcript="$data/sessions/--watch--/$(date -u +%Y-%m-%dT%H-%M-%S-000Z)_$uuid.jsonl"
+        head='{"type":"session","version":3,"id":"'$uuid'","timestamp":"'$iso'","cwd":"'$WORK/watchproj'"}' ;;
+    claude)
+        transcript="$data/projects/-watch/$uuid.jsonl"
+        head='' ;;
+    codex)
+        transcript="$data/sessions/2026/12/01/rollout-2026-12-01T00-00-00-$uuid.jsonl"
+        head='{"timestamp":"'$iso'","type":"session_meta","payload":{"id":"'$uuid'","timestamp":"'$iso'","cwd":"'$WORK/watchproj'","originator":"bench","cli_version":"0.171.0","source":"cli"}}' ;;
+    esac
+    mkdir -p "$(dirname "$transcript")"
+    [ -z "$head" ] || echo "$head" >"$transcript"
+    env -i HOME="$WORK/home" PATH="$PATH" GENTLE_PI_HISTORY_CAPTURE=1 "${envs[@]}" \
+        "$WORK/bin/hist-seed" --watch --all-projects --from "$src" -q --store "$store" 2>"$WORK/watch.err" &
+    watcher=$!
+    sleep 5 # its first import, over every transcript
+    : >"$WORK/watch.times"
+    for i in $(seq "$WATCH_PROMPTS"); do
+        prompt_line "$src" "$i" >>"$transcript"
+        t0=${EPOCHREALTIME/./}
+        until env -i HOME="$WORK/home" GENTLE_PI_HISTORY_CAPTURE=1 "$WORK/bin/hist-list" --store "$store" --project "$WORK/watchproj" 2>/dev/null |
+            grep -qF "[watch $tag $i]"; do
+            if [ $((${EPOCHREALTIME/./} - t0)) -gt 60000000 ]; then
+                echo "bench-seed: $src: watch prompt $i not listed after 60 s:" >&2
+                cat "$WORK/watch.err" >&2
+                kill "$watcher"
+                exit 1
+            fi
+            sleep 0.02
+        done
+        t1=${EPOCHREALTIME/./}
+        echo "$(((t1 - t0) / 1000))" >>"$WORK/watch.times"
+        sleep 1
+    done
+    kill "$watcher"
+    wait "$watcher" || true
+    echo "bench-seed: $src: watch latencies (ms): $(tr '\n' ' ' <"$WORK/watch.times")" >&2
+    med=$(median <"$WORK/watch.times")
+    worst=$(sort -g "$WORK/watch.times" | tail -1)
+    awk -v src="$src" -v n="${gen_files[$src]}" -v m="$med" -v w="$worst" 'BEGIN {
+        printf "| %s | %d | %.2f s | %.2f s |\n", src, n, m / 1000, w / 1000
     }'
 done

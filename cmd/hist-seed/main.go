@@ -1,7 +1,7 @@
 // Command hist-seed imports past prompts into the store, once: the agents'
-// prompt-recall files into history-global.jsonl (the legacy migration),
-// then each project's prompts from the agents' session transcripts into
-// one-time seed files.
+// prompt-recall files into the machine's global file (the legacy
+// migration), then each project's prompts from the agents' session
+// transcripts into its seed files, and later ones into its import files.
 package main
 
 import (
@@ -17,9 +17,11 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"hist/lib/cli"
+	"hist/lib/install"
 	"hist/lib/redact"
 	"hist/lib/seed"
 	"hist/lib/store"
+	"hist/lib/transcript"
 )
 
 // usageTemplate is the help text; the {{...}} lines are the passages
@@ -34,24 +36,28 @@ Imports the prompts you typed before hist was capturing, once, when capture
 is on:
 
  1. The legacy migration: the agents' own prompt-recall files are added to
-    history-global.jsonl, which belongs to the global scope only (hist-list
-    --all). Each file is migrated once and recorded in
-    history-global.migrated.json; one that cannot be read is tried again by
-    the next run. While it runs, the migration holds the folder
-    history-global.jsonl.migration-lock.
+    the machine's global file, history-global@<machine>.jsonl, which
+    belongs to the global scope only (hist-list --all). Each file is
+    migrated once per machine and recorded in
+    history-global.migrated@<machine>.json; one that cannot be read is
+    tried again by the next run. While it runs, the migration holds the
+    folder history-global.jsonl.migration-lock.
 {{recall}}
  2. The bootstrap: for each project, each agent's session transcripts are
     read and the prompts typed in that project (by the cwd the transcript
-    records, never by its folder name) are written to the project's seed
-    file, one per agent. A seed file is written only when it does not exist
-    and is never regenerated, so a prompt deleted since does not come back.
-    Each record keeps the prompt's own time and carries "src" (the agent)
-    and "session" (its session id).
+    records, never by its folder name) that no earlier run imported are
+    written: to the project's seed file, one per agent, the first time;
+    appended to its import file, import-<agent>@<machine>.jsonl, later. A
+    prompt imported once is never imported again, so a prompt deleted since
+    does not come back. Each record keeps the prompt's own time and
+    carries "src" (the agent) and "session" (its session id).
 {{seedfiles}}
 
 Prompts hidden by hidden.json, empty prompts and command-like prompts
 ("/name ...") are never imported. A source with a transcript that cannot be
-read (an I/O error) writes nothing at all, so the next run retries it;
+read (an I/O error, a lock) writes nothing at all, so the next run retries
+it; a file whose content cannot be decoded (a .zst cut short, a corrupt
+database) is passed over and named, and read again once it changes;
 malformed lines are skipped and counted. The agents' files are only read.
 Secrets in the prompts are replaced by [REDACTED:<kind>] before anything
 else is checked or written, unless GENTLE_PI_HISTORY_REDACT=0 (see
@@ -77,7 +83,7 @@ Options:
                      still reported.
     --legacy-only    Run only the legacy migration.
     --watch          Stay running, for use without hooks: import once, then
-                     again within 2 s of a write to a transcript of the
+                     again soon after a write to a transcript of the
                      sources (a folder that cannot be watched, or does not
                      exist yet, is looked at every 2 s). An import that wrote
                      nothing says only its problems; one that failed is tried
@@ -134,6 +140,7 @@ func main() {
 
 type options struct {
 	scope      cli.ScopeFlags // --all-projects sets its All
+	allFlag    string         // the scope flag as typed, for the messages
 	from       string
 	sessions   string
 	dryRun     bool
@@ -145,7 +152,45 @@ type options struct {
 }
 
 func run(e *cli.Env) int {
-	var o options
+	o, code, ok := parseOptions(e)
+	if !ok {
+		return code
+	}
+	names, all, _ := parseFrom(o.from)
+	st := e.Store(o.storeDir)
+	var canon string
+	if !o.legacyOnly {
+		if _, canon, ok = e.Scope(&o.scope, st); !ok {
+			return cli.ExitUsage
+		}
+	}
+	if pol := e.Policy(); !pol.On {
+		e.Errorf("%s: nothing was imported", pol.OffHint())
+		return cli.ExitOK
+	}
+	// Every file an import writes carries this machine's id.
+	if !o.dryRun {
+		if code := e.NeedMachine(&st); code != cli.ExitOK {
+			return code
+		}
+	}
+	srcs, legs, unsupported := sources(e, names, o.sessions)
+	for _, n := range unsupported {
+		if !all {
+			e.Warnf("%s: this build has no reader for it yet: skipped", n)
+		}
+	}
+	im := &importer{e: e, o: o, st: st, canon: canon, srcs: srcs, legs: legs, explicit: !all}
+	im.onSignal()
+	if o.watch {
+		return im.watch()
+	}
+	return im.once(true)
+}
+
+// parseOptions reads the flags and checks that they go together; ok is
+// false when the run stops there, with code.
+func parseOptions(e *cli.Env) (o options, code int, ok bool) {
 	fs := flag.NewFlagSet(e.Name, flag.ContinueOnError)
 	fs.StringVar(&o.storeDir, "store", "", "")
 	o.scope.Register(fs)
@@ -159,91 +204,65 @@ func run(e *cli.Env) int {
 	fs.BoolVar(&o.watch, "watch", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
 	if stop {
-		return code
+		return o, code, false
 	}
 	if len(args) > 0 {
 		e.Errorf("unexpected argument %q: hist-seed takes only flags (write --project=DIR for a project folder)", args[0])
-		return cli.ExitUsage
+		return o, cli.ExitUsage, false
 	}
-	// The scope flag as typed, for the messages.
-	allFlag := "--all-projects"
+	o.allFlag = "--all-projects"
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "all" {
-			allFlag = "--all"
+			o.allFlag = "--all"
 		}
 	})
-	if o.scope.Project && o.scope.All {
-		e.Errorf("--project and %s name two scopes: choose one", allFlag)
-		return cli.ExitUsage
-	}
-	names, all, err := parseFrom(o.from)
-	if err != nil {
-		e.Errorf("--from %q: %v", o.from, err)
-		return cli.ExitUsage
-	}
-	if o.sessions != "" && !contains(names, "pi") {
-		e.Errorf("--sessions names pi's sessions, but --from %q leaves pi out: add pi to --from", o.from)
-		return cli.ExitUsage
-	}
-	if o.legacyOnly && (o.scope.Project || o.scope.All || o.sessions != "") {
-		e.Errorf("--legacy-only runs only the migration into history-global.jsonl: drop --project, %s and --sessions", allFlag)
-		return cli.ExitUsage
-	}
-	if bad := watchConflict(o); bad != "" {
-		e.Errorf("--watch imports again at each change, %s does not: drop one", bad)
-		return cli.ExitUsage
+	if msg := conflict(o); msg != "" {
+		e.Errorf("%s", msg)
+		return o, cli.ExitUsage, false
 	}
 	if !filepath.IsAbs(e.Home) {
 		// The agents' transcripts are found under HOME; a relative or
 		// empty HOME would read them from the working folder.
 		e.Errorf("HOME is not set to an absolute path (%q): hist-seed finds the agents' transcripts under it: set HOME", e.Home)
-		return cli.ExitUsage
+		return o, cli.ExitUsage, false
 	}
-	st := e.Store(o.storeDir)
-	var canon string
-	if !o.legacyOnly {
-		var ok bool
-		if _, canon, ok = e.Scope(&o.scope, st); !ok {
-			return cli.ExitUsage
-		}
-	}
+	return o, cli.ExitOK, true
+}
 
-	pol := e.Policy()
-	if !pol.On {
-		e.Errorf("%s: nothing was imported", pol.OffHint())
-		return cli.ExitOK
+// conflict says what is wrong with flags that do not go together, or "".
+func conflict(o options) string {
+	names, _, err := parseFrom(o.from)
+	switch {
+	case o.scope.Project && o.scope.All:
+		return fmt.Sprintf("--project and %s name two scopes: choose one", o.allFlag)
+	case err != nil:
+		return fmt.Sprintf("--from %q: %v", o.from, err)
+	case o.sessions != "" && !contains(names, "pi"):
+		return fmt.Sprintf("--sessions names pi's sessions, but --from %q leaves pi out: add pi to --from", o.from)
+	case o.legacyOnly && (o.scope.Project || o.scope.All || o.sessions != ""):
+		return fmt.Sprintf("--legacy-only runs only the migration into the global file: drop --project, %s and --sessions", o.allFlag)
 	}
-	// Every file an import writes carries this machine's id.
-	if !o.dryRun {
-		if code := e.NeedMachine(&st); code != cli.ExitOK {
-			return code
-		}
+	if bad := watchConflict(o); bad != "" {
+		return fmt.Sprintf("--watch imports again at each change, %s does not: drop one", bad)
 	}
+	return ""
+}
 
-	explicit := !all
-	srcs, legs, unsupported := sources(e, names, o.sessions)
-	for _, n := range unsupported {
-		if explicit {
-			e.Warnf("%s: this build has no reader for it yet: skipped", n)
-		}
-	}
-
-	im := &importer{e: e, o: o, st: st, canon: canon, srcs: srcs, legs: legs, explicit: explicit}
+// onSignal makes SIGINT, SIGTERM and SIGHUP remove what the import
+// running holds before the process exits: with exit 0 for a watch (the
+// way it is stopped), 128+N otherwise.
+func (im *importer) onSignal() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-sigs
 		im.interrupt()
-		if o.watch {
-			os.Exit(cli.ExitOK) // the way a watch is stopped
+		if im.o.watch {
+			os.Exit(cli.ExitOK)
 		}
-		e.Errorf("interrupted: what was not written yet was not imported; run hist-seed again")
+		im.e.Errorf("interrupted: what was not written yet was not imported; run hist-seed again")
 		os.Exit(exitInterrupt + int(s.(syscall.Signal)))
 	}()
-	if o.watch {
-		return im.watch()
-	}
-	return im.once(true)
 }
 
 // importer runs imports: once, or again at each change with --watch.
@@ -275,6 +294,10 @@ func (im *importer) once(progress bool) int {
 	}
 	r := seed.New(seed.Options{Store: im.st, Project: im.canon, DryRun: o.dryRun, Progress: prog,
 		NoRedact: !redact.Enabled(e.Getenv(redact.EnvVar))})
+	// Whether each agent is captured live, as it is now (a watch lasts).
+	for i := range im.srcs {
+		im.srcs[i].Live = install.Wired(im.srcs[i].Name, transcript.Env(e.Getenv), e.Home)
+	}
 	im.mu.Lock()
 	im.cur, im.stopProgress = r, stopProgress
 	im.mu.Unlock()

@@ -65,7 +65,7 @@ func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
 				verb = "would be added to"
 			}
 			r.e.Say("legacy %s: %s %s %s from %s%s", s.Name, prompts(s.Added), verb,
-				store.GlobalName, s.Path, extras(s.Hidden, s.Dupes, s.Stats.Malformed, "already there"))
+				filepath.Base(mig.Global), s.Path, extras(s.Hidden, s.Dupes, s.Stats.Malformed, "already there"))
 		case seed.LegacyRetry:
 			r.e.Errorf("legacy %s: %s: nothing was migrated from it; run hist-seed again later", s.Name, s.Err)
 			r.worse(exitRetry)
@@ -122,6 +122,9 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 				}
 				r.e.Say("%s: %sread %s (%s) in %s: %s%s", s.Name, unchanged, words.Plural(s.Stats.Files, "file", "files"),
 					mb(s.Stats.Bytes), s.Elapsed.Round(time.Millisecond), prompts(s.Stats.Prompts), sourceExtras(s))
+			}
+			for _, u := range s.Stats.Undecodable {
+				r.e.Warnf("%s: %s: %v: passed over (the rest of %s is imported); move it away or delete it: it is read again only once it changes", s.Name, u.Path, u.Err, s.Name)
 			}
 		}
 	}
@@ -314,6 +317,14 @@ type sourceReport struct {
 	Approx    int     `json:"approx_times"`
 	Seconds   float64 `json:"seconds"`
 	Error     string  `json:"error,omitempty"`
+	// Undecodable names the files passed over: their content cannot be
+	// decoded.
+	Undecodable []undecodable `json:"undecodable,omitempty"`
+}
+
+type undecodable struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
 }
 
 type seedReport struct {
@@ -353,11 +364,15 @@ func migrationJSON(m *seed.MigrationReport) migrationReport {
 func bootstrapJSON(b *seed.Report) ([]sourceReport, []seedReport) {
 	srcs, seeds := []sourceReport{}, []seedReport{}
 	for _, s := range b.Sources {
-		srcs = append(srcs, sourceReport{
+		sr := sourceReport{
 			Source: s.Name, Root: s.Root, Status: s.Status, Files: s.Stats.Files, Bytes: s.Stats.Bytes,
 			Prompts: s.Stats.Prompts, Malformed: s.Stats.Malformed, Skipped: s.Stats.Skipped, Unchanged: s.Unchanged, NoCwd: s.NoCwd, Approx: s.Approx,
 			Seconds: s.Elapsed.Seconds(), Error: s.Err,
-		})
+		}
+		for _, u := range s.Stats.Undecodable {
+			sr.Undecodable = append(sr.Undecodable, undecodable{u.Path, u.Err.Error()})
+		}
+		srcs = append(srcs, sr)
 	}
 	for _, f := range b.Files {
 		seeds = append(seeds, seedReport{

@@ -12,7 +12,7 @@ import (
 	// The SQLite driver of the readers' database/sql (cursor-agent's and
 	// opencode's databases): linked here, not in the readers, so that
 	// hist-capture, which links the agent list, does not pay for its
-	// start-up (about 10 ms a capture).
+	// start-up at every capture.
 	_ "modernc.org/sqlite"
 )
 

@@ -198,7 +198,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	}
 	dir := filepath.Dir(rel)
 	inProject := filepath.Dir(dir) == store.ProjectsDir
-	global := dir == "." && store.Origin(name) == store.GlobalName
+	global := dir == "." && store.IsGlobal(store.Origin(name))
 	k := store.Classify(name)
 	if k == store.NotStore || (!inProject && !global) || (inProject && k == store.GlobalFile) {
 		return nil

@@ -11,8 +11,8 @@
 // key match, the last duplicate key wins); it rejects broken structure
 // (unterminated strings, objects and arrays, missing separators, bad
 // literals, bad escapes in decoded strings, trailing data, nesting deeper
-// than maxDepth), but does not check number syntax, nor, except in
-// StrictString, control characters inside strings.
+// than maxDepth), but does not check number syntax, nor control
+// characters inside strings.
 package jsonscan
 
 import (
@@ -22,7 +22,6 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
 const maxDepth = 10000
@@ -271,21 +270,31 @@ func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at 
 	}
 }
 
-// WalkObject reads the object at or after b[i] (after white space),
-// calling member with each key (decoded) and the index of its value, which
-// member reads (with SkipValue, or WalkObject for a nested object it
-// wants member by member) and returns the end of. It returns the index
-// after the object; ok is false when b holds no well-formed object there.
-// Member names are handed over as they are: matching them is the caller's
-// business (exactly for a map, case folded for a struct).
-func WalkObject(b []byte, i int, member func(key []byte, at int) (end int, ok bool)) (int, bool) {
-	var buf []byte
-	return walkObject(b, SkipSpace(b, i), 1, &buf, member)
-}
-
 // SkipValue returns the index after the value that starts at b[i]; ok is
 // false when no well-formed value starts there.
 func SkipValue(b []byte, i int) (int, bool) { return skipValue(b, i, 1) }
+
+// StrictString is StringValue for a reader that decides by itself
+// whether a line is valid: it also refuses what encoding/json refuses and
+// StringValue lets through, a control character or a bare quote inside v.
+func StrictString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	body := v[1 : len(v)-1]
+	n := plainPrefix(body)
+	if n == len(body) {
+		return string(body), true
+	}
+	if HasControl(body[n:]) {
+		return "", false
+	}
+	out, ok := appendUnquoted(append(make([]byte, 0, len(body)), body[:n]...), body[n:])
+	if !ok {
+		return "", false
+	}
+	return string(out), true
+}
 
 // TypeAndText returns the raw "type" and "text" members of a content block
 // (an object such as {"type":"text","text":"…"}); ok is false when el is
@@ -353,8 +362,7 @@ func StringValue(v []byte) (s string, ok bool) {
 	} else {
 		out, ok = appendUnquoted(make([]byte, 0, len(in)), in)
 	}
-	// out is new and never written again: make it the string, without a copy.
-	return unsafe.String(unsafe.SliceData(out), len(out)), ok
+	return string(out), ok
 }
 
 // appendValid is appendUnquoted for s that is valid UTF-8 and holds no
@@ -450,29 +458,6 @@ func OptString(v []byte) (string, bool) {
 		return "", true
 	}
 	return StringValue(v)
-}
-
-// StrictString is StringValue for a reader that decides by itself
-// whether a line is valid: it also refuses what encoding/json refuses and
-// StringValue lets through, a control character or a bare quote inside v.
-func StrictString(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-		return "", false
-	}
-	body := v[1 : len(v)-1]
-	n := plainPrefix(body)
-	if n == len(body) {
-		return string(body), true
-	}
-	if HasControl(body[n:]) {
-		return "", false
-	}
-	out, ok := appendUnquoted(append(make([]byte, 0, len(body)), body[:n]...), body[n:])
-	if !ok {
-		return "", false
-	}
-	// out is new and never written again: make it the string, without a copy.
-	return unsafe.String(unsafe.SliceData(out), len(out)), true
 }
 
 // HasControl reports whether b holds a byte below 0x20, 8 bytes at a time.

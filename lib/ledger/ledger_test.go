@@ -2,13 +2,11 @@ package ledger
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestKeyOf(t *testing.T) {
@@ -69,29 +67,14 @@ func TestLedgerAppendLoad(t *testing.T) {
 	}
 }
 
-// Keys appended after the file's keys were loaded are found, from
-// several groups; so are keys this run appends after another run appended
-// some it has not read.
-func TestLedgerAppendAfterLoad(t *testing.T) {
+// Keys this run appends after another run appended some it has not read
+// are found; Refresh reads the other run's.
+func TestLedgerAppendAfterOther(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "imports.ledger")
 	k := func(i int) Key { return KeyOf("pi", strconv.Itoa(i), "", 0, "") }
 	l, _ := Load(path)
-	if err := l.Append([]Key{k(0)}); err != nil {
+	if err := l.Append([]Key{k(0)}, nil, []Key{k(1), k(2)}); err != nil {
 		t.Fatal(err)
-	}
-	for i := range scanProbes + 1 {
-		l.Has(k(100 + i))
-	}
-	if !l.loaded {
-		t.Fatal("the keys were not loaded")
-	}
-	if err := l.Append([]Key{k(1)}, nil, []Key{k(2), k(3)}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 4 {
-		if !l.Has(k(i)) {
-			t.Errorf("key %d not found after Append", i)
-		}
 	}
 	other, _ := Load(path)
 	if err := other.Append([]Key{k(4)}); err != nil {
@@ -100,14 +83,14 @@ func TestLedgerAppendAfterLoad(t *testing.T) {
 	if err := l.Append([]Key{k(5)}); err != nil {
 		t.Fatal(err)
 	}
-	if !l.Has(k(5)) {
-		t.Error("a key appended after another run's is not found")
+	if !l.Has(k(5)) || !l.Has(k(2)) {
+		t.Error("a key appended is not found")
 	}
 	if grew, err := l.Refresh(); err != nil || !grew || !l.Has(k(4)) {
 		t.Errorf("Refresh: grew %v, %v, has the other run's key %v", grew, err, l.Has(k(4)))
 	}
-	if l, _ := Load(path); keysIn(l) != 6 {
-		t.Errorf("the file holds %d keys, want 6", keysIn(l))
+	if l, _ := Load(path); keysIn(l) != 5 {
+		t.Errorf("the file holds %d keys, want 5", keysIn(l))
 	}
 }
 
@@ -149,7 +132,7 @@ func TestLedgerNotALedger(t *testing.T) {
 	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "is not an import ledger") {
 		t.Fatalf("Load: %v", err)
 	}
-	l := &Ledger{Path: path, added: map[Key]struct{}{}}
+	l := &Ledger{Path: path, keys: map[Key]struct{}{}}
 	before, _ := os.ReadFile(path)
 	os.WriteFile(path, before[:5], 0o600)
 	if err := l.Append([]Key{{1}}); err == nil {
@@ -160,23 +143,23 @@ func TestLedgerNotALedger(t *testing.T) {
 	}
 }
 
-// list lists files in a new listing of src and records them read whole,
-// to their ends.
+// list lists files in a new listing of src and records them.
 func list(s *State, src string, files map[string]Stamp) {
 	l := s.Listing(src)
 	for p, st := range files {
 		l.List(p, st)
-		l.Reached(p, st.Size, 42, "ctx "+p)
 	}
 	s.SetFiles(l)
 }
 
+// The stamps and cutoffs written are read back; another build's stamps
+// are dropped, its cutoffs kept; an unchanged state is not written again.
 func TestStateRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "imports.state")
 	s := LoadState(path, "build 1")
 	files := map[string]Stamp{
-		"/a b/c\n\"d\".jsonl": {Dev: 1, Ino: 2, Size: 3, Mtime: time.Now().UnixNano()},
-		"/x.db-wal":           {Dev: 1 << 63, Ino: 9, Size: 0, Mtime: -5},
+		"/a b/c.jsonl":    {Dev: 1, Ino: 2, Size: 3, Mtime: 4},
+		"/x/\"quoted\"\n": {Dev: 5, Ino: 6, Size: 7, Mtime: -8},
 	}
 	list(s, `pi "/root with space"`, files)
 	s.SetCutoff("abc", "pi", 1767225602000)
@@ -185,12 +168,10 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := LoadState(path, "build 1")
+	l := got.Listing(`pi "/root with space"`)
 	for p, st := range files {
-		if !got.Unchanged(`pi "/root with space"`, p, st) {
+		if !l.List(p, st) {
 			t.Errorf("%q: stamp not kept", p)
-		}
-		if f := got.Files[`pi "/root with space"`][p]; f.Offset != st.Size || f.Head != 42 || f.Context != "ctx "+p {
-			t.Errorf("%q: cursor not kept: %+v", p, f)
 		}
 	}
 	if ms, ok := got.Cutoff("abc", "pi"); !ok || ms != 1767225602000 {
@@ -199,7 +180,6 @@ func TestStateRoundTrip(t *testing.T) {
 	if ms, ok := got.Cutoff("def", "claude"); !ok || ms != 0 {
 		t.Errorf("cutoff %d %v", ms, ok)
 	}
-	// Another build reads everything again, but keeps the cutoffs.
 	other := LoadState(path, "build 2")
 	if len(other.Files) != 0 {
 		t.Error("another build's stamps were kept")
@@ -207,46 +187,36 @@ func TestStateRoundTrip(t *testing.T) {
 	if _, ok := other.Cutoff("abc", "pi"); !ok {
 		t.Error("another build lost the cutoffs")
 	}
-	// Listing the same stamps again does not rewrite the file.
-	fi1, _ := os.Stat(path)
-	l := got.Listing(`pi "/root with space"`)
-	for p, st := range files {
-		if _, _, same := l.List(p, st); !same {
-			t.Errorf("%q: not unchanged", p)
-		}
-	}
+	// Listing the same stamps again leaves nothing to write: the file is
+	// not replaced (its inode stays).
 	got.SetFiles(l)
-	time.Sleep(10 * time.Millisecond)
+	before, _ := os.Stat(path)
 	if err := got.Save(); err != nil {
 		t.Fatal(err)
 	}
-	if fi2, _ := os.Stat(path); !fi2.ModTime().Equal(fi1.ModTime()) {
+	if after, _ := os.Stat(path); !os.SameFile(before, after) {
 		t.Error("an unchanged state was written again")
 	}
 }
 
-// A file the run did not list is dropped; one that changed gets its new
-// stamp and cursor; nothing changes until SetFiles.
+// A file the run did not list is dropped, one it forgot too; one that
+// changed gets its new stamp; nothing changes until SetFiles.
 func TestListing(t *testing.T) {
 	s := LoadState(filepath.Join(t.TempDir(), "imports.state"), "b")
-	a, b := Stamp{Ino: 1, Size: 10}, Stamp{Ino: 2, Size: 20}
-	list(s, "pi", map[string]Stamp{"a": a, "b": b})
+	a, b, c := Stamp{Ino: 1, Size: 10}, Stamp{Ino: 2, Size: 20}, Stamp{Ino: 3, Size: 30}
+	list(s, "pi", map[string]Stamp{"a": a, "b": b, "c": c})
 	l := s.Listing("pi")
 	a2 := Stamp{Ino: 1, Size: 15}
-	old, ok, same := l.List("a", a2)
-	if !ok || same || old.Offset != 10 {
-		t.Fatalf("List(a) = %+v %v %v", old, ok, same)
+	if l.List("a", a2) || !l.List("c", c) || !l.Known("b") {
+		t.Fatal("List or Known")
 	}
-	l.Reached("a", 14, 7, "")
-	if f := s.Files["pi"]["a"]; f.Stamp != a || f.Offset != 10 {
-		t.Fatalf("changed before SetFiles: %+v", f)
+	l.Forget("c")
+	if s.Files["pi"]["a"] != a {
+		t.Fatal("changed before SetFiles")
 	}
 	s.SetFiles(l)
-	if f, ok := s.Files["pi"]["a"]; !ok || f.Stamp != a2 || f.Offset != 14 || f.Head != 7 {
-		t.Errorf("a: %+v", f)
-	}
-	if _, ok := s.Files["pi"]["b"]; ok {
-		t.Error("b, not listed, was kept")
+	if f := s.Files["pi"]; len(f) != 1 || f["a"] != a2 {
+		t.Errorf("files %+v", f)
 	}
 }
 
@@ -260,162 +230,15 @@ func TestStateTornOrGarbled(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	if got := LoadState(path, "b"); len(got.Files["pi"]) != 2 {
-		t.Fatalf("whole state: %d files", len(got.Files["pi"]))
-	}
-	bad := map[string][]byte{
-		"torn":      data[:len(data)-5],
-		"no end":    data[:len(data)-len("end\n")],
-		"garbled":   bytes.Replace(data, []byte("f "), []byte("f x"), 1),
-		"binary":    append(append([]byte{}, data[:30]...), 0, 1, 2, 0xff),
-		"old":       []byte("hist import state v2\nb \"b\"\n"),
-		"no quotes": bytes.Replace(data, []byte(`"/a.jsonl"`), []byte(`/a.jsonl`), 1),
-	}
-	for name, b := range bad {
-		os.WriteFile(path, b, 0o600)
+	for name, bad := range map[string][]byte{
+		"torn":    data[:len(data)-5],
+		"garbled": bytes.Replace(data, []byte("f "), []byte("f x"), 1),
+		"header":  append([]byte("hist import state v1\n"), data[len(stateHeader)+1:]...),
+	} {
+		os.WriteFile(path, bad, 0o600)
 		got := LoadState(path, "b")
 		if len(got.Files) != 0 || len(got.Cutoffs) != 0 {
-			t.Errorf("%s: state taken: %v %v", name, got.Files, got.Cutoffs)
+			t.Errorf("%s: %d sources, %d cutoffs kept", name, len(got.Files), len(got.Cutoffs))
 		}
-		if got.Unchanged("pi", "/a.jsonl", Stamp{Ino: 1, Size: 10}) {
-			t.Errorf("%s: a file counts as unchanged", name)
-		}
-	}
-}
-
-// writeKeys writes a ledger of n keys and returns its path and the keys.
-func writeKeys(t *testing.T, n int) (string, []Key) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "imports.ledger")
-	var keys []Key
-	for i := range n {
-		keys = append(keys, KeyOf("pi", fmt.Sprint(i), "", 0, ""))
-	}
-	if err := (&Ledger{Path: path, added: map[Key]struct{}{}}).Append(keys); err != nil {
-		t.Fatal(err)
-	}
-	return path, keys
-}
-
-// Lookups answer the same whether they scan the keys (the first few) or
-// search them sorted (the rest).
-func TestHasScannedThenSorted(t *testing.T) {
-	path, keys := writeKeys(t, 100)
-	l, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 * scanProbes {
-		if !l.Has(keys[(i*37)%len(keys)]) {
-			t.Fatalf("lookup %d: key missing", i)
-		}
-		if l.Has(KeyOf("pi", fmt.Sprint("x", i), "", 0, "")) {
-			t.Fatalf("lookup %d: a key never added", i)
-		}
-	}
-}
-
-// A run that changes a few files appends them to the state; a torn
-// append is a torn state; many appends end in a rewrite.
-func TestStateAppends(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "imports.state")
-	s := LoadState(path, "b")
-	files := map[string]Stamp{}
-	for i := range 10 {
-		files[fmt.Sprintf("/s%d.jsonl", i)] = Stamp{Ino: uint64(i + 1), Size: 10}
-	}
-	list(s, "pi", files)
-	if err := s.Save(); err != nil {
-		t.Fatal(err)
-	}
-	fi1, _ := os.Stat(path)
-	// One file grew, one is gone.
-	s = LoadState(path, "b")
-	files["/s0.jsonl"] = Stamp{Ino: 1, Size: 20}
-	delete(files, "/s9.jsonl")
-	list(s, "pi", files)
-	s.SetCutoff("abc", "pi", 7)
-	if err := s.Save(); err != nil {
-		t.Fatal(err)
-	}
-	fi2, _ := os.Stat(path)
-	if !os.SameFile(fi1, fi2) || fi2.Size() <= fi1.Size() {
-		t.Fatalf("not appended: %d then %d bytes", fi1.Size(), fi2.Size())
-	}
-	got := LoadState(path, "b")
-	if len(got.Files["pi"]) != 9 || got.Files["pi"]["/s0.jsonl"].Offset != 20 {
-		t.Fatalf("after the append: %v", got.Files["pi"])
-	}
-	if ms, ok := got.Cutoff("abc", "pi"); !ok || ms != 7 {
-		t.Fatalf("cutoff %d %v", ms, ok)
-	}
-	data, _ := os.ReadFile(path)
-	os.WriteFile(path, data[:len(data)-3], 0o600)
-	if got := LoadState(path, "b"); len(got.Files) != 0 {
-		t.Fatal("a torn append was taken")
-	}
-	os.WriteFile(path, data, 0o600)
-	// Appends go on until the file is mostly superseded lines.
-	for i := range 40 {
-		s := LoadState(path, "b")
-		files["/s1.jsonl"] = Stamp{Ino: 2, Size: int64(30 + i)}
-		list(s, "pi", files)
-		if err := s.Save(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got = LoadState(path, "b")
-	if len(got.Files["pi"]) != 9 || got.Files["pi"]["/s1.jsonl"].Size != 69 {
-		t.Fatalf("after the appends: %v", got.Files["pi"])
-	}
-	if fi, _ := os.Stat(path); os.SameFile(fi, fi1) {
-		t.Error("never rewritten")
-	}
-}
-
-// TestHasReadsKeysAligned: a lookup that reads through the file finds a
-// key in any chunk, and not the bytes that span two keys.
-func TestHasReadsKeysAligned(t *testing.T) {
-	defer func(n int) { scanChunk = n }(scanChunk)
-	scanChunk = 3 * len(Key{})
-	path, keys := writeKeys(t, 20)
-	var span Key // the second half of key 4 and the first of key 5
-	copy(span[:], keys[4][8:])
-	copy(span[8:], keys[5][:8])
-	l, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, k := range keys {
-		if !l.Has(k) {
-			t.Fatalf("key %d not found", i)
-		}
-		l.probes = 0 // every lookup reads the file
-	}
-	if l.Has(span) {
-		t.Fatal("bytes spanning two keys count as a key")
-	}
-	if l.loaded {
-		t.Fatal("the keys were loaded")
-	}
-}
-
-// TestHasReportsAReadFailure: a ledger that can no longer be read is an
-// error, not a key missing.
-func TestHasReportsAReadFailure(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "imports.ledger")
-	k := KeyOf("pi", "1", "", 0, "")
-	if err := (&Ledger{Path: path, added: map[Key]struct{}{}}).Append([]Key{k}); err != nil {
-		t.Fatal(err)
-	}
-	l, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(path, int64(len(header))); err != nil {
-		t.Fatal(err)
-	}
-	if l.Has(k) || l.Err() == nil {
-		t.Fatalf("a shrunk ledger: Has %v, Err %v", l.Has(k), l.Err())
 	}
 }

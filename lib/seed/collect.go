@@ -1,21 +1,14 @@
 package seed
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"sort"
-	"sync/atomic"
-	"syscall"
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
@@ -27,8 +20,8 @@ import (
 	"hist/lib/transcript"
 )
 
-// eventKey identifies a prompt event within one seed file: its time and
-// a 128-bit hash of its identity (normalized text), two 64-bit maphash
+// eventKey identifies a prompt event within one project's file: its time
+// and a 128-bit hash of its identity (normalized text), two 64-bit maphash
 // sums with independent random seeds, so that two distinct prompts share a
 // key with a negligible chance (and no input can aim at one).
 type eventKey [24]byte
@@ -43,97 +36,68 @@ func makeKey(ts int64, norm []byte) eventKey {
 	return k
 }
 
-// spillAt is how many bytes of records (of the chunks holding them) may
-// wait in memory: past it, every bucket's records are appended to the
-// bucket's temp file (the seed file to be), so memory stays bounded
-// whatever the transcripts hold (and as much again in chunks kept for
-// reuse). Writing a spill on a goroutine of its own while the scan went
-// on gave 9% on pi's 1 GB import (3.68 s against 4.03 s): not enough for
-// the code, so a spill is written in line.
-var spillAt int64 = 16 << 20
-
-// chunkSize is the size of the pieces a bucket's records are held in.
-// They are taken from a free list and given back once written, so no
-// buffer grows by copying.
-const chunkSize = 32 << 10
-
-// maxPrepare bounds the goroutines that prepare prompts.
-const maxPrepare = 4
-
-// maxOpen bounds the temp files kept open between spills (a quarter of
-// the process's file limit, at most 1024); the others are reopened
-// (O_APPEND) at the next one.
-var maxOpen = func() int {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 64
-	}
-	return int(max(min(lim.Cur/4, 1024), 16))
-}()
+// spillAt is how many bytes of records may wait in memory: past it, every
+// bucket's records are appended to the bucket's temp file (the seed file
+// to be), so memory stays bounded whatever the transcripts hold.
+var spillAt int64 = 8 << 20
 
 // bucket holds one project's records for one source: the ones spilled to
-// its temp file, then data.
+// its temp file, then recs.
 type bucket struct {
 	hash string
 	also []string // the project's other folders (store.ProjectOf)
 	cwd  string
 	// path is the file the records go to: the source's seed file, or,
-	// when the project has one already, a new import file.
+	// when the project has one already, the machine's import file of the
+	// source (store.ImportLog).
 	path   string
-	data   [][]byte // the records not written to the temp file yet, in chunks (all full but the last)
-	mem    int64    // bytes in data
+	recs   []byte // the records not written to the temp file yet
 	n      int
 	hidden int
 	dupes  int
 	known  int // prompts an earlier run imported (the ledger, or a seed's cutoff)
-	recent int // prompts typed less than settle ago, left to a later run
+	recent int // prompts typed less than Settle ago, left to a later run
 	// The ledger keys: of the records, in their order (wkeys), and of the
 	// other prompts that count as imported once this run is (okeys: the
 	// hidden ones, repeats, and the ones a seed file's cutoff covers).
 	wkeys, okeys []ledger.Key
-	// The records' times span [minTS, maxTS].
-	minTS, maxTS int64
-	// cutoff: the prompts up to this time are the ones the project's seed
-	// file of the source stands for (noCutoff: none).
-	cutoff int64
-	// The prompts kept so far, for the dedup (see seen): by time, the
-	// offset of the record of the one prompt kept at that time, or -1
-	// once two or more were, whose keys are then in keys.
-	byTS map[int64]int64
-	keys map[eventKey]struct{}
-	pos  int64 // bytes of records appended so far (temp file and data)
-	// eager: every prompt's key is in keys (no records to read back:
-	// a dry run; or the keys come free with the tombstone check).
-	eager bool
+	seen         map[eventKey]struct{} // the prompt events met, for the dedup
+	// events are the prompt events met that a live capture in the store
+	// may be a copy of (see liveMatches); only kept when the project had
+	// store files as the run began (live).
+	events []event
+	live   bool
+	cutoff int64 // the prompts up to this time are the ones the project's seed file of the source stands for (noCutoff: none)
 
 	tmp     string   // temp file in the project folder ("" until the first write)
-	f       *os.File // open temp file, or nil
 	madeDir []string // folders created for the temp file (deepest first)
 	done    bool     // the temp file became the seed file (or was removed)
+}
+
+// event is a prompt event of a bucket: its time and identity, its
+// session, and the index of its record among the bucket's records (-1:
+// this run writes none).
+type event struct {
+	key     eventKey
+	session string
+	rec     int
 }
 
 // collector gathers one source's prompts by project.
 type collector struct {
 	r       *Runner
-	src     string
+	src     Source
 	hidden  *tombstone.Set
+	listing *ledger.Listing      // of the source's files (see keeper)
 	buckets map[string]*bucket   // by hash
 	canon   map[string]canonical // raw cwd -> its project
 	noCwd   int
-	recent  int   // prompts left to a later run (see settle)
-	approx  int   // prompts kept whose time is not their own
-	err     error // a failed spill: a store failure
-	// eagerKeys: prompts are normalized as they are prepared (for the
-	// tombstone check, or for a dry run, which keeps no records).
-	eagerKeys atomic.Bool
-	applied   int // prompts that reached the dedup
-	late      int // of them, the ones whose key was made there
-
-	workers int         // goroutines preparing batches (1: prepared inline)
-	cur     *batch      // the batch being filled
-	jobs    chan *batch // to the workers
-	queue   []*batch    // handed to the workers, in order, not applied yet
-	free    []*batch    // applied, to reuse
+	recent  int // prompts left to a later run (see Settle)
+	approx  int // prompts kept whose time is not their own
+	norm    []byte
+	// unsettled are the files that hold prompts left to a later run:
+	// their stamps are not recorded.
+	unsettled []string
 }
 
 type canonical struct {
@@ -142,11 +106,8 @@ type canonical struct {
 	ok        bool
 }
 
-func newCollector(r *Runner, src string, hidden *tombstone.Set) *collector {
-	c := &collector{r: r, src: src, hidden: hidden, buckets: map[string]*bucket{}, canon: map[string]canonical{},
-		workers: min(runtime.GOMAXPROCS(0), maxPrepare)}
-	c.eagerKeys.Store(r.Opts.DryRun || !hidden.Empty())
-	return c
+func newCollector(r *Runner, src Source, hidden *tombstone.Set, l *ledger.Listing) *collector {
+	return &collector{r: r, src: src, hidden: hidden, listing: l, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
 }
 
 func (c *collector) project(raw string) canonical {
@@ -164,402 +125,118 @@ func (c *collector) project(raw string) canonical {
 	return p
 }
 
-// add queues p. Prompts are prepared (redacted, normalized, hashed and
-// encoded: most of a seed's work per prompt) in batches by other
-// goroutines when there is more than one CPU, and applied to the buckets
-// in the order they came, on the caller's goroutine; flush applies the
-// rest. An error is a failed spill (a store failure).
+// add files p in its project's bucket, or counts why it is left out. An
+// error is a store failure (a spill, the ledger).
 func (c *collector) add(p transcript.Prompt) error {
-	b := c.cur
-	if b == nil {
-		b = c.newBatch()
-		c.cur = b
+	o := &c.r.Opts
+	raw := p.Text
+	lkey := ledger.KeyOf(c.src.Name, p.Key, p.Session, p.TS, raw)
+	if !o.NoRedact {
+		p.Text = redact.Text(p.Text)
 	}
-	b.in = append(b.in, p)
-	b.size += len(p.Text)
-	if len(b.in) < batchPrompts && b.size < batchBytes {
+	if !identity.Capturable(p.Text) {
 		return nil
 	}
-	c.cur = nil
-	if c.workers < 2 {
-		c.prepare(b)
-		return c.apply(b)
+	pr := c.project(p.Cwd)
+	if !pr.ok {
+		c.noCwd++
+		return nil
 	}
-	if c.jobs == nil {
-		jobs := make(chan *batch)
-		c.jobs = jobs
-		for range c.workers {
-			go func() {
-				for b := range jobs {
-					c.prepare(b)
-					close(b.done)
-				}
-			}()
-		}
+	if o.Project != "" && pr.cwd != o.Project {
+		return nil
 	}
-	c.jobs <- b
-	c.queue = append(c.queue, b)
-	// Apply what is ready, and wait for the oldest batch when enough are
-	// in flight (which bounds the memory they hold).
-	for len(c.queue) > 0 {
-		select {
-		case <-c.queue[0].done:
-		default:
-			if len(c.queue) <= c.workers {
-				return nil
-			}
-			<-c.queue[0].done
-		}
-		front := c.queue[0]
-		c.queue = c.queue[1:]
-		err := c.apply(front)
-		c.free = append(c.free, front)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// flush applies every prompt added and stops the workers; the collector
-// takes no more prompts afterwards.
-func (c *collector) flush() error {
-	var err error
-	if b := c.cur; b != nil {
-		c.cur = nil
-		c.prepare(b)
-		c.queue = append(c.queue, b)
-		close(b.done)
-	}
-	for _, b := range c.queue {
-		<-b.done
-		if err == nil {
-			err = c.apply(b)
-		}
-	}
-	c.queue = nil
-	if c.jobs != nil {
-		close(c.jobs)
-		c.jobs = nil
-	}
-	return err
-}
-
-// A batch holds up to batchPrompts prompts, or batchBytes of their text.
-const (
-	batchPrompts = 256
-	batchBytes   = 256 << 10
-)
-
-// batch is a run of prompts and, once prepared, what apply needs of each.
-type batch struct {
-	in   []transcript.Prompt
-	size int
-	out  []prepared
-	recs []byte // the encoded records, one after the other
-	norm []byte // scratch
-	done chan struct{}
-}
-
-type prepared struct {
-	skip   bool // not capturable once redacted
-	hidden bool
-	lkey   ledger.Key
-	hasKey bool // key is set (the tombstone check normalized the text)
-	key    eventKey
-	end    int // the record's end in recs (its start is the previous one's end)
-}
-
-// newBatch returns an empty batch, reusing one already applied.
-func (c *collector) newBatch() *batch {
-	if n := len(c.free); n > 0 {
-		b := c.free[n-1]
-		c.free = c.free[:n-1]
-		clear(b.in) // drop the texts
-		*b = batch{in: b.in[:0], out: b.out[:0], recs: b.recs[:0], norm: b.norm[:0], done: make(chan struct{})}
-		return b
-	}
-	return &batch{in: make([]transcript.Prompt, 0, batchPrompts), done: make(chan struct{})}
-}
-
-// prepare redacts, normalizes, hashes and encodes b's prompts. It reads
-// only what does not change during a scan, so batches are prepared at
-// the same time.
-func (c *collector) prepare(b *batch) {
-	b.out = slices.Grow(b.out[:0], len(b.in))[:len(b.in)]
-	clear(b.out)
-	// Room for every record: the text, escapes aside, and the fields.
-	b.recs = slices.Grow(b.recs[:0], b.size+b.size/16+160*len(b.in))
-	norm := b.norm[:0]
-	defer func() { b.norm = norm }()
-	for i := range b.in {
-		p := &b.in[i]
-		raw := p.Text
-		b.out[i].lkey = ledger.KeyOf(c.src, p.Key, p.Session, p.TS, raw)
-		if !c.r.Opts.NoRedact {
-			p.Text = redact.Text(p.Text)
-		}
-		out := &b.out[i]
-		out.end = len(b.recs)
-		if !identity.Capturable(p.Text) {
-			out.skip = true
-			continue
-		}
-		// Without tombstones (nor a dry run, which keeps no records to
-		// read back) the dedup key is made only for a prompt that shares
-		// its time with another: see seen.
-		if c.eagerKeys.Load() {
-			norm = identity.AppendNormalized(norm[:0], p.Text)
-			// A prompt deleted as it was typed (its tombstone names the
-			// text with the secret) stays hidden once redacted.
-			if c.hidden.HiddenNormalized(norm) || (raw != p.Text && c.hidden.Hidden(raw)) {
-				out.hidden = true
-				continue
-			}
-			out.key, out.hasKey = makeKey(p.TS, norm), true
-		}
-		if !c.r.Opts.DryRun {
-			b.recs = record.Append(b.recs, record.Record{Text: p.Text, TS: p.TS, Src: p.Src, Session: p.Session})
-			out.end = len(b.recs)
-		}
-	}
-}
-
-// apply files b's prepared prompts in their buckets, in order.
-func (c *collector) apply(b *batch) error {
-	o := &c.r.Opts
-	start := 0
-	for i := range b.in {
-		p, pp := &b.in[i], &b.out[i]
-		rec := b.recs[start:pp.end]
-		start = pp.end
-		if pp.skip {
-			continue
-		}
-		pr := c.project(p.Cwd)
-		if !pr.ok {
-			c.noCwd++
-			continue
-		}
-		if o.Project != "" && pr.cwd != o.Project {
-			continue
-		}
-		bk := c.buckets[pr.hash]
-		if bk == nil {
-			var err error
-			if bk, err = c.newBucket(pr); err != nil {
-				return err
-			}
-			c.buckets[pr.hash] = bk
-		}
-		known, err := c.r.imported(pp.lkey)
-		if err != nil {
-			return err
-		}
-		if known {
-			bk.known++
-			continue
-		}
-		if bk.cutoff != noCutoff && p.TS <= bk.cutoff {
-			bk.known++
-			bk.okeys = append(bk.okeys, pp.lkey)
-			continue
-		}
-		if p.TS > c.r.settled {
-			// Typed a moment ago: its live capture may be on its way.
-			bk.recent++
-			c.recent++
-			continue
-		}
-		if pp.hidden {
-			bk.hidden++
-			bk.okeys = append(bk.okeys, pp.lkey)
-			continue
-		}
-		c.applied++
-		dup, err := c.seen(bk, p, pp)
-		if err != nil {
-			return err
-		}
-		if dup {
-			bk.dupes++
-			bk.okeys = append(bk.okeys, pp.lkey)
-			continue
-		}
-		bk.n++
-		if p.Approx {
-			c.approx++
-		}
-		if o.DryRun {
-			continue // counted, never written
-		}
-		if bk.n == 1 || p.TS < bk.minTS {
-			bk.minTS = p.TS
-		}
-		if bk.n == 1 || p.TS > bk.maxTS {
-			bk.maxTS = p.TS
-		}
-		bk.wkeys = append(bk.wkeys, pp.lkey)
-		c.r.hold(bk, rec)
-		if c.r.held > spillAt {
-			if err := c.r.spill(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// seen reports whether b already has a prompt at p's time with p's
-// identity (a repeat of the same prompt event), and records p as kept
-// when it has not. Most prompts have a time of their own, so the key of
-// a prompt (which normalizes and hashes its text) is made only when a
-// second prompt comes at the same time: then for both, the first one's
-// text read back from its record (keys made on every CPU beforehand,
-// when the tombstone check needs them anyway, go straight to keys).
-func (c *collector) seen(b *bucket, p *transcript.Prompt, pp *prepared) (bool, error) {
-	if !b.eager {
-		off, ok := b.byTS[p.TS]
-		switch {
-		case !ok && !pp.hasKey:
-			b.byTS[p.TS] = b.pos // where p's record goes
-			return false, nil
-		case ok && off >= 0:
-			first, err := c.r.recordAt(b, off)
-			if err != nil {
-				return false, err
-			}
-			b.keys[makeKey(p.TS, identity.AppendNormalized(nil, first.Text))] = struct{}{}
-		}
-		b.byTS[p.TS] = -1
-	}
-	if !pp.hasKey {
-		pp.key, pp.hasKey = makeKey(p.TS, identity.AppendNormalized(nil, p.Text)), true
-		// When prompts often share their time, make the keys on every
-		// CPU from now on.
-		if c.late++; c.late > 64 && c.late*16 > c.applied {
-			c.eagerKeys.Store(true)
-		}
-	}
-	if _, dup := b.keys[pp.key]; dup {
-		return true, nil
-	}
-	b.keys[pp.key] = struct{}{}
-	return false, nil
-}
-
-// recordAt reads back the record that starts at off in b's records: in
-// memory, or in its temp file (a spill writes whole records).
-func (r *Runner) recordAt(b *bucket, off int64) (record.Record, error) {
-	inMem := b.pos - b.mem
-	var line []byte
-	if off >= inMem {
-		line = b.heldLine(off - inMem)
-	} else {
-		f, err := os.Open(b.tmp)
-		if err != nil {
-			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
-		}
-		defer f.Close()
-		line, err = bufio.NewReader(io.NewSectionReader(f, off, inMem-off)).ReadBytes('\n')
-		if err != nil {
-			return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
-		}
-	}
-	if len(line) == 0 {
-		return record.Record{}, fmt.Errorf("reading %s back: no record at byte %d", b.path, off)
-	}
-	rec, err := record.Parse(line[:len(line)-1])
+	b, err := c.bucket(pr)
 	if err != nil {
-		return record.Record{}, fmt.Errorf("reading %s back: %w", b.tmp, err)
+		return err
 	}
-	return rec, nil
-}
-
-// heldLine returns a copy of the record at off in b's records in memory,
-// with its newline (a record may span chunks).
-func (b *bucket) heldLine(off int64) []byte {
-	var line []byte
-	for _, c := range b.data {
-		if off >= int64(len(c)) {
-			off -= int64(len(c))
-			continue
+	known, err := c.r.imported(lkey)
+	if err != nil {
+		return err
+	}
+	// A prompt deleted as it was typed (its tombstone names the text with
+	// the secret) stays hidden once redacted.
+	c.norm = identity.AppendNormalized(c.norm[:0], p.Text)
+	hidden := c.hidden.HiddenNormalized(c.norm) || (raw != p.Text && c.hidden.Hidden(raw))
+	ev := event{key: makeKey(p.TS, c.norm), session: p.Session, rec: -1}
+	_, dup := b.seen[ev.key]
+	b.seen[ev.key] = struct{}{}
+	switch {
+	case known || (b.cutoff != noCutoff && p.TS <= b.cutoff):
+		b.known++
+		if !known {
+			b.okeys = append(b.okeys, lkey)
 		}
-		c = c[off:]
-		off = 0
-		if i := bytes.IndexByte(c, '\n'); i >= 0 {
-			return append(line, c[:i+1]...)
+		if !hidden && !dup {
+			b.note(ev)
 		}
-		line = append(line, c...)
-	}
-	return line
-}
-
-// hold appends a record to b's records in memory.
-func (r *Runner) hold(b *bucket, rec []byte) {
-	b.pos += int64(len(rec))
-	b.mem += int64(len(rec))
-	for len(rec) > 0 {
-		n := len(b.data)
-		if n == 0 || len(b.data[n-1]) == chunkSize {
-			b.data = append(b.data, r.chunk())
-			r.held += chunkSize
-			n++
+		return nil
+	case dup || hidden:
+		if dup {
+			b.dupes++
+		} else {
+			b.hidden++
 		}
-		c := b.data[n-1]
-		k := copy(c[len(c):chunkSize], rec)
-		b.data[n-1] = c[:len(c)+k]
-		rec = rec[k:]
+		b.okeys = append(b.okeys, lkey)
+		return nil
+	case c.src.Live && p.TS > c.r.now-Settle.Milliseconds() && p.TS <= c.r.now+Settle.Milliseconds():
+		// Typed a moment ago: its live capture may be on its way. Its
+		// file is read again by the next run.
+		b.recent++
+		c.recent++
+		c.unsettled = append(c.unsettled, p.File)
+		b.note(ev)
+		return nil
+	}
+	ev.rec = len(b.wkeys)
+	b.note(ev)
+	return c.keep(b, &p, lkey)
+}
+
+// note keeps ev for liveMatches, when the project may hold live copies.
+func (b *bucket) note(ev event) {
+	if b.live {
+		b.events = append(b.events, ev)
 	}
 }
 
-// chunk returns an empty chunk: a written one, or a new one.
-func (r *Runner) chunk() []byte {
-	r.chunkMu.Lock()
-	defer r.chunkMu.Unlock()
-	if n := len(r.free); n > 0 {
-		c := r.free[n-1]
-		r.free = r.free[:n-1]
-		return c[:0]
+// keep writes p's record to b (a dry run only counts it).
+func (c *collector) keep(b *bucket, p *transcript.Prompt, lkey ledger.Key) error {
+	b.n++
+	b.wkeys = append(b.wkeys, lkey)
+	if p.Approx {
+		c.approx++
 	}
-	return make([]byte, 0, chunkSize)
+	if c.r.Opts.DryRun {
+		return nil
+	}
+	before := len(b.recs)
+	b.recs = record.Append(b.recs, record.Record{Text: p.Text, TS: p.TS, Src: p.Src, Session: p.Session})
+	if c.r.held += int64(len(b.recs) - before); c.r.held > spillAt {
+		return c.r.spill()
+	}
+	return nil
 }
 
-// release gives written chunks back for reuse (up to spillAt bytes of
-// them are kept).
-func (r *Runner) release(chunks [][]byte) {
-	r.chunkMu.Lock()
-	defer r.chunkMu.Unlock()
-	for _, c := range chunks {
-		if int64(len(r.free)+1)*chunkSize > spillAt {
-			return
-		}
-		r.free = append(r.free, c)
+// bucket returns pr's bucket, made at its first prompt.
+func (c *collector) bucket(pr canonical) (*bucket, error) {
+	if b := c.buckets[pr.hash]; b != nil {
+		return b, nil
 	}
-}
-
-// drop forgets b's records in memory (its source is not written).
-func (r *Runner) drop(b *bucket) {
-	r.held -= int64(len(b.data)) * chunkSize
-	r.release(b.data)
-	b.data, b.mem = nil, 0
+	b, err := c.newBucket(pr)
+	if err != nil {
+		return nil, err
+	}
+	c.buckets[pr.hash] = b
+	return b, nil
 }
 
 // spill appends every bucket's records in memory to the bucket's temp
 // file. An error is a store failure.
 func (r *Runner) spill() error {
-	r.spills++
-	open := 0
 	for _, c := range r.collectors {
 		for _, b := range c.buckets {
-			if len(b.data) == 0 {
-				continue
-			}
-			if err := r.appendTemp(b, open < maxOpen); err != nil {
+			if err := r.appendTemp(b); err != nil {
 				return err
-			}
-			if b.f != nil {
-				open++
 			}
 		}
 	}
@@ -567,20 +244,14 @@ func (r *Runner) spill() error {
 	return nil
 }
 
-// appendTemp appends b's records in memory to its temp file (see
-// writeChunks) and frees them.
-func (r *Runner) appendTemp(b *bucket, keepOpen bool) error {
-	err := r.writeChunks(b, b.data, keepOpen)
-	b.data, b.mem = nil, 0
-	return err
-}
-
-// writeChunks appends chunks to b's temp file, creating it (and the
-// project folder) the first time, and gives them back for reuse;
-// keepOpen says whether the file may stay open. The records are written
-// through the page cache: writeSeed fsyncs the file before it links it
-// into place.
-func (r *Runner) writeChunks(b *bucket, chunks [][]byte, keepOpen bool) error {
+// appendTemp appends b's records in memory to its temp file, creating it
+// (and the project folder) the first time, and frees them. The records
+// are written through the page cache: writeSeed fsyncs the file before it
+// links it into place.
+func (r *Runner) appendTemp(b *bucket) error {
+	if len(b.recs) == 0 {
+		return nil
+	}
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
 		made, err := mkdirs(dir)
@@ -592,32 +263,25 @@ func (r *Runner) writeChunks(b *bucket, chunks [][]byte, keepOpen bool) error {
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", b.path, err)
 		}
-		b.tmp, b.f = p.File.Name(), p.File
+		p.File.Close()
+		b.tmp = p.File.Name()
 		if err := r.track(b.tmp); err != nil {
-			b.f.Close()
 			os.Remove(b.tmp)
-			b.tmp, b.f = "", nil
+			b.tmp = ""
 			return err
 		}
-	} else if b.f == nil {
-		f, err := os.OpenFile(b.tmp, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			return writeError(b.tmp, err)
-		}
-		b.f = f
 	}
-	for _, c := range chunks {
-		if _, err := b.f.Write(c); err != nil {
-			return writeError(b.tmp, err)
-		}
+	f, err := os.OpenFile(b.tmp, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return writeError(b.tmp, err)
 	}
-	r.release(chunks)
-	if !keepOpen {
-		err := b.f.Close()
-		b.f = nil
-		if err != nil {
-			return writeError(b.tmp, err)
-		}
+	_, err = f.Write(b.recs)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	b.recs = nil
+	if err != nil {
+		return writeError(b.tmp, err)
 	}
 	return nil
 }
@@ -625,16 +289,12 @@ func (r *Runner) writeChunks(b *bucket, chunks [][]byte, keepOpen bool) error {
 // discard removes b's temp file unless it became the seed file, and
 // returns the folders made for it (to remove when they end up empty).
 func (r *Runner) discard(b *bucket) []string {
-	if b.f != nil {
-		b.f.Close()
-		b.f = nil
-	}
 	if b.tmp != "" && !b.done {
 		os.Remove(b.tmp)
 		r.untrack(b.tmp)
 		b.done = true
 	}
-	b.data = nil
+	b.recs = nil
 	made := b.madeDir
 	b.madeDir = nil
 	return made

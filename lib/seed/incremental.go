@@ -2,13 +2,15 @@ package seed
 
 import (
 	"bufio"
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,8 +25,8 @@ import (
 	"hist/lib/transcript"
 )
 
-// What makes the import incremental (docs/hist-seed.md, "Incremental
-// import"): each prompt event has a ledger key, and a run imports only
+// What makes the import incremental (docs/hist-seed.md, "Rules"): each
+// prompt event has a ledger key, and a run imports only
 // the prompts whose key the ledger does not hold, that a seed file
 // written before the ledger existed does not stand for (its cutoff), and
 // that the project does not hold already as a live capture.
@@ -45,35 +47,33 @@ const liveWindow = 5000
 const Settle = 10 * time.Second
 
 // newBucket makes the bucket of pr's prompts. When the project has the
-// source's seed file, the records go to a new import file, and the seed's
-// cutoff applies.
+// source's seed file, the records go to the machine's import file of the
+// source, and the seed's cutoff applies.
 func (c *collector) newBucket(pr canonical) (*bucket, error) {
 	o := &c.r.Opts
 	dir := o.Store.ProjectDir(pr.hash)
-	b := &bucket{hash: pr.hash, also: pr.also, cwd: pr.cwd, byTS: map[int64]int64{}, keys: map[eventKey]struct{}{},
-		cutoff: noCutoff, path: o.Store.OwnPath(dir, FileName(c.src, ""))}
-	b.eager = o.DryRun || !c.hidden.Empty()
+	b := &bucket{hash: pr.hash, also: pr.also, cwd: pr.cwd, seen: map[eventKey]struct{}{},
+		cutoff: noCutoff, path: o.Store.OwnPath(dir, FileName(c.src.Name, ""))}
+	// A project without store files yet holds no live copy (a prompt
+	// captured while the run reads is typed a moment ago, see Settle).
+	files, err := o.Store.Files(store.Scope{Project: pr.hash, Also: pr.also})
+	b.live = err != nil || len(files) > 0
 	// The project's seed file of the source, in its folder or in the one
 	// its path names (a project known by its repository since).
 	for _, h := range append([]string{pr.hash}, pr.also...) {
-		seed := o.Store.OwnPath(o.Store.ProjectDir(h), FileName(c.src, ""))
+		seed := o.Store.OwnPath(o.Store.ProjectDir(h), FileName(c.src.Name, ""))
 		if _, err := os.Lstat(seed); err != nil {
 			continue
 		}
-		cut, err := c.r.cutoff(h, c.src, seed)
+		cut, err := c.r.cutoff(h, c.src.Name, seed)
 		if err != nil {
 			return nil, err
 		}
 		b.cutoff = cut
-		b.path = importName(dir, c.src, o.Store.Machine, o.Now().UnixMilli())
+		b.path = filepath.Join(dir, store.ImportLog(c.src.Name, o.Store.Machine))
 		break
 	}
 	return b, nil
-}
-
-// importName is a new import file's path, in machine's name.
-func importName(dir, src, machine string, ms int64) string {
-	return filepath.Join(dir, store.ImportFile(src, machine, ms))
 }
 
 // isSeedPath reports whether path is src's seed file (not an import file).
@@ -87,40 +87,19 @@ func (r *Runner) imported(k ledger.Key) (bool, error) {
 	if r.led == nil {
 		l, err := ledger.Load(r.Opts.Store.Ledger())
 		if err != nil {
-			return false, err
+			return false, fmt.Errorf("reading %s: %w", r.Opts.Store.Ledger(), err)
 		}
 		r.led = l
 	}
-	has := r.led.Has(k)
-	return has, r.led.Err()
+	return r.led.Has(k), nil
 }
 
-// state returns the import state, reading it the first time (or waiting
-// for loadState's read).
+// state returns the import state, reading it the first time.
 func (r *Runner) state() *ledger.State {
-	if r.st == nil && r.stLoad != nil {
-		r.st = <-r.stLoad
-		r.stLoad = nil
-	}
 	if r.st == nil {
 		r.st = ledger.LoadState(r.Opts.Store.State(), build())
 	}
 	return r.st
-}
-
-// loadState starts reading the import state on its own goroutine, so that
-// the read and the listing of the first source's files overlap: a Codex
-// run with nothing new over 16,266 rollouts took 231 ms instead of 259
-// (medians of 7), and 201 ms with filescan.WalkDir's fan-out below a lone
-// folder, 22% in all.
-func (r *Runner) loadState() {
-	if r.st != nil || r.stLoad != nil {
-		return
-	}
-	ch := make(chan *ledger.State, 1)
-	r.stLoad = ch
-	path := r.Opts.Store.State()
-	go func() { ch <- ledger.LoadState(path, build()) }()
 }
 
 // build names the running hist-seed build: its executable's size and
@@ -164,31 +143,57 @@ func (r *Runner) cutoff(hash, src, path string) (int64, error) {
 	return newest, nil
 }
 
-// liveSet holds the times of the prompts a project's store files hold,
-// by identity.
-type liveSet map[uint64][]int64
+// A live copy of a prompt event is a record of the project's store files
+// with the event's identity, within liveWindow of its time, and of its
+// session when both have one: the copy a hook, extension or plugin
+// captured as the prompt was sent, or one an earlier run wrote (a run
+// killed after writing its records and before recording their keys in the
+// ledger). Each copy stands for one event at most: events and copies are
+// paired closest in time first, so that a prompt typed again seconds later
+// is not taken for the copy of the first one, whatever order the runs met
+// them in.
 
-func (s liveSet) has(norm []byte, ts int64) bool {
-	for _, t := range s[maphash.Bytes(keySeeds[0], norm)] {
-		if t >= ts-liveWindow && t <= ts+liveWindow {
-			return true
-		}
-	}
-	return false
+// liveRec is a record of the project's store files.
+type liveRec struct {
+	key     eventKey
+	session string
 }
 
-// liveCopies reads the project's store files that may hold a copy of one
-// of b's records (a file last written before the oldest record's time,
-// less the window, holds none), or returns nil when there is none. Seed
-// and import files are read too: a run killed after linking its import
-// file and before appending its keys to the ledger left records there
-// that the ledger does not know.
-// A file it cannot read is passed over: at worst a prompt is then
-// imported beside its live copy, which lists once.
-func (r *Runner) liveCopies(b *bucket) liveSet {
+// liveMatches returns the indexes of b's records whose event has a live
+// copy in the store (nil when none has).
+func (r *Runner) liveMatches(b *bucket) map[int]bool {
+	groups := map[[16]byte]bool{}
+	for _, e := range b.events {
+		if e.rec >= 0 {
+			groups[identityOf(e.key)] = true
+		}
+	}
+	var evs []event
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, e := range b.events {
+		if groups[identityOf(e.key)] {
+			evs = append(evs, e)
+			lo, hi = min(lo, timeOf(e.key)), max(hi, timeOf(e.key))
+		}
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	recs := r.storeRecords(b, groups, lo-liveWindow, hi+liveWindow)
+	if len(recs) == 0 {
+		return nil
+	}
+	return pairLive(evs, recs)
+}
+
+// storeRecords reads the records of the project's store files whose
+// identity is one of groups and whose time is in [lo, hi]. A file last
+// written before lo holds none; one it cannot read is passed over (at
+// worst a prompt is then imported beside its live copy, which lists
+// once).
+func (r *Runner) storeRecords(b *bucket, groups map[[16]byte]bool, lo, hi int64) []liveRec {
 	files, _ := r.Opts.Store.Files(store.Scope{Project: b.hash, Also: b.also})
-	lo, hi := b.minTS-liveWindow, b.maxTS+liveWindow
-	var set liveSet
+	var out []liveRec
 	var norm []byte
 	for _, sf := range files {
 		fi, err := os.Stat(sf.Path)
@@ -203,24 +208,70 @@ func (r *Runner) liveCopies(b *bucket) liveSet {
 			if l.TS < lo || l.TS > hi {
 				return nil
 			}
-			if set == nil {
-				set = liveSet{}
-			}
 			norm = identity.AppendNormalized(norm[:0], string(l.Text))
-			h := maphash.Bytes(keySeeds[0], norm)
-			set[h] = append(set[h], l.TS)
+			if k := makeKey(l.TS, norm); groups[identityOf(k)] {
+				out = append(out, liveRec{k, l.Record().Session})
+			}
 			return nil
 		})
 		f.Close()
 	}
-	return set
+	return out
 }
+
+// pairLive pairs events with live copies, closest in time first (then by
+// time, then by place, so that every run pairs them alike), each at most
+// once, and returns the records of the events paired.
+func pairLive(evs []event, recs []liveRec) map[int]bool {
+	byID := map[[16]byte][]int{}
+	for j, l := range recs {
+		byID[identityOf(l.key)] = append(byID[identityOf(l.key)], j)
+	}
+	type pair struct {
+		d, ts int64
+		e, l  int
+	}
+	var pairs []pair
+	for i, e := range evs {
+		for _, j := range byID[identityOf(e.key)] {
+			d := timeOf(e.key) - timeOf(recs[j].key)
+			if d < 0 {
+				d = -d
+			}
+			s := recs[j].session
+			if d <= liveWindow && (s == "" || e.session == "" || s == e.session) {
+				pairs = append(pairs, pair{d, timeOf(e.key), i, j})
+			}
+		}
+	}
+	sort.Slice(pairs, func(a, b int) bool {
+		x, y := pairs[a], pairs[b]
+		return cmp.Or(cmp.Compare(x.d, y.d), cmp.Compare(x.ts, y.ts), cmp.Compare(x.e, y.e), cmp.Compare(x.l, y.l)) < 0
+	})
+	usedE, usedL := make([]bool, len(evs)), make([]bool, len(recs))
+	drop := map[int]bool{}
+	for _, p := range pairs {
+		if usedE[p.e] || usedL[p.l] {
+			continue
+		}
+		usedE[p.e], usedL[p.l] = true, true
+		if rec := evs[p.e].rec; rec >= 0 {
+			drop[rec] = true
+		}
+	}
+	return drop
+}
+
+// timeOf and identityOf are the parts of an event key.
+func timeOf(k eventKey) int64        { return int64(binary.LittleEndian.Uint64(k[:8])) }
+func identityOf(k eventKey) [16]byte { return [16]byte(k[8:]) }
 
 // filter copies b's temp file to a new one without the records that must
 // not be written after all, and makes the copy b's temp file: the ones
 // another run imported since (the ledger), the ones hidden.json hides now
-// (when hideCheck), and the ones the project holds already (live).
-func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live liveSet, fr *FileResult) error {
+// (when hideCheck), and the ones the project holds already (live: by
+// index).
+func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live map[int]bool, fr *FileResult) error {
 	old, err := os.Open(b.tmp)
 	if err != nil {
 		return err
@@ -255,7 +306,7 @@ func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live l
 			fr.Hidden++
 			b.okeys = append(b.okeys, k)
 			return nil
-		case live != nil && live.has(norm, l.TS):
+		case live[i-1]:
 			fr.Prompts--
 			fr.Live++
 			b.okeys = append(b.okeys, k)
@@ -266,10 +317,10 @@ func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live l
 		return w.WriteByte('\n')
 	})
 	if err == nil {
-		err = r.led.Err()
+		err = w.Flush()
 	}
 	if err == nil {
-		err = w.Flush()
+		err = p.File.Close()
 	}
 	if err != nil {
 		r.untrack(p.File.Name())
@@ -277,19 +328,14 @@ func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live l
 		return fmt.Errorf("writing %s: %w", b.path, err)
 	}
 	b.wkeys = kept
-	b.f.Close()
 	os.Remove(b.tmp)
 	r.untrack(b.tmp)
-	b.tmp, b.f = p.File.Name(), p.File
+	b.tmp = p.File.Name()
 	return nil
 }
 
 // removeTemp removes b's temp file (nothing of it is to be written).
 func (r *Runner) removeTemp(b *bucket) {
-	if b.f != nil {
-		b.f.Close()
-		b.f = nil
-	}
 	if b.tmp != "" {
 		os.Remove(b.tmp)
 		r.untrack(b.tmp)
@@ -315,15 +361,14 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 			}
 		}
 	}
-	if n > 0 {
-		if r.led == nil {
-			if _, err := r.imported(ledger.Key{}); err != nil {
-				return err
-			}
-		}
-		if err := r.led.Append(keys...); err != nil {
-			return fmt.Errorf("writing %s: %w", r.led.Path, err)
-		}
+	if n == 0 {
+		return nil
+	}
+	if _, err := r.imported(ledger.Key{}); err != nil {
+		return err
+	}
+	if err := r.led.Append(keys...); err != nil {
+		return fmt.Errorf("writing %s: %w", r.led.Path, err)
 	}
 	return nil
 }
@@ -332,62 +377,28 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 // it fills with the stamp of every file the reader lists. It keeps the
 // files whose stamp changed since a run over every project recorded it: a
 // file read by such a run, its prompts in place, holds nothing new while
-// it stays as it is. A file that only grew (same device, inode and head,
-// no smaller) is read from where that run stopped, by the readers that
-// read by lines. The stamps are recorded (advanced) by runs over every
-// project only: a run for one project passes over the prompts of the
-// others. A new hist-seed build reads everything once again (its readers
-// may recognise more).
-func (r *Runner) keeper(src Source, unchanged *int) *keeper {
-	return &keeper{r: r, src: src, from: map[string]transcript.Cursor{}, unchanged: unchanged}
-}
-
-// keeper is a transcript.Resumer over a source's listing, which it starts
-// at its first use (the state may still be loading while the reader lists
-// its files).
-type keeper struct {
-	r         *Runner
-	src       Source
-	l         *ledger.Listing
-	from      map[string]transcript.Cursor // the grown files' cursors, filled by Keep
-	unchanged *int
-}
-
-// listing is the listing of the run's files of the source.
-func (k *keeper) listing() *ledger.Listing {
-	if k.l == nil {
-		k.l = k.r.state().Listing(stateKey(k.src))
-	}
-	return k.l
-}
-
-func (k *keeper) Keep(path string, fi fs.FileInfo) bool {
-	s := ledger.StampOf(fi)
-	old, had, same := k.listing().List(path, s)
-	if strings.HasSuffix(path, ".db") {
-		// A database's changes may sit in its write-ahead log.
-		wal := path + "-wal"
-		if wi, err := os.Stat(wal); err == nil {
-			_, _, wsame := k.l.List(wal, ledger.StampOf(wi))
-			same = same && wsame
-		} else if k.l.Known(wal) {
-			same = false
+// it stays as it is; a file that changed is read whole again. The stamps
+// are recorded by runs over every project only: a run for one project
+// passes over the prompts of the others. A new hist-seed build reads
+// everything once again (its readers may recognise more).
+func (r *Runner) keeper(src Source, unchanged *int) (transcript.Keep, *ledger.Listing) {
+	l := r.state().Listing(stateKey(src))
+	return func(path string, fi fs.FileInfo) bool {
+		same := l.List(path, ledger.StampOf(fi))
+		if strings.HasSuffix(path, ".db") {
+			// A database's changes may sit in its write-ahead log.
+			wal := path + "-wal"
+			if wi, err := os.Stat(wal); err == nil {
+				same = l.List(wal, ledger.StampOf(wi)) && same
+			} else if l.Known(wal) {
+				same = false
+			}
 		}
-	}
-	if same {
-		*k.unchanged++
-		return false
-	}
-	if had && old.Offset > 0 && old.Dev == s.Dev && old.Ino == s.Ino && s.Size >= old.Size {
-		k.from[path] = transcript.Cursor{Offset: old.Offset, Head: old.Head, Context: old.Context}
-	}
-	return true
-}
-
-func (k *keeper) From(path string) transcript.Cursor { return k.from[path] }
-
-func (k *keeper) Reached(path string, c transcript.Cursor) {
-	k.listing().Reached(path, c.Offset, c.Head, c.Context)
+		if same {
+			*unchanged++
+		}
+		return !same
+	}, l
 }
 
 // stateKey is what the import state keeps a source's file stamps under:

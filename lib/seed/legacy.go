@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,14 +20,24 @@ import (
 	"hist/lib/transcript"
 )
 
-// The legacy migration's files, beside history-global.jsonl.
+// The legacy migration's files, beside the global files.
 const (
 	// MigrationLockName is the folder held while the migration runs.
 	MigrationLockName = store.GlobalName + ".migration-lock"
-	// MigratedName records each prompt-recall file migrated once.
+	// MigratedName records each prompt-recall file a machine migrated
+	// once: history-global.migrated@<machine>.json (see MigratedPath).
 	MigratedName   = "history-global.migrated.json"
 	migratedSchema = "hist.legacy-migration/v1"
 )
+
+// MigratedPath is this machine's migration record: each machine migrates
+// its own prompt-recall files. The machine that owns the files without a
+// machine id keeps history-global.migrated.json while it exists.
+func MigratedPath(st store.Store) string { return st.OwnPath(st.Root, MigratedName) }
+
+// globalPath is this machine's global file, the one its migration
+// appends to (the same rule as MigratedPath).
+func globalPath(st store.Store) string { return st.OwnPath(st.Root, store.GlobalName) }
 
 // LegacySource is one agent's prompt-recall file.
 type LegacySource struct {
@@ -59,13 +68,16 @@ type LegacyResult struct {
 	Stats   transcript.Stats
 	Added   int // records appended to history-global.jsonl
 	Hidden  int // prompts hidden by hidden.json, left out
-	Dupes   int // prompts already in history-global.jsonl (same text and time), left out
+	Dupes   int // prompts a global file holds already (same text and time), left out
 	Err     string
 	Elapsed time.Duration
 }
 
 // MigrationReport is what the legacy migration did.
 type MigrationReport struct {
+	// Global is the global file the migration appends to, this
+	// machine's.
+	Global  string
 	Sources []LegacyResult
 	// LockHeld names the lock folder when it was already there (a process
 	// died holding it, or a migration is running): the migration was
@@ -93,12 +105,12 @@ type migratedFile struct {
 	Sources map[string]Migrated `json:"sources"`
 }
 
-// LoadMigrated reads history-global.migrated.json: source name -> what
+// LoadMigrated reads this machine's migration record: source name -> what
 // was migrated. A missing file is an empty map; a file that cannot be read
 // or parsed is an error (the migration then does not run, so that nothing
 // is imported twice).
 func LoadMigrated(st store.Store) (map[string]Migrated, error) {
-	path := filepath.Join(st.Root, MigratedName)
+	path := MigratedPath(st)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]Migrated{}, nil
@@ -131,7 +143,7 @@ func saveMigrated(st store.Store, m map[string]Migrated) error {
 	if err := enc.Encode(migratedFile{Schema: migratedSchema, Sources: m}); err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(st.Root, MigratedName), buf.Bytes())
+	return atomicfile.WriteBytes(MigratedPath(st), buf.Bytes())
 }
 
 // pendingLegacy is a source read whole, with what it adds.
@@ -147,17 +159,52 @@ type legacyRec struct {
 	norm []byte
 }
 
-// Migrate imports every prompt-recall file that was not migrated before
-// into history-global.jsonl. It returns an error only when the store could
-// not be read or written; each source's outcome is in the report.
+// Migrate imports every prompt-recall file that this machine did not
+// migrate before into its global file (history-global@<machine>.jsonl). It
+// returns an error only when the store could not be read or written; each
+// source's outcome is in the report.
 func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	o := &r.Opts
-	rep := &MigrationReport{}
+	rep := &MigrationReport{Global: globalPath(o.Store)}
 	done, err := LoadMigrated(o.Store)
 	if err != nil {
 		return rep, err
 	}
-	// Which sources have work to do.
+	todo := planLegacy(sources, done, rep)
+	if len(todo) == 0 {
+		return rep, nil
+	}
+	hidden, err := tombstone.Load(o.Store.Hidden())
+	if err != nil {
+		rep.Untrusted = err
+		setStatus(rep, todo, LegacyWaiting)
+		return rep, nil
+	}
+	if held, err := r.holdMigrationLock(); err != nil || held != "" {
+		rep.LockHeld = held
+		return rep, err
+	}
+	defer r.dropMigrationLock()
+	var pend []pendingLegacy
+	for _, i := range todo {
+		if p, ok := r.readLegacy(sources[i], hidden, &rep.Sources[i]); ok {
+			p.ix = i
+			pend = append(pend, p)
+		}
+	}
+	if len(pend) == 0 {
+		return rep, nil
+	}
+	if o.DryRun {
+		// What a real run would add, against the global file as it is.
+		return rep, r.appendGlobal(pend, hidden, rep, false)
+	}
+	return rep, r.writeLegacy(pend, done, rep)
+}
+
+// planLegacy adds each source to the report and returns the ones with
+// work to do (not migrated before, and there).
+func planLegacy(sources []LegacySource, done map[string]Migrated, rep *MigrationReport) []int {
 	var todo []int
 	for _, src := range sources {
 		res := LegacyResult{Name: src.Name, Path: src.Path}
@@ -173,126 +220,116 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 		}
 		rep.Sources = append(rep.Sources, res)
 	}
-	if len(todo) == 0 {
-		return rep, nil
-	}
-	hidden, err := tombstone.Load(o.Store.Hidden())
-	if err != nil {
-		rep.Untrusted = err
-		for _, i := range todo {
-			rep.Sources[i].Status = LegacyWaiting
-		}
-		return rep, nil
-	}
-	if o.DryRun {
-		if _, err := os.Lstat(filepath.Join(o.Store.Root, MigrationLockName)); err == nil {
-			rep.LockHeld = filepath.Join(o.Store.Root, MigrationLockName)
-			return rep, nil
-		}
-	} else {
-		ok, err := r.takeMigrationLock()
-		if err != nil {
-			return rep, err
-		}
-		if !ok {
-			rep.LockHeld = filepath.Join(o.Store.Root, MigrationLockName)
-			return rep, nil
-		}
-		defer r.dropMigrationLock()
-	}
+	return todo
+}
 
-	var pend []pendingLegacy
+// setStatus gives the sources todo (indexes in rep) status.
+func setStatus(rep *MigrationReport, todo []int, status string) {
 	for _, i := range todo {
-		src := sources[i]
-		res := &rep.Sources[i]
-		before, statErr := os.Stat(src.Path)
-		o.Progress.setSource("legacy " + src.Name)
-		start := time.Now()
-		var recs []legacyRec
-		st, err := src.Scan(func(p transcript.Prompt) error {
-			if o.Progress != nil {
-				o.Progress.Prompts.Add(1)
-			}
-			raw := p.Text
-			if !o.NoRedact {
-				p.Text = redact.Text(p.Text)
-			}
-			if !identity.Capturable(p.Text) {
-				return nil
-			}
-			norm := identity.AppendNormalized(nil, p.Text)
-			// Deleted as typed (the tombstone names the text with the
-			// secret): hidden once redacted too.
-			if hidden.HiddenNormalized(norm) || (raw != p.Text && hidden.Hidden(raw)) {
-				res.Hidden++
-				return nil
-			}
-			recs = append(recs, legacyRec{
-				rec:  record.Record{Text: p.Text, TS: p.TS, Src: src.Name, Session: p.Session},
-				key:  makeKey(p.TS, norm),
-				norm: norm,
-			})
-			return nil
-		})
-		o.Progress.done(st)
-		o.Progress.setSource("")
-		res.Elapsed = time.Since(start)
-		res.Stats = st
-		var re *transcript.ReadError
-		switch {
-		case errors.As(err, &re):
-			res.Status, res.Err = LegacyRetry, re.Error()
-			continue
-		case err != nil:
-			res.Status, res.Err = LegacyRetry, err.Error()
-			continue
-		case statErr != nil:
-			res.Status, res.Err = LegacyRetry, statErr.Error()
-			continue
-		case st.Files == 0 && st.Skipped > 0:
-			res.Status, res.Err = LegacySkipped, "not a regular file"
-			continue
-		}
-		res.Status = LegacyWould
-		pend = append(pend, pendingLegacy{ix: i, recs: recs, info: Migrated{
-			Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(recs),
-		}})
+		rep.Sources[i].Status = status
 	}
-	if len(pend) == 0 {
-		return rep, nil
-	}
-	if o.DryRun {
-		// What a real run would add, against the global file as it is.
-		return rep, r.appendGlobal(pend, hidden, rep, false)
-	}
+}
 
+// holdMigrationLock takes the migration lock folder (a dry run only
+// checks that it is free): held names it when it was there already.
+func (r *Runner) holdMigrationLock() (held string, err error) {
+	dir := filepath.Join(r.Opts.Store.Root, MigrationLockName)
+	if r.Opts.DryRun {
+		if _, err := os.Lstat(dir); err == nil {
+			return dir, nil
+		}
+		return "", nil
+	}
+	ok, err := r.takeMigrationLock()
+	if err != nil || ok {
+		return "", err
+	}
+	return dir, nil
+}
+
+// readLegacy reads one prompt-recall file whole; ok is false when it is
+// not to be migrated now (res says why).
+func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *LegacyResult) (p pendingLegacy, ok bool) {
+	o := &r.Opts
+	before, statErr := os.Stat(src.Path)
+	o.Progress.setSource("legacy " + src.Name)
+	start := time.Now()
+	var recs []legacyRec
+	st, err := src.Scan(func(p transcript.Prompt) error {
+		if o.Progress != nil {
+			o.Progress.Prompts.Add(1)
+		}
+		raw := p.Text
+		if !o.NoRedact {
+			p.Text = redact.Text(p.Text)
+		}
+		if !identity.Capturable(p.Text) {
+			return nil
+		}
+		norm := identity.AppendNormalized(nil, p.Text)
+		// Deleted as typed (the tombstone names the text with the
+		// secret): hidden once redacted too.
+		if hidden.HiddenNormalized(norm) || (raw != p.Text && hidden.Hidden(raw)) {
+			res.Hidden++
+			return nil
+		}
+		recs = append(recs, legacyRec{
+			rec:  record.Record{Text: p.Text, TS: p.TS, Src: src.Name, Session: p.Session},
+			key:  makeKey(p.TS, norm),
+			norm: norm,
+		})
+		return nil
+	})
+	o.Progress.done(st)
+	o.Progress.setSource("")
+	res.Elapsed, res.Stats = time.Since(start), st
+	switch {
+	case err != nil:
+		res.Status, res.Err = LegacyRetry, err.Error()
+		return p, false
+	case statErr != nil:
+		res.Status, res.Err = LegacyRetry, statErr.Error()
+		return p, false
+	case st.Files == 0 && st.Skipped > 0:
+		res.Status, res.Err = LegacySkipped, "not a regular file"
+		return p, false
+	}
+	res.Status = LegacyWould
+	return pendingLegacy{recs: recs, info: Migrated{
+		Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(recs),
+	}}, true
+}
+
+// writeLegacy adds what pend holds to the machine's global file under the
+// rewriters' lock, and records the migration.
+func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep *MigrationReport) error {
+	o := &r.Opts
+	ixs := make([]int, len(pend))
+	for i, p := range pend {
+		ixs[i] = p.ix
+	}
 	lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
 	if errors.Is(err, lock.ErrTimeout) {
 		rep.Busy = err
-		for _, p := range pend {
-			rep.Sources[p.ix].Status = LegacySkipped
-		}
-		return rep, nil
+		setStatus(rep, ixs, LegacySkipped)
+		return nil
 	}
 	if err != nil {
-		return rep, fmt.Errorf("taking the store's lock: %w", err)
+		return fmt.Errorf("taking the store's lock: %w", err)
 	}
 	defer lk.Release()
 	sweepTemps(o.Store.Root)
-	hidden, err = tombstone.Load(o.Store.Hidden())
+	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		rep.Untrusted = err
-		for _, p := range pend {
-			rep.Sources[p.ix].Status = LegacyWaiting
-		}
-		return rep, nil
+		setStatus(rep, ixs, LegacyWaiting)
+		return nil
 	}
 	if err := r.appendGlobal(pend, hidden, rep, true); err != nil {
-		for _, p := range pend {
-			rep.Sources[p.ix].Status, rep.Sources[p.ix].Err = LegacyFailed, err.Error()
-			rep.Sources[p.ix].Added = 0
+		for _, i := range ixs {
+			rep.Sources[i].Status, rep.Sources[i].Err, rep.Sources[i].Added = LegacyFailed, err.Error(), 0
 		}
-		return rep, err
+		return err
 	}
 	now := o.Now().UTC()
 	for _, p := range pend {
@@ -301,41 +338,22 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 		rep.Sources[p.ix].Status = LegacyMigrated
 	}
 	if err := saveMigrated(o.Store, done); err != nil {
-		// The prompts are in history-global.jsonl; the next run reads the
+		// The prompts are in the global file; the next run reads the
 		// sources again and finds them there (same text and time).
-		return rep, fmt.Errorf("recording the migration in %s: %w", filepath.Join(o.Store.Root, MigratedName), err)
+		return fmt.Errorf("recording the migration in %s: %w", MigratedPath(o.Store), err)
 	}
-	return rep, nil
+	return nil
 }
 
-// appendGlobal rewrites history-global.jsonl atomically: its lines byte
-// for byte, then the new records that it does not already hold (same
-// identity and time) and that hidden does not hide. With write false it
-// only counts them.
+// appendGlobal appends to the machine's global file the new records that
+// no global file holds already (same identity and time) and that hidden
+// does not hide, as a capture file is appended to, and fsyncs it. With
+// write false it only counts them.
 func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *MigrationReport, write bool) error {
 	st := r.Opts.Store
-	path := st.Global()
-	seen := map[eventKey]struct{}{}
-	var old *os.File
-	f, err := store.Open(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("reading %s: %w", path, err)
-	default:
-		defer f.Close()
-		var norm []byte
-		if _, err := record.Scan(f, func(l *record.Line) error {
-			norm = identity.AppendNormalized(norm[:0], string(l.Text))
-			seen[makeKey(l.TS, norm)] = struct{}{}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
-		}
-		old = f
+	seen, err := globalKeys(st)
+	if err != nil {
+		return err
 	}
 	var add []byte
 	for _, p := range pend {
@@ -357,42 +375,36 @@ func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *
 	if len(add) == 0 || !write {
 		return nil
 	}
-	if err := store.EnsureDir(st.Root); err != nil {
+	if err := r.running(); err != nil {
 		return err
 	}
-	pf, err := atomicfile.Create(path)
+	return appendRecords(globalPath(st), bytes.NewReader(add))
+}
+
+// globalKeys returns the prompt events the global files hold.
+func globalKeys(st store.Store) (map[eventKey]struct{}, error) {
+	seen := map[eventKey]struct{}{}
+	files, err := st.GlobalFiles()
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("reading %s: %w", st.Root, err)
 	}
-	tmp := pf.File.Name()
-	if err := r.track(tmp); err != nil {
-		pf.Cleanup()
-		return err
-	}
-	defer r.untrack(tmp)
-	defer pf.Cleanup()
-	if old != nil {
-		n, err := io.Copy(pf, old)
+	var norm []byte
+	for _, gf := range files {
+		f, err := store.Open(gf.Path)
 		if err != nil {
-			return fmt.Errorf("copying %s: %w", path, err)
+			return nil, fmt.Errorf("reading %s: %w", gf.Path, err)
 		}
-		if n > 0 {
-			var last [1]byte
-			if _, err := old.ReadAt(last[:], n-1); err != nil {
-				return fmt.Errorf("reading %s: %w", path, err)
-			}
-			if last[0] != '\n' {
-				add = append([]byte{'\n'}, add...)
-			}
+		_, err = record.Scan(f, func(l *record.Line) error {
+			norm = identity.AppendNormalized(norm[:0], string(l.Text))
+			seen[makeKey(l.TS, norm)] = struct{}{}
+			return nil
+		})
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", gf.Path, err)
 		}
 	}
-	if _, err := pf.Write(add); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := pf.Commit(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return seen, nil
 }
 
 // takeMigrationLock creates the migration lock folder; ok is false when it

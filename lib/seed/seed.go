@@ -42,6 +42,10 @@ import (
 type Source struct {
 	Name string // transcript.SrcPi, SrcClaude, ...
 	Root string // where its transcripts are (what Scan takes)
+	// Live is set when hist captures the agent's prompts live (its hook,
+	// extension or plugin is installed): a prompt typed a moment ago is
+	// then left to a later run (Settle).
+	Live bool
 	// Scan reads every transcript under root that keep keeps (nil: all)
 	// and emits each typed prompt once; an I/O error is a
 	// *transcript.ReadError.
@@ -175,18 +179,13 @@ type Runner struct {
 	lockDir string              // the migration lock folder, while held
 	stopped bool
 
-	// Records beyond spillAt bytes go to the buckets' temp files.
-	collectors []*collector
-	held       int64 // bytes of chunks holding records, since the last spill
-	spills     int   // spills done (for tests)
-	chunkMu    sync.Mutex
-	free       [][]byte // written chunks, to reuse
+	collectors []*collector // the sources' records, spilled together
+	held       int64        // bytes of records in memory, since the last spill
 
-	settled int64 // prompts after this time (ms) are left to a later run (Settle)
+	now int64 // the run's time (ms), for Settle
 
-	led    *ledger.Ledger     // read when the first prompt comes
-	st     *ledger.State      // read when first needed
-	stLoad chan *ledger.State // the state being read (loadState)
+	led *ledger.Ledger // read when the first prompt comes
+	st  *ledger.State  // read when first needed
 }
 
 // New returns a Runner for opts.
@@ -220,6 +219,7 @@ func (r *Runner) Interrupt() {
 // errStopped ends a run after Interrupt.
 var errStopped = errors.New("interrupted")
 
+// track records a temp file being written, unless the run was stopped.
 func (r *Runner) track(path string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -230,260 +230,373 @@ func (r *Runner) track(path string) error {
 	return nil
 }
 
+// running returns errStopped once the run was stopped (Interrupt).
+func (r *Runner) running() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return errStopped
+	}
+	return nil
+}
+
 func (r *Runner) untrack(path string) {
 	r.mu.Lock()
 	delete(r.temps, path)
 	r.mu.Unlock()
 }
 
+// bootstrap is one run of Bootstrap, phase by phase: each source read
+// (read), what to write planned (plan), then written (write).
+type bootstrap struct {
+	r      *Runner
+	rep    *Report
+	hidden *tombstone.Set
+	order  map[string]int // source name -> its place
+	all    []*collector   // every source's, for the temp files to remove
+	reads  []sourceRead   // the sources read whole
+	jobs   []job
+	// Under the lock: hidden.json changed since the sources were read
+	// (refilter), another run imported meanwhile (ledgerGrew).
+	refilter, ledgerGrew bool
+}
+
+// sourceRead is a source read whole: its buckets, and the listing of its
+// files to record once they are imported.
+type sourceRead struct {
+	src     Source
+	buckets map[string]*bucket
+	listing *ledger.Listing
+}
+
+// job is one bucket to write.
+type job struct {
+	src string
+	b   *bucket
+}
+
 // Bootstrap reads each source and writes, for every project it names (or
-// for Opts.Project only), the source's seed file when it does not exist.
-// It returns an error only when the store could not be written; what each
-// source and file came to is in the report.
+// for Opts.Project only), what no earlier run imported: the source's seed
+// file when the project has none, an import file when it has. It returns
+// an error only when the store could not be written; what each source and
+// file came to is in the report.
 func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	o := &r.Opts
-	rep := &Report{}
-	r.settled = o.Now().Add(-Settle).UnixMilli()
-	r.loadState()
+	r.now = o.Now().UnixMilli()
+	b := &bootstrap{r: r, rep: &Report{}, order: map[string]int{}}
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
-		rep.Untrusted = err
-		return rep, nil
+		b.rep.Untrusted = err
+		return b.rep, nil
 	}
-	// Whatever was not made a seed file goes: temp files, and the folders
-	// made for them when they stay empty.
-	var all []*collector
-	defer func() {
-		var made []string
-		for _, c := range all {
-			for _, b := range c.buckets {
-				made = append(made, r.discard(b)...)
+	b.hidden = hidden
+	defer b.cleanup()
+	for i, src := range sources {
+		b.order[src.Name] = i
+		if err := b.read(src); err != nil {
+			return b.rep, err
+		}
+	}
+	b.plan()
+	if len(b.jobs) == 0 {
+		if !o.DryRun {
+			b.sweepIdle()
+		}
+		return b.rep, b.advance(nil)
+	}
+	return b.rep, b.write()
+}
+
+// cleanup removes whatever was not made a seed file: temp files, and the
+// folders made for them when they stay empty.
+func (b *bootstrap) cleanup() {
+	var made []string
+	for _, c := range b.all {
+		for _, bk := range c.buckets {
+			made = append(made, b.r.discard(bk)...)
+		}
+	}
+	removeEmpty(made)
+	b.r.collectors = nil
+}
+
+// read reads one source into its buckets. An error is a store failure.
+func (b *bootstrap) read(src Source) error {
+	r, o := b.r, &b.r.Opts
+	res := SourceResult{Name: src.Name, Root: src.Root}
+	if _, err := os.Stat(src.Root); errors.Is(err, fs.ErrNotExist) {
+		res.Status = SourceMissing
+		b.rep.Sources = append(b.rep.Sources, res)
+		return nil
+	}
+	keep, listing := r.keeper(src, &res.Unchanged)
+	c := newCollector(r, src, b.hidden, listing)
+	r.collectors = append(r.collectors, c)
+	b.all = append(b.all, c)
+	o.Progress.setSource(src.Name)
+	start := time.Now()
+	st, err, storeErr := scanInto(src, keep, c)
+	res.Elapsed, res.Stats = time.Since(start), st
+	res.NoCwd, res.Recent, res.Approx = c.noCwd, c.recent, c.approx
+	o.Progress.done(st)
+	o.Progress.setSource("")
+	if storeErr != nil {
+		return storeErr
+	}
+	res.Status, res.Err = sourceStatus(src, st, err)
+	if res.Status == SourceRead {
+		b.reads = append(b.reads, sourceRead{src, c.buckets, listing})
+	} else {
+		// Nothing of it is written: its records go (its temp files at
+		// the end).
+		r.collectors = r.collectors[:len(r.collectors)-1]
+		for _, bk := range c.buckets {
+			bk.recs = nil
+		}
+	}
+	b.rep.Sources = append(b.rep.Sources, res)
+	return nil
+}
+
+// scanInto runs src's scan on a goroutine of its own and adds the
+// prompts it finds to c on this one, in batches: reading and preparing
+// the records share the work of a first import between two CPUs. It
+// returns the scan's stats and error, and the first error c.add returned
+// (a store failure, which stops the scan).
+func scanInto(src Source, keep transcript.Keep, c *collector) (st transcript.Stats, err, storeErr error) {
+	const batchSize = 64
+	batches := make(chan []transcript.Prompt, 4)
+	quit := make(chan struct{})
+	go func() {
+		defer close(batches)
+		var batch []transcript.Prompt
+		send := func() bool {
+			select {
+			case batches <- batch:
+				batch = make([]transcript.Prompt, 0, batchSize)
+				return true
+			case <-quit:
+				return false
 			}
 		}
-		removeEmpty(made)
-		r.collectors = nil
-	}()
-	type read struct {
-		src     Source
-		buckets map[string]*bucket
-		seen    *ledger.Listing // the files listed
-		recent  int             // prompts left to a later run
-	}
-	var reads []read
-	for _, src := range sources {
-		res := SourceResult{Name: src.Name, Root: src.Root}
-		if _, err := os.Stat(src.Root); errors.Is(err, fs.ErrNotExist) {
-			res.Status = SourceMissing
-			rep.Sources = append(rep.Sources, res)
-			continue
-		}
-		c := newCollector(r, src.Name, hidden)
-		r.collectors = append(r.collectors, c)
-		all = append(all, c)
-		o.Progress.setSource(src.Name)
-		start := time.Now()
-		keep := r.keeper(src, &res.Unchanged)
-		st, err := src.Scan(src.Root, keep, func(p transcript.Prompt) error {
-			if o.Progress != nil {
-				o.Progress.Prompts.Add(1)
-			}
-			if err := c.add(p); err != nil {
-				c.err = err
-				return err
+		st, err = src.Scan(src.Root, keep, func(p transcript.Prompt) error {
+			if batch = append(batch, p); len(batch) == batchSize && !send() {
+				return errStopped
 			}
 			return nil
 		})
-		if ferr := c.flush(); ferr != nil && c.err == nil {
-			c.err = ferr
+		if len(batch) > 0 {
+			send()
 		}
-		res.Elapsed = time.Since(start)
-		res.Stats = st
-		res.NoCwd = c.noCwd
-		res.Recent = c.recent
-		res.Approx = c.approx
-		o.Progress.done(st)
-		o.Progress.setSource("")
-		if c.err != nil {
-			// A temp file could not be written: a store failure.
-			return rep, c.err
-		}
-		var re *transcript.ReadError
-		switch {
-		case errors.As(err, &re):
-			res.Status, res.Err = SourceRetry, re.Error()
-		case err != nil:
-			res.Status, res.Err = SourceLayout, err.Error()
-		case st.Files == 0 && st.Skipped > 0:
-			res.Status = SourceLayout
-			files := "files"
-			if st.Skipped == 1 {
-				files = "file"
+	}()
+	progress := c.r.Opts.Progress
+	for batch := range batches {
+		for _, p := range batch {
+			if storeErr != nil {
+				break
 			}
-			res.Err = fmt.Sprintf("no transcript it knows under %s (%d %s passed over)", src.Root, st.Skipped, files)
-		default:
-			res.Status = SourceRead
-		}
-		if res.Status == SourceRead {
-			reads = append(reads, read{src, c.buckets, keep.listing(), c.recent})
-		} else {
-			// Nothing of it is written: forget its records (its temp files
-			// go at the end).
-			r.collectors = r.collectors[:len(r.collectors)-1]
-			for _, b := range c.buckets {
-				r.drop(b)
+			if progress != nil {
+				progress.Prompts.Add(1)
+			}
+			if storeErr = c.add(p); storeErr != nil {
+				close(quit)
 			}
 		}
-		rep.Sources = append(rep.Sources, res)
 	}
+	// The files with prompts left to a later run are read again then
+	// (the listing is the scan's until it ends).
+	for _, f := range c.unsettled {
+		c.listing.Forget(f)
+	}
+	return st, err, storeErr
+}
 
-	// What there is to write, in a stable order: by project folder, then
-	// source order.
-	type job struct {
-		src string
-		b   *bucket
+// sourceStatus is what a source's scan came to.
+func sourceStatus(src Source, st transcript.Stats, err error) (status, msg string) {
+	var re *transcript.ReadError
+	switch {
+	case errors.As(err, &re):
+		return SourceRetry, re.Error()
+	case err != nil:
+		return SourceLayout, err.Error()
+	case st.Files == 0 && st.Skipped > 0:
+		files := "files"
+		if st.Skipped == 1 {
+			files = "file"
+		}
+		return SourceLayout, fmt.Sprintf("no transcript it knows under %s (%d %s passed over)", src.Root, st.Skipped, files)
 	}
-	var jobs []job
-	for _, rd := range reads {
-		for _, b := range rd.buckets {
-			jobs = append(jobs, job{rd.src.Name, b})
+	return SourceRead, ""
+}
+
+// plan lists what there is to write, in a stable order: by project
+// folder, then source order. With one project asked for, each source
+// read that had nothing for it says so.
+func (b *bootstrap) plan() {
+	for _, rd := range b.reads {
+		for _, bk := range rd.buckets {
+			b.jobs = append(b.jobs, job{rd.src.Name, bk})
 		}
 	}
-	order := map[string]int{}
-	for i, s := range sources {
-		order[s.Name] = i
-	}
-	sort.SliceStable(jobs, func(i, j int) bool {
-		if jobs[i].b.cwd != jobs[j].b.cwd {
-			return jobs[i].b.cwd < jobs[j].b.cwd
+	sort.SliceStable(b.jobs, func(i, j int) bool {
+		if b.jobs[i].b.cwd != b.jobs[j].b.cwd {
+			return b.jobs[i].b.cwd < b.jobs[j].b.cwd
 		}
-		return order[jobs[i].src] < order[jobs[j].src]
+		return b.order[b.jobs[i].src] < b.order[b.jobs[j].src]
 	})
-	// With one project asked for, say so for each source read that had
-	// nothing for it.
-	if o.Project != "" {
-		have := map[string]bool{}
-		for _, j := range jobs {
-			have[j.src] = true
-		}
-		hash, _ := store.ProjectOf(o.Project)
-		for _, rd := range reads {
-			if !have[rd.src.Name] {
-				rep.Files = append(rep.Files, FileResult{Project: hash, Cwd: o.Project, Source: rd.src.Name, Status: FileNone})
-			}
+	project := b.r.Opts.Project
+	if project == "" {
+		return
+	}
+	have := map[string]bool{}
+	for _, j := range b.jobs {
+		have[j.src] = true
+	}
+	hash, _ := store.ProjectOf(project)
+	for _, rd := range b.reads {
+		if !have[rd.src.Name] {
+			b.rep.Files = append(b.rep.Files, FileResult{Project: hash, Cwd: project, Source: rd.src.Name, Status: FileNone})
 		}
 	}
-	// advance records, once what each source yielded is in place, the
-	// files it read (see keeper).
-	advance := func(results []FileResult) error {
-		if o.DryRun {
-			return nil
-		}
-		failed := map[string]bool{}
-		for _, fr := range results {
-			if fr.Status == FileFailed {
-				failed[fr.Source] = true
-			}
-		}
-		for _, rd := range reads {
-			// A run for one project passes over the others' prompts:
-			// its stamps are not recorded.
-			if o.Project == "" && !failed[rd.src.Name] && rd.recent == 0 {
-				r.state().SetFiles(rd.seen)
-			}
-		}
-		if err := r.state().Save(); err != nil {
-			return fmt.Errorf("writing %s: %w", r.state().Path, err)
-		}
+}
+
+// sweepIdle removes, when there is nothing to write, the temp files a
+// killed run left (see sweepStale).
+func (b *bootstrap) sweepIdle() {
+	o := &b.r.Opts
+	dirs := []string{o.Store.Root}
+	if o.Project != "" {
+		hash, _ := store.ProjectOf(o.Project)
+		dirs = append(dirs, o.Store.ProjectDir(hash))
+	}
+	b.r.sweepStale(dirs)
+}
+
+// advance records, once what each source yielded is in place, the stamps
+// of the files it read (see keeper).
+func (b *bootstrap) advance(results []FileResult) error {
+	r := b.r
+	if r.Opts.DryRun {
 		return nil
 	}
-	if len(jobs) == 0 {
-		if !o.DryRun {
-			// Nothing to write (every source missing, empty or already
-			// seeded): the temp files a killed run left still go.
-			dirs := []string{o.Store.Root}
-			if o.Project != "" {
-				hash, _ := store.ProjectOf(o.Project)
-				dirs = append(dirs, o.Store.ProjectDir(hash))
-			}
-			r.sweepStale(dirs)
+	failed := map[string]bool{}
+	for _, fr := range results {
+		if fr.Status == FileFailed {
+			failed[fr.Source] = true
 		}
-		return rep, advance(nil)
 	}
+	for _, rd := range b.reads {
+		// A run for one project passes over the others' prompts: its
+		// stamps are not recorded.
+		if r.Opts.Project == "" && !failed[rd.src.Name] {
+			r.state().SetFiles(rd.listing)
+		}
+	}
+	if err := store.EnsureDir(r.Opts.Store.Root); err != nil {
+		return fmt.Errorf("creating the store %s: %w", r.Opts.Store.Root, err)
+	}
+	if err := r.state().Save(); err != nil {
+		return fmt.Errorf("writing %s: %w", r.state().Path, err)
+	}
+	return nil
+}
 
-	var lk *lock.Lock
-	refilter, ledgerGrew := false, false
+// write writes the jobs under the rewriters' lock, then records what was
+// imported.
+func (b *bootstrap) write() error {
+	r, o := b.r, &b.r.Opts
 	if !o.DryRun {
-		lk, err = lock.Acquire(o.Store.Lock(), o.LockWait)
+		lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
 		if errors.Is(err, lock.ErrTimeout) {
-			rep.Busy = err
-			return rep, nil
+			b.rep.Busy = err
+			return nil
 		}
 		if err != nil {
-			return rep, fmt.Errorf("taking the store's lock: %w", err)
+			return fmt.Errorf("taking the store's lock: %w", err)
 		}
 		defer lk.Release()
-		// Deletes that finished while the sources were read have added
-		// their tombstones: filter again with what is there now.
-		now, err := tombstone.Load(o.Store.Hidden())
-		if err != nil {
-			rep.Untrusted = err
-			return rep, nil
-		}
-		refilter = !sameEntries(hidden, now)
-		hidden = now
-		// Another run may have imported meanwhile.
-		if r.led != nil {
-			if ledgerGrew, err = r.led.Refresh(); err != nil {
-				return rep, fmt.Errorf("reading %s: %w", r.led.Path, err)
-			}
-		}
-		swept := map[string]bool{o.Store.Root: true}
-		sweepTemps(o.Store.Root) // registry.json's, history-global.jsonl's
-		for _, j := range jobs {
-			if dir := filepath.Dir(j.b.path); !swept[dir] {
-				swept[dir] = true
-				sweepTemps(dir)
-			}
+		if ok, err := b.refresh(); !ok || err != nil {
+			return err
 		}
 	}
-	// Each file is fsynced, then its folder: many in flight at once, so
-	// that they share the file system's journal commits (on ext4, each
-	// commit costs a cache flush of the disk).
-	results := make([]FileResult, len(jobs))
-	eachParallel(len(jobs), writers, func(i int) {
-		results[i] = r.writeSeed(jobs[i].src, jobs[i].b, hidden, refilter, ledgerGrew)
-	})
-	syncFolders(results, writers)
+	results := make([]FileResult, len(b.jobs))
+	for i, j := range b.jobs {
+		results[i] = r.writeBucket(j.src, j.b, b.hidden, b.refilter, b.ledgerGrew)
+	}
+	syncFolders(results)
+	b.rep.Files = append(b.rep.Files, results...)
 	if !o.DryRun {
-		buckets := make([]*bucket, len(jobs))
-		for i, j := range jobs {
-			buckets[i] = j.b
-		}
-		if err := r.commitKeys(buckets, results); err != nil {
-			// The files are in place: the next run finds their records
-			// in the store and does not import them again.
-			rep.Files = append(rep.Files, results...)
-			return rep, err
-		}
-		if err := advance(results); err != nil {
-			rep.Files = append(rep.Files, results...)
-			return rep, err
-		}
-		// The projects imported into lose, from this machine's files,
-		// what other machines' tombstones hide (docs/sync.md).
-		swept := map[string]bool{}
-		for _, j := range jobs {
-			if swept[j.b.hash] {
-				continue
-			}
-			swept[j.b.hash] = true
-			n, err := deletion.Sweep(o.Store, store.Scope{Project: j.b.hash, Also: j.b.also}, hidden)
-			rep.Swept += n
-			if err != nil && rep.SweepErr == "" {
-				rep.SweepErr = err.Error()
-			}
+		if err := b.commit(results); err != nil {
+			return err
 		}
 	}
+	return b.register(results)
+}
+
+// refresh, under the lock, takes in what changed while the sources were
+// read: tombstones that deletes added meanwhile (the run filters again
+// with them), keys another run imported; and removes the temp files
+// killed runs left. ok is false when hidden.json cannot be trusted now.
+func (b *bootstrap) refresh() (ok bool, err error) {
+	r, o := b.r, &b.r.Opts
+	now, err := tombstone.Load(o.Store.Hidden())
+	if err != nil {
+		b.rep.Untrusted = err
+		return false, nil
+	}
+	b.refilter = !sameEntries(b.hidden, now)
+	b.hidden = now
+	if r.led != nil {
+		if b.ledgerGrew, err = r.led.Refresh(); err != nil {
+			return false, fmt.Errorf("reading %s: %w", r.led.Path, err)
+		}
+	}
+	swept := map[string]bool{o.Store.Root: true}
+	sweepTemps(o.Store.Root) // registry.json's, history-global.jsonl's
+	for _, j := range b.jobs {
+		if dir := filepath.Dir(j.b.path); !swept[dir] {
+			swept[dir] = true
+			sweepTemps(dir)
+		}
+	}
+	return true, nil
+}
+
+// commit records what was written: the ledger keys, the stamps; and
+// removes, from this machine's files of the projects imported into, what
+// other machines' tombstones hide (docs/sync.md).
+func (b *bootstrap) commit(results []FileResult) error {
+	r, o := b.r, &b.r.Opts
+	buckets := make([]*bucket, len(b.jobs))
+	for i, j := range b.jobs {
+		buckets[i] = j.b
+	}
+	// On a failure the files are in place: the next run finds their
+	// records in the store and does not import them again.
+	if err := r.commitKeys(buckets, results); err != nil {
+		return err
+	}
+	if err := b.advance(results); err != nil {
+		return err
+	}
+	swept := map[string]bool{}
+	for _, j := range b.jobs {
+		if swept[j.b.hash] {
+			continue
+		}
+		swept[j.b.hash] = true
+		n, err := deletion.Sweep(o.Store, store.Scope{Project: j.b.hash, Also: j.b.also}, b.hidden)
+		b.rep.Swept += n
+		if err != nil && b.rep.SweepErr == "" {
+			b.rep.SweepErr = err.Error()
+		}
+	}
+	return nil
+}
+
+// register names the projects written to in registry.json, and returns
+// the first file's failure.
+func (b *bootstrap) register(results []FileResult) error {
 	var firstErr error
 	reg := map[string]string{}
 	for _, fr := range results {
@@ -493,19 +606,15 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		if fr.Status == FileWritten {
 			reg[fr.Project] = fr.Cwd
 		}
-		rep.Files = append(rep.Files, fr)
 	}
 	if len(reg) > 0 {
 		// registry.json is advisory: a failure leaves the seeds in place.
-		if err := o.Store.RegisterAll(reg); err != nil {
-			rep.RegistryErr = err.Error()
+		if err := b.r.Opts.Store.RegisterAll(reg); err != nil {
+			b.rep.RegistryErr = err.Error()
 		}
 	}
-	return rep, firstErr
+	return firstErr
 }
-
-// writers is how many seed files are written (and fsynced) at once.
-const writers = 64
 
 // sweepStale removes the temp files that killed runs left in dirs, under
 // the rewriters' lock, which it takes only when there is one (best

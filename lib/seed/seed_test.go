@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -515,69 +514,4 @@ func seedFiles(t *testing.T, rep *Report) map[string]string {
 		}
 	}
 	return out
-}
-
-// TestManyProjectsSmallBudget: with many projects and a small budget,
-// spills come often, most of them writing a record or two to each file,
-// and more files than may stay open between spills are reopened: the seed
-// files are still byte for byte those written at once.
-func TestManyProjectsSmallBudget(t *testing.T) {
-	defer func(v int64, o int) { spillAt, maxOpen = v, o }(spillAt, maxOpen)
-	maxOpen = 16
-	var ps []transcript.Prompt
-	for i := range 2000 {
-		text := fmt.Sprintf("prompt %d ", i) + strings.Repeat("x", i%3*2500)
-		ps = append(ps, transcript.Prompt{Text: text, TS: int64(i), Cwd: fmt.Sprintf("/p/%d", i%500), Session: "s", Src: "pi"})
-	}
-	write := func(limit int64) (map[string]string, int) {
-		spillAt = limit
-		r := New(Options{Store: store.Store{Root: t.TempDir()}})
-		rep, err := r.Bootstrap([]Source{emitting(t, "pi", ps)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return seedFiles(t, rep), r.spills
-	}
-	want, _ := write(1 << 30)
-	got, spills := write(100 << 10)
-	if len(want) != 500 || !reflect.DeepEqual(got, want) {
-		t.Errorf("%d seeds differ from the %d written at once", len(got), len(want))
-	}
-	if spills < 5 {
-		t.Errorf("%d spills, want many", spills)
-	}
-}
-
-// TestRecordAtAcrossChunks reads back every record of a bucket, some
-// longer than a chunk, others spanning two: in memory, and, after a spill,
-// from the temp file while the spill may still be written.
-func TestRecordAtAcrossChunks(t *testing.T) {
-	defer func(v int64) { spillAt = v }(spillAt)
-	spillAt = 1 << 30
-	r := New(Options{Store: store.Store{Root: t.TempDir()}})
-	b := &bucket{path: filepath.Join(t.TempDir(), "seed.jsonl")}
-	r.collectors = []*collector{{buckets: map[string]*bucket{"h": b}}}
-	defer r.discard(b)
-	var offs []int64
-	var want []record.Record
-	for i := range 60 {
-		if i == 30 {
-			if err := r.spill(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rec := record.Record{Text: fmt.Sprint(i, strings.Repeat(" x", i*i*13)), TS: int64(i), Src: "pi", Session: "s"}
-		offs = append(offs, b.pos)
-		want = append(want, rec)
-		r.hold(b, record.Append(nil, rec))
-	}
-	if len(b.data) < 10 {
-		t.Fatalf("the records are held in %d chunks: not a test of records across chunks", len(b.data))
-	}
-	for i, off := range offs {
-		got, err := r.recordAt(b, off)
-		if err != nil || got != want[i] {
-			t.Errorf("record %d at %d: %q (%d), %v; want %q", i, off, got.Text[:min(len(got.Text), 20)], got.TS, err, want[i].Text[:min(len(want[i].Text), 20)])
-		}
-	}
 }

@@ -33,6 +33,20 @@ func ImportFile(agent, machine string, ms int64) string {
 	return Named("import-"+agent+"-"+stamp(ms)+".jsonl", machine)
 }
 
+// ImportLog is the file a machine's later imports from agent append to,
+// in a project's folder: import-<agent>@<machine>.jsonl. Compaction
+// merges it like the other import files; the next import starts it anew.
+func ImportLog(agent, machine string) string {
+	return Named("import-"+agent+".jsonl", machine)
+}
+
+// IsGlobal reports whether base is a global-scope file from any machine:
+// history-global.jsonl, or history-global@<machine>.jsonl, which a
+// machine's legacy migration writes.
+func IsGlobal(base string) bool {
+	return base == GlobalName || base == Named(GlobalName, MachineOf(base))
+}
+
 // CompactFile is a new name for a compaction's merged file.
 func CompactFile(machine string, ms int64) string {
 	return Named("compact-"+stamp(ms)+".jsonl", machine)

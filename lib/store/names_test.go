@@ -18,3 +18,19 @@ func TestValidInstance(t *testing.T) {
 		}
 	}
 }
+
+// Every machine's global file is of the global scope, and so are its
+// carry and claim files; a capture cannot take its name.
+func TestGlobalFiles(t *testing.T) {
+	for _, name := range []string{GlobalName, "history-global@m1.jsonl", "history-global@m1.jsonl.carry-1-ab.jsonl"} {
+		if !IsGlobal(Origin(name)) {
+			t.Errorf("IsGlobal(Origin(%q)) = false", name)
+		}
+	}
+	if Classify("history-global@m1.jsonl") != GlobalFile || Classify("history-global-x@m1.jsonl") != Capture {
+		t.Error("Classify")
+	}
+	if ImportLog("pi", "m1") != "import-pi@m1.jsonl" || Classify(ImportLog("pi", "m1")) != Import {
+		t.Error("ImportLog")
+	}
+}

@@ -177,7 +177,7 @@ func Classify(name string) Kind {
 		return Carry
 	}
 	switch {
-	case name == GlobalName:
+	case IsGlobal(name):
 		return GlobalFile
 	case name == SeedName || strings.HasPrefix(name, "seed-") || strings.HasPrefix(name, "seed@"):
 		return Seed
@@ -285,7 +285,7 @@ func (s Store) GlobalFiles() ([]File, error) {
 	var out []File
 	for _, e := range ents {
 		k := Classify(e.Name())
-		if k == NotStore || Origin(e.Name()) != GlobalName {
+		if k == NotStore || !IsGlobal(Origin(e.Name())) {
 			continue
 		}
 		out = append(out, File{Path: filepath.Join(s.Root, e.Name()), Kind: k})

@@ -7,11 +7,9 @@ package transcript
 
 import (
 	"errors"
-	"hash/crc32"
 	"io/fs"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 )
 
@@ -40,65 +38,20 @@ type Prompt struct {
 	// Approx is true when TS is not the prompt's own time (a session's
 	// creation time, a file's mtime).
 	Approx bool
+	// File is the transcript file (or database) the prompt was read from.
+	File string
 }
 
-// Keep says, for each transcript file a reader lists, whether to read it:
-// a reader given a Keep reads only the files it keeps (nil keeps all).
-// hist-seed keeps the files that changed since its last run (see
-// docs/hist-seed.md, "Incremental import").
-type Keep interface {
-	Keep(path string, fi fs.FileInfo) bool
-}
-
-// KeepFunc is a Keep made of a function.
-type KeepFunc func(path string, fi fs.FileInfo) bool
-
-// Keep calls f.
-func (f KeepFunc) Keep(path string, fi fs.FileInfo) bool { return f(path, fi) }
-
-// Cursor is where a read of a transcript file stopped: for a file of
-// lines, as below; a reader of other records gives Offset and Head its own
-// meaning (cursor: the messages read, and a hash of their ids).
-type Cursor struct {
-	// Offset is the byte after the last complete line read (a torn last
-	// line, not ended yet, is left to the next read).
-	Offset int64
-	// Head is HeadSum of the file's first min(Offset, HeadSize) bytes: a
-	// file rewritten since has another head, and is read whole again.
-	Head uint64
-	// Context is what the reader needs to go on from Offset (Claude's
-	// latest cwd); the file's head is read again for the rest.
-	Context string
-}
-
-// Resumer is a Keep that also remembers where each file's last read
-// stopped: a reader of line-by-line files given one reads a file it keeps
-// from its cursor (From; zero: from its start) when the file still has the
-// head it had, and says where each read stopped (Reached, called on one
-// goroutine at a time). From is called concurrently, after the listing.
-type Resumer interface {
-	Keep
-	From(path string) Cursor
-	Reached(path string, c Cursor)
-}
-
-// HeadSize bounds the head of a file that Cursor.Head sums.
-const HeadSize = 4096
-
-// HeadSum is a 64-bit sum of b, the same in every run: its CRC-32C and
-// its CRC-32 (IEEE), which the CPU computes (a byte-at-a-time FNV-1a of
-// every file's first 4 KiB was 3% of a Codex first import's CPU time).
-func HeadSum(b []byte) uint64 {
-	return uint64(crc32.Checksum(b, castagnoli()))<<32 | uint64(crc32.ChecksumIEEE(b))
-}
-
-// castagnoli is made at first use: every command that links this package
-// would pay for it as it starts.
-var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
+// Keep says, for each transcript file a reader lists, whether to read
+// it: a reader given a Keep reads only the files it keeps (nil keeps
+// all). hist-seed keeps the files that changed since its last run (see
+// docs/hist-seed.md, "Rules"); a file it keeps is read
+// whole.
+type Keep func(path string, fi fs.FileInfo) bool
 
 // Stats counts what a reader saw.
 type Stats struct {
-	Files     int   // transcript files (or databases) read, whole or from their cursor
+	Files     int   // transcript files (or databases) read
 	Bytes     int64 // bytes read
 	Prompts   int   // prompts emitted
 	Malformed int   // lines or rows that could not be parsed and were skipped
@@ -107,6 +60,16 @@ type Stats struct {
 	// apart from Skipped, since a folder of only these is a known layout
 	// that holds no typed prompt.
 	Subagent int
+	// Undecodable are the files passed over because their content cannot
+	// be decoded (a truncated .zst, a corrupt database): the rest of the
+	// source is read.
+	Undecodable []Undecodable
+}
+
+// Undecodable is a file whose content cannot be decoded, and why.
+type Undecodable struct {
+	Path string
+	Err  error
 }
 
 // Add adds o's counts to s.
@@ -117,6 +80,7 @@ func (s *Stats) Add(o Stats) {
 	s.Malformed += o.Malformed
 	s.Skipped += o.Skipped
 	s.Subagent += o.Subagent
+	s.Undecodable = append(s.Undecodable, o.Undecodable...)
 }
 
 // ReadError reports a transcript that could not be read (an I/O error, not a

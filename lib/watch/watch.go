@@ -6,7 +6,10 @@
 // Polling walks the folder every Every and compares each file's path, size
 // and modification time with the walk before. A folder that does not exist
 // is looked for every Every; once it appears it is watched, and counts as
-// a change.
+// a change. A watched folder removed and created again (its watches gone
+// with it) is watched again within Every, and counts as a change. The
+// watches are fsnotify's alone: a folder removed takes its watch with it,
+// so memory stays bounded however many folders come and go.
 package watch
 
 import (
@@ -14,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -73,10 +77,10 @@ const (
 
 type root struct {
 	Root
-	real  string // Path with symbolic links resolved, as events name it
-	mode  mode
-	walk  map[string]stamp // polling: the last walk
-	added []string         // watching: the paths added
+	real string      // Path with symbolic links resolved, as events name it
+	id   os.FileInfo // watching: the folder watched (a new one replaced it when it differs)
+	mode mode
+	walk map[string]stamp // polling: the last walk
 }
 
 type stamp struct {
@@ -131,8 +135,18 @@ func (w *Watcher) begin(r *root) {
 		return
 	}
 	r.mode = watching
+	r.id, _ = os.Stat(r.Path)
 	if err := w.addTree(r, r.real); err != nil {
 		w.poll(r, reason(err))
+	}
+}
+
+// unwatch removes the watches under r.
+func (w *Watcher) unwatch(r *root) {
+	for _, p := range w.fw.WatchList() {
+		if p == r.real || strings.HasPrefix(p, r.real+string(filepath.Separator)) {
+			w.fw.Remove(p)
+		}
 	}
 }
 
@@ -142,7 +156,7 @@ func (w *Watcher) addTree(r *root, dir string) error {
 	case dir == w.skip:
 		return nil
 	case r.Flat:
-		return w.add(r, dir)
+		return w.add(dir)
 	}
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		switch {
@@ -153,26 +167,22 @@ func (w *Watcher) addTree(r *root, dir string) error {
 		case p != dir && !d.IsDir():
 			return nil
 		}
-		return w.add(r, p)
+		return w.add(p)
 	})
 }
 
-func (w *Watcher) add(r *root, p string) error {
+func (w *Watcher) add(p string) error {
 	if err := addWatch(w.fw, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	r.added = append(r.added, p)
 	return nil
 }
 
 // poll makes r polled, and says why.
 func (w *Watcher) poll(r *root, why string) {
 	if w.fw != nil {
-		for _, p := range r.added {
-			w.fw.Remove(p)
-		}
+		w.unwatch(r)
 	}
-	r.added = nil
 	r.mode = polling
 	r.walk = w.stamps(r)
 	w.notice([]string{r.Path}, "polled every "+Every.String()+": "+why)
@@ -285,11 +295,17 @@ func (w *Watcher) check() bool {
 			}
 			r.walk = now
 		case watching:
-			if _, err := os.Stat(r.Path); errors.Is(err, fs.ErrNotExist) {
-				for _, p := range r.added {
-					w.fw.Remove(p)
-				}
-				r.added, r.mode = nil, missing
+			fi, err := os.Stat(r.Path)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				w.unwatch(r)
+				r.mode = missing
+			case err == nil && (r.id != nil && !os.SameFile(fi, r.id) || !slices.Contains(w.fw.WatchList(), r.real)):
+				// Replaced, or its watch lost (the old folder's removal
+				// may be told after the new one's watch was added).
+				w.unwatch(r)
+				w.begin(r)
+				changed = true
 			}
 		}
 	}

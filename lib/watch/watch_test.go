@@ -135,3 +135,49 @@ func TestWatchNewFolder(t *testing.T) {
 		t.Errorf("notice: %q", n.String())
 	}
 }
+
+// TestRootReplaced: a watched root removed and created again (its
+// watches gone with it) is watched again: that is a change, and so is a
+// write in it afterwards.
+func TestRootReplaced(t *testing.T) {
+	pollEvery = 100 * time.Millisecond
+	t.Cleanup(func() { pollEvery = Every })
+	dir := filepath.Join(t.TempDir(), "projects")
+	write(t, filepath.Join(dir, "x", "s.jsonl"), "one")
+	var n notices
+	w := Start([]Root{{Path: dir}}, "", n.add)
+	defer w.Close()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	wantChange(t, w, 2*time.Second, "the root removed and created again")
+	wantNone(t, w, 700*time.Millisecond, "nothing more written")
+	write(t, filepath.Join(dir, "y", "s.jsonl"), "two")
+	wantChange(t, w, 3*time.Second, "a file in the new root")
+}
+
+// TestChurnForgotten: folders created and removed under a root leave no
+// watch behind.
+func TestChurnForgotten(t *testing.T) {
+	dir := t.TempDir()
+	w := Start([]Root{{Path: dir}}, "", (&notices{}).add)
+	defer w.Close()
+	for i := range 200 {
+		sub := filepath.Join(dir, fmt.Sprint("d", i))
+		if err := os.Mkdir(sub, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+		os.RemoveAll(sub)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(w.fw.WatchList()) > 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d watches left after the folders went, want 1 (the root's)", len(w.fw.WatchList()))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

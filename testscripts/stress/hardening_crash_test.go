@@ -15,6 +15,7 @@ import (
 
 	"hist/internal/testbin"
 	"hist/lib/record"
+	"hist/lib/seed"
 	"hist/lib/store"
 	"hist/testscripts/internal/crashtest"
 )
@@ -288,7 +289,7 @@ func crashSeed(t *testing.T, kills int) {
 		addLegacy(fmt.Sprintf("legacy prompt %04d from the old history", j), 1_700_000_000_000+j)
 	}
 	lockDir := filepath.Join(c.Store.Root, "history-global.jsonl.migration-lock")
-	migrated := filepath.Join(c.Store.Root, "history-global.migrated.json")
+	migrated := seed.MigratedPath(c.Store)
 	seedCmd := func(proj string) *exec.Cmd {
 		return c.Cmd("hist-seed", "--project", proj, "--from", "pi,claude", "--sessions", sessions, "-q")
 	}

@@ -34,14 +34,12 @@
 // reads files oldest first (by modification time), so the copy that counts
 // is usually the original session's.
 //
-// Speed: a line is decoded only when a cheap byte search says it may hold a
+// A line is decoded only when a cheap byte search says it may hold a
 // prompt (or, until the file's cwd is known, carry one); the rest are only
-// split off. So Stats.Malformed counts the lines
-// that are not JSON objects at all (garbage, a torn last line) and the
-// candidate lines that do not decode, not broken lines of other kinds. When
-// there is more than one CPU, Scan reads the next files ahead on other
-// goroutines; emit is still called in file order, on the caller's goroutine.
-// Each file is read up to the size it had when it was listed.
+// split off. So Stats.Malformed counts the lines that are not JSON objects
+// at all (garbage, a torn last line) and the candidate lines that do not
+// decode, not broken lines of other kinds. Each file is read up to the
+// size it had when it was opened.
 package claude
 
 import (
@@ -78,9 +76,7 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	return ScanKept(root, nil, emit)
 }
 
-// ScanKept is Scan over the transcripts keep keeps. When keep is a
-// transcript.Resumer, a grown transcript is read from where the last read
-// stopped, with the latest cwd read before it.
+// ScanKept is Scan over the transcripts keep keeps.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := listFiles(root, keep, &st)
@@ -94,12 +90,10 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		return files[i].path < files[j].path
 	})
 	paths := make([]string, len(files))
-	sizes := make([]int64, len(files))
 	for i, f := range files {
-		paths[i], sizes[i] = f.path, f.size
+		paths[i] = f.path
 	}
-	res, _ := keep.(transcript.Resumer)
-	err = filescan.ScanPaths(paths, sizes, res, scanTranscript, emit, &st)
+	err = filescan.ScanPaths(paths, scanTranscript, emit, &st)
 	return st, err
 }
 
@@ -113,83 +107,24 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 	return st, err
 }
 
-// Cheap line filters. A quoted token with its quotes can only be JSON
-// structure (inside a string the quotes would be escaped), so a line where
-// no "type" member has the value "user" or "queued_command" is never a
-// prompt and is never decoded, and a user record carrying a tool result
-// block (as every one with a toolUseResult does) is dropped without
-// decoding it. Any JSON white space may stand around a member's colon.
-var typeKey = []byte(`"type"`)
+// The line filter. A quoted token with its quotes can only be JSON
+// structure (inside a string the quotes would be escaped), so a line with
+// neither "user" nor "queued_command" is never a prompt and is never
+// decoded; nor is a user record carrying a tool result block (as every one
+// with a toolUseResult does), as Claude Code writes it. The filter only
+// saves work: a line it lets through is decoded and judged in full.
+var (
+	quotedUser       = []byte(`"user"`)
+	quotedQueued     = []byte(`"queued_command"`)
+	toolResultMember = []byte(`"type":"tool_result"`)
+)
 
-// candidate reports whether line may hold a prompt, in one pass. It looks
-// for the "y" of `"type"` (a rarer byte than the quote, which makes the
-// search faster) and checks what is around it.
+// candidate reports whether line may hold a prompt.
 func candidate(line []byte) bool {
-	const y = 2 // the index of 'y' in typeKey
-	for i := y; i < len(line); i++ {
-		j := bytes.IndexByte(line[i:], 'y')
-		if j < 0 {
-			return false
-		}
-		i += j
-		if line[i-y] != '"' || len(line)-i < 4 || string(line[i-y:i+4]) != `"type"` {
-			continue
-		}
-		val := memberValue(line, i+4)
-		if hasPrefix(val, `"user"`) {
-			return !hasToolResult(line)
-		}
-		if hasPrefix(val, `"queued_command"`) {
-			return true
-		}
+	if bytes.Contains(line, quotedQueued) {
+		return true
 	}
-	return false
-}
-
-// memberValue returns line from the value of the member whose key ends
-// before line[i] (nil when no colon follows the key). The compact form,
-// with no white space around the colon, is the common one.
-func memberValue(line []byte, i int) []byte {
-	if i+1 < len(line) && line[i] == ':' && line[i+1] == '"' {
-		return line[i+1:]
-	}
-	i = jsonscan.SkipSpace(line, i)
-	if i >= len(line) || line[i] != ':' {
-		return nil
-	}
-	return line[jsonscan.SkipSpace(line, i+1):]
-}
-
-// hasPrefix is bytes.HasPrefix for a constant prefix, compared without a
-// call.
-func hasPrefix(b []byte, prefix string) bool {
-	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
-}
-
-// hasToolResult reports whether line holds a "type" member whose value is
-// "tool_result". It looks for the value's '_' (a byte much rarer than its
-// quotes, which would make a substring search slow) and checks what is
-// around it.
-func hasToolResult(line []byte) bool {
-	const at = len(`"tool`) // the index of '_' in "tool_result"
-	for i := at; i < len(line); i++ {
-		j := bytes.IndexByte(line[i:], '_')
-		if j < 0 {
-			return false
-		}
-		i += j
-		if !hasPrefix(line[i-at:], `"tool_result"`) {
-			continue
-		}
-		k := jsonscan.SpaceBefore(line, i-at)
-		if k == 0 || line[k-1] != ':' {
-			continue
-		}
-		if bytes.HasSuffix(line[:jsonscan.SpaceBefore(line, k-1)], typeKey) {
-			return true
-		}
-	}
-	return false
+	return bytes.Contains(line, quotedUser) && !bytes.Contains(line, toolResultMember)
 }
 
 // cwdKey is in every line whose record carries a cwd.
@@ -201,9 +136,8 @@ var cwdKey = []byte(`"cwd"`)
 // Only the prompts waiting for that later record are held.
 func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Prompt) error) (st transcript.Stats, err error) {
 	defer func() { st.Bytes = lr.Bytes() }()
-	cwd := lr.Context()             // the file's latest known cwd (read before, when resumed)
+	var cwd string                  // the file's latest known cwd
 	var waiting []transcript.Prompt // prompts read before any cwd, in order
-	defer func() { lr.SetContext(cwd) }()
 	for {
 		line, rerr := lr.Next()
 		if rerr == io.EOF {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package claude
 
 import (
@@ -111,7 +113,7 @@ func TestRealTranscripts(t *testing.T) {
 		t.Errorf("sessions %v", sessions)
 	}
 	wantSt := transcript.Stats{Files: 3, Prompts: 8, Bytes: totalSize(t, "testdata/claude/projects/*/*.jsonl")}
-	if st != wantSt {
+	if !reflect.DeepEqual(st, wantSt) {
 		t.Errorf("stats %+v, want %+v", st, wantSt)
 	}
 }
@@ -508,13 +510,13 @@ func TestLayouts(t *testing.T) {
 		ttest.WriteFile(t, filepath.Join(only, "-w-proj", "sess-2", "subagents", "agent-3c4d.jsonl"), looksTyped)
 		ttest.WriteFile(t, filepath.Join(only, "-w-proj", "agent-1a2b.jsonl"), looksTyped)
 		got, st := ttest.Collect(t, Scan, only)
-		if len(got) != 0 || st != (transcript.Stats{Subagent: 2}) {
+		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{Subagent: 2}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})
 	t.Run("missing root", func(t *testing.T) {
 		got, st := ttest.Collect(t, Scan, filepath.Join(root, "nope"))
-		if len(got) != 0 || st != (transcript.Stats{}) {
+		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})

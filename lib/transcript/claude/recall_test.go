@@ -1,3 +1,5 @@
+//go:build unix
+
 package claude
 
 import (
@@ -106,7 +108,7 @@ func TestClaudeRealHistory(t *testing.T) {
 		}
 	}
 	fi, _ := os.Stat(src)
-	if st != (transcript.Stats{Files: 1, Bytes: fi.Size(), Prompts: 3}) {
+	if !reflect.DeepEqual(st, transcript.Stats{Files: 1, Bytes: fi.Size(), Prompts: 3}) {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -182,7 +184,7 @@ func TestClaudeHistoryMalformed(t *testing.T) {
 func TestClaudeHistoryFiles(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
 		got, st := ttest.Collect(t, ScanRecall, filepath.Join(t.TempDir(), "history.jsonl"))
-		if len(got) != 0 || st != (transcript.Stats{}) {
+		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})

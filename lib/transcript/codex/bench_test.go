@@ -3,15 +3,11 @@ package codex
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -147,69 +143,4 @@ func BenchmarkScanReaderLongLines(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// TestThroughputVsGrep compares Scan with "grep -c" over the benchmark
-// corpus (best of several interleaved runs, wall and CPU time) and reports
-// the peak RSS. It runs only with HIST_BENCH_GREP=1 (and HIST_BENCH_DIR to
-// keep the corpus).
-func TestThroughputVsGrep(t *testing.T) {
-	if os.Getenv("HIST_BENCH_GREP") == "" {
-		t.Skip("set HIST_BENCH_GREP=1 to measure")
-	}
-	root, size := benchCorpusT(t)
-	files, _ := filepath.Glob(filepath.Join(root, "sessions", "*", "*", "*", "*.jsonl"))
-	args := append([]string{"-c", "UserMessage"}, files...)
-	best := func(f func() (time.Duration, time.Duration)) (time.Duration, time.Duration) {
-		bw, bc := time.Duration(1<<62), time.Duration(1<<62)
-		for i := 0; i < 9; i++ {
-			w, c := f()
-			bw, bc = min(bw, w), min(bc, c)
-		}
-		return bw, bc
-	}
-	grepW, grepC := best(func() (time.Duration, time.Duration) {
-		cmd := exec.Command("grep", args...)
-		cmd.Stdout = io.Discard
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
-			t.Fatal(err)
-		}
-		return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	})
-	scanW, scanC := best(func() (time.Duration, time.Duration) {
-		var r0, r1 syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
-		start := time.Now()
-		if _, err := Scan(root, func(transcript.Prompt) error { return nil }); err != nil {
-			t.Fatal(err)
-		}
-		w := time.Since(start)
-		syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
-		cpu := time.Duration(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) * time.Nanosecond
-		return w, cpu
-	})
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	mbs := func(d time.Duration) float64 { return float64(size) / 1e6 / d.Seconds() }
-	t.Logf("corpus %d files, %.1f MB", len(files), float64(size)/1e6)
-	t.Logf("grep -c: wall %v (%.0f MB/s), cpu %v", grepW, mbs(grepW), grepC)
-	t.Logf("Scan:    wall %v (%.0f MB/s), cpu %v (%.0f MB/s)", scanW, mbs(scanW), scanC, mbs(scanC))
-	t.Logf("ratio Scan/grep: wall %.2fx, cpu %.2fx; peak RSS %d MB", scanW.Seconds()/grepW.Seconds(), scanC.Seconds()/grepC.Seconds(), ru.Maxrss/1024)
-}
-
-// benchCorpusT is benchCorpus for a test.
-func benchCorpusT(t *testing.T) (string, int64) {
-	var root string
-	var size int64
-	res := testing.Benchmark(func(b *testing.B) {
-		if root == "" {
-			root, size = benchCorpus(b, false)
-		}
-	})
-	_ = res
-	if root == "" {
-		t.Fatal("no corpus")
-	}
-	return root, size
 }

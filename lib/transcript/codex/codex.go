@@ -8,7 +8,9 @@
 //     (Codex 0.171 and later), text = the item's text content;
 //   - an event_msg user_message (earlier builds), skipped when its "kind" is
 //     not "plain" (the injected context of 0.3x–0.4x builds);
-//   - in a rollout that holds neither, a response_item user message;
+//   - in a rollout that holds no event_msg line at all (a build that
+//     writes events writes the prompts' too, if not yet), a response_item
+//     user message;
 //   - in a rollout of the oldest format (a first line
 //     {"id":…,"timestamp":…,"instructions":…}, then bare response items
 //     and {"record_type":"state"} lines, no session_meta), a bare user
@@ -38,7 +40,8 @@
 //
 // Lines are streamed through a fixed buffer; a line is held whole only when
 // it is decoded, and lines of types the reader has no use for are skipped
-// without being parsed (so they are never counted as malformed).
+// without being parsed (so they are never counted as malformed). Each
+// rollout is read up to the size it had when it was opened.
 package codex
 
 import (
@@ -48,10 +51,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -68,112 +69,63 @@ func DefaultRoot(env transcript.Env, home string) string {
 
 // Scan reads every rollout under root (sessions/ and archived_sessions/)
 // and calls emit once per typed prompt, deduplicated by Prompt.Key. A file
-// that cannot be read, a .jsonl.zst that is not a valid zstd stream
-// included (it may be half written), stops the scan with a
-// *transcript.ReadError, so that the import is retried later; malformed
-// lines are counted in Stats.Malformed. An error from emit stops the scan
-// and is returned as it is. A missing root holds no prompts.
+// that cannot be read stops the scan with a *transcript.ReadError, so that
+// the import is retried later; a .jsonl.zst that is not a valid zstd
+// stream (cut short, say) is passed over, named in Stats.Undecodable (the
+// prompts before the fault count); malformed lines are counted in
+// Stats.Malformed. An error from emit stops the scan and is returned as it
+// is. A missing root holds no prompts.
 func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	return ScanKept(root, nil, emit)
 }
 
 // ScanKept is Scan over the rollouts keep keeps, and the parents of the
-// legacy forks among them (which the fork rule needs). When keep is a
-// transcript.Resumer, a plain rollout that only grew is read from where
-// the last read stopped, with the context that read saved (see
-// resume.go); any other is read whole.
+// legacy forks among them (which the fork rule needs).
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
-	s.res, _ = keep.(transcript.Resumer)
-	all, infos, allArchived, err := s.list(root, keep != nil)
+	all, err := s.list(root, keep)
 	if err != nil {
 		return s.stats, err
 	}
-	files, archived := all, allArchived
-	if keep != nil {
-		// Each rollout's stamp is the one the listing found (no second
-		// stat by path). Only the rollouts kept are sorted: with the set
-		// of plain rollouts made only beside a compressed one (list), a
-		// run with nothing new over 16,266 rollouts takes 14-16% less
-		// (168 against 200 ms, medians of 21 alternated runs), which
-		// keeps it within 2x of find printing the files' stamps.
-		files = nil
-		for i, p := range all {
-			if i == archived {
-				archived = len(files)
-			}
-			if infos[i] == nil || keep.Keep(p, infos[i]) {
-				files = append(files, p)
-			}
-		}
-		archived = min(archived, len(files))
-	}
-	slices.SortFunc(files[:archived], walkOrder)
-	slices.SortFunc(files[archived:], walkOrder)
-	// Rollouts are parsed by up to maxWorkers goroutines, a few files
-	// ahead; what each yields is applied in file order on this one.
-	workers := min(runtime.GOMAXPROCS(0), maxWorkers, (len(files)+7)/8)
-	op := new(filescan.Opener) // shared: each folder is opened once
-	defer op.Close()
-	if workers < 2 {
-		w := reader{op: op, res: s.res}
-		for _, f := range files {
-			if err := s.apply(w.parse(f)); err != nil {
-				return s.stats, err
-			}
-		}
-	} else {
-		newReader := func() *reader { return &reader{op: op, res: s.res} }
-		if err := filescan.Map(files, workers, newReader, (*reader).parse, s.apply); err != nil {
-			return s.stats, err
-		}
-	}
-	if len(files) < len(all) || len(s.partial) > 0 {
-		// The parents of the legacy forks read, when they were not, or
-		// only from a cursor: the fork rule needs all their prompts (they
-		// are emitted again, which the import ledger makes harmless).
-		w := reader{op: op}
-		for _, path := range forkParents(s, files, all, allArchived) {
-			if err := s.apply(w.parse(path)); err != nil {
+	var read []string
+	for _, r := range all {
+		if r.kept {
+			read = append(read, r.path)
+			if err := s.read(r.path); err != nil {
 				return s.stats, err
 			}
 		}
 	}
-	if err := s.flushForks(); err != nil {
-		return s.stats, err
+	if len(read) < len(all) {
+		// The parents of the legacy forks, when they were not read: the
+		// fork rule needs their prompts (they are emitted again, which
+		// the import ledger makes harmless).
+		for _, path := range forkParents(s, read, all) {
+			if err := s.read(path); err != nil {
+				return s.stats, err
+			}
+		}
 	}
-	return s.stats, nil
+	return s.stats, s.flushForks()
 }
 
-// forkParents lists the rollouts of all (those of archived_sessions/ from
-// index archived on), not among read or read only from a cursor, whose
-// session is the parent of a legacy fork s found without it (a rollout's
-// name ends with its session id): each fork's in the order they are read.
-func forkParents(s *scanner, read, all []string, archived int) []string {
+// forkParents lists the rollouts of all not among read whose session is
+// the parent of a legacy fork s found without it (a rollout's name ends
+// with its session id): each fork's in the order they are listed.
+func forkParents(s *scanner, read []string, all []rollout) []string {
 	var out []string
 	for _, fk := range s.forks {
 		if _, ok := s.sums[fk.parent]; ok || fk.parent == "" {
 			continue
 		}
-		var mine, theirs []string // sessions/, archived_sessions/
-		for i, p := range all {
-			if strings.Contains(filepath.Base(p), fk.parent) && (s.partial[p] || !slices.Contains(read, p)) && !slices.Contains(out, p) {
-				if i < archived {
-					mine = append(mine, p)
-				} else {
-					theirs = append(theirs, p)
-				}
+		for _, r := range all {
+			if strings.Contains(filepath.Base(r.path), fk.parent) && !slices.Contains(read, r.path) && !slices.Contains(out, r.path) {
+				out = append(out, r.path)
 			}
 		}
-		slices.SortFunc(mine, walkOrder)
-		slices.SortFunc(theirs, walkOrder)
-		out = append(append(out, mine...), theirs...)
 	}
 	return out
 }
-
-// maxWorkers bounds the rollouts parsed at the same time.
-const maxWorkers = 4
 
 // ScanReader reads one rollout (plain JSONL) from r; name is its path, used
 // for the session id when the rollout has no session_meta and in errors.
@@ -182,37 +134,25 @@ const maxWorkers = 4
 func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
 	cr := &countReader{r: r}
-	p := s.parser(name)
-	err := p.run(cr)
+	err := s.parse(cr, name)
 	s.stats.Bytes += cr.n
-	s.stats.Malformed += p.malformed
-	switch {
-	case err == errStop:
-		s.stats.Subagent++
-		return s.stats, nil
-	case err != nil:
-		if s.emitErr != nil {
-			return s.stats, s.emitErr
-		}
-		return s.stats, &transcript.ReadError{Path: name, Err: err}
+	if err != nil {
+		return s.stats, err
 	}
-	s.stats.Files++
-	return s.stats, nil
+	return s.stats, s.flushForks()
 }
 
 type scanner struct {
 	emit    func(transcript.Prompt) error
 	emitErr error
 	stats   transcript.Stats
-	keys    filescan.KeySet
+	keys    map[string]struct{}
 	// sums holds every session's prompts (as text hashes, in file order),
-	// for the legacy-fork rule, of the rollouts read whole; partial holds
-	// the rollouts read from a cursor.
-	sums    map[string][]textSum
-	partial map[string]bool
-	forks   []*fork
-	last    *parser
-	res     transcript.Resumer // nil: every rollout is read whole
+	// for the legacy-fork rule.
+	sums  map[string][]textSum
+	forks []*fork
+	lr    *filescan.LineReader // reused from rollout to rollout
+	zdec  *zstd.Decoder
 }
 
 type fork struct {
@@ -222,22 +162,7 @@ type fork struct {
 }
 
 func newScanner(emit func(transcript.Prompt) error) *scanner {
-	return &scanner{
-		emit: emit,
-		sums: map[string][]textSum{},
-	}
-}
-
-// parser returns a parser that delivers straight to emit; it reuses the
-// buffers of the previous one.
-func (s *scanner) parser(name string) *parser {
-	p := &parser{name: name, session: sessionFromName(name)}
-	if s.last != nil {
-		p.lr = s.last.lr
-	}
-	s.last = p
-	p.out = func(c cand) error { return s.deliver(c) }
-	return p
+	return &scanner{emit: emit, keys: map[string]struct{}{}, sums: map[string][]textSum{}}
 }
 
 // deliver emits a prompt unless it is not capturable or already emitted.
@@ -245,8 +170,11 @@ func (s *scanner) deliver(c cand) error {
 	if !identity.Capturable(c.p.Text) {
 		return nil
 	}
-	if c.p.Key != "" && !s.keys.Add(c.p.Key) {
-		return nil
+	if c.p.Key != "" {
+		if _, dup := s.keys[c.p.Key]; dup {
+			return nil
+		}
+		s.keys[c.p.Key] = struct{}{}
 	}
 	if err := s.emit(c.p); err != nil {
 		s.emitErr = err
@@ -256,19 +184,24 @@ func (s *scanner) deliver(c cand) error {
 	return nil
 }
 
+// rollout is a rollout listed, and whether keep kept it.
+type rollout struct {
+	path string
+	kept bool
+}
+
 // list returns the rollouts under root, plain files winning over .zst,
-// those of sessions/ then those of archived_sessions/ (from index
-// archived on), in no set order within each, and, with infos, what each
-// one's stat found (the listing's fstatat in its open folder; a stat for
-// a symbolic link; nil when it failed, then reading the file reports
-// why).
-func (s *scanner) list(root string, infos bool) (out []string, outInfo []fs.FileInfo, archived int, err error) {
-	var mu sync.Mutex
+// those of sessions/ then those of archived_sessions/, each folder's in
+// the order filepath.WalkDir visits them, and whether keep (nil: all)
+// keeps each one (a file that cannot be stat'ed is kept: reading it
+// reports why).
+func (s *scanner) list(root string, keep transcript.Keep) ([]rollout, error) {
+	var out []rollout
 	for _, sub := range []string{"sessions", "archived_sessions"} {
-		archived = len(out)
 		dir := filepath.Join(root, sub)
-		zst := false
-		err := filescan.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		var found []rollout
+		have := map[string]bool{}
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if path == dir && errors.Is(err, fs.ErrNotExist) {
 					return fs.SkipDir
@@ -281,67 +214,27 @@ func (s *scanner) list(root string, infos bool) (out []string, outInfo []fs.File
 			if d.IsDir() || !isRollout(d.Name()) {
 				return nil
 			}
-			var fi fs.FileInfo
-			if infos {
-				if d.Type()&fs.ModeSymlink != 0 {
-					fi, _ = os.Stat(path)
-				} else {
-					fi, _ = d.Info()
-				}
+			kept := true
+			if keep != nil {
+				fi, err := os.Stat(path)
+				kept = err != nil || keep(path, fi)
 			}
-			mu.Lock()
-			out = append(out, path)
-			outInfo = append(outInfo, fi)
-			zst = zst || strings.HasSuffix(path, ".zst")
-			mu.Unlock()
+			found = append(found, rollout{path, kept})
+			have[path] = true
 			return nil
 		})
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, err
 		}
-		if !zst {
-			continue
-		}
-		// A compressed rollout beside its plain copy is skipped.
-		have := map[string]bool{}
-		for _, p := range out[archived:] {
-			if strings.HasSuffix(p, ".jsonl") {
-				have[p] = true
-			}
-		}
-		k := archived
-		for i := archived; i < len(out); i++ {
-			if strings.HasSuffix(out[i], ".zst") && have[strings.TrimSuffix(out[i], ".zst")] {
-				s.stats.Skipped++
+		for _, r := range found {
+			if strings.HasSuffix(r.path, ".zst") && have[strings.TrimSuffix(r.path, ".zst")] {
+				s.stats.Skipped++ // a compressed rollout beside its plain copy
 				continue
 			}
-			out[k], outInfo[k] = out[i], outInfo[i]
-			k++
+			out = append(out, r)
 		}
-		out, outInfo = out[:k], outInfo[:k]
 	}
-	return out, outInfo, archived, nil
-}
-
-// walkOrder orders paths as filepath.WalkDir visits them: a folder's
-// files before the next name of its parent ("/" sorts first).
-func walkOrder(a, b string) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		ca, cb := a[i], b[i]
-		if ca == cb {
-			continue
-		}
-		switch {
-		case ca == '/':
-			return -1
-		case cb == '/':
-			return 1
-		case ca < cb:
-			return -1
-		}
-		return 1
-	}
-	return len(a) - len(b)
+	return out, nil
 }
 
 // isRollout reports whether name is a rollout file name: "rollout-…" ending
@@ -367,170 +260,87 @@ func sessionFromName(name string) string {
 	return ""
 }
 
-// reader parses rollouts one after the other, reusing its buffers and
-// its zstd decoder; with res, a plain rollout from its cursor.
-type reader struct {
-	op   *filescan.Opener
-	res  transcript.Resumer
-	zdec *zstd.Decoder
-	last *parser
-}
-
-// parsed is what one rollout yielded: its candidates in file order, each
-// with whether the parser knew the file to be a legacy fork when it was
-// found, and how the parse ended.
-type parsed struct {
-	path       string
-	cands      []cand
-	fork       []bool
-	forkedFrom string
-	session    string
-	bytes      int64
-	malformed  int
-	err        error // errStop, errNotRegular, or a *transcript.ReadError
-	// resumed is true when the rollout was read from a cursor; cursor,
-	// when not nil, is where the read stopped, to be saved.
-	resumed bool
-	cursor  *transcript.Cursor
-}
-
-// parse reads one rollout.
-func (w *reader) parse(path string) *parsed {
-	res := &parsed{path: path}
-	f, size, skip, err := w.op.Open(path)
+// read reads one rollout, up to the size it had when it was opened (Codex
+// may be appending).
+func (s *scanner) read(path string) error {
+	f, size, ok, err := filescan.Open(path)
 	switch {
 	case err != nil:
-		res.err = err
-		return res
-	case skip:
+		return err
+	case !ok:
 		// Not a regular file (a FIFO would block): passed over. A rollout
 		// that vanished since the listing was most likely moved (Codex
 		// archives sessions into archived_sessions/), perhaps after that
 		// folder was listed: read again later rather than lose its prompts.
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			res.err = &transcript.ReadError{Path: path, Err: err}
-		} else {
-			res.err = errNotRegular
+			return &transcript.ReadError{Path: path, Err: err}
 		}
-		return res
-	}
-	defer f.Close()
-	p := &parser{name: path, session: sessionFromName(path)}
-	if w.last != nil {
-		p.lr = w.last.lr
-	}
-	w.last = p
-	p.out = func(c cand) error {
-		res.cands = append(res.cands, c)
-		res.fork = append(res.fork, p.legacyFork)
-		return nil
-	}
-	if !strings.HasSuffix(path, ".zst") {
-		w.parsePlain(p, f, size, res)
-		return res
-	}
-	// What the file held when it was opened (Codex may be appending).
-	cr := &countReader{r: io.LimitReader(f, max(size, 1))}
-	if w.zdec == nil {
-		w.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
-		if err != nil {
-			res.err = &transcript.ReadError{Path: path, Err: err}
-			return res
-		}
-	}
-	if err := w.zdec.Reset(cr); err != nil {
-		res.err = &transcript.ReadError{Path: path, Err: fmt.Errorf("not a valid zstd stream: %w", err)}
-		return res
-	}
-	err = p.run(&zstdErr{r: w.zdec})
-	res.bytes = cr.n
-	res.done(p, err)
-	return res
-}
-
-// parsePlain reads the plain rollout f (size bytes when opened), from its
-// cursor when w has one it can go on from.
-func (w *reader) parsePlain(p *parser, f *filescan.File, size int64, res *parsed) {
-	lr := p.reader()
-	var from transcript.Cursor
-	if w.res != nil {
-		from = w.res.From(res.path)
-		if from.Offset > 0 && !p.resume(from.Context) {
-			from = transcript.Cursor{}
-		}
-	}
-	from = lr.ResetFile(f, size, from)
-	if from.Offset == 0 {
-		// Read whole after all (its head changed): from its start.
-		*p = parser{name: p.name, session: sessionFromName(p.name), out: p.out, lr: lr}
-	}
-	res.resumed = from.Offset > 0
-	err := p.lines()
-	res.bytes = lr.Bytes()
-	if err == nil && w.res != nil {
-		if ctx, ok := p.resumeContext(); ok {
-			lr.SetContext(ctx)
-			c := lr.Stopped(f, from)
-			res.cursor = &c
-		}
-	}
-	lr.Reset(nil)
-	res.done(p, err)
-}
-
-// done records how p's parse of the rollout ended.
-func (res *parsed) done(p *parser, err error) {
-	res.malformed = p.malformed
-	res.forkedFrom, res.session = p.forkedFrom, p.session
-	switch {
-	case err == errStop:
-		res.err = errStop
-	case err != nil:
-		res.err = &transcript.ReadError{Path: res.path, Err: err}
-	}
-}
-
-// apply delivers what one rollout yielded (a legacy fork's prompts wait
-// for flushForks), as reading it in file order would.
-func (s *scanner) apply(res *parsed) error {
-	var sums []textSum
-	var fk *fork
-	for i, c := range res.cands {
-		sums = append(sums, c.sum)
-		if res.fork[i] {
-			if fk == nil {
-				fk = &fork{parent: res.forkedFrom}
-			}
-			fk.cands = append(fk.cands, c)
-			continue
-		}
-		if err := s.deliver(c); err != nil {
-			return err
-		}
-	}
-	s.stats.Bytes += res.bytes
-	s.stats.Malformed += res.malformed
-	switch {
-	case res.err == errStop:
-		s.stats.Subagent++
-		return nil
-	case res.err == errNotRegular:
 		s.stats.Skipped++
 		return nil
-	case res.err != nil:
-		return res.err
+	}
+	defer f.Close()
+	cr := &countReader{r: filescan.Upto(f, size)}
+	defer func() { s.stats.Bytes += cr.n }()
+	if !strings.HasSuffix(path, ".zst") {
+		return s.parse(cr, path)
+	}
+	if s.zdec == nil {
+		s.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+		if err != nil {
+			return &transcript.ReadError{Path: path, Err: err}
+		}
+	}
+	err = s.zdec.Reset(cr)
+	if err == nil {
+		err = s.parse(s.zdec, path)
+	}
+	if err != nil && cr.err == nil && s.emitErr == nil {
+		// The file reads, but is not zstd (or is cut short): passed
+		// over, the rest is read. The prompts before the fault count.
+		if re, ok := errors.AsType[*transcript.ReadError](err); ok {
+			err = re.Err
+		}
+		s.stats.Undecodable = append(s.stats.Undecodable, transcript.Undecodable{
+			Path: path, Err: fmt.Errorf("not a valid zstd stream: %w", err)})
+		return nil
+	}
+	return err
+}
+
+// parse reads one rollout's lines from r (name is its path): its prompts
+// go to emit, those of a legacy fork to s.forks (see flushForks).
+func (s *scanner) parse(r io.Reader, name string) error {
+	if s.lr == nil {
+		s.lr = filescan.NewLineReader(nil, bufSize)
+	}
+	p := &parser{name: name, session: sessionFromName(name), lr: s.lr}
+	var sums []textSum
+	var fk *fork
+	p.out = func(c cand) error {
+		sums = append(sums, c.sum)
+		if p.legacyFork {
+			if fk == nil {
+				fk = &fork{parent: p.forkedFrom}
+			}
+			fk.cands = append(fk.cands, c)
+			return nil
+		}
+		return s.deliver(c)
+	}
+	err := p.run(r)
+	s.stats.Malformed += p.malformed
+	switch {
+	case err == errStop:
+		s.stats.Subagent++
+		return nil
+	case err != nil && s.emitErr != nil:
+		return s.emitErr
+	case err != nil:
+		return &transcript.ReadError{Path: name, Err: err}
 	}
 	s.stats.Files++
-	if res.cursor != nil {
-		s.res.Reached(res.path, *res.cursor)
-	}
-	if res.resumed {
-		if s.partial == nil {
-			s.partial = map[string]bool{}
-		}
-		s.partial[res.path] = true
-	} else if res.session != "" {
-		s.sums[res.session] = sums
+	if p.session != "" {
+		s.sums[p.session] = sums
 	}
 	if fk != nil {
 		fk.sums = sums
@@ -557,27 +367,19 @@ func (s *scanner) flushForks() error {
 	return nil
 }
 
+// countReader counts the bytes read, and keeps the read error (an I/O
+// error, not a decoding one).
 type countReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (c *countReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
 	c.n += int64(n)
-	return n, err
-}
-
-// zstdErr labels decoding errors.
-type zstdErr struct{ r io.Reader }
-
-func (z *zstdErr) Read(b []byte) (int, error) {
-	n, err := z.r.Read(b)
 	if err != nil && err != io.EOF {
-		var re *transcript.ReadError
-		if !errors.As(err, &re) {
-			err = fmt.Errorf("not a valid zstd stream: %w", err)
-		}
+		c.err = err
 	}
 	return n, err
 }

@@ -274,7 +274,7 @@ func TestResponseItemFallback(t *testing.T) {
 		resp("2026-01-02T03:04:06.000Z", "user", "<environment_context>\n</environment_context>").
 		resp("2026-01-02T03:04:06.000Z", "developer", "<permissions>dev</permissions>").
 		resp("2026-01-02T03:04:07.000Z", "user", "old style prompt").
-		agent("2026-01-02T03:04:08.000Z", "ok").
+		resp("2026-01-02T03:04:08.000Z", "assistant", "ok").
 		resp("2026-01-02T03:04:09.000Z", "user", "<user_shell_command>ls</user_shell_command>").
 		resp("2026-01-02T03:04:10.000Z", "user", "You were originally given instructions from a user over one or more turns. Here were the user messages:").
 		resp("2026-01-02T03:04:11.000Z", "user", "second old prompt")
@@ -407,23 +407,35 @@ func filepathGlob(t *testing.T, pat string) ([]string, error) {
 	return m, err
 }
 
+// A .zst that is not zstd, or is cut short, is passed over and named; the
+// other rollouts are read, and so are the prompts before the fault.
 func TestGarbageZstd(t *testing.T) {
-	for name, data := range map[string][]byte{
-		"not zstd": []byte("this is not zstd at all\n"),
-		"truncated": func() []byte {
+	other := "0199aaaa-0000-7000-8000-0000000000ff"
+	for name, tc := range map[string]struct {
+		data []byte
+		want []string
+	}{
+		"not zstd": {[]byte("this is not zstd at all\n"), []string{"fine"}},
+		"truncated": {func() []byte {
 			enc, _ := zstd.NewWriter(nil)
-			full := enc.EncodeAll(bytes.Repeat((&rb{}).meta(sess, "/w", nil).userMsg("2026-01-02T03:04:06.000Z", "x y z", nil).bytes(), 50), nil)
-			return full[:len(full)/2]
-		}(),
+			b := &rb{}
+			b.meta(sess, "/w", nil).userMsg("2026-01-02T03:04:06.000Z", "before the cut", nil)
+			for range 3000 {
+				b.agent("2026-01-02T03:04:07.000Z", "a long answer that pads the stream")
+			}
+			full := enc.EncodeAll(b.bytes(), nil)
+			return full[:len(full)*3/4]
+		}(), []string{"before the cut", "fine"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			path := rolloutPath(root, sess) + ".zst"
-			write(t, path, data)
-			_, err := Scan(root, func(transcript.Prompt) error { return nil })
-			var re *transcript.ReadError
-			if !errors.As(err, &re) || re.Path != path || !strings.Contains(err.Error(), "zstd") {
-				t.Fatalf("err = %v, want a ReadError naming %s and zstd", err, path)
+			write(t, path, tc.data)
+			write(t, rolloutPath(root, other), (&rb{}).meta(other, "/w", nil).userMsg("2026-01-03T03:04:06.000Z", "fine", nil).bytes())
+			got, st := ttest.Collect(t, Scan, root)
+			eq(t, got, tc.want...)
+			if len(st.Undecodable) != 1 || st.Undecodable[0].Path != path || !strings.Contains(st.Undecodable[0].Err.Error(), "not a valid zstd stream") {
+				t.Fatalf("undecodable %+v, want %s named", st.Undecodable, path)
 			}
 		})
 	}
@@ -548,7 +560,7 @@ func TestReadErrors(t *testing.T) {
 	})
 	t.Run("missing root", func(t *testing.T) {
 		st, err := Scan(filepath.Join(t.TempDir(), "none"), func(transcript.Prompt) error { return nil })
-		if err != nil || st != (transcript.Stats{}) {
+		if err != nil || !reflect.DeepEqual(st, transcript.Stats{}) {
 			t.Fatalf("got %+v, %v", st, err)
 		}
 	})
@@ -651,6 +663,9 @@ func TestOldestFormat(t *testing.T) {
 				t.Errorf("stats %+v", st)
 			}
 			rgot, _ := readerPrompts(t, tc.data)
+			for i := range got {
+				got[i].File = "rollout-x.jsonl"
+			}
 			if !reflect.DeepEqual(rgot, got) {
 				t.Errorf("ScanReader: %+v, Scan: %+v", rgot, got)
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -130,7 +129,7 @@ func topLevel(b []byte) (map[string]json.RawMessage, bool) {
 }
 
 func TestClassifyIsConservative(t *testing.T) {
-	// Lines the fast path must hand to the decoder.
+	// Lines classify must hand to the decoder.
 	for _, l := range []string{
 		`{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"x"}}`,
 		`{"timestamp":"t","ordinal":3,"type":"event_msg","payload":{"type":"item_completed","thread_id":"a","item":{"type":"UserMessage"}}}`,
@@ -157,80 +156,5 @@ func TestClassifyIsConservative(t *testing.T) {
 	long := `{"timestamp":"t","type":"event_msg","payload":{"type":"item_completed","thread_id":"a","item":{"type":"AgentMessage","content":"` + strings.Repeat("x", 100)
 	if act, _ := (&parser{}).classify([]byte(long), false); act != actSkip {
 		t.Errorf("long agent message: %v", act)
-	}
-}
-
-// FuzzFastLines checks the fast readers against encoding/json: whenever one
-// reads a line that is valid JSON, it reads what encoding/json reads.
-func FuzzFastLines(f *testing.F) {
-	fuzzSeeds(f)
-	f.Fuzz(func(t *testing.T, line []byte) {
-		if !json.Valid(line) {
-			return
-		}
-		if m, ts, ok := fastMeta(line); ok {
-			var l typedLine[metaPayload]
-			if err := json.Unmarshal(line, &l); err == nil {
-				sub := isSubagent(m.Source) != isSubagent(l.Payload.Source)
-				m.Source, l.Payload.Source = nil, nil
-				if sub || !reflect.DeepEqual(m, l.Payload) || ts != l.Timestamp {
-					t.Fatalf("meta: walker %+v %q, json %+v %q", m, ts, l.Payload, l.Timestamp)
-				}
-			}
-		}
-		if cwd, ts, ok := fastTurn(line); ok {
-			var l typedLine[turnPayload]
-			if err := json.Unmarshal(line, &l); err == nil && (cwd != l.Payload.Cwd || ts != l.Timestamp) {
-				t.Fatalf("turn: walker %q %q, json %+v", cwd, ts, l)
-			}
-		}
-		if e, ts, ok := fastEvent(line); ok {
-			var l typedLine[eventPayload]
-			if err := json.Unmarshal(line, &l); err == nil {
-				w := l.Payload
-				if e.Type != w.Type || ts != l.Timestamp || string(e.Message) != string(w.Message) || (e.Item == nil) != (w.Item == nil) {
-					t.Fatalf("event: walker %+v, json %+v", e, w)
-				}
-				if e.Item != nil && e.Item.Type == "UserMessage" {
-					if e.Item.ID != w.Item.ID || joinText(e.Item.Content, "text") != joinText(w.Item.Content, "text") {
-						t.Fatalf("item: walker %+v, json %+v", e.Item, w.Item)
-					}
-				}
-			}
-		}
-	})
-}
-
-// TestFastLinesRepeatedMembers: a line with a member twice is read as
-// encoding/json reads it (a repeated payload's fields merged, the last of
-// each), or left to it (a value of the wrong type anywhere, even one a
-// later member repeats).
-func TestFastLinesRepeatedMembers(t *testing.T) {
-	meta := []byte(`{"timestamp":"t1","payload":{"cwd":"/a","id":"x"},"type":"session_meta","payload":{"id":"y","base_instructions":{"text":"long \"quoted\" text"}}}`)
-	m, ts, ok := fastMeta(meta)
-	var l typedLine[metaPayload]
-	if err := json.Unmarshal(meta, &l); err != nil {
-		t.Fatal(err)
-	}
-	if !ok || m.Cwd != l.Payload.Cwd || m.ID != l.Payload.ID || ts != l.Timestamp || m.Cwd != "/a" || m.ID != "y" {
-		t.Errorf("fastMeta = %+v %q %v; json %+v %q", m, ts, ok, l.Payload, l.Timestamp)
-	}
-	for _, line := range []string{
-		`{"timestamp":5,"timestamp":"t","type":"turn_context","payload":{"cwd":"/a"}}`,
-		`{"timestamp":"t","type":"turn_context","payload":{"cwd":5},"payload":{"cwd":"/b"}}`,
-		`{"timestamp":"t","type":"turn_context","payload":1,"payload":{"cwd":"/b"}}`,
-	} {
-		if cwd, _, ok := fastTurn([]byte(line)); ok {
-			t.Errorf("fastTurn(%s) = %q, want it left to encoding/json", line, cwd)
-		}
-		var l typedLine[turnPayload]
-		if json.Unmarshal([]byte(line), &l) == nil {
-			t.Errorf("encoding/json reads %s", line)
-		}
-	}
-	ev := []byte(`{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"a"},"payload":{"message":"b"}}`)
-	e, _, ok := fastEvent(ev)
-	if !ok || e.Type != "user_message" || string(e.Message) != `"b"` {
-		t.Errorf("fastEvent = %+v %v", e, ok)
 	}
 }

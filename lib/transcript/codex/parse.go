@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"hist/lib/jsonscan"
 	"hist/lib/transcript"
 	"hist/lib/transcript/internal/filescan"
 )
@@ -74,24 +75,22 @@ type parser struct {
 	oldest   bool
 	seenLine bool // a non-blank line was read
 	lastTS   int64
-	sawEvent bool   // a user_message or UserMessage was seen
+	sawEvent bool // a user_message or UserMessage was seen
+	// anyEvent: an event_msg line was seen. A build that writes events
+	// writes the typed prompts' too: its rollout never falls back on its
+	// response items, even before its first prompt event is written.
+	anyEvent bool
 	fallback []cand // response_item prompts, used if sawEvent stays false
 	pending  []pendingLine
 
-	// The latest prompt found (its kind, 0 for none, and its text, or,
-	// read from a cursor's context, its text's pairSum only), and whether
-	// its pair was found.
+	// The latest prompt found (its kind, 0 for none, and its text), and
+	// whether its pair was found.
 	prevKind   int
 	prevText   string
-	prevSum    *[16]byte
 	prevPaired bool
 
-	// torn is the parser's state before the last line, when that line
-	// was not complete (see resumeContext).
-	torn *parser
-
 	malformed int
-	lr        *filescan.LineReader // reused from file to file
+	lr        *filescan.LineReader
 }
 
 // pendingLine is a response_item line kept for the fallback, with the
@@ -103,38 +102,19 @@ type pendingLine struct {
 	bare   bool // a bare response item (the oldest format)
 }
 
-// errStop ends a parse early (a subagent rollout); errNotRegular passes
-// over a file that is not regular.
-var (
-	errStop       = stopError("subagent")
-	errNotRegular = stopError("not a regular file")
-)
+// errStop ends a parse early (a subagent rollout).
+var errStop = stopError("subagent")
 
 type stopError string
 
 func (e stopError) Error() string { return string(e) }
 
-// reader returns the parser's line reader, made on first use.
-func (p *parser) reader() *filescan.LineReader {
-	if p.lr == nil {
-		p.lr = filescan.NewLineReader(nil, bufSize)
-	}
-	return p.lr
-}
-
 // run reads r to the end. It returns errStop when the rollout turned out to
 // be a subagent's, an error from out, or a read error.
 func (p *parser) run(r io.Reader) error {
-	lr := p.reader()
+	lr := p.lr
 	lr.Reset(r)
 	defer lr.Reset(nil)
-	return p.lines()
-}
-
-// lines reads the lines of p's reader, which the caller has reset, to
-// the end (see run).
-func (p *parser) lines() error {
-	lr := p.lr
 	// A long line is first classified from its beginning: one the reader
 	// has no use for is skipped chunk by chunk, so only the lines that are
 	// decoded are ever held whole.
@@ -150,12 +130,6 @@ func (p *parser) lines() error {
 			return p.finish()
 		default:
 			return err
-		}
-		if !lr.Complete() {
-			// The last line, torn or not ended yet: a cursor is left
-			// before it, with the state from before it.
-			st := *p
-			p.torn = &st
 		}
 		if err := p.handle(line); err != nil {
 			return err
@@ -255,6 +229,7 @@ func (p *parser) classify(b []byte, complete bool) (action, int) {
 	case "turn_context":
 		return actDecode, lineTurn
 	case "event_msg":
+		p.anyEvent = true
 		switch {
 		case ptype == nil:
 			if complete && !bytes.Contains(b, []byte("user_message")) && !bytes.Contains(b, []byte("UserMessage")) {
@@ -360,70 +335,17 @@ func (p *parser) handle(b []byte) error {
 	if act == actSkip {
 		return nil
 	}
-	switch kind {
-	case lineMeta:
-		if m, rawTS, ok := fastMeta(b); ok {
-			return p.meta(&m, rawTS)
-		}
-	case lineTurn:
-		if cwd, rawTS, ok := fastTurn(b); ok {
-			if cwd != "" {
-				p.cwd = cwd
-			}
-			p.noteTS(rawTS)
-			return nil
-		}
-	case lineEvent:
-		if e, rawTS, ok := fastEvent(b); ok {
-			return p.event(&e, rawTS)
-		}
-	case lineUnknown:
-		var env struct {
-			Type      string          `json:"type"`
-			Role      string          `json:"role"`
-			ID        string          `json:"id"`
-			Timestamp string          `json:"timestamp"`
-			Payload   json.RawMessage `json:"payload"`
-		}
-		if err := json.Unmarshal(b, &env); err != nil {
-			p.malformed++
-			return nil
-		}
-		switch {
-		case first && env.Type == "" && env.Payload == nil && env.ID != "" && env.Timestamp != "":
-			// The oldest format's header.
-			p.oldest = true
-			p.session = env.ID
-			p.noteTS(env.Timestamp)
-			return nil
-		case p.oldest && env.Payload == nil:
-			if env.Type == "message" && env.Role == "user" && !p.sawEvent {
-				p.pending = append(p.pending, pendingLine{line: append([]byte(nil), b...), lastTS: p.lastTS, bare: true})
-			}
-			return nil
-		}
-		switch env.Type {
-		case "session_meta":
-			kind = lineMeta
-		case "turn_context":
-			kind = lineTurn
-		case "event_msg":
-			kind = lineEvent
-		case "response_item":
-			if p.sawEvent {
-				return nil
-			}
-			kind = lineResp
-		default:
+	if kind == lineUnknown {
+		if kind = p.unknown(b, first); kind == lineOther {
 			return nil
 		}
 	}
 	switch kind {
 	case lineMeta:
-		var l typedLine[metaPayload]
-		if p.decode(b, &l) {
-			return p.meta(&l.Payload, l.Timestamp)
+		if m, ts, ok := metaLine(b); ok {
+			return p.meta(&m, ts)
 		}
+		p.malformed++
 	case lineTurn:
 		var l typedLine[turnPayload]
 		if p.decode(b, &l) {
@@ -447,6 +369,49 @@ func (p *parser) handle(b []byte) error {
 		})
 	}
 	return nil
+}
+
+// unknown decodes the envelope of a line of an unexpected shape and
+// returns the kind of line it is (lineOther: nothing more to do with it).
+func (p *parser) unknown(b []byte, first bool) int {
+	var env struct {
+		Type      string          `json:"type"`
+		Role      string          `json:"role"`
+		ID        string          `json:"id"`
+		Timestamp string          `json:"timestamp"`
+		Payload   json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		p.malformed++
+		return lineOther
+	}
+	switch {
+	case first && env.Type == "" && env.Payload == nil && env.ID != "" && env.Timestamp != "":
+		// The oldest format's header.
+		p.oldest = true
+		p.session = env.ID
+		p.noteTS(env.Timestamp)
+		return lineOther
+	case p.oldest && env.Payload == nil:
+		if env.Type == "message" && env.Role == "user" && !p.sawEvent {
+			p.pending = append(p.pending, pendingLine{line: append([]byte(nil), b...), lastTS: p.lastTS, bare: true})
+		}
+		return lineOther
+	}
+	switch env.Type {
+	case "session_meta":
+		return lineMeta
+	case "turn_context":
+		return lineTurn
+	case "event_msg":
+		p.anyEvent = true
+		return lineEvent
+	case "response_item":
+		if !p.sawEvent {
+			return lineResp
+		}
+	}
+	return lineOther
 }
 
 // decode decodes the whole line b into l, counting a failure as malformed.
@@ -485,6 +450,39 @@ func (p *parser) meta(m *metaPayload, rawTS string) error {
 	p.noteTS(m.Timestamp)
 	p.noteTS(rawTS)
 	return nil
+}
+
+// metaLine reads a session_meta line: its timestamp and the payload's
+// members the reader uses. The payload carries the session's whole base
+// instructions: its members are located, not decoded, and only these are
+// decoded. ok is false when the line is not such an object (or one of
+// these members has the wrong type).
+func metaLine(b []byte) (m metaPayload, ts string, ok bool) {
+	// The line's timestamp, then the payload's members.
+	names := [...]string{"timestamp", "id", "session_id", "timestamp", "cwd", "forked_from_id", "history_mode", "source"}
+	var raw [len(names)][]byte
+	if !jsonscan.EachMemberNested(b, "payload", func(k, v []byte) {
+		if string(k) == names[0] {
+			raw[0] = v
+		}
+	}, func(k, v []byte) {
+		for i, n := range names[1:] {
+			if string(k) == n {
+				raw[i+1] = v
+			}
+		}
+	}) {
+		return m, "", false
+	}
+	var strs [len(names) - 1]string
+	for i := range strs {
+		if strs[i], ok = jsonscan.OptString(raw[i]); !ok {
+			return m, "", false
+		}
+	}
+	m = metaPayload{ID: strs[1], SessionID: strs[2], Timestamp: strs[3], Cwd: strs[4],
+		ForkedFromID: strs[5], HistoryMode: strs[6], Source: json.RawMessage(raw[7])}
+	return m, strs[0], true
 }
 
 // isSubagent reports whether a session_meta source names a subagent
@@ -575,29 +573,13 @@ func (p *parser) found(text, id, rawTS string, kind int) error {
 		return nil
 	}
 	c := p.cand(text, id, rawTS, kind)
-	if p.prevKind != 0 && !p.prevPaired && p.prevKind != kind && p.samePrev(text) {
+	if p.prevKind != 0 && !p.prevPaired && p.prevKind != kind && text == p.prevText {
 		// The same prompt stored as both user_message and UserMessage.
 		p.prevPaired = true
 		return nil
 	}
-	p.prevKind, p.prevText, p.prevSum, p.prevPaired = kind, text, nil, false
+	p.prevKind, p.prevText, p.prevPaired = kind, text, false
 	return p.out(c)
-}
-
-// samePrev reports whether text is the latest prompt's.
-func (p *parser) samePrev(text string) bool {
-	if p.prevSum != nil {
-		return pairSum(text) == *p.prevSum
-	}
-	return text == p.prevText
-}
-
-// pairSum identifies a prompt's text for the pairing of its two copies in
-// a cursor's context: the same in every run.
-func pairSum(text string) (s [16]byte) {
-	h := sha256.Sum256([]byte(text))
-	copy(s[:], h[:])
-	return s
 }
 
 // cand builds a prompt. Its time is its line's, or (flagged approximate)
@@ -635,6 +617,7 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 			Src:     transcript.SrcCodex,
 			Key:     key,
 			Approx:  !ok,
+			File:    p.name,
 		},
 		sum:  sum,
 		kind: kind,
@@ -644,7 +627,7 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 // finish hands over the response_item prompts of a rollout that stored no
 // prompt event at all.
 func (p *parser) finish() error {
-	if p.sawEvent {
+	if p.sawEvent || p.anyEvent {
 		return nil
 	}
 	for _, pl := range p.pending {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package codex
 
 import (
@@ -5,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,7 +102,7 @@ func TestCodexHistoryFiles(t *testing.T) {
 	dir := t.TempDir()
 	t.Run("missing", func(t *testing.T) {
 		got, st := ttest.Collect(t, ScanRecall, filepath.Join(dir, "none.jsonl"))
-		if len(got) != 0 || st != (transcript.Stats{}) {
+		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})

@@ -30,12 +30,6 @@
 // chat of the same workspace also starts with count once, in the earlier
 // chat.
 //
-// hist-seed reads a chat it read before from the first message after the
-// ones it read then, while the chat's list of messages starts with them
-// (see cursorOf); a chat rewritten since is read whole. A chat of 2,000
-// messages (10 MB of blobs) that went on is read in 2–4 ms instead of
-// 125–133 ms.
-//
 // These formats are undocumented and were built from public descriptions
 // (cursor-agent cannot be installed here); they are unverified against a
 // real store. Stores are read without writing (see
@@ -94,41 +88,26 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	}
 	var chats []*chat
 	have := map[string]bool{}
-	kept := filescan.Kept(stores, keep)
-	res, _ := keep.(transcript.Resumer)
 	for _, path := range stores {
-		if len(kept) == 0 || kept[0] != path {
-			have[filepath.Base(filepath.Dir(path))] = true
+		have[filepath.Base(filepath.Dir(path))] = true
+		if !kept(path, keep) {
 			continue
 		}
-		kept = kept[1:]
-		var from transcript.Cursor
-		if res != nil {
-			from = res.From(path)
-		}
-		c, err := readStore(path, from, &st)
+		c, err := readStore(path, &st)
 		if err != nil {
 			return st, err
 		}
-		if c == nil {
-			continue
+		if c != nil {
+			chats = append(chats, c)
+			have[c.id] = true
 		}
-		if res != nil {
-			res.Reached(path, c.reached)
-		}
-		chats = append(chats, c)
-		have[c.id] = true
-		have[filepath.Base(filepath.Dir(path))] = true
 	}
 	mirrors, err := listMirrors(root, &st)
 	if err != nil {
 		return st, err
 	}
 	for _, m := range mirrors {
-		if have[m.id] {
-			continue
-		}
-		if keep != nil && len(filescan.Kept([]string{m.path}, keep)) == 0 {
+		if have[m.id] || !kept(m.path, keep) {
 			continue
 		}
 		c, err := readMirror(m, &st)
@@ -140,13 +119,23 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	return st, emitChats(chats, emit, &st)
 }
 
+// kept reports whether keep (nil: all) keeps path; a file that cannot be
+// stat'ed is kept (reading it reports why).
+func kept(path string, keep transcript.Keep) bool {
+	if keep == nil {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err != nil || keep(path, fi)
+}
+
 // ScanReader reads one mirror transcript (JSONL) from r; name is its path:
 // its base name gives the session. The mirror has no times: TS is 0 and
 // Approx is set (Scan uses the file's modification time), and Cwd is empty.
 func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	id := strings.TrimSuffix(filepath.Base(name), ".jsonl")
-	c := &chat{id: id, group: name}
+	c := &chat{file: name, id: id, group: name}
 	n, malformed, err := mirrorPrompts(r, c)
 	st.Bytes += n
 	st.Malformed += malformed
@@ -159,13 +148,13 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 
 // chat is one conversation's prompts.
 type chat struct {
+	file    string // its store or mirror transcript
 	id      string
 	group   string // chats sharing a workspace folder (for forks)
 	created int64
 	cwd     string
 	blobs   []string // the message blob ids, in order
 	prompts []prompt
-	reached transcript.Cursor // see cursorOf
 }
 
 type prompt struct {
@@ -217,6 +206,7 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 				Src:     transcript.SrcCursor,
 				Key:     p.key,
 				Approx:  true,
+				File:    c.file,
 			})
 			if err != nil {
 				return err
@@ -234,19 +224,9 @@ type meta struct {
 	CreatedAt        json.RawMessage `json:"createdAt"`
 }
 
-// cursorOf is where a read of a chat whose messages are ids stopped: the
-// number of leading messages it read (a message whose blob is not written
-// yet ends them) and the hash of their ids. A later read of the chat whose
-// list starts with the same messages reads only the ones after them; a
-// chat rewritten since (another list) is read whole.
-func cursorOf(ids []string, n int) transcript.Cursor {
-	return transcript.Cursor{Offset: int64(n), Head: transcript.HeadSum([]byte(strings.Join(ids[:n], "\n")))}
-}
-
-// readStore reads one store.db, the messages after from (see cursorOf)
-// when its chat still starts as it did. A store without usable metadata
-// or root blob is counted as malformed and yields nil.
-func readStore(path string, from transcript.Cursor, st *transcript.Stats) (*chat, error) {
+// readStore reads one store.db. A store without usable metadata or root
+// blob is counted as malformed and yields nil.
+func readStore(path string, st *transcript.Stats) (*chat, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, &transcript.ReadError{Path: path, Err: err}
@@ -256,11 +236,15 @@ func readStore(path string, from transcript.Cursor, st *transcript.Stats) (*chat
 		return nil, nil
 	}
 	db, err := rosqlite.Open(path)
-	if err != nil {
-		return nil, &transcript.ReadError{Path: path, Err: err}
+	var c *chat
+	if err == nil {
+		c, err = readChat(db, path, fi.ModTime(), st)
+		db.Close()
 	}
-	defer db.Close()
-	c, err := readChat(db, path, fi.ModTime(), from, st)
+	if rosqlite.Undecodable(err) {
+		st.Undecodable = append(st.Undecodable, transcript.Undecodable{Path: path, Err: err})
+		return nil, nil
+	}
 	if err != nil {
 		return nil, &transcript.ReadError{Path: path, Err: err}
 	}
@@ -273,7 +257,7 @@ func readStore(path string, from transcript.Cursor, st *transcript.Stats) (*chat
 	return c, nil
 }
 
-func readChat(db *rosqlite.DB, path string, mtime time.Time, from transcript.Cursor, st *transcript.Stats) (*chat, error) {
+func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stats) (*chat, error) {
 	tables, err := db.Tables()
 	if err != nil {
 		return nil, err
@@ -301,7 +285,7 @@ func readChat(db *rosqlite.DB, path string, mtime time.Time, from transcript.Cur
 		return nil, nil
 	}
 	dir := filepath.Dir(path)
-	c := &chat{id: m.AgentID, group: filepath.Dir(dir), created: parseCreated(m.CreatedAt)}
+	c := &chat{file: path, id: m.AgentID, group: filepath.Dir(dir), created: parseCreated(m.CreatedAt)}
 	if c.id == "" {
 		c.id = filepath.Base(dir)
 	}
@@ -339,20 +323,13 @@ func readChat(db *rosqlite.DB, path string, mtime time.Time, from transcript.Cur
 	}
 	c.cwd = workspacePath(workspace)
 	c.blobs = ids
-	start := 0
-	if n := from.Offset; n > 0 && n <= int64(len(ids)) && cursorOf(ids, int(n)) == from {
-		start = int(n)
-	}
-	read := len(ids) // the leading messages read, for the cursor
-	for i := start; i < len(ids); i++ {
-		id := ids[i]
+	for i, id := range ids {
 		data, ok, err := blob(id)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			read = min(read, i)
-			continue
+			continue // listed before its blob is written
 		}
 		var msg struct {
 			Role    string          `json:"role"`
@@ -375,7 +352,6 @@ func readChat(db *rosqlite.DB, path string, mtime time.Time, from transcript.Cur
 		}
 		c.prompts = append(c.prompts, prompt{text: text, pos: i, key: c.id + "/" + id + "/" + strconv.Itoa(i)})
 	}
-	c.reached = cursorOf(ids, read)
 	return c, nil
 }
 
@@ -628,7 +604,7 @@ func readMirror(m mirror, st *transcript.Stats) (*chat, error) {
 		return nil, &transcript.ReadError{Path: m.path, Err: err}
 	}
 	defer f.Close()
-	c := &chat{id: m.id, group: "mirror:" + m.project, created: m.mtime.UnixMilli(), cwd: decodeProject(m.project, "/")}
+	c := &chat{file: m.path, id: m.id, group: "mirror:" + m.project, created: m.mtime.UnixMilli(), cwd: decodeProject(m.project, "/")}
 	n, malformed, err := mirrorPrompts(f, c)
 	st.Bytes += n
 	st.Malformed += malformed

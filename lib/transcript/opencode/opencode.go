@@ -29,13 +29,11 @@
 //
 // Databases are only read: see hist/lib/transcript/internal/rosqlite (a
 // database in WAL mode, or locked, is read from a private copy). Extra
-// tables and columns are ignored. A database that cannot be read (corrupt,
-// truncated, not SQLite) stops the scan with a *transcript.ReadError: the
-// import is retried later instead of being done from part of the history.
-//
-// Given a transcript.Resumer, a database that changed is read from its
-// cursor when it is the only one and there is no JSON storage: see
-// cursor.go. Otherwise everything is read whole.
+// tables and columns are ignored. A database whose content is at fault
+// (corrupt, truncated, not SQLite) is passed over and named in
+// Stats.Undecodable; one that cannot be read for another reason (an I/O
+// error, a lock) stops the scan with a *transcript.ReadError: the import
+// is retried later instead of being done from part of the history.
 package opencode
 
 import (
@@ -87,18 +85,11 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 // ScanKept is Scan when keep keeps any of opencode's files (its databases,
 // their write-ahead logs, its storage files; each is offered to keep);
 // otherwise it reads nothing. A message is found in one database or in
-// the storage, so opencode's files are read together; but when keep is a
-// transcript.Resumer and there is one database and no storage, the
-// database alone is read, from its cursor when it has a good one, and
-// not at all when keep does not keep it.
+// the storage, so opencode's files are read together.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	var l listing
-	if keep != nil {
-		if l = list(root, keep); !l.any {
-			return transcript.Stats{}, nil
-		}
+	if keep != nil && !anyKept(root, keep) {
+		return transcript.Stats{}, nil
 	}
-	res, _ := keep.(transcript.Resumer)
 	var r reader
 	fi, err := os.Stat(root)
 	switch {
@@ -107,41 +98,11 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	case err != nil:
 		return r.stats, &transcript.ReadError{Path: root, Err: err}
 	case fi.Mode().IsRegular():
-		if err := r.db(root, res); err != nil {
+		if err := r.db(root); err != nil {
 			return r.stats, err
 		}
 	case fi.IsDir():
-		var dbs []string
-		chans, _ := filepath.Glob(filepath.Join(root, "opencode-*.db"))
-		sort.Strings(chans)
-		for _, path := range append([]string{filepath.Join(root, "opencode.db")}, chans...) {
-			fi, err := os.Stat(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return r.stats, &transcript.ReadError{Path: path, Err: err}
-			}
-			if !fi.Mode().IsRegular() {
-				r.stats.Skipped++
-				continue
-			}
-			dbs = append(dbs, path)
-		}
-		if res != nil && len(dbs) == 1 && !l.storage {
-			if l.kept[dbs[0]] {
-				if err := r.db(dbs[0], res); err != nil {
-					return r.stats, err
-				}
-			}
-			break
-		}
-		for _, path := range dbs {
-			if err := r.db(path, nil); err != nil {
-				return r.stats, err
-			}
-		}
-		if err := r.storage(filepath.Join(root, "storage")); err != nil {
+		if err := r.folder(root); err != nil {
 			return r.stats, err
 		}
 	default:
@@ -149,6 +110,28 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		return r.stats, nil
 	}
 	return r.stats, r.emitAll(emit)
+}
+
+// folder reads the data folder: its databases, then its JSON storage.
+func (r *reader) folder(root string) error {
+	chans, _ := filepath.Glob(filepath.Join(root, "opencode-*.db"))
+	sort.Strings(chans)
+	for _, path := range append([]string{filepath.Join(root, "opencode.db")}, chans...) {
+		fi, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return &transcript.ReadError{Path: path, Err: err}
+		case !fi.Mode().IsRegular():
+			r.stats.Skipped++
+			continue
+		}
+		if err := r.db(path); err != nil {
+			return err
+		}
+	}
+	return r.storage(filepath.Join(root, "storage"))
 }
 
 // rec is a prompt found, with what orders it.
@@ -163,8 +146,7 @@ type rec struct {
 type reader struct {
 	stats transcript.Stats
 	recs  []rec
-	// The rows read: after from (nil: from the first) up to upto (nil: all).
-	from, upto *marks
+	file  string // the database or storage file being read
 }
 
 type session struct {
@@ -190,6 +172,7 @@ func (r *reader) add(s session, sessID, msgID, text string, created, fallback in
 			Src:     transcript.SrcOpencode,
 			Key:     msgID,
 			Approx:  approx,
+			File:    r.file,
 		},
 		sessCreated: s.created,
 		msgID:       msgID,
@@ -240,15 +223,21 @@ func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
 	return nil
 }
 
-// db reads one database: from its cursor when res has a good one (see
-// cursor.go), else whole; and tells res where the read stopped.
-func (r *reader) db(path string, res transcript.Resumer) error {
+// db reads one database.
+func (r *reader) db(path string) error {
+	n := len(r.recs)
+	r.file = path
 	db, err := rosqlite.Open(path)
-	if err != nil {
-		return &transcript.ReadError{Path: path, Err: err}
+	if err == nil {
+		err = r.readRows(db)
+		db.Close()
 	}
-	defer db.Close()
-	if err := r.readDB(db, path, res); err != nil {
+	if rosqlite.Undecodable(err) {
+		r.recs = r.recs[:n]
+		r.stats.Undecodable = append(r.stats.Undecodable, transcript.Undecodable{Path: path, Err: err})
+		return nil
+	}
+	if err != nil {
 		return &transcript.ReadError{Path: path, Err: err}
 	}
 	r.stats.Files++
@@ -260,52 +249,11 @@ func (r *reader) db(path string, res transcript.Resumer) error {
 	return nil
 }
 
-func (r *reader) readDB(db *rosqlite.DB, path string, res transcript.Resumer) error {
+func (r *reader) readRows(db *rosqlite.DB) error {
 	tables, err := db.Tables()
 	if err != nil {
 		return err
 	}
-	r.from, r.upto = nil, nil
-	var c *cursor
-	if res != nil {
-		// The marks are taken first: a row written while the database is
-		// read is after them, read again next time.
-		if m, ok := markRows(db, tables); ok {
-			r.upto = &m
-			c = parseCursor(res.From(path).Context)
-		}
-	}
-	n, st := len(r.recs), r.stats
-	if c != nil && c.marks.hold(db) {
-		r.from = &c.marks
-	}
-	if err := r.readRows(db, tables); err != nil {
-		return err
-	}
-	if r.from != nil && !c.sure(r.recs[n:]) {
-		// What was read might be the copy of a prompt read before: read
-		// whole, so that it is told apart exactly.
-		r.recs, r.from, r.stats = r.recs[:n], nil, st
-		if err := r.readRows(db, tables); err != nil {
-			return err
-		}
-	}
-	if r.upto != nil {
-		next := cursor{marks: *r.upto}
-		if r.from != nil {
-			next.latest = c.latest
-		}
-		for _, x := range r.recs[n:] {
-			next.latest = max(next.latest, x.p.TS)
-		}
-		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-			res.Reached(path, transcript.Cursor{Offset: fi.Size(), Context: next.String()})
-		}
-	}
-	return nil
-}
-
-func (r *reader) readRows(db *rosqlite.DB, tables map[string]bool) error {
 	sessions := map[string]session{}
 	for _, t := range []string{"session_v2", "session"} {
 		if tables[t] {
@@ -394,8 +342,7 @@ func (r *reader) read2x(db *rosqlite.DB, sessions map[string]session) error {
 			return nil
 		}
 	}
-	span, args := r.span(markSessionMessage)
-	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM session_message WHERE type = 'user'`, col(cols, "time_created"))+span, args...)
+	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM session_message WHERE type = 'user'`, col(cols, "time_created")))
 	if err != nil {
 		return err
 	}
@@ -439,78 +386,17 @@ type part struct {
 // typed reports whether a part is text the person typed.
 func (p *part) typed() bool { return p.Type == "text" && !p.Synthetic && !p.Ignored }
 
+// msg1x is a 1.x user message.
+type msg1x struct {
+	id, sess string
+	created  int64 // data.time.created
+	column   int64 // time_created
+}
+
 func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
-	mcols, err := db.Columns("message")
-	if err != nil {
+	msgs, err := r.userMessages1x(db)
+	if msgs == nil || err != nil {
 		return err
-	}
-	pcols, err := db.Columns("part")
-	if err != nil {
-		return err
-	}
-	for _, c := range []string{"id", "session_id", "data"} {
-		if !mcols[c] {
-			return nil
-		}
-	}
-	for _, c := range []string{"id", "message_id", "data"} {
-		if !pcols[c] {
-			return nil
-		}
-	}
-	type msg struct {
-		id, sess string
-		created  int64
-		column   int64
-	}
-	var msgs []msg
-	scan := func(rows *sql.Rows) error {
-		defer rows.Close()
-		for rows.Next() {
-			var id, sess sql.NullString
-			var created sql.NullInt64
-			var data []byte
-			if err := rows.Scan(&id, &sess, &created, &data); err != nil {
-				return err
-			}
-			var d struct {
-				msgTime
-				Role string `json:"role"`
-			}
-			if json.Unmarshal(data, &d) != nil || !id.Valid {
-				r.stats.Malformed++
-				continue
-			}
-			if d.Role != "user" {
-				continue
-			}
-			msgs = append(msgs, msg{id.String, sess.String, d.created(), created.Int64})
-		}
-		return rows.Err()
-	}
-	// instr() only narrows the rows; the role is checked on the decoded data.
-	sel := fmt.Sprintf(`SELECT id, session_id, %s, data FROM message WHERE instr(data, '"user"') > 0`, col(mcols, "time_created"))
-	span, args := r.span(markMessage)
-	rows, err := db.Query(sel+span+` ORDER BY id`, args...)
-	if err != nil {
-		return err
-	}
-	if err := scan(rows); err != nil {
-		return err
-	}
-	if r.from != nil && r.from[markMessage].anchor != 0 {
-		// A message read before whose parts were written since.
-		q, args := sel+` AND rowid <= ? AND id IN (SELECT message_id FROM part`, []any{r.from[markMessage].rowid}
-		if r.from[markPart].anchor != 0 {
-			q, args = q+` WHERE rowid > ?`, append(args, r.from[markPart].rowid)
-		}
-		rows, err := db.Query(q+`) ORDER BY id`, args...)
-		if err != nil {
-			return err
-		}
-		if err := scan(rows); err != nil {
-			return err
-		}
 	}
 	stmt, err := db.Prepare(`SELECT data FROM part WHERE message_id = ? ORDER BY id`)
 	if err != nil {
@@ -526,36 +412,84 @@ func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
 		if s.parent != "" {
 			continue
 		}
-		rows, err := stmt.Query(m.id)
+		text, err := r.typedText(stmt, m.id)
 		if err != nil {
 			return err
 		}
-		var texts []string
-		for rows.Next() {
-			var data []byte
-			if err := rows.Scan(&data); err != nil {
-				rows.Close()
-				return err
-			}
-			var p part
-			if json.Unmarshal(data, &p) != nil {
-				r.stats.Malformed++
-				continue
-			}
-			if p.typed() {
-				texts = append(texts, p.Text)
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return err
-		}
-		if len(texts) > 0 {
-			r.add(s, m.sess, m.id, strings.Join(texts, "\n"), m.created, m.column, 0)
+		if text != "" {
+			r.add(s, m.sess, m.id, text, m.created, m.column, 0)
 		}
 	}
 	return nil
+}
+
+// userMessages1x returns the user messages of the 1.x tables, in id
+// order (nil when the tables lack a column they need).
+func (r *reader) userMessages1x(db *rosqlite.DB) ([]msg1x, error) {
+	mcols, err := db.Columns("message")
+	if err != nil {
+		return nil, err
+	}
+	pcols, err := db.Columns("part")
+	if err != nil {
+		return nil, err
+	}
+	if !mcols["id"] || !mcols["session_id"] || !mcols["data"] || !pcols["id"] || !pcols["message_id"] || !pcols["data"] {
+		return nil, nil
+	}
+	// instr() only narrows the rows; the role is checked on the decoded data.
+	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM message WHERE instr(data, '"user"') > 0 ORDER BY id`, col(mcols, "time_created")))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	msgs := []msg1x{}
+	for rows.Next() {
+		var id, sess sql.NullString
+		var created sql.NullInt64
+		var data []byte
+		if err := rows.Scan(&id, &sess, &created, &data); err != nil {
+			return nil, err
+		}
+		var d struct {
+			msgTime
+			Role string `json:"role"`
+		}
+		if json.Unmarshal(data, &d) != nil || !id.Valid {
+			r.stats.Malformed++
+			continue
+		}
+		if d.Role == "user" {
+			msgs = append(msgs, msg1x{id.String, sess.String, d.created(), created.Int64})
+		}
+	}
+	return msgs, rows.Err()
+}
+
+// typedText joins, by "\n", the typed text parts of message id (stmt
+// selects them).
+func (r *reader) typedText(stmt *sql.Stmt, id string) (string, error) {
+	rows, err := stmt.Query(id)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var texts []string
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return "", err
+		}
+		var p part
+		if json.Unmarshal(data, &p) != nil {
+			r.stats.Malformed++
+			continue
+		}
+		if p.typed() {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), rows.Err()
 }
 
 // storage reads the JSON storage of opencode before its SQLite migration.
@@ -622,7 +556,8 @@ func (r *reader) storageSession(dir, id string, s session) error {
 			ID   string `json:"id"`
 			Role string `json:"role"`
 		}
-		ok, err := r.readJSON(filepath.Join(mdir, f.Name()), &m)
+		r.file = filepath.Join(mdir, f.Name())
+		ok, err := r.readJSON(r.file, &m)
 		if err != nil {
 			return err
 		}
@@ -687,19 +622,11 @@ func (r *reader) readJSON(path string, v any) (ok bool, err error) {
 	return true, nil
 }
 
-// listing is what list found.
-type listing struct {
-	any     bool            // keep kept a file, or a folder could not be read
-	kept    map[string]bool // the files keep kept
-	storage bool            // there are JSON storage files
-}
-
-// list offers every file under root to keep (each one, so that keep sees
-// them all). A folder that cannot be read counts as kept: reading it
-// reports the error.
-func list(root string, keep transcript.Keep) listing {
-	l := listing{kept: map[string]bool{}}
-	storage := filepath.Join(root, "storage") + string(filepath.Separator)
+// anyKept offers every file under root to keep (each one, so that keep
+// sees them all) and reports whether it kept any. A folder that cannot be
+// read counts as kept: reading it reports the error.
+func anyKept(root string, keep transcript.Keep) bool {
+	found := false
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root && errors.Is(err, fs.ErrNotExist) {
@@ -709,15 +636,11 @@ func list(root string, keep transcript.Keep) listing {
 		}
 		// SQLite's shared-memory file changes as the database is read.
 		if d.Type().IsRegular() && !strings.HasSuffix(path, "-shm") {
-			if strings.HasPrefix(path, storage) {
-				l.storage = true
-			}
-			if fi, err := d.Info(); err != nil || keep.Keep(path, fi) {
-				l.any, l.kept[path] = true, true
+			if fi, err := d.Info(); err != nil || keep(path, fi) {
+				found = true
 			}
 		}
 		return nil
 	})
-	l.any = l.any || err != nil
-	return l
+	return found || err != nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -121,7 +122,7 @@ func TestOpencodeHistoryLines(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 	got, st = ttest.Collect(t, ScanRecall, path+".missing")
-	if len(got) != 0 || st != (transcript.Stats{}) {
+	if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{}) {
 		t.Errorf("missing: %v %+v", got, st)
 	}
 }

@@ -24,17 +24,16 @@
 // (which start with the session's creation time), so the copy that counts is
 // the earliest session's.
 //
-// Speed: a line is decoded only when a cheap byte search says it may hold a
+// A line is decoded only when a cheap byte search says it may hold a
 // prompt; the rest are only split off. So Stats.Malformed counts the lines
 // that are not JSON objects at all (garbage, a torn last line) and the
-// candidate lines that do not decode, not broken lines of other kinds. When
-// there is more than one CPU, Scan reads the next files ahead on other
-// goroutines; emit is still called in file order, on the caller's goroutine.
+// candidate lines that do not decode, not broken lines of other kinds.
 // Each file is read up to the size it had when it was opened.
 package pi
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"hist/lib/envdir"
@@ -76,37 +75,25 @@ func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, er
 	return ScanKept(root, nil, emit)
 }
 
-// ScanKept is Scan over the sessions keep keeps. When keep is a
-// transcript.Resumer, a grown session is read from where the last read
-// stopped, its header read again.
+// ScanKept is Scan over the sessions keep keeps.
 func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := listFiles(root, keep, &st)
 	if err != nil {
 		return st, err
 	}
-	// By name, then path; the names are cut out once, not at each of the
-	// n log n comparisons.
-	type named struct {
-		name string
-		listed
-	}
-	byName := make([]named, len(files))
+	// By name (which starts with the session's creation time), then path.
+	byName := make([][2]string, len(files))
 	for i, f := range files {
-		byName[i] = named{filepath.Base(f.path), f}
+		byName[i] = [2]string{filepath.Base(f), f}
 	}
-	slices.SortFunc(byName, func(a, b named) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		return strings.Compare(a.path, b.path)
+	slices.SortFunc(byName, func(a, b [2]string) int {
+		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
 	})
-	paths, sizes := make([]string, len(files)), make([]int64, len(files))
 	for i, n := range byName {
-		paths[i], sizes[i] = n.path, n.size
+		files[i] = n[1]
 	}
-	res, _ := keep.(transcript.Resumer)
-	err = filescan.ScanPaths(paths, sizes, res, scanSession, emit, &st)
+	err = filescan.ScanPaths(files, scanSession, emit, &st)
 	return st, err
 }
 
@@ -130,30 +117,6 @@ func scanSession(lr *filescan.LineReader, name string, add func(transcript.Promp
 	defer func() { st.Bytes = lr.Bytes() }()
 	var h header
 	first := true
-	if hr := lr.Head(); hr != nil {
-		// Read from where the last read stopped: the header is read
-		// again, as reading from the start takes it.
-		for first {
-			line, err := hr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return st, &transcript.ReadError{Path: name, Err: err}
-			}
-			if shaped, blank := jsonscan.ObjectShaped(line); blank {
-				continue
-			} else if !shaped {
-				break
-			}
-			if isSession, ok := parseHeader(line, &h); ok && !isSession {
-				st.Skipped++
-				return st, nil
-			}
-			break
-		}
-		first = false
-	}
 	for {
 		line, rerr := lr.Next()
 		if rerr == io.EOF {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package pi
 
 import (
@@ -6,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -118,7 +121,7 @@ func TestRealSessions(t *testing.T) {
 		size += fi.Size()
 	}
 	wantSt := transcript.Stats{Files: 3, Bytes: size, Prompts: 9}
-	if st != wantSt {
+	if !reflect.DeepEqual(st, wantSt) {
 		t.Errorf("stats %+v, want %+v", st, wantSt)
 	}
 }
@@ -384,7 +387,7 @@ func TestHeader(t *testing.T) {
 	t.Run("empty", func(t *testing.T) {
 		got, st := ttest.Collect(t, scanString, "")
 		ttest.WantTexts(t, got)
-		if st != (transcript.Stats{Files: 1}) {
+		if !reflect.DeepEqual(st, transcript.Stats{Files: 1}) {
 			t.Errorf("stats %+v", st)
 		}
 	})
@@ -523,7 +526,7 @@ func TestScanFiles(t *testing.T) {
 	})
 	t.Run("missing root", func(t *testing.T) {
 		got, st := ttest.Collect(t, Scan, filepath.Join(root, "nope"))
-		if len(got) != 0 || st != (transcript.Stats{}) {
+		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{}) {
 			t.Errorf("got %v %+v", got, st)
 		}
 	})

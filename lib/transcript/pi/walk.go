@@ -6,24 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/filescan"
 )
 
-// listed is a transcript file and its size as listed (-1: not stat'ed),
-// which the scan reads up to.
-type listed struct {
-	path string
-	size int64
-}
-
 // listFiles returns the transcript files under root (or root itself when it
-// is not a directory), and counts what it passes over in st. A missing root
-// yields nothing. Directories named like a transcript are returned too, so
-// that reading them reports the error.
-func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]listed, error) {
+// is not a directory) that keep keeps, and counts what it passes over in
+// st. A missing root yields nothing. Directories named like a transcript
+// are returned too, so that reading them reports the error.
+func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]string, error) {
 	info, err := os.Stat(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -32,11 +23,10 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]liste
 		return nil, &transcript.ReadError{Path: root, Err: err}
 	}
 	if !info.IsDir() {
-		var files []listed
-		for _, p := range filescan.Kept([]string{root}, keep) {
-			files = append(files, listed{p, -1})
+		if keep != nil && !keep(root, info) {
+			return nil, nil
 		}
-		return files, nil
+		return []string{root}, nil
 	}
 	walkRoot := root
 	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
@@ -44,58 +34,43 @@ func listFiles(root string, keep transcript.Keep, st *transcript.Stats) ([]liste
 			return nil, &transcript.ReadError{Path: root, Err: err}
 		}
 	}
-	// The folders under root are listed at once; their files are sorted
-	// afterwards. keep is asked as each session is listed (the first
-	// call waits for the import state): holding every session's stat
-	// until the walk is over, as Claude Code's lister does, took a run
-	// with nothing new over 66,687 sessions from 58 to 75 MB of peak RSS.
-	var mu sync.Mutex
-	var files []listed
-	err = filescan.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
-		// A session's stamp, for keep, from the folder being walked (a
-		// run with nothing new is mostly these).
-		var fi fs.FileInfo
-		if keep != nil && err == nil && d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".jsonl") {
-			if fi, err = d.Info(); errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while we walked
-			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
+	var files []string
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && path != walkRoot {
 				return nil // removed while we walked
 			}
 			return &transcript.ReadError{Path: path, Err: err}
 		}
-		name := d.Name()
-		if !strings.HasSuffix(name, ".jsonl") {
+		if !strings.HasSuffix(d.Name(), ".jsonl") {
 			return nil
 		}
+		var fi fs.FileInfo
 		switch t := d.Type(); {
 		case t.IsDir():
 			if path == walkRoot {
 				return nil
 			}
-			files = append(files, listed{path, -1})
+			files = append(files, path)
 			return fs.SkipDir
 		case t.IsRegular():
-			switch {
-			case fi == nil:
-				files = append(files, listed{path, -1})
-			case keep.Keep(path, fi):
-				files = append(files, listed{path, fi.Size()})
-			}
+			fi, err = d.Info()
 		case t&fs.ModeSymlink != 0:
-			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				if keep == nil || keep.Keep(path, fi) {
-					files = append(files, listed{path, fi.Size()})
-				}
-			} else {
-				st.Skipped++
+			if fi, err = os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+				st.Skipped++ // dangling, or not to a regular file
+				return nil
 			}
 		default:
 			st.Skipped++ // a FIFO, socket or device: reading could block
+			return nil
+		}
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // removed while we walked
+		case err != nil:
+			return &transcript.ReadError{Path: path, Err: err}
+		case keep == nil || keep(path, fi):
+			files = append(files, path)
 		}
 		return nil
 	})

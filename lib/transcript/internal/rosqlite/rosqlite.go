@@ -10,10 +10,11 @@
 // and its -wal or -journal file, never -shm (SQLite rebuilds the WAL index
 // from the WAL), into a fresh 0700 temporary folder that Close removes.
 //
-// A database that cannot be opened or read (truncated, corrupt, not SQLite,
-// changing faster than it can be copied) is an error: the caller reports it
-// as a read error, so the import is retried later rather than done from
-// half a database.
+// A database that cannot be opened or read is an error. Undecodable tells
+// the ones whose content is at fault (not SQLite, truncated, corrupt),
+// which reading again does not mend until the file changes, from those
+// that pass (an I/O error, a lock held, a database changing faster than
+// it can be copied).
 package rosqlite
 
 import (
@@ -56,6 +57,23 @@ func (d *DB) Close() error {
 
 var magic = []byte("SQLite format 3\x00")
 
+// errNotSQLite: the file does not start as a SQLite database does.
+var errNotSQLite = errors.New("not a SQLite database")
+
+// Undecodable reports whether err says that a database's content is at
+// fault: not SQLite, or corrupt (SQLite's SQLITE_CORRUPT and
+// SQLITE_NOTADB).
+func Undecodable(err error) bool {
+	var se interface{ Code() int } // the driver's error (modernc.org/sqlite's *Error)
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqliteCorrupt, sqliteNotADB:
+			return true
+		}
+	}
+	return errors.Is(err, errNotSQLite)
+}
+
 // Open opens the database at path for reading. An empty file is an empty
 // database (no tables).
 //
@@ -86,12 +104,12 @@ func Open(path string) (*DB, error) {
 		f.Close()
 		if err != nil && n < len(hdr) {
 			if err == io.ErrUnexpectedEOF || err == io.EOF {
-				return nil, fmt.Errorf("not a SQLite database (truncated header)")
+				return nil, fmt.Errorf("%w (truncated header)", errNotSQLite)
 			}
 			return nil, err
 		}
 		if !bytes.Equal(hdr[:len(magic)], magic) {
-			return nil, fmt.Errorf("not a SQLite database")
+			return nil, errNotSQLite
 		}
 	}
 	wal := hdr[18] == 2 || hdr[19] == 2
@@ -266,10 +284,13 @@ func uriPath(abs string) string {
 	return b.String()
 }
 
-// SQLite's primary result codes for a lock held by another connection.
+// SQLite's primary result codes: a lock held by another connection, and
+// a file whose content is at fault.
 const (
-	sqliteBusy   = 5
-	sqliteLocked = 6
+	sqliteBusy    = 5
+	sqliteLocked  = 6
+	sqliteCorrupt = 11
+	sqliteNotADB  = 26
 )
 
 // isBusy reports whether err is SQLite's "database is locked" or "table is

@@ -214,6 +214,7 @@ func FuzzRespace(f *testing.F) {
 			unpack(t, a, root, respace, seed)
 			var got []transcript.Prompt
 			_, err := r.scan(root, func(p transcript.Prompt) error {
+				p.File, _ = filepath.Rel(root, p.File)
 				got = append(got, p)
 				return nil
 			})

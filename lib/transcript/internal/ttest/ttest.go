@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -244,41 +243,6 @@ func Respace(data []byte, seed uint64) []byte {
 		}
 	}
 	return out
-}
-
-// Cursors is a transcript.Resumer that keeps every file and remembers
-// where each read stopped, as hist-seed's import state does; for scans of
-// one file (From and Reached share the map).
-type Cursors map[string]transcript.Cursor
-
-func (c Cursors) Keep(string, fs.FileInfo) bool            { return true }
-func (c Cursors) From(path string) transcript.Cursor       { return c[path] }
-func (c Cursors) Reached(path string, r transcript.Cursor) { c[path] = r }
-
-// Append appends s to the file at path.
-func Append(t testing.TB, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// ScanCursors scans root with scanKept, reading from the cursors in cur
-// (and recording them there), and checks that it found the texts want.
-func ScanCursors(t *testing.T, scanKept func(string, transcript.Keep, func(transcript.Prompt) error) (transcript.Stats, error), cur Cursors, root string, want ...string) []transcript.Prompt {
-	t.Helper()
-	got, _ := Collect(t, func(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-		return scanKept(root, cur, emit)
-	}, root)
-	WantTexts(t, got, want...)
-	return got
 }
 
 // TypedRuns reads the prompts as typed from a testdata manifest.
