@@ -305,3 +305,23 @@ func TestSpaceBefore(t *testing.T) {
 		}
 	}
 }
+
+func FuzzStrictString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\ud83d\ude80"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`, `"\xff\xfe"`, `"caf\u00e9 日本"`, `"\'"`, "\"a\x01\"", `"\u12"`, `"\ud800\udc00\udfff"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(bytes.TrimSpace(raw)) != len(raw) {
+			return // located values come without surrounding space
+		}
+		got, ok := StrictString(raw)
+		var want string
+		err := json.Unmarshal(raw, &want)
+		if (err == nil) != ok {
+			t.Fatalf("%q: StrictString ok=%v, json err=%v", raw, ok, err)
+		}
+		if ok && got != want {
+			t.Fatalf("%q: StrictString %q, json %q", raw, got, want)
+		}
+	})
+}
