@@ -1,4 +1,4 @@
-package main
+package histcompact
 
 import (
 	"encoding/json"

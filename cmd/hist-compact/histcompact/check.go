@@ -1,4 +1,4 @@
-package main
+package histcompact
 
 import (
 	"hist/lib/audit"
