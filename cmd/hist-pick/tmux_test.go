@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HIST_PICK_BENCH_CMD") != "" {
 		os.Exit(m.Run()) // the stopwatch runs what PATH has
 	}
-	testbin.Main(m, &binDir, "hist-pick")
+	testbin.Main(m, &binDir)
 }
 
 // term is one tmux session on a private tmux server.
@@ -1001,7 +1001,3 @@ func TestEmptyStore(t *testing.T) {
 		t.Error("the selector created the store")
 	}
 }
-
-// TestSourcesTracked makes go test's cached result of this package depend
-// on the sources of the binaries it runs (testbin.Track).
-func TestSourcesTracked(t *testing.T) { testbin.Track(t) }

@@ -1,6 +1,6 @@
-// Package testbin is for tests only: it builds the hist binaries the way a
-// user installs them, for the tests that run them as a user would, and
-// says how long the long tests run. No binary imports it.
+// Package testbin is for tests only: it puts the hist commands on PATH for
+// the tests that run them as a user would, and says how long the long
+// tests run. No binary imports it.
 package testbin
 
 import (
@@ -10,6 +10,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"hist/cmd/hist-capture/histcapture"
+	"hist/cmd/hist-compact/histcompact"
+	"hist/cmd/hist-delete/histdelete"
+	"hist/cmd/hist-list/histlist"
+	"hist/cmd/hist-pick/histpick"
+	"hist/cmd/hist-seed/histseed"
+	"hist/cmd/hist-stats/histstats"
 )
 
 // Root is the module's root folder.
@@ -18,41 +28,42 @@ func Root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// Build builds the named commands (every command under cmd/ when none is
-// named) into dir, each as the binary of its name.
-func Build(dir string, names ...string) error {
-	pkgs := []string{"./cmd/..."}
-	if len(names) > 0 {
-		pkgs = nil
-		for _, n := range names {
-			pkgs = append(pkgs, "./cmd/"+n)
-		}
-	}
-	cmd := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
-	cmd.Dir = Root()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building %v: %v\n%s", pkgs, err, out)
-	}
-	return nil
+// Commands are the hist commands, by the name a user runs.
+var Commands = map[string]func(){
+	"hist-capture": histcapture.Main,
+	"hist-compact": histcompact.Main,
+	"hist-delete":  histdelete.Main,
+	"hist-list":    histlist.Main,
+	"hist-pick":    histpick.Main,
+	"hist-seed":    histseed.Main,
+	"hist-stats":   histstats.Main,
 }
 
-// Main builds the named commands (every one when none is named) into a
-// temp folder, sets *dir to it, runs the tests and removes the folder.
-func Main(m *testing.M, dir *string, names ...string) {
-	d, err := os.MkdirTemp("", "hist-bin-")
+// Main runs the tests with every command on PATH, sets *dir to the folder
+// that holds them, and exits. The test binary is the commands
+// (testscript.Main): a copy of it is put on PATH under each command's
+// name, and run under that name it runs that command. go test's cached
+// result therefore depends on the commands' code, since the test binary
+// holds it.
+func Main(m *testing.M, dir *string) {
+	testscript.Main(onPath{m, dir}, Commands)
+}
+
+// onPath sets the folder of the commands once testscript.Main has put
+// them on PATH, then runs the tests.
+type onPath struct {
+	m   *testing.M
+	dir *string
+}
+
+func (r onPath) Run() int {
+	p, err := exec.LookPath("hist-list")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fmt.Fprintln(os.Stderr, "testbin: the commands are not on PATH:", err)
+		return 1
 	}
-	if err := Build(d, names...); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(d)
-		os.Exit(1)
-	}
-	*dir = d
-	code := m.Run()
-	os.RemoveAll(d)
-	os.Exit(code)
+	*r.dir = filepath.Dir(p)
+	return r.m.Run()
 }
 
 // Long says whether the long tests run at full length: HIST_LONG=1.
@@ -68,41 +79,4 @@ func Scale(short, long int) int {
 		return long
 	}
 	return short
-}
-
-// Track reads every source file the binaries are built from (and the
-// scripts the tests install), from inside a test: go test's result cache
-// then depends on them, so a change to a command never leaves the cached
-// result of a test that runs the command's binary. Call it from one test
-// of each package that runs the binaries.
-func Track(t *testing.T) {
-	t.Helper()
-	root := Root()
-	n := 0
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "testdata", "node_modules", "bench":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch filepath.Ext(p) {
-		case ".go", ".mod", ".sum", ".ts", ".js", ".json", ".bash", ".zsh", ".fish", ".sh":
-			if _, err := os.ReadFile(p); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n == 0 {
-		t.Fatal("no source files found under " + root)
-	}
 }

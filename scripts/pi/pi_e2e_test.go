@@ -171,18 +171,19 @@ func installPi(t *testing.T) (string, string) {
 	return strings.Join(prefix, string(os.PathListSeparator)), filepath.Join(dir, "bin", "pi")
 }
 
-// buildHist builds the hist binaries the extension calls.
+// binDir is the folder of the commands TestMain put on PATH.
+var binDir string
+
+func TestMain(m *testing.M) { testbin.Main(m, &binDir) }
+
+// buildHist returns the folder of the hist commands the extension calls.
 func buildHist(t *testing.T) string {
-	dir := t.TempDir()
-	if err := testbin.Build(dir); err != nil {
-		t.Fatal(err)
-	}
 	for _, b := range []string{"hist-capture", "hist-seed", "hist-compact", "hist-list"} {
-		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			t.Fatalf("%s was not built: the extension calls it", b)
+		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
+			t.Fatalf("%s is not on PATH: the extension calls it", b)
 		}
 	}
-	return dir
+	return binDir
 }
 
 // logEntry is one line of the extension's HIST_PI_LOG.
@@ -748,10 +749,6 @@ func TestPiExtensionPickKey(t *testing.T) {
 		t.Errorf("hist-pick exit codes in the extension's log: %v, want [0 130]", codes)
 	}
 }
-
-// TestSourcesTracked makes go test's cached result of this package depend
-// on the sources of the binaries it runs (testbin.Track).
-func TestSourcesTracked(t *testing.T) { testbin.Track(t) }
 
 // storeRecords reads every store file of the project hash with
 // record.Scan: file name -> its records.
