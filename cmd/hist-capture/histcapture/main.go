@@ -14,7 +14,6 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"hist/lib/agent"
-	"hist/lib/capture"
 	"hist/lib/cli"
 	"hist/lib/install"
 	"hist/lib/lock"
@@ -194,17 +193,17 @@ func run(e *cli.Env) int {
 	case f.enable || f.disable:
 		return setPreference(e, f.enable)
 	case f.status:
-		return capture.Status(e, st)
+		return Status(e, st)
 	case f.install || f.uninstall:
 		return runInstall(e, args, f.uninstall, f.dry)
 	case f.rename != "":
 		return renameMachine(e, st, f.rename)
 	case f.hook:
-		capture.Hook(e, st, e.HomeProblem(fs) == "")
+		Hook(e, st, e.HomeProblem(fs) == "")
 		return cli.ExitOK
 	}
 	if !termsafe.IsTerminal(e.Stderr) { // run by an agent's extension or plugin
-		done := capture.KeepProblems(e)
+		done := KeepProblems(e)
 		defer done(f.src)
 	}
 	return f.capture(e, st, args)
@@ -265,7 +264,7 @@ func (f *flags) capture(e *cli.Env, st store.Store, args []string) int {
 	if code := f.checkCapture(e, args); code != cli.ExitOK {
 		return code
 	}
-	p := capture.Prompt{Cwd: f.cwd, Instance: f.inst, Src: f.src, Session: f.session}
+	p := Prompt{Cwd: f.cwd, Instance: f.inst, Src: f.src, Session: f.session}
 	p.TS, _ = strconv.ParseInt(f.ts, 10, 64)
 	if len(args) == 1 {
 		p.Text = args[0]
@@ -282,7 +281,7 @@ func (f *flags) capture(e *cli.Env, st store.Store, args []string) int {
 	}
 	switch pol := e.Policy(); {
 	case pol.On:
-		return capture.Store(e, st, p)
+		return Store(e, st, p)
 	case pol.Source == policy.InvalidPreference:
 		e.Warnf("%s", pol.OffHint())
 	case termsafe.IsTerminal(e.Stderr):

@@ -1,8 +1,8 @@
-// Package capture is what hist-capture does with a prompt: store it
-// (Store), take it from an agent's hook payload (Hook), keep what went
-// wrong where --status finds it (KeepProblems), and --status's report
-// (Status).
-package capture
+// What hist-capture does with a prompt: store it (Store), take it from an
+// agent's hook payload (Hook), keep what went wrong where --status finds
+// it (KeepProblems), and --status's report (Status).
+
+package histcapture
 
 import (
 	"os"
