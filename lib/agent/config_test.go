@@ -67,7 +67,7 @@ func TestInstallTargets(t *testing.T) {
 // TestCaptureUsage: hist-capture's usage names the agents from the list
 // (its AGENTS placeholder) where it lists them, and names none by hand.
 func TestCaptureUsage(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "cmd", "hist-capture", "main.go"), nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "cmd", "hist-capture", "histcapture", "main.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
