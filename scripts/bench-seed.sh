@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
 # bench-seed.sh: times hist-seed --all-projects over ~1 GB of generated
-# transcripts per source (pi, Claude Code, Codex), against the scan floor
-# (grep -c for the record that holds a typed prompt) and a jq filter that
-# selects the same records, over the same files, in the same run.
+# transcripts per source (pi, Claude Code, Codex, cursor-agent, opencode),
+# against the scan floor (grep -c for the record that holds a typed prompt;
+# for the SQLite sources, one sqlite3 counting the records that hold one)
+# and a filter that selects the same records (jq; a sqlite3 query with
+# json_extract), over the same files, in the same run.
 #
-# The transcripts are the real fixtures in testscripts/testdata/seed,
-# replicated with fresh session ids and uuids, fresh prompt tags (so every
-# copy is a distinct prompt event) and cwds spread over 200 projects. They
-# live under a temp folder in /tmp and are deleted at the end.
+# The transcripts are the fixtures in testscripts/testdata/seed (cursor's:
+# the chats of its reader's tests, as cursor-agent cannot be installed
+# here), replicated by scripts/genseed with fresh session ids and uuids,
+# fresh prompt tags (so every copy is a distinct prompt event) and cwds
+# spread over 200 projects, in each agent's layout: opencode one
+# opencode.db, cursor one store.db a chat, both SQLite in WAL mode. They
+# live under a temp folder in /tmp and are deleted at the end. Each full
+# import must report as many prompts as were generated, and write as many
+# to the store, or the run stops.
 #
-# Usage: scripts/bench-seed.sh [SOURCE...]   (default: pi claude codex)
+# Usage: scripts/bench-seed.sh [SOURCE...]   (default: pi claude codex cursor opencode)
+#   SIZE_MB=20 RUNS=1 INC_RUNS=1 WATCH_PROMPTS=0 scripts/bench-seed.sh cursor opencode
 # Environment: SIZE_MB (default 1024), RUNS (default 3; jq runs once),
 #              INC_RUNS (default 11: the incremental runs, alternated),
 #              PROJECTS (default 200), KEEP=1 keeps the temp folder,
 #              SAME_TIMES=1 keeps the fixtures' times in every copy,
 #              DATA=DIR reads the corpus a run kept (KEEP=1: DIR is its
-#              temp folder's data/) instead of generating it,
+#              temp folder's data/) instead of generating it (the prompt
+#              count is then not checked),
 #              WATCH_PROMPTS (default 50): the prompts the watch's latency
 #              is measured over (0: no watch table).
 # Prints one markdown table row per source (see bench/seed.md), then the
@@ -38,10 +47,10 @@ if [ $# -gt 0 ] && [[ $1 == *.md ]]; then
     shift
 fi
 SOURCES=("$@")
-[ ${#SOURCES[@]} -gt 0 ] || SOURCES=(pi claude codex)
+[ ${#SOURCES[@]} -gt 0 ] || SOURCES=(pi claude codex cursor opencode)
 export LC_ALL=C
 
-for tool in go grep jq /usr/bin/time; do
+for tool in go grep jq sqlite3 /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "bench-seed: $tool is needed" >&2; exit 1; }
 done
 
@@ -49,128 +58,19 @@ WORK=$(mktemp -d /tmp/hist-bench-seed.XXXXXX)
 cleanup() { [ "${KEEP:-}" = 1 ] && echo "kept $WORK" >&2 || rm -rf "$WORK"; }
 trap cleanup EXIT
 
-mkdir -p "$WORK/bin" "$WORK/gen" "$WORK/home"
-(cd "$ROOT" && go build -o "$WORK/bin/" ./cmd/hist-seed ./cmd/hist-list)
+mkdir -p "$WORK/bin" "$WORK/home"
+(cd "$ROOT" && go build -o "$WORK/bin/" ./cmd/hist-seed ./cmd/hist-list ./scripts/genseed)
 
-cat >"$WORK/gen/main.go" <<'EOF'
-// gen replicates fixture transcripts: fresh uuids (every one of a copy
-// gets the copy's number as its first 8 hex digits), fresh prompt tags,
-// cwds spread over -projects projects, until -mb megabytes are written.
-package main
-
-import (
-	"bytes"
-	"flag"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
-	"time"
-)
-
-func main() {
-	src := flag.String("src", "pi", "pi, claude or codex")
-	in := flag.String("in", "", "fixture folder")
-	out := flag.String("out", "", "output folder")
-	mb := flag.Int64("mb", 1024, "megabytes to write")
-	projects := flag.Int("projects", 200, "projects")
-	sameTimes := flag.Bool("same-times", false, "keep the fixtures' times in every copy")
-	flag.Parse()
-	type file struct {
-		rel  string
-		data []byte
-	}
-	var files []file
-	filepath.WalkDir(*in, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(*in, p)
-		files = append(files, file{rel, data})
-		return nil
-	})
-	if len(files) == 0 {
-		fmt.Fprintln(os.Stderr, "gen: no fixture files in", *in)
-		os.Exit(1)
-	}
-	uuid := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	iso := regexp.MustCompile(`"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})"`)
-	epoch := regexp.MustCompile(`"(timestamp|completed_at|completed_at_ms|create_time|sentAtMs|startTime|started_at|started_at_ms)":([0-9]{10}|[0-9]{13})\b`)
-	// shift moves every time in b by secs seconds (ISO strings, epoch
-	// seconds and milliseconds), keeping each one's form.
-	shift := func(b []byte, secs int) []byte {
-		b = iso.ReplaceAllFunc(b, func(m []byte) []byte {
-			sub := iso.FindSubmatch(m)
-			layout := "2006-01-02T15:04:05"
-			if len(sub[2]) > 0 {
-				layout += "." + strings.Repeat("0", len(sub[2])-1)
-			}
-			layout += "Z07:00"
-			t, err := time.Parse(layout, string(m[1:len(m)-1]))
-			if err != nil {
-				return m
-			}
-			return []byte(`"` + t.Add(time.Duration(secs)*time.Second).Format(layout) + `"`)
-		})
-		return epoch.ReplaceAllFunc(b, func(m []byte) []byte {
-			sub := epoch.FindSubmatch(m)
-			n, _ := strconv.ParseInt(string(sub[2]), 10, 64)
-			if len(sub[2]) == 13 {
-				n += int64(secs) * 1000
-			} else {
-				n += int64(secs)
-			}
-			return []byte(fmt.Sprintf(`"%s":%d`, sub[1], n))
-		})
-	}
-	tag := map[string]string{"pi": "[pi", "claude": "[cc", "codex": "[cx"}[*src]
-	slots := max(*projects/2, 1) // each fixture set names two projects
-	target := *mb << 20
-	var written int64
-	var nfiles int
-	for i := 0; written < target; i++ {
-		prefix := fmt.Sprintf("%08x", i)
-		fix := func(b []byte) []byte {
-			b = uuid.ReplaceAllFunc(b, func(u []byte) []byte { return append([]byte(prefix), u[8:]...) })
-			b = bytes.ReplaceAll(b, []byte("/tmp/lab/wd/"), []byte(fmt.Sprintf("/bench/p%03d/", i%slots)))
-			if !*sameTimes {
-				b = shift(b, i)
-			}
-			return bytes.ReplaceAll(b, []byte(tag), []byte(tag+strconv.Itoa(i)))
-		}
-		for _, f := range files {
-			name := string(fix([]byte(filepath.Base(f.rel))))
-			var dir string
-			switch *src {
-			case "pi":
-				dir = filepath.Join(*out, "sessions", fmt.Sprintf("--bench-p%03d--", i%slots))
-			case "claude":
-				dir = filepath.Join(*out, "projects", fmt.Sprintf("-bench-p%03d", i%slots))
-			case "codex":
-				dir = filepath.Join(*out, "sessions", "2026", "11", fmt.Sprintf("%02d", 1+i%28))
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				panic(err)
-			}
-			data := fix(f.data)
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-				panic(err)
-			}
-			written += int64(len(data))
-			nfiles++
-		}
-	}
-	fmt.Printf("%d %d\n", written, nfiles)
-}
+# sqlscan DIR NAME QUERY: runs QUERY (its tables are c.TABLE) over every
+# SQLite database named NAME under DIR, in one sqlite3: each is attached
+# immutable (read in place: no lock, no copy, nothing written beside it).
+cat >"$WORK/bin/sqlscan" <<'EOF'
+#!/bin/sh
+find "$1" -type f -name "$2" | sed "s/'/''/g" |
+    awk -v q="$3" '{printf "ATTACH '\''file:%s?immutable=1'\'' AS c;\n%s;\nDETACH c;\n", $0, q}' |
+    sqlite3 -batch -bail
 EOF
-(cd "$WORK/gen" && GOFLAGS= GO111MODULE=on go build -o "$WORK/bin/gen" main.go)
+chmod +x "$WORK/bin/sqlscan"
 
 # median of the numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -194,51 +94,96 @@ timed() {
 # Every source's transcripts are generated first, and nothing is deleted
 # until the end: ext4 takes much longer to create inodes in the minutes
 # after many were deleted, which would be measured as hist-seed's.
-setup() { # SOURCE: sets fixtures, pattern, filter, envs
+# jsonl_filter DIR FILTER: jq's selection of the records over DIR's
+# transcripts.
+jsonl_filter=(sh -c 'find "$1" -type f -name "*.jsonl" -print0 | xargs -0 jq -c "$2"' sh)
+setup() { # SOURCE: sets fixtures, want, pattern, floor, filter, envs
     data="${DATA:-$WORK/data}/$1"
+    local seed=$ROOT/testscripts/testdata/seed
+    # want: the prompts hist-seed imports from one copy of the fixtures
+    # (what hist-list shows of each of their projects).
+    want=0
     case $1 in
     pi)
-        fixtures=$ROOT/testscripts/testdata/seed/pi
+        fixtures=(-in "$seed/pi")
+        want=$(cat "$seed"/want/pi-{alpha,beta}.txt | wc -l)
         pattern='"role":"user"'
-        filter='select(.type=="message" and .message.role=="user")'
+        floor=(grep -r -c -F "$pattern" "$data")
+        filter=("${jsonl_filter[@]}" "$data" 'select(.type=="message" and .message.role=="user")')
         envs=(PI_CODING_AGENT_SESSION_DIR="$data/sessions")
         ;;
     claude)
-        fixtures=$ROOT/testscripts/testdata/seed/claude
+        fixtures=(-in "$seed/claude")
+        want=$(cat "$seed"/want/claude-{alpha,beta}.txt | wc -l)
         pattern='"type":"user"'
-        filter='select(.type=="user")'
+        floor=(grep -r -c -F "$pattern" "$data")
+        filter=("${jsonl_filter[@]}" "$data" 'select(.type=="user")')
         envs=(CLAUDE_CONFIG_DIR="$data")
         ;;
     codex)
-        fixtures=$ROOT/testscripts/testdata/seed/codex
+        fixtures=(-in "$seed/codex")
+        want=$(cat "$seed"/want/codex-{alpha,beta}.txt | wc -l)
         pattern='"type":"UserMessage"'
-        filter='select(.type=="event_msg" and .payload.type=="item_completed" and .payload.item.type=="UserMessage")'
+        floor=(grep -r -c -F "$pattern" "$data")
+        filter=("${jsonl_filter[@]}" "$data" 'select(.type=="event_msg" and .payload.type=="item_completed" and .payload.item.type=="UserMessage")')
         envs=(CODEX_HOME="$data")
         ;;
+    cursor)
+        fixtures=() # genseed holds cursor's chats
+        floor=("$WORK/bin/sqlscan" "$data" store.db "SELECT count(*) FROM c.blobs WHERE instr(data, '\"role\":\"user\"') > 0")
+        filter=("$WORK/bin/sqlscan" "$data" store.db "SELECT CAST(data AS TEXT) FROM c.blobs WHERE json_valid(CAST(data AS TEXT)) AND json_extract(CAST(data AS TEXT), '\$.role') = 'user'")
+        envs=(CURSOR_CONFIG_DIR="$data")
+        ;;
+    opencode)
+        fixtures=(-in "$seed/opencode" -in "$seed/opencode-tui")
+        want=$(cat "$seed"/want/opencode-{alpha,beta,tui}.txt | wc -l)
+        floor=("$WORK/bin/sqlscan" "$data" opencode.db "SELECT count(*) FROM c.message WHERE instr(data, '\"role\":\"user\"') > 0")
+        filter=("$WORK/bin/sqlscan" "$data" opencode.db "SELECT p.data FROM c.message m JOIN c.part p ON p.message_id = m.id JOIN c.session s ON s.id = m.session_id
+            WHERE s.parent_id IS NULL AND json_extract(m.data, '\$.role') = 'user' AND json_extract(p.data, '\$.type') = 'text'
+            AND NOT coalesce(json_extract(p.data, '\$.synthetic'), 0) AND NOT coalesce(json_extract(p.data, '\$.ignored'), 0) ORDER BY m.id, p.id")
+        envs=(XDG_DATA_HOME="$data")
+        ;;
     *)
-        echo "bench-seed: unknown source $1 (pi, claude, codex)" >&2
+        echo "bench-seed: unknown source $1 (pi, claude, codex, cursor, opencode)" >&2
         exit 2
         ;;
     esac
 }
 same=()
 [ "${SAME_TIMES:-}" = 1 ] && same=(-same-times)
-declare -A gen_bytes gen_files last_store
+declare -A gen_bytes gen_files gen_prompts last_store
 for src in "${SOURCES[@]}"; do
     setup "$src"
     if [ -n "${DATA:-}" ]; then
         read -r bytes nfiles < <(find "$data" -type f -printf '%s\n' | awk '{s += $1; n++} END {print s, n}')
+        prompts=
     else
-        read -r bytes nfiles < <("$WORK/bin/gen" -src "$src" -in "$fixtures" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS" "${same[@]}")
+        read -r bytes nfiles prompts < <("$WORK/bin/genseed" -src "$src" "${fixtures[@]}" -out "$data" -mb "$SIZE_MB" -projects "$PROJECTS" -want "$want" "${same[@]}")
     fi
     gen_bytes[$src]=$bytes
     gen_files[$src]=$nfiles
+    gen_prompts[$src]=$prompts
 done
 # Write the generated files back (so that the seed's fsyncs do not wait
 # for them).
 sync
 
-echo "| source | data | files | prompts | hist-seed (median of $RUNS) | MB/s | grep -c | x grep | jq | jq / hist-seed | peak RSS | CPU s: hist-seed / grep / jq |"
+# check_prompts SOURCE STORE: the prompts the import reported (its
+# summary line, in $WORK/err) and wrote to STORE's seed files must be the
+# prompts generated.
+check_prompts() {
+    local reported stored
+    reported=$(sed -n "s/^hist-seed: $1: .*read .*: \([0-9]*\) prompts\{0,1\}\( (.*\)\{0,1\}\$/\1/p" "$WORK/err")
+    stored=$(find "$2/projects" -type f -name 'seed*.jsonl' -print0 | xargs -0 cat | wc -l)
+    echo "bench-seed: $1: prompts generated: ${gen_prompts[$1]:-unknown (DATA)}, reported by hist-seed: ${reported:-none}, in the store: $stored" >&2
+    if [ "$reported" != "$stored" ] || { [ -n "${gen_prompts[$1]}" ] && [ "${gen_prompts[$1]}" != "$reported" ]; }; then
+        echo "bench-seed: $1: FAILED: the prompts generated, reported and stored differ; hist-seed said:" >&2
+        grep -v ' written to ' "$WORK/err" >&2
+        exit 1
+    fi
+}
+
+echo "| source | data | files | prompts | hist-seed (median of $RUNS) | MB/s | grep -c / sqlite3 count | x floor | jq / sqlite3 json | filter / hist-seed | peak RSS | CPU s: hist-seed / floor / filter |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for src in "${SOURCES[@]}"; do
     setup "$src"
@@ -257,16 +202,17 @@ for src in "${SOURCES[@]}"; do
         mkdir -p "$WORK/stores"
         sync
         timed "$WORK/seed.times" env -i HOME="$WORK/home" PATH="$PATH" GENTLE_PI_HISTORY_CAPTURE=1 "${envs[@]}" \
-            "$WORK/bin/hist-seed" --all-projects --from "$src" -q --store "$store"
-        timed "$WORK/grep.times" grep -r -c -F "$pattern" "$data"
+            "$WORK/bin/hist-seed" --all-projects --from "$src" --store "$store"
+        check_prompts "$src" "$store"
+        timed "$WORK/grep.times" "${floor[@]}"
     done
     prompts=$(find "$store/projects" -type f -name 'seed*.jsonl' -print0 | xargs -0 cat | wc -l)
     projects=$(find "$store/projects" -mindepth 1 -maxdepth 1 -type d | wc -l)
     : >"$WORK/jq.times"
-    timed "$WORK/jq.times" sh -c 'find "$1" -type f -name "*.jsonl" -print0 | xargs -0 jq -c "$2"' sh "$data" "$filter"
+    timed "$WORK/jq.times" "${filter[@]}"
 
     # Every run, on stderr: the spread the medians hide.
-    echo "bench-seed: $src: hist-seed runs (s): $(cut -d' ' -f1 "$WORK/seed.times" | tr '\n' ' ')grep runs (s): $(cut -d' ' -f1 "$WORK/grep.times" | tr '\n' ' ')" >&2
+    echo "bench-seed: $src: hist-seed runs (s): $(cut -d' ' -f1 "$WORK/seed.times" | tr '\n' ' ')floor runs (s): $(cut -d' ' -f1 "$WORK/grep.times" | tr '\n' ' ')load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     seed=$(cut -d' ' -f1 "$WORK/seed.times" | median)
     rss=$(cut -d' ' -f2 "$WORK/seed.times" | sort -g | tail -1)
     grep_t=$(cut -d' ' -f1 "$WORK/grep.times" | median)
@@ -303,8 +249,14 @@ for src in "${SOURCES[@]}"; do
     : >"$WORK/find.times"
     : >"$WORK/append.times"
     # One prompt appended to one transcript: a copy of its last prompt
-    # record with a fresh tag and fresh ids.
-    file=$({ grep -rlE '\[(pi|cc|cx)[0-9]' "$data" || true; } | head -1)
+    # record with a fresh tag and fresh ids; for cursor and opencode, a
+    # typed prompt written as the agent does, to one chat's store, to the
+    # first session of the database.
+    case $src in
+    cursor) file=$(find "$data/chats" -name store.db | sort | sed -n 1p) ;;
+    opencode) file=$data/opencode/opencode.db ;;
+    *) file=$({ grep -rlE '\[(pi|cc|cx)[0-9]' "$data" || true; } | head -1) ;;
+    esac
     # The appended prompts' ids are new in every run of this script (a
     # corpus read again with DATA keeps those of earlier runs).
     run_tag=$(printf %04x $((RANDOM)))
@@ -317,16 +269,23 @@ for src in "${SOURCES[@]}"; do
         # the fixture's time would have the run read, for a live copy,
         # every store file of its project written since then.
         typed=$(($(date +%s) - 20))
-        { grep -F "$pattern" "$file" | grep -E '\[(pi|cc|cx)[0-9]' || true; } | tail -1 |
-            TYPED=$typed perl -MPOSIX=strftime -pe '
-                my $t = $ENV{TYPED};
-                my $iso = strftime("%Y-%m-%dT%H:%M:%S", gmtime $t) . ".000Z";
-                s/"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})"/"$iso"/g;
-                my $keys = "timestamp|completed_at|completed_at_ms|create_time|sentAtMs|startTime|started_at|started_at_ms";
-                s/("(?:$keys)":)[0-9]{13}\b/$1${t}000/g;
-                s/("(?:$keys)":)[0-9]{10}\b/$1$t/g;
-                s/\[(pi|cc|cx)[0-9]+/[${1}appended'"$i"'-/g;
-                s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/'"$run_tag$(printf %04x "$i")"'$1/g' >>"$file"
+        case $src in
+        cursor | opencode)
+            "$WORK/bin/genseed" -src "$src" -append "$file" -text "[appended $run_tag $i] one prompt more" -ms "${typed}000"
+            ;;
+        *)
+            { grep -F "$pattern" "$file" | grep -E '\[(pi|cc|cx)[0-9]' || true; } | tail -1 |
+                TYPED=$typed perl -MPOSIX=strftime -pe '
+                    my $t = $ENV{TYPED};
+                    my $iso = strftime("%Y-%m-%dT%H:%M:%S", gmtime $t) . ".000Z";
+                    s/"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})"/"$iso"/g;
+                    my $keys = "timestamp|completed_at|completed_at_ms|create_time|sentAtMs|startTime|started_at|started_at_ms";
+                    s/("(?:$keys)":)[0-9]{13}\b/$1${t}000/g;
+                    s/("(?:$keys)":)[0-9]{10}\b/$1$t/g;
+                    s/\[(pi|cc|cx)[0-9]+/[${1}appended'"$i"'-/g;
+                    s/\b[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/'"$run_tag$(printf %04x "$i")"'$1/g' >>"$file"
+            ;;
+        esac
         run_seed "$WORK/append.times"
         after=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
         [ "$after" -eq $((before + 1)) ] || echo "bench-seed: $src: the appended prompt made $((after - before)) records, want 1" >&2
@@ -357,15 +316,16 @@ echo "|---|---|---|---|"
 mkdir -p "$WORK/watchproj"
 tag=$(printf %04x $((RANDOM)))
 uuid="0000$tag-0000-7000-8000-$(printf %012x $((RANDOM)))"
-# prompt_line SOURCE I: the transcript line of watch prompt I.
-prompt_line() {
+# write_prompt SOURCE I: writes watch prompt I to $transcript.
+write_prompt() {
     local ms iso text="[watch $tag $2]"
     ms=$(date +%s%3N)
     iso=$(date -u -d "@${ms:0:10}.${ms:10}" +%Y-%m-%dT%H:%M:%S.%3NZ)
     case $1 in
-    pi) printf '{"type":"message","id":"w%s","parentId":null,"timestamp":"%s","message":{"role":"user","content":"%s","timestamp":%s}}\n' "$2" "$iso" "$text" "$ms" ;;
-    claude) printf '{"type":"user","uuid":"%s-w%s","sessionId":"%s","cwd":"%s","timestamp":"%s","message":{"role":"user","content":"%s"}}\n' "$uuid" "$2" "$uuid" "$WORK/watchproj" "$iso" "$text" ;;
-    codex) printf '{"timestamp":"%s","type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","id":"w%s","content":[{"type":"text","text":"%s"}]}}}\n' "$iso" "$2" "$text" ;;
+    pi) printf '{"type":"message","id":"w%s","parentId":null,"timestamp":"%s","message":{"role":"user","content":"%s","timestamp":%s}}\n' "$2" "$iso" "$text" "$ms" >>"$transcript" ;;
+    claude) printf '{"type":"user","uuid":"%s-w%s","sessionId":"%s","cwd":"%s","timestamp":"%s","message":{"role":"user","content":"%s"}}\n' "$uuid" "$2" "$uuid" "$WORK/watchproj" "$iso" "$text" >>"$transcript" ;;
+    codex) printf '{"timestamp":"%s","type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","id":"w%s","content":[{"type":"text","text":"%s"}]}}}\n' "$iso" "$2" "$text" >>"$transcript" ;;
+    cursor | opencode) "$WORK/bin/genseed" -src "$1" -append "$transcript" -text "$text" -ms "$ms" -cwd "$WORK/watchproj" ;;
     esac
 }
 for src in "${SOURCES[@]}"; do
@@ -382,6 +342,12 @@ for src in "${SOURCES[@]}"; do
     codex)
         transcript="$data/sessions/2026/12/01/rollout-2026-12-01T00-00-00-$uuid.jsonl"
         head='{"timestamp":"'$iso'","type":"session_meta","payload":{"id":"'$uuid'","timestamp":"'$iso'","cwd":"'$WORK/watchproj'","originator":"bench","cli_version":"0.171.0","source":"cli"}}' ;;
+    cursor) # a chat of its own (genseed makes its store)
+        transcript="$data/chats/$(printf %s "$WORK/watchproj" | md5sum | cut -c1-32)/$uuid/store.db"
+        head='' ;;
+    opencode) # a session of its own in the database
+        transcript="$data/opencode/opencode.db"
+        head='' ;;
     esac
     mkdir -p "$(dirname "$transcript")"
     [ -z "$head" ] || echo "$head" >"$transcript"
@@ -391,7 +357,7 @@ for src in "${SOURCES[@]}"; do
     sleep 5 # its first import, over every transcript
     : >"$WORK/watch.times"
     for i in $(seq "$WATCH_PROMPTS"); do
-        prompt_line "$src" "$i" >>"$transcript"
+        write_prompt "$src" "$i"
         t0=${EPOCHREALTIME/./}
         until env -i HOME="$WORK/home" GENTLE_PI_HISTORY_CAPTURE=1 "$WORK/bin/hist-list" --store "$store" --project "$WORK/watchproj" 2>/dev/null |
             grep -qF "[watch $tag $i]"; do
