@@ -23,8 +23,8 @@
 #              PROJECTS (default 200), KEEP=1 keeps the temp folder,
 #              SAME_TIMES=1 keeps the fixtures' times in every copy,
 #              DATA=DIR reads the corpus a run kept (KEEP=1: DIR is its
-#              temp folder's data/) instead of generating it (the prompt
-#              count is then not checked),
+#              temp folder's data/) instead of generating it (the prompts
+#              reported are then checked against the store's alone),
 #              WATCH_PROMPTS (default 50): the prompts the watch's latency
 #              is measured over (0: no watch table).
 # Prints one markdown table row per source (see bench/seed.md), then the
@@ -66,7 +66,7 @@ mkdir -p "$WORK/bin" "$WORK/home"
 # immutable (read in place: no lock, no copy, nothing written beside it).
 cat >"$WORK/bin/sqlscan" <<'EOF'
 #!/bin/sh
-find "$1" -type f -name "$2" | sed "s/'/''/g" |
+find "$1" -type f -name "$2" | sed -e 's/%/%25/g' -e 's/?/%3f/g' -e 's/#/%23/g' -e "s/'/''/g" |
     awk -v q="$3" '{printf "ATTACH '\''file:%s?immutable=1'\'' AS c;\n%s;\nDETACH c;\n", $0, q}' |
     sqlite3 -batch -bail
 EOF
@@ -290,7 +290,7 @@ for src in "${SOURCES[@]}"; do
         after=$(find "$store/projects" -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l)
         [ "$after" -eq $((before + 1)) ] || echo "bench-seed: $src: the appended prompt made $((after - before)) records, want 1" >&2
     done
-    echo "bench-seed: $src: nothing-new runs (s): $(cut -d' ' -f1 "$WORK/none.times" | tr '\n' ' ')find runs (s): $(cut -d' ' -f1 "$WORK/find.times" | tr '\n' ' ')append runs (s): $(cut -d' ' -f1 "$WORK/append.times" | tr '\n' ' ')" >&2
+    echo "bench-seed: $src: nothing-new runs (s): $(cut -d' ' -f1 "$WORK/none.times" | tr '\n' ' ')find runs (s): $(cut -d' ' -f1 "$WORK/find.times" | tr '\n' ' ')append runs (s): $(cut -d' ' -f1 "$WORK/append.times" | tr '\n' ' ')load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     none=$(cut -d' ' -f1 "$WORK/none.times" | median)
     rss=$(cut -d' ' -f2 "$WORK/none.times" | sort -g | tail -1)
     find_t=$(cut -d' ' -f1 "$WORK/find.times" | median)
