@@ -32,10 +32,10 @@ func (a FileIDs) same(b FileIDs) bool {
 }
 
 // Moved says whether a rewrite (a delete, a compaction) may have moved
-// prompts out of reach of a read of files, whose ids were taken before
-// the read: a file vanished during the read (vanished) or was replaced
-// since, or the scope now holds a claim, carry or compact file that files
-// did not list. Such a read is done again once the rewrite has ended.
+// prompts out of reach of a read of files (ids taken before it): a file
+// vanished during the read or was replaced since, or the scope now holds
+// a claim, carry or compact file that files did not list. Such a read is
+// done again once the rewrite has ended.
 func (s Store) Moved(sc Scope, files []File, ids FileIDs, vanished bool) bool {
 	if vanished || !ids.same(IDs(files)) {
 		return true

@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"hist/lib/envdir"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"strings"
 
 	"hist/lib/atomicfile"
+	"hist/lib/envdir"
 	"hist/lib/gitremote"
 )
 
@@ -35,9 +35,9 @@ const (
 // Store is a store folder, as seen by one machine.
 type Store struct {
 	Root string
-	// Machine is this machine's id (MachineID): the files it writes carry
-	// it in their names. "" is a store used before machine ids: every
-	// name is the plain one and every file is its own.
+	// Machine is this machine's id (MachineID), which the files it writes
+	// carry in their names; "" (before machine ids): plain names, and
+	// every file is its own.
 	Machine string
 }
 
@@ -72,33 +72,25 @@ func (s Store) ProjectDir(hash string) string { return s.path(ProjectsDir, hash)
 // Global is history-global.jsonl.
 func (s Store) Global() string { return s.path(GlobalName) }
 
-// Hidden is this machine's tombstone file, hidden@<machine>.json
-// (hidden.json without a machine, or for the machine that owns the files
-// without a machine id while hidden.json exists: a store used by one
-// machine keeps its hidden.json). Readers load every machine's
-// (lib/tombstone); a delete writes only its own.
-func (s Store) Hidden() string { return s.own(HiddenName, false) }
+// Hidden is this machine's tombstone file, hidden@<machine>.json (see
+// OwnPath). Readers load every machine's (lib/tombstone); a delete writes
+// only its own.
+func (s Store) Hidden() string { return s.ownIn(s.Root, HiddenName, false) }
 
 // Registry is this machine's registry file, registry@<machine>.json.
 func (s Store) Registry() string { return s.path(Named(RegistryName, s.Machine)) }
 
 // Ledger is this machine's import ledger (lib/ledger).
-func (s Store) Ledger() string { return s.own(LedgerName, true) }
+func (s Store) Ledger() string { return s.ownIn(s.Root, LedgerName, true) }
 
 // State is this machine's import state (lib/ledger).
-func (s Store) State() string { return s.own(StateName, true) }
+func (s Store) State() string { return s.ownIn(s.Root, StateName, true) }
 
-// own is this machine's file for a per-machine file at the root: the
-// machine's name; or, for the machine that owns the files without a
+// OwnPath is this machine's file named base (a plain name) in dir:
+// base@<machine>; or, for the machine that owns the files without a
 // machine id (OwnsLegacy, claimed when claim is set: the caller is to
-// write it), the plain name while only that one exists, so an upgraded
-// store keeps its tombstones, import ledger and state.
-func (s Store) own(base string, claim bool) string { return s.ownIn(s.Root, base, claim) }
-
-// OwnPath is this machine's file named base (a plain name) in dir: the
-// same rule as for the root's files, so the machine that owns the files
-// without a machine id keeps using dir/base (seed.jsonl, say) while it
-// exists and dir has no file of its own name.
+// write it), base itself while only that one exists, so that an upgraded
+// store keeps its tombstones, import ledger, state and seed files.
 func (s Store) OwnPath(dir, base string) string { return s.ownIn(dir, base, false) }
 
 func (s Store) ownIn(dir, base string, claim bool) string {
@@ -117,9 +109,8 @@ func (s Store) ownIn(dir, base string, claim bool) string {
 // Lock is the file rewriters lock.
 func (s Store) Lock() string { return s.path(LockName) }
 
-// Canonical returns the canonical form of a project folder: absolute,
-// cleaned, symlinks resolved; the cleaned absolute path when it does not
-// exist.
+// Canonical is a project folder absolute and cleaned, symlinks resolved
+// when it exists.
 func Canonical(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -163,7 +154,7 @@ func (k Kind) String() string {
 // files.
 func Classify(name string) Kind {
 	name, _ = Unconflicted(name)
-	if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") || atomicfile.IsTemp(name) {
+	if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") { // temp files too
 		return NotStore
 	}
 	// The last suffix says what the file is now: a compaction's claim of
@@ -175,8 +166,6 @@ func Classify(name string) Kind {
 		return Claim
 	case ci > 0:
 		return Carry
-	}
-	switch {
 	case IsGlobal(name):
 		return GlobalFile
 	case name == SeedName || strings.HasPrefix(name, "seed-") || strings.HasPrefix(name, "seed@"):
@@ -223,34 +212,42 @@ type File struct {
 // ProjectFiles lists every store file in a project's folder, sorted by
 // name. A missing folder has none.
 func (s Store) ProjectFiles(hash string) ([]File, error) {
-	dir := s.ProjectDir(hash)
+	return list(s.ProjectDir(hash), hash, func(_ string, k Kind) bool { return k != GlobalFile })
+}
+
+// GlobalFiles lists history-global.jsonl (when present) and its carry and
+// claim files.
+func (s Store) GlobalFiles() ([]File, error) {
+	return list(s.Root, "", func(name string, _ Kind) bool { return IsGlobal(Origin(name)) })
+}
+
+// list lists the store files in dir that keep takes.
+func list(dir, hash string, keep func(string, Kind) bool) ([]File, error) {
+	ents, err := readDir(dir)
+	var out []File
+	for _, e := range ents {
+		if k := Classify(e.Name()); k != NotStore && keep(e.Name(), k) {
+			out = append(out, File{Path: filepath.Join(dir, e.Name()), Project: hash, Kind: k})
+		}
+	}
+	return out, err
+}
+
+// readDir is os.ReadDir, with nothing in a missing folder and nothing
+// from one that cannot be read.
+func readDir(dir string) ([]os.DirEntry, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
-	}
-	if err != nil {
+	} else if err != nil {
 		return nil, err
 	}
-	var out []File
-	for _, e := range ents {
-		k := Classify(e.Name())
-		if k == NotStore || k == GlobalFile {
-			continue
-		}
-		out = append(out, File{Path: filepath.Join(dir, e.Name()), Project: hash, Kind: k})
-	}
-	return out, nil
+	return ents, nil
 }
 
 // ProjectHashes lists the project folders.
 func (s Store) ProjectHashes() ([]string, error) {
-	ents, err := os.ReadDir(s.Projects())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
+	ents, err := readDir(s.Projects())
 	var out []string
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".") {
@@ -259,8 +256,7 @@ func (s Store) ProjectHashes() ([]string, error) {
 		dir := e.IsDir()
 		if e.Type()&fs.ModeSymlink != 0 {
 			// A project folder may be a symbolic link to a folder (kept
-			// on another disk): every scope follows it, as the project
-			// scope does by path.
+			// on another disk): every scope follows it.
 			fi, err := os.Stat(filepath.Join(s.Projects(), e.Name()))
 			dir = err == nil && fi.IsDir()
 		}
@@ -269,28 +265,7 @@ func (s Store) ProjectHashes() ([]string, error) {
 		}
 	}
 	sort.Strings(out)
-	return out, nil
-}
-
-// GlobalFiles lists history-global.jsonl (when present) and its carry and
-// claim files.
-func (s Store) GlobalFiles() ([]File, error) {
-	ents, err := os.ReadDir(s.Root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []File
-	for _, e := range ents {
-		k := Classify(e.Name())
-		if k == NotStore || !IsGlobal(Origin(e.Name())) {
-			continue
-		}
-		out = append(out, File{Path: filepath.Join(s.Root, e.Name()), Kind: k})
-	}
-	return out, nil
+	return out, err
 }
 
 // Scope is what a reader or a delete covers: one project, or everything.
@@ -321,36 +296,29 @@ func ProjectOf(canon string) (hash string, also []string) {
 // is left out, and named in the error (errors.Join of each folder's
 // *fs.PathError): the files listed are the rest of the scope.
 func (s Store) Files(sc Scope) ([]File, error) {
-	hashes := append([]string{sc.Project}, sc.Also...)
-	var errs []error
-	if sc.All {
-		var err error
-		if hashes, err = s.ProjectHashes(); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	hashes, err := s.hashes(sc)
+	errs := []error{err}
 	var out []File
 	for _, h := range hashes {
 		fs, err := s.ProjectFiles(h)
-		if err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, err)
 		out = append(out, fs...)
 	}
 	if sc.All {
 		g, err := s.GlobalFiles()
-		if err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, err)
 		out = append(out, g...)
 	}
 	return out, errors.Join(errs...)
 }
 
-// EnsureDir creates dir and its parents with the store's folder mode.
-func EnsureDir(dir string) error {
-	if err := os.MkdirAll(dir, atomicfile.DirPerm); err != nil {
-		return err
+// hashes are the projects of a scope.
+func (s Store) hashes(sc Scope) ([]string, error) {
+	if sc.All {
+		return s.ProjectHashes()
 	}
-	return nil
+	return append([]string{sc.Project}, sc.Also...), nil
 }
+
+// EnsureDir creates dir and its parents with the store's folder mode.
+func EnsureDir(dir string) error { return os.MkdirAll(dir, atomicfile.DirPerm) }

@@ -17,10 +17,8 @@ var WarnTo io.Writer = os.Stderr
 var warned sync.Map
 
 // Warn says on stderr, once per key in a process, what a command works
-// around in the store: a peer file over its size limit that is skipped,
-// say, is named once however often it is read. The line starts with the
-// command's name, as the commands' own messages do, and shows a peer's
-// file name escaped on a terminal (termsafe).
+// around in the store (a peer file over its size limit, skipped), as
+// "<command>: warning: …", escaped on a terminal (termsafe).
 func Warn(key, format string, args ...any) {
 	if _, done := warned.LoadOrStore(key, true); done {
 		return
@@ -29,13 +27,11 @@ func Warn(key, format string, args ...any) {
 }
 
 // SyncTempAge is how long a temp file of Syncthing's says that Syncthing
-// is writing its file: an older one was left by a transfer that stopped
-// (Syncthing keeps them for a day), and nothing waits for it.
+// is writing its file: an older one is from a transfer that stopped.
 const SyncTempAge = time.Minute
 
-// SyncTempFresh reports whether e, a temp file of Syncthing's
-// (IsSyncthing), changed less than SyncTempAge ago, or is gone already
-// (renamed into place: Syncthing is at work).
+// SyncTempFresh reports whether e, a temp file of Syncthing's, changed
+// less than SyncTempAge ago, or is gone already (renamed into place).
 func SyncTempFresh(e os.DirEntry) bool {
 	fi, err := e.Info()
 	return err != nil || time.Since(fi.ModTime()) < SyncTempAge
