@@ -33,9 +33,8 @@ type wiring struct {
 
 // Status prints, for each agent hist wires, whether it is found and
 // wired in, the command its hook runs and whether that binary is there, a
-// dry run of that command as the agent runs it (Probe), and the last
-// prompt captured from it (last, by agent). It returns the agents whose
-// hook is wired and could not run.
+// dry run of it (Probe), and the last prompt captured from it (last). It
+// returns the agents whose hook is wired and could not run.
 func Status(out io.Writer, getenv func(string) string, home string, last map[string]string) (failed []string) {
 	for _, a := range agent.List {
 		if t, ok := targets[a.Name]; ok && a.Config != nil && !t.status(out, a.Name, a.Config(getenv, home), home, last) {
@@ -152,15 +151,14 @@ func binaryState(bin string) string {
 	return bin + " (exists, executable)"
 }
 
-// ProbeAnswer is what hist-capture --hook prints, before the state it
-// reports, for the payload {"hist_probe": nonce} of a dry run, which
-// stores nothing.
+// ProbeAnswer starts what hist-capture --hook prints for a dry run's
+// payload {"hist_probe": nonce}, which stores nothing.
 func ProbeAnswer(nonce string) string { return "hist-capture probe " + nonce + ": " }
 
-// Probe runs command as an agent runs a hook: sh -c, in dir, with only
-// HOME and PATH=/usr/bin:/bin in its environment, a probe payload on
-// stdin; it returns what hist-capture answered, or an error that says why
-// no answer came (the exit status and the first line of stderr).
+// Probe runs command as an agent runs a hook: sh -c in dir, with only
+// HOME and PATH=/usr/bin:/bin, a probe payload on stdin. It returns
+// hist-capture's answer, or why none came (the exit status and the first
+// line of stderr).
 func Probe(command, dir, home string, timeout time.Duration) (string, error) {
 	nonce := atomicfile.RandHex(8)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
