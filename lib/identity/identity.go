@@ -1,7 +1,6 @@
 // Package identity holds what makes two prompts "the same prompt": the
-// normalized form deletes match by (docs/hist-delete.md; whitespace runs collapsed to
-// one space, leading and trailing whitespace trimmed, letter case ignored),
-// its tombstone key, and the rule that says which prompts are never captured.
+// normalized form deletes match by (docs/hist-delete.md), its tombstone
+// key, and the rule that says which prompts are never captured.
 package identity
 
 import (
@@ -46,7 +45,7 @@ func AppendNormalized(dst []byte, text string) []byte {
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if r != utf8.RuneError || size > 1 {
-			if isSpace(r) {
+			if unicode.IsSpace(r) {
 				pending = true
 				i += size
 				continue
@@ -85,9 +84,6 @@ var asciiFold = func() (t [utf8.RuneSelf]byte) {
 
 // Fold maps a rune to its case-folded form.
 func Fold(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }
-
-// isSpace is unicode.IsSpace for a rune of two bytes or more.
-func isSpace(r rune) bool { return unicode.IsSpace(r) }
 
 // Key returns the tombstone key of text: "sha256:" and the hex SHA-256 of
 // its normalized form.
