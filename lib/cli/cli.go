@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -124,10 +125,7 @@ func (e *Env) Store(flagValue string) store.Store {
 // StoreRoot is Store without the machine id, which it neither reads nor
 // makes.
 func (e *Env) StoreRoot(flagValue string) store.Store {
-	if flagValue != "" {
-		return store.Store{Root: flagValue}
-	}
-	return store.Store{Root: store.DefaultRoot(e.Getenv, e.Home)}
+	return store.Store{Root: cmp.Or(flagValue, store.DefaultRoot(e.Getenv, e.Home))}
 }
 
 // NeedMachine is for a command about to write the store st: every file a
@@ -143,11 +141,10 @@ func (e *Env) NeedMachine(st *store.Store) int {
 	m, err := store.MachineID(e.Getenv, e.ConfigHome(), true)
 	var mm *store.MismatchError
 	switch {
-	case err == nil:
-		st.Machine = m
-		return ExitOK
 	case errors.As(err, &mm) && e.Captures:
 		e.Warnf("%v: the prompt is stored under %s; %s", mm, mm.Recorded, renameHint(mm))
+		fallthrough
+	case err == nil:
 		st.Machine = m
 		return ExitOK
 	case errors.As(err, &mm):

@@ -362,12 +362,8 @@ func (ch *change) apply(now time.Time) (kept string, err error) {
 	if err := ch.write(); err != nil {
 		return kept, err
 	}
-	if ch.drop != "" {
-		os.Remove(ch.drop)
-	}
-	if ch.rmdir != "" {
-		os.Remove(ch.rmdir) // fails, as it should, when something is left in it
-	}
+	os.Remove(ch.drop)  // none when ""
+	os.Remove(ch.rmdir) // fails, as it should, when something is left in it
 	return kept, nil
 }
 

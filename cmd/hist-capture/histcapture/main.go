@@ -350,7 +350,7 @@ func renameMachine(e *cli.Env, st store.Store, name string) int {
 
 // setPreference is --enable and --disable.
 func setPreference(e *cli.Env, on bool) int {
-	word := map[bool]string{false: "off", true: "on"}[on]
+	word := onOff(on)
 	if err := policy.Save(e.ConfigHome(), on); errors.Is(err, policy.ErrInvalidPreference) {
 		e.Errorf("%v: it is never rewritten; fix or remove it by hand, then run this again", err)
 		return exitPreference
