@@ -200,8 +200,7 @@ type ScopeFlags struct {
 }
 
 // Register adds --project and --all to fs. --project takes an optional
-// DIR: write --project=DIR, or --project DIR where the command takes no
-// other argument at that place (see SplitOptional).
+// DIR (see SplitOptional).
 func (sf *ScopeFlags) Register(fs *flag.FlagSet) {
 	fs.Func("project", "the project at `DIR` (default: the working directory)", func(v string) error {
 		sf.Project = true
@@ -274,43 +273,25 @@ func (e *Env) Scope(sf *ScopeFlags, s store.Store) (sc store.Scope, dir string, 
 	return sc, dir, true
 }
 
-// SplitOptional rewrites "--project DIR" into "--project=DIR" when the
-// argument after --project is not a flag and at least minRest arguments
-// that are not flags follow it (so "hist-delete --project TEXT" keeps TEXT
-// as the prompt). A lone "--project" becomes "--project=true".
-func SplitOptional(args []string, name string, minRest int) []string {
+// SplitOptional rewrites "--name DIR" into "--name=DIR" when the argument
+// after it is not a flag, and a lone "--name" into "--name=true", so that
+// --project takes an optional DIR.
+func SplitOptional(args []string, name string) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			out = append(out, args[i:]...)
-			break
-		}
-		if a != "--"+name && a != "-"+name {
+		switch a := args[i]; {
+		case a == "--":
+			return append(out, args[i:]...)
+		case a != "--"+name && a != "-"+name:
 			out = append(out, a)
-			continue
-		}
-		if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && positionalsAfter(args[i+2:]) >= minRest {
+		case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
 			out = append(out, "--"+name+"="+args[i+1])
 			i++
-			continue
+		default:
+			out = append(out, "--"+name+"=true")
 		}
-		out = append(out, "--"+name+"=true")
 	}
 	return out
-}
-
-func positionalsAfter(args []string) int {
-	n := 0
-	for i, a := range args {
-		if a == "--" {
-			return n + len(args) - i - 1
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			n++
-		}
-	}
-	return n
 }
 
 // Flags is a new flag set for the command's own flags, for ParseArgs.
