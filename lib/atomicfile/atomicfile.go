@@ -214,3 +214,15 @@ func WriteNew(path string, data []byte) error {
 	}
 	return SyncDir(filepath.Dir(path))
 }
+
+// processGone reports whether no process has the id pid; never where that
+// cannot be told (Windows): a killed rewrite's temp file stays there
+// until it is removed by hand.
+func processGone(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	defer p.Release()
+	return errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
+}

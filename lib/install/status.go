@@ -17,6 +17,7 @@ import (
 	"hist/lib/agent"
 	"hist/lib/atomicfile"
 	"hist/lib/envdir"
+	"hist/lib/transcript"
 )
 
 // probeTimeout is how long a dry run may take: Claude Code's and Codex's
@@ -134,6 +135,26 @@ func inspect(t target, dir string) (w wiring, err error) {
 	return w, nil
 }
 
+// Wired reports whether hist captures agent name's prompts live: its
+// prompt hook is in the agent's settings, or, for an agent without one,
+// its extension or plugin is installed. hist-seed leaves the prompts typed
+// a moment ago to a later run for such an agent (their live copy may be
+// on its way), and imports the others' at once. A hook or copy of the
+// user's own that runs hist-capture counts: it captures too.
+func Wired(name string, env transcript.Env, home string) bool {
+	a, _ := agent.Lookup(name)
+	t, ok := targets[name]
+	if !ok || a.Config == nil {
+		return false
+	}
+	dir := a.Config(env, home)
+	if _, err := os.Stat(dir); err != nil {
+		return false
+	}
+	w, err := inspect(t, dir)
+	return err == nil && w.wired != ""
+}
+
 // binaryState says whether the file a hook runs is there and runs.
 func binaryState(bin string) string {
 	if !filepath.IsAbs(bin) {
@@ -201,7 +222,8 @@ func Scheduled(out io.Writer, getenv func(string) string, home string) {
 	}
 	dir = filepath.Join(dir, "systemd", "user")
 	n := 0
-	for unit, wants := range map[string]string{"hist-seed-watch.service": "default.target.wants", "hist-compact.timer": "timers.target.wants"} {
+	for _, u := range [][2]string{{"hist-seed-watch.service", "default.target.wants"}, {"hist-compact.timer", "timers.target.wants"}} {
+		unit, wants := u[0], u[1]
 		data, err := os.ReadFile(filepath.Join(dir, unit))
 		if err != nil {
 			continue
@@ -222,10 +244,7 @@ func Scheduled(out io.Writer, getenv func(string) string, home string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	crontab, err := exec.CommandContext(ctx, "crontab", "-l").Output()
-	if err != nil {
-		crontab = nil
-	}
+	crontab, _ := exec.CommandContext(ctx, "crontab", "-l").Output() // none: no lines
 	for _, l := range strings.Split(string(crontab), "\n") {
 		if t := strings.TrimSpace(l); t != "" && t[0] != '#' && strings.Contains(t, "hist-") {
 			n++

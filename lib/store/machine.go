@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"hist/lib/atomicfile"
 )
@@ -224,4 +225,15 @@ func IsSyncthing(name string) bool {
 		return true
 	}
 	return strings.HasPrefix(name, ".syncthing.") && strings.HasSuffix(name, ".tmp")
+}
+
+// SyncTempAge is how long a temp file of Syncthing's says that Syncthing
+// is writing its file: an older one is from a transfer that stopped.
+const SyncTempAge = time.Minute
+
+// SyncTempFresh reports whether e, a temp file of Syncthing's, changed
+// less than SyncTempAge ago, or is gone already (renamed into place).
+func SyncTempFresh(e os.DirEntry) bool {
+	fi, err := e.Info()
+	return err != nil || time.Since(fi.ModTime()) < SyncTempAge
 }

@@ -9,15 +9,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+	"sync"
+	"syscall"
 
 	"hist/lib/atomicfile"
 	"hist/lib/envdir"
 	"hist/lib/gitremote"
+	"hist/lib/termsafe"
 )
 
 // File names at the store's root.
@@ -245,7 +249,7 @@ func readDir(dir string) ([]os.DirEntry, error) {
 	return ents, nil
 }
 
-// ProjectHashes lists the project folders.
+// ProjectHashes lists the project folders, sorted.
 func (s Store) ProjectHashes() ([]string, error) {
 	ents, err := readDir(s.Projects())
 	var out []string
@@ -264,8 +268,7 @@ func (s Store) ProjectHashes() ([]string, error) {
 			out = append(out, e.Name())
 		}
 	}
-	sort.Strings(out)
-	return out, err
+	return out, err // sorted, as os.ReadDir lists
 }
 
 // Scope is what a reader or a delete covers: one project, or everything.
@@ -284,12 +287,10 @@ type Scope struct {
 // also holds the hash of the folder when it differs: where the project's
 // prompts went before (and still go on a machine without the remote).
 func ProjectOf(canon string) (hash string, also []string) {
-	byPath := Hash(canon)
-	id, ok := gitremote.Identity(canon)
-	if !ok {
-		return byPath, nil
+	if id, ok := gitremote.Identity(canon); ok {
+		return Hash(id), []string{Hash(canon)}
 	}
-	return Hash(id), []string{byPath}
+	return Hash(canon), nil
 }
 
 // Files lists the store files of a scope. A folder that cannot be listed
@@ -322,3 +323,29 @@ func (s Store) hashes(sc Scope) ([]string, error) {
 
 // EnsureDir creates dir and its parents with the store's folder mode.
 func EnsureDir(dir string) error { return os.MkdirAll(dir, atomicfile.DirPerm) }
+
+// Open opens a store file for reading, refusing what is not a regular file:
+// the open does not block on a FIFO put in a store file's place, which
+// would hold a reader forever, and a folder is "not a regular file" too.
+func Open(path string) (*os.File, error) {
+	f, err := atomicfile.OpenRegular(path)
+	if errors.Is(err, syscall.EISDIR) {
+		err = &fs.PathError{Op: "read", Path: path, Err: atomicfile.ErrNotRegular}
+	}
+	return f, err
+}
+
+// Warnings go to WarnTo (stderr; tests change it).
+var WarnTo io.Writer = os.Stderr
+
+var warned sync.Map
+
+// Warn says on stderr, once per key in a process, what a command works
+// around in the store (a peer file over its size limit, skipped), as
+// "<command>: warning: …", escaped on a terminal (termsafe).
+func Warn(key, format string, args ...any) {
+	if _, done := warned.LoadOrStore(key, true); done {
+		return
+	}
+	fmt.Fprintf(WarnTo, "%s: warning: %s\n", filepath.Base(os.Args[0]), termsafe.Message(WarnTo, fmt.Sprintf(format, args...)))
+}
