@@ -235,10 +235,11 @@ func (f *flags) check(e *cli.Env, args []string) int {
 // checkCapture refuses a plain capture's arguments that are not valid.
 func (f *flags) checkCapture(e *cli.Env, args []string) int {
 	_, known := agent.Lookup(f.src)
+	ts, err := strconv.ParseInt(f.ts, 10, 64)
 	switch {
 	case len(args) > 1:
 		e.Errorf("too many arguments (%d): quote the prompt as one argument, or pipe it on stdin", len(args))
-	case f.ts != "" && !validTS(f.ts):
+	case f.ts != "" && (err != nil || ts < 0):
 		e.Errorf("--ts %q is not a time in Unix milliseconds: give a whole number such as %d", f.ts, time.Now().UnixMilli())
 	case f.inst != "" && !store.ValidInstance(f.inst):
 		e.Errorf("--instance %q cannot name a capture file: use letters, digits, '.', '_' and '-' (not a name the store gives other files: seed, import-, compact-, .gc-, .carry-)", f.inst)
@@ -252,11 +253,6 @@ func (f *flags) checkCapture(e *cli.Env, args []string) int {
 		return cli.ExitOK
 	}
 	return cli.ExitUsage
-}
-
-func validTS(s string) bool {
-	n, err := strconv.ParseInt(s, 10, 64)
-	return err == nil && n >= 0
 }
 
 // capture stores TEXT (args) or stdin, when capture is on.
