@@ -209,8 +209,6 @@ func (sf *ScopeFlags) Register(fs *flag.FlagSet) {
 		}
 		return nil
 	})
-	// Lets "--project" stand alone.
-	fs.Lookup("project").DefValue = ""
 	fs.BoolVar(&sf.All, "all", false, "every project and history-global.jsonl")
 }
 

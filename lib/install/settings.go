@@ -116,8 +116,7 @@ type child struct {
 }
 
 // children lists c's members or elements (none when c is nil).
-func children(c *hujson.Value) []child {
-	var out []child
+func children(c *hujson.Value) (out []child) {
 	if c == nil {
 		return nil
 	}
