@@ -20,9 +20,7 @@ const KeyPrefix = "sha256:"
 // "Which prompt"). That is wider than Unicode's simple case folding for the
 // Turkish ı and İ, which both fold to i; tombstones are keyed by this form,
 // so it must never change.
-func Normalize(text string) string {
-	return string(AppendNormalized(nil, text))
-}
+func Normalize(text string) string { return string(AppendNormalized(nil, text)) }
 
 // AppendNormalized appends the normalized form of text to dst and returns
 // the extended slice. It allocates nothing when dst has room.
@@ -87,9 +85,7 @@ func Fold(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }
 
 // Key returns the tombstone key of text: "sha256:" and the hex SHA-256 of
 // its normalized form.
-func Key(text string) string {
-	return KeyOfNormalized(AppendNormalized(nil, text))
-}
+func Key(text string) string { return KeyOfNormalized(AppendNormalized(nil, text)) }
 
 // KeyOfNormalized returns the tombstone key of an already normalized text.
 func KeyOfNormalized(norm []byte) string {
@@ -98,14 +94,10 @@ func KeyOfNormalized(norm []byte) string {
 }
 
 // Same reports whether a and b are the same prompt.
-func Same(a, b string) bool {
-	return Normalize(a) == Normalize(b)
-}
+func Same(a, b string) bool { return Normalize(a) == Normalize(b) }
 
 // IsBlank reports whether text holds nothing but white space.
-func IsBlank(text string) bool {
-	return strings.TrimFunc(text, unicode.IsSpace) == ""
-}
+func IsBlank(text string) bool { return strings.TrimFunc(text, unicode.IsSpace) == "" }
 
 // IsCommandLike reports whether text is a UI command such as "/model" or
 // "/skill:x args": its first non-space character is "/" and the word it
@@ -131,6 +123,4 @@ func IsCommandLike(text string) bool {
 
 // Capturable reports whether a prompt may be stored at all: not blank and
 // not command-like.
-func Capturable(text string) bool {
-	return !IsBlank(text) && !IsCommandLike(text)
-}
+func Capturable(text string) bool { return !IsBlank(text) && !IsCommandLike(text) }

@@ -134,9 +134,7 @@ func isGoRunTemp(path string) bool {
 
 // hookCommand is the command of Claude Code's and Codex's hook, which
 // they run with sh -c.
-func hookCommand(exe string) string {
-	return shellquote.Quote(exe, shellquote.POSIX) + " --hook"
-}
+func hookCommand(exe string) string { return shellquote.Quote(exe, shellquote.POSIX) + " --hook" }
 
 // cursorScript is the command of Cursor's hook entry: the script
 // --install copies, run from Cursor's folder.

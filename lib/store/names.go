@@ -20,9 +20,7 @@ func SeedFile(agent, machine string) string {
 }
 
 // IsSeedFile reports whether base is agent's seed file from any machine.
-func IsSeedFile(base, agent string) bool {
-	return base == SeedFile(agent, MachineOf(base))
-}
+func IsSeedFile(base, agent string) bool { return base == SeedFile(agent, MachineOf(base)) }
 
 // ImportFile is a new name for one of agent's later imports, written at
 // ms (Unix milliseconds) by machine.
@@ -32,9 +30,7 @@ func ImportFile(agent, machine string, ms int64) string {
 
 // ImportLog is the file a machine's later imports from agent append to:
 // import-<agent>@<machine>.jsonl.
-func ImportLog(agent, machine string) string {
-	return Named("import-"+agent+".jsonl", machine)
-}
+func ImportLog(agent, machine string) string { return Named("import-"+agent+".jsonl", machine) }
 
 // IsGlobal reports whether base is history-global.jsonl, or a machine's
 // history-global@<machine>.jsonl (from its legacy migration).
@@ -48,24 +44,16 @@ func CompactFile(machine string, ms int64) string {
 }
 
 // CaptureFile is the capture file of one agent process (ValidInstance).
-func CaptureFile(instance, machine string) string {
-	return Named(instance+".jsonl", machine)
-}
+func CaptureFile(instance, machine string) string { return Named(instance+".jsonl", machine) }
 
 // CarryFile is a new name for a carry file of orig: lines a rewrite could
 // not put back.
-func CarryFile(orig string, ms int64) string {
-	return orig + ".carry-" + stamp(ms) + ".jsonl"
-}
+func CarryFile(orig string, ms int64) string { return orig + ".carry-" + stamp(ms) + ".jsonl" }
 
 // ClaimFile is a new name for a compaction's claim of orig.
-func ClaimFile(orig string, ms int64) string {
-	return orig + ".gc-" + stamp(ms) + ".jsonl"
-}
+func ClaimFile(orig string, ms int64) string { return orig + ".gc-" + stamp(ms) + ".jsonl" }
 
-func stamp(ms int64) string {
-	return strconv.FormatInt(ms, 10) + "-" + atomicfile.RandHex(4)
-}
+func stamp(ms int64) string { return strconv.FormatInt(ms, 10) + "-" + atomicfile.RandHex(4) }
 
 // ValidInstance reports whether id can name a capture file: 1 to 200
 // letters, digits, '.', '_' and '-', not starting with '.' or '-', and

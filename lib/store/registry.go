@@ -91,9 +91,7 @@ func (s Store) HasProject(hash string) bool {
 // already says so: the usual call reads that one small file and writes
 // nothing. Other machines' files are not read, so a capture's cost does
 // not depend on what a peer wrote.
-func (s Store) Register(hash, cwd string) error {
-	return s.RegisterAll(map[string]string{hash: cwd})
-}
+func (s Store) Register(hash, cwd string) error { return s.RegisterAll(map[string]string{hash: cwd}) }
 
 // RegisterAll records every hash -> cwd of entries with one write of this
 // machine's registry file, none when it (or a conflict copy of it) says
