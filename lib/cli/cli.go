@@ -122,8 +122,7 @@ func (e *Env) Store(flagValue string) store.Store {
 	return st
 }
 
-// StoreRoot is Store without the machine id, which it neither reads nor
-// makes.
+// StoreRoot is Store without the machine id, which it neither reads nor makes.
 func (e *Env) StoreRoot(flagValue string) store.Store {
 	return store.Store{Root: cmp.Or(flagValue, store.DefaultRoot(e.Getenv, e.Home))}
 }
@@ -296,15 +295,10 @@ func SplitOptional(args []string, name string) []string {
 func (e *Env) Flags() *flag.FlagSet { return flag.NewFlagSet(e.Name, flag.ContinueOnError) }
 
 // ParseArgs parses args with fs, flags and arguments in any order (everything
-// after "--" is an argument), and returns the arguments, with stop=false.
-// When the command must stop here it returns stop=true and the exit code:
-// ExitOK after -h/--help (the usage printed on stdout), ExitUsage after a
-// bad flag (one line on stderr naming the flag as typed). Usage:
-//
-//	args, code, stop := e.ParseArgs(fs, usage, e.Args)
-//	if stop {
-//		return code
-//	}
+// after "--" is an argument), and returns the arguments. When the command
+// must stop here it returns stop=true and the exit code: ExitOK after
+// -h/--help (the usage printed on stdout), ExitUsage after a bad flag (one
+// line on stderr naming the flag as typed).
 func (e *Env) ParseArgs(fs *flag.FlagSet, usage string, args []string) (pos []string, code int, stop bool) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}

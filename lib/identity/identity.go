@@ -69,10 +69,7 @@ const asciiSpace = 0x80
 // asciiFold maps each ASCII byte to its folded form, or to asciiSpace.
 var asciiFold = func() (t [utf8.RuneSelf]byte) {
 	for c := range t {
-		t[c] = byte(c)
-		if 'A' <= c && c <= 'Z' {
-			t[c] = byte(c) + 'a' - 'A'
-		}
+		t[c] = byte(Fold(rune(c)))
 	}
 	for _, c := range []byte(" \t\n\v\f\r") {
 		t[c] = asciiSpace

@@ -143,8 +143,7 @@ func (o *Options) agent(name string) int {
 	return Done
 }
 
-// plan plans every file of t in dir; on a problem it returns the file's
-// path.
+// plan plans every file of t in dir; on a problem it returns the file's path.
 func (o *Options) plan(p *plan, dir string, t target) (string, error) {
 	for _, c := range t.copies {
 		path := filepath.Join(dir, filepath.FromSlash(c.rel))

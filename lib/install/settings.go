@@ -184,8 +184,7 @@ func (h *hooksDoc) own() *hookRef {
 	return nil
 }
 
-// theirs lists the user's own hooks that run hist-capture: reported,
-// never changed.
+// theirs lists the user's own hooks that run hist-capture: reported, never changed.
 func (h *hooksDoc) theirs() []string {
 	var out []string
 	for _, r := range h.refs {
@@ -316,8 +315,7 @@ func (d *doc) insert(c *hujson.Value, name string, v any) []byte {
 	return splice(d.data, last.end, last.end, ","+before+item(ind, unit))
 }
 
-// cut is d's bytes without child i of container c, and the comma that
-// went with it.
+// cut is d's bytes without child i of container c and the comma that went with it.
 func (d *doc) cut(c *hujson.Value, i int) []byte {
 	kids := children(c)
 	k := kids[i]
@@ -374,8 +372,7 @@ type edit struct {
 	theirs []string // the user's own hooks that run hist-capture
 }
 
-// addHook is old (nil: no file) with hist's hook, running cmd, under
-// h.event.
+// addHook is old (nil: no file) with hist's hook, running cmd, under h.event.
 func (h hooked) addHook(old []byte, cmd string) (edit, error) {
 	if len(bytes.TrimSpace(old)) == 0 {
 		return edit{kind: created, data: h.fresh(cmd)}, nil

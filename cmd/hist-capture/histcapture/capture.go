@@ -135,29 +135,24 @@ func Hook(e *cli.Env, st store.Store, homeOK bool) {
 	switch pol := e.Policy(); {
 	case !pol.On && pol.Source == policy.InvalidPreference:
 		e.Warnf("%s", pol.OffHint())
-		return
 	case !pol.On:
-		return
 	case err != nil:
 		e.Errorf("--hook: reading the payload: %v: the prompt was not captured", err)
-		return
 	case tooBig:
 		e.Errorf("--hook: the payload is over %d MiB, the limit for one prompt: the prompt was not captured", maxPayload>>20)
-		return
-	}
-	if err := json.Unmarshal(data, &p); err != nil || p.Prompt == nil {
+	case json.Unmarshal(data, &p) != nil || p.Prompt == nil:
 		e.Errorf("--hook: the payload is not a JSON object with a \"prompt\" string: the prompt was not captured")
-		return
+	default:
+		c := Prompt{Text: *p.Prompt, Cwd: p.Cwd}
+		if c.Cwd == "" && len(p.WorkspaceRoots) > 0 {
+			c.Cwd = p.WorkspaceRoots[0]
+		}
+		src, c.Session = agent.FromHook(&p)
+		if c.Src = src; c.Session != "" {
+			c.Instance = instance.ForSession(src, c.Session)
+		}
+		Store(e, st, c)
 	}
-	c := Prompt{Text: *p.Prompt, Cwd: p.Cwd}
-	if c.Cwd == "" && len(p.WorkspaceRoots) > 0 {
-		c.Cwd = p.WorkspaceRoots[0]
-	}
-	src, c.Session = agent.FromHook(&p)
-	if c.Src = src; c.Session != "" {
-		c.Instance = instance.ForSession(src, c.Session)
-	}
-	Store(e, st, c)
 }
 
 // KeepProblems keeps what e says on stderr from now on, and done writes
