@@ -101,10 +101,7 @@ func inspect(t target, dir string) (w wiring, err error) {
 			w = wiring{wired: fmt.Sprintf("%s %s, not the one hist-capture installs", c.what, path), theirs: true}
 			continue
 		}
-		w.bin = "hist-capture"
-		if bindir != "" {
-			w.bin = filepath.Join(bindir, "hist-capture")
-		}
+		w.bin = filepath.Join(bindir, "hist-capture") // "" for PATH: "hist-capture"
 		w.wired, w.command = c.what+" "+path, hookCommand(w.bin)
 	}
 	if len(t.hooks) == 0 { // each target has one settings file at most
