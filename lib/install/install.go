@@ -1,9 +1,9 @@
 // Package install wires hist into the coding agents found on the machine,
-// and unwires it: hist-capture --install and --uninstall, as
-// docs/integrations.md does by hand. It copies pi's extension, opencode's
-// plugin and Cursor's hook script (from scripts/, with the folder of the
-// hist binaries written in), and adds the prompt hook, which runs
-// hist-capture by its absolute path, to the agents' settings files.
+// and unwires it (hist-capture --install and --uninstall, as
+// docs/integrations.md does by hand): it copies pi's extension, opencode's
+// plugin and Cursor's hook script (from scripts/, the folder of the hist
+// binaries written in), and adds to the agents' settings files the prompt
+// hook, which runs hist-capture by its absolute path.
 //
 // The user's files lose no byte: a settings file is edited in place
 // (settings.go), kept first as NAME.hist-backup-<time> (never over

@@ -11,11 +11,10 @@ import (
 )
 
 // The agents' settings files are edited as the bytes they are: hujson
-// parses them (JSON, and JSONC's comments and trailing commas) into a
-// tree that keeps every value's offset, and each edit is one splice of
-// those bytes. Every byte outside it stays: comments, key order,
-// indentation, and values that are not valid UTF-8 or hold lone
-// surrogates.
+// parses them (JSON, JSONC's comments and trailing commas) into a tree
+// that keeps every value's offset, and each edit is one splice of those
+// bytes. Every other byte stays: comments, key order, indentation, values
+// that are not valid UTF-8 or hold lone surrogates.
 
 // maxDepth bounds a settings file's nesting (hujson's parser recurses);
 // the agents' own files nest six levels deep.

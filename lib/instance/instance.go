@@ -13,10 +13,9 @@ import (
 var namespace = uuid.MustParse("5b0e7a44-33a4-4c52-9d6f-6a0d3c2f1e11")
 
 // ForParent returns a UUID derived from the parent process's pid, its
-// start time and the time (or id) of the boot, so that every call made by
-// one agent process yields the same ID and no other process ever does.
-// Linux reads them from /proc, macOS from sysctl; where they cannot be
-// read it returns a random UUID.
+// start time and the boot's time or id (/proc, sysctl), so that every call
+// made by one agent process yields the same ID and no other process ever
+// does; a random UUID where they cannot be read.
 func ForParent() string {
 	ppid := os.Getppid()
 	start, boot, err := processStart(ppid)

@@ -158,12 +158,8 @@ func (s Store) OwnsLegacy(claim bool) bool {
 		return true
 	}
 	path := s.path(LegacyOwnerName)
-	data, err := atomicfile.ReadRegular(path)
-	if err == nil {
-		return strings.TrimSpace(string(data)) == s.Machine
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return false
+	if data, err := atomicfile.ReadRegular(path); !errors.Is(err, fs.ErrNotExist) {
+		return err == nil && strings.TrimSpace(string(data)) == s.Machine
 	}
 	ents, _ := os.ReadDir(s.Root)
 	for _, e := range ents { // another machine's tombstones, registry or imports
@@ -179,7 +175,7 @@ func (s Store) OwnsLegacy(claim bool) bool {
 	if EnsureDir(s.Root) != nil {
 		return false
 	}
-	err = atomicfile.WriteNew(path, []byte(s.Machine+"\n"))
+	err := atomicfile.WriteNew(path, []byte(s.Machine+"\n"))
 	if errors.Is(err, fs.ErrExist) {
 		return s.OwnsLegacy(false) // another rewriter claimed first
 	}

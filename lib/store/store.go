@@ -237,12 +237,10 @@ func list(dir, hash string, keep func(string, Kind) bool) ([]File, error) {
 // from one that cannot be read.
 func readDir(dir string) ([]os.DirEntry, error) {
 	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return ents, nil
+	return ents, nil // none in a missing folder
 }
 
 // ProjectHashes lists the project folders, sorted.
@@ -270,18 +268,15 @@ func (s Store) ProjectHashes() ([]string, error) {
 // Scope is what a reader or a delete covers: one project, or everything.
 type Scope struct {
 	All     bool
-	Project string // hash, when !All
-	// Also are the project's other folders: the one named by its path,
-	// when the project is known by its repository (see ProjectOf).
-	Also []string
+	Project string   // hash, when !All
+	Also    []string // the project's other folders (ProjectOf, ProjectScope)
 }
 
-// ProjectOf returns the hash of the project at canon (a canonical
-// folder): of its repository's identity when the folder is in a git
-// repository with a remote (so the same repository at other paths, on
-// other machines, is the same project: docs/sync.md), else of the folder.
-// also holds the hash of the folder when it differs: where the project's
-// prompts went before (and still go on a machine without the remote).
+// ProjectOf returns the hash of the project at the canonical folder canon:
+// of its repository's identity when it is in a git repository with a
+// remote (the same repository at other paths or machines is one project:
+// docs/sync.md), else of the folder. also holds the folder's own hash then:
+// where its prompts went before, and go on a machine without the remote.
 func ProjectOf(canon string) (hash string, also []string) {
 	if id, ok := gitremote.Identity(canon); ok {
 		return Hash(id), []string{Hash(canon)}
@@ -290,8 +285,7 @@ func ProjectOf(canon string) (hash string, also []string) {
 }
 
 // Files lists the store files of a scope. A folder that cannot be listed
-// is left out, and named in the error (errors.Join of each folder's
-// *fs.PathError): the files listed are the rest of the scope.
+// is left out and named in the error (errors.Join of *fs.PathError).
 func (s Store) Files(sc Scope) ([]File, error) {
 	hashes, err := s.hashes(sc)
 	errs := []error{err}
