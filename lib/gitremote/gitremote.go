@@ -116,10 +116,7 @@ func readSmall(p string) ([]byte, error) { return atomicfile.ReadLimited(p, maxC
 // remoteURL reads the url of remote "origin" from gitdir's config, or of
 // the only remote there is.
 func remoteURL(gitdir string) (string, bool) {
-	b, err := readSmall(filepath.Join(gitdir, "config"))
-	if err != nil {
-		return "", false
-	}
+	b, _ := readSmall(filepath.Join(gitdir, "config")) // nothing when unreadable: no remote
 	urls := map[string]string{}
 	var section string
 	for line := range strings.Lines(string(b)) {

@@ -182,12 +182,10 @@ func Probe(command, dir, home string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	cmd.Dir, cmd.Env, cmd.WaitDelay = dir, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, time.Second
 	cmd.Stdin = strings.NewReader(`{"hist_probe":"` + nonce + `"}`)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = time.Second
 	err := cmd.Run()
 	for _, l := range strings.Split(stdout.String(), "\n") {
 		if ans, ok := strings.CutPrefix(l, ProbeAnswer(nonce)); ok && err == nil {
