@@ -27,13 +27,7 @@ type Agent = transcript.Agent
 type Hook = transcript.Hook
 
 // List is every agent, in the order hist-seed reads them.
-var List = []Agent{
-	pi.Agent,
-	claude.Agent,
-	codex.Agent,
-	cursor.Agent,
-	opencode.Agent,
-}
+var List = []Agent{pi.Agent, claude.Agent, codex.Agent, cursor.Agent, opencode.Agent}
 
 // Names are the agents' names, in List's order.
 func Names() []string {

@@ -44,9 +44,7 @@ var targets = map[string]target{
 	"pi": {
 		copies: []copied{{"extensions/hist.ts", integrations.PiExtension, atomicfile.FilePerm, "the extension", false}},
 	},
-	"claude": {
-		hooks: []hooked{{rel: "settings.json", event: "UserPromptSubmit"}},
-	},
+	"claude": {hooks: []hooked{{rel: "settings.json", event: "UserPromptSubmit"}}},
 	"codex": {
 		hooks: []hooked{{rel: "hooks.json", event: "UserPromptSubmit"}},
 		note:  `; trust it once: start codex and choose "Trust all and continue"`,

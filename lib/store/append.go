@@ -21,16 +21,12 @@ const maxReappends = 8
 
 // Append appends one complete record line (ending in "\n") to the file at
 // path with one O_APPEND write, creating the file (0600) and its folders
-// (0700) as needed; the usual path takes no lock and waits for nothing. A
-// record after a torn line (a writer that died mid-write) starts on a
-// fresh line.
-//
-// Then it checks that path still names the file written to: a delete may
-// have renamed its new file over it meanwhile, which may or may not carry
-// the record, so the record goes to the new file by AppendMissing. No
-// timing of a rename loses the record or stores it twice. (After a
-// compaction's claim, the compact file and a fresh file may both hold it;
-// the next compaction merges them.)
+// (0700) as needed, without a lock; after a torn line (a writer that died)
+// the record starts a fresh line. If path no longer names the file written
+// to (a delete renamed its new file over it, which may or may not carry
+// the record), the record goes to the new file by AppendMissing: no timing
+// of a rename loses it or stores it twice. (After a compaction's claim the
+// compact file and a fresh file may both hold it, until the next one.)
 func Append(path string, line []byte) error {
 	if moved, err := appendOnce(path, line, false); err != nil || !moved {
 		return err

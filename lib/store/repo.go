@@ -9,16 +9,15 @@ import (
 )
 
 // ProjectScope is the project scope of the canonical folder canon
-// (docs/hist-pick.md, "Scopes"): outside a git repository the folder's
-// project (ProjectOf); inside one the whole repository, each folder of
-// which is captured under its own hash. They are found by name: the
-// folders from canon up to the work tree's top, every folder a registry
+// (docs/hist-pick.md, "Scopes"), and repo the work tree's top: outside a
+// git repository the folder's project (ProjectOf); inside one the whole
+// repository, whose folders are captured under their own hashes, found by
+// name: the folders from canon up to the top, every folder a registry
 // names in the work tree but not in a repository nested in it (a home
-// folder kept in git does not take in the repositories under it), and,
-// with a remote, every folder a registry names whose hash is that of a
-// folder of the same remote (another checkout, machine or worktree). Only
-// folders the store holds are added. repo is the work tree's top ("" outside
-// a repository).
+// folder in git does not take in the repositories under it), and, with a
+// remote, every folder a registry names under the hash of a folder of the
+// same remote (another checkout, machine or worktree); each if the store
+// holds it.
 func (s Store) ProjectScope(canon string) (sc Scope, repo string) {
 	hash, also := ProjectOf(canon)
 	top, remote := gitremote.Repo(canon)
