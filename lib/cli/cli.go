@@ -112,10 +112,8 @@ func StoreFlag(fs *flag.FlagSet) *string {
 	return fs.String("store", "", "use the store at `DIR` (default $PI_CODING_AGENT_DIR/history or ~/.pi/agent/history)")
 }
 
-// Store returns the store named by --store, or the default one, as this
-// machine sees it (store.MachineID). The machine id is made only when
-// capture is on (with capture off nothing is written); without one,
-// NeedMachine says why.
+// Store returns the store named by --store, or the default one, with this
+// machine's id, which is made only when capture is on (NeedMachine).
 func (e *Env) Store(flagValue string) store.Store {
 	st := e.StoreRoot(flagValue)
 	st.Machine, _ = store.MachineID(e.Getenv, e.ConfigHome(), e.Policy().On)
@@ -127,12 +125,11 @@ func (e *Env) StoreRoot(flagValue string) store.Store {
 	return store.Store{Root: cmp.Or(flagValue, store.DefaultRoot(e.Getenv, e.Home))}
 }
 
-// NeedMachine is for a command about to write the store st: every file a
-// machine writes carries its id, so without one it says why and returns
-// ExitUsage (HIST_MACHINE bad, or not the recorded id) or ExitFailure (a
-// machine-id file that cannot be read or made). A capture (Captures)
-// whose HIST_MACHINE differs writes under the recorded id and warns: its
-// prompt is never lost, and the machine's history never split.
+// NeedMachine gives st, about to be written, this machine's id, or says
+// why not and returns ExitUsage (HIST_MACHINE bad, or not the recorded id)
+// or ExitFailure (a machine-id file that cannot be read or made). A
+// capture (Captures) whose HIST_MACHINE differs writes under the recorded
+// id and warns: no prompt lost, the machine's history never split.
 func (e *Env) NeedMachine(st *store.Store) int {
 	if st.Machine != "" {
 		return ExitOK

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -211,14 +212,9 @@ func run(e *cli.Env) int {
 
 // check refuses modes used together, and arguments a mode does not take.
 func (f *flags) check(e *cli.Env, args []string) int {
-	n := 0
-	for _, b := range []bool{f.hook, f.enable, f.disable, f.status, f.install, f.uninstall, f.rename != ""} {
-		if b {
-			n++
-		}
-	}
+	modes := []bool{f.hook, f.enable, f.disable, f.status, f.install, f.uninstall, f.rename != ""}
 	switch {
-	case n > 1:
+	case len(slices.DeleteFunc(modes, func(on bool) bool { return !on })) > 1:
 		e.Errorf("--hook, --enable, --disable, --status, --install, --uninstall and --rename-machine are separate modes: use one at a time")
 	case f.dry && !f.install && !f.uninstall:
 		e.Errorf("--dry-run goes with --install or --uninstall: add one of them")
