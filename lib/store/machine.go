@@ -140,11 +140,8 @@ func MachineOf(name string) string {
 // base name name: its own files, and those without a machine id when
 // legacy (OwnsLegacy). A store without a machine owns every file.
 func (s Store) Owns(name string, legacy bool) bool {
-	if s.Machine == "" {
-		return true
-	}
 	m := MachineOf(name)
-	return m == s.Machine || m == "" && legacy
+	return s.Machine == "" || m == s.Machine || m == "" && legacy
 }
 
 // OwnsLegacy reports whether this machine may rewrite the files whose

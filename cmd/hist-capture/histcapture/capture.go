@@ -67,9 +67,7 @@ func Store(e *cli.Env, st store.Store, p Prompt) int {
 	if p.Instance == "" {
 		p.Instance = instance.ForParent()
 	}
-	if p.TS == 0 {
-		p.TS = time.Now().UnixMilli()
-	}
+	p.TS = cmp.Or(p.TS, time.Now().UnixMilli())
 	// The machine id names the file (docs/store-format.md); a bad one is
 	// refused before (ParseArgs), except for a hook, which is never failed.
 	if code := e.NeedMachine(&st); code != cli.ExitOK {

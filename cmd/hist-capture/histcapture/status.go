@@ -2,6 +2,7 @@ package histcapture
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -28,12 +29,9 @@ import (
 func Status(e *cli.Env, st store.Store) int {
 	out := termsafe.Writer(e.Stdout) // paths escaped on a terminal
 	pol := e.Policy()
-	pref := pol.Pref
-	switch {
-	case pol.PrefErr != nil:
+	pref := cmp.Or(pol.Pref, "none saved")
+	if pol.PrefErr != nil {
 		pref = fmt.Sprintf("invalid or unreadable (%v)", pol.PrefErr)
-	case pref == "":
-		pref = "none saved"
 	}
 	env := "unset"
 	if v, ok := e.Lookup(policy.EnvVar); ok {
