@@ -41,7 +41,6 @@ type Options struct {
 	Remove, DryRun bool
 	Out            io.Writer                        // one line per file changed
 	Errorf         func(format string, args ...any) // one line per problem
-	Now            func() time.Time                 // names backups; time.Now when nil
 }
 
 // What a run came to, worst last.
@@ -73,9 +72,6 @@ func ParseList(list string) ([]string, error) {
 // says what it did on o.Out, one line per file, and returns the worst of
 // Done, Refused and Failed.
 func Run(o Options, names []string) int {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	o.Out = termsafe.Writer(o.Out)
 	worst := Done
 	for _, n := range names {
@@ -130,7 +126,7 @@ func (o *Options) agent(name string) int {
 			fmt.Fprintf(o.Out, "%s: would %s %s\n", name, pastTense[past], rest)
 			continue
 		}
-		kept, err := ch.apply(o.Now())
+		kept, err := ch.apply(time.Now())
 		if err != nil {
 			o.Errorf("%s: writing %s: %s: the file is as it was", flag, ch.f.real, words.Describe(err))
 			return Failed
