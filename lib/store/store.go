@@ -92,8 +92,8 @@ func (s Store) State() string { return s.ownIn(s.Root, StateName, true) }
 
 // OwnPath is this machine's file named base (a plain name) in dir:
 // base@<machine>; or, for the machine that owns the files without a
-// machine id (OwnsLegacy, claimed when claim is set: the caller is to
-// write it), base itself while only that one exists, so that an upgraded
+// machine id (OwnsLegacy; Ledger and State claim them, their callers
+// write), base itself while only that one exists, so that an upgraded
 // store keeps its tombstones, import ledger, state and seed files.
 func (s Store) OwnPath(dir, base string) string { return s.ownIn(dir, base, false) }
 
