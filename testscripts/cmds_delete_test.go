@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -169,11 +168,4 @@ func delHiddenEntries(ts *testscript.TestScript) []string {
 	var entries []string
 	ts.Check(json.Unmarshal(data, &entries))
 	return entries
-}
-
-func delInode(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
 }

@@ -9,10 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"hist/lib/store/storetest"
 )
 
 func init() {
@@ -71,7 +72,7 @@ func init() {
 		}
 		p := ts.MkAbs(args[0])
 		ts.Check(os.MkdirAll(filepath.Dir(p), 0o700))
-		ts.Check(syscall.Mkfifo(p, 0o600))
+		ts.Check(storetest.Mkfifo(p))
 	}
 	// within SECS N CMD ARGS...: runs CMD like exec, checks that it exits
 	// with status N and fails when it takes longer than SECS seconds; with a FIFO in the

@@ -1,14 +1,11 @@
 // Package agent is the list of the coding agents hist knows. Each agent's
-// value (transcript.Agent: its names, where its files live, its readers,
-// how its prompt hook is recognised and how a session is resumed) lives in
-// its reader package; adding an agent is that package plus its line in
-// List. hist-seed, its --from and usage text, hist-capture --src and
-// --hook, the selector's preview and resume, and the documentation's
-// agent tables all come from List (tests check each).
+// value (transcript.Agent: where its files live, its readers, its prompt
+// hook, how a session is resumed) lives in its reader package; adding an
+// agent is that package plus its line in List, from which the commands
+// and the documentation's agent tables come (tests check each).
 //
-// The readers open SQLite databases through database/sql: a program that
-// reads them links the driver (cmd/hist-seed does), so that hist-capture,
-// which links this list too, stays small and quick to start.
+// The readers open SQLite through database/sql: a program that reads it
+// links the driver (cmd/hist-seed does), so hist-capture stays small.
 package agent
 
 import (
@@ -30,13 +27,7 @@ type Agent = transcript.Agent
 type Hook = transcript.Hook
 
 // List is every agent, in the order hist-seed reads them.
-var List = []Agent{
-	pi.Agent,
-	claude.Agent,
-	codex.Agent,
-	cursor.Agent,
-	opencode.Agent,
-}
+var List = []Agent{pi.Agent, claude.Agent, codex.Agent, cursor.Agent, opencode.Agent}
 
 // Names are the agents' names, in List's order.
 func Names() []string {

@@ -3,9 +3,8 @@
 // the target, and the folder is fsynced. On every failure path the temp
 // file is removed and the target is left as it was.
 //
-// Temp files are named ".<base>.tmp-<pid>-<rand>" so that a later run can
-// recognise a stale one (its process is gone) and remove it; see IsTemp and
-// Stale.
+// Temp files are named ".<base>.tmp-<pid>-<rand>", so that a later run
+// can remove a stale one (its process is gone): IsTemp, Stale.
 package atomicfile
 
 import (
@@ -14,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,11 +39,8 @@ type Pending struct {
 // Create creates the temp file for path in path's folder.
 func Create(path string) (*Pending, error) {
 	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
 	for range 100 {
-		name := filepath.Join(dir, "."+base+tmpMarker+strconv.Itoa(os.Getpid())+"-"+randHex(4))
+		name := filepath.Join(dir, "."+base+tmpMarker+strconv.Itoa(os.Getpid())+"-"+RandHex(4))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, FilePerm)
 		if errors.Is(err, os.ErrExist) {
 			continue
@@ -62,21 +59,18 @@ func (p *Pending) Commit() error {
 	if p.done {
 		return errors.New("atomicfile: already committed or cleaned up")
 	}
-	if err := p.File.Sync(); err != nil {
-		p.Cleanup()
-		return err
-	}
-	if err := p.File.Close(); err != nil {
-		p.done = true
-		os.Remove(p.File.Name())
-		return err
-	}
-	if err := os.Rename(p.File.Name(), p.Path); err != nil {
-		p.done = true
-		os.Remove(p.File.Name())
-		return err
-	}
 	p.done = true
+	err := p.File.Sync()
+	if cerr := p.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(p.File.Name(), p.Path)
+	}
+	if err != nil {
+		os.Remove(p.File.Name())
+		return err
+	}
 	return SyncDir(filepath.Dir(p.Path))
 }
 
@@ -132,23 +126,20 @@ var ErrNotRegular = errors.New("not a regular file")
 // would block the read forever, a device) is refused with an
 // *os.PathError wrapping ErrNotRegular (syscall.EISDIR for a folder),
 // without reading from it.
-func ReadRegular(path string) ([]byte, error) { return ReadLimited(path, -1) }
+func ReadRegular(path string) ([]byte, error) { return ReadLimited(path, math.MaxInt64-1) }
 
 // ErrTooLarge says a file holds more than the reader takes.
 var ErrTooLarge = errors.New("larger than expected")
 
-// ReadLimited is ReadRegular for a file that holds at most limit bytes
-// (no limit when negative): a larger one is refused with an
-// *os.PathError wrapping ErrTooLarge, after reading limit+1 bytes at most.
+// ReadLimited is ReadRegular for a file that holds at most limit bytes: a
+// larger one is refused with an *os.PathError wrapping ErrTooLarge, after
+// reading limit+1 bytes at most.
 func ReadLimited(path string, limit int64) ([]byte, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if limit < 0 {
-		return io.ReadAll(f)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err == nil && int64(len(data)) > limit {
 		return nil, &os.PathError{Op: "read", Path: path, Err: ErrTooLarge}
@@ -187,31 +178,20 @@ func IsTemp(name string) bool {
 // longer runs, so that removing it cannot disturb a write in progress.
 func Stale(name string) bool {
 	i := strings.LastIndex(name, tmpMarker)
-	if i < 0 || !strings.HasPrefix(name, ".") {
+	if i < 0 || !IsTemp(name) {
 		return false
 	}
-	rest := name[i+len(tmpMarker):]
-	j := strings.IndexByte(rest, '-')
-	if j < 0 {
-		return false
-	}
-	pid, err := strconv.Atoi(rest[:j])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	return pid != os.Getpid() && processGone(pid)
-}
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand never fails on Linux
-	}
-	return hex.EncodeToString(b)
+	digits, _, ok := strings.Cut(name[i+len(tmpMarker):], "-")
+	pid, err := strconv.Atoi(digits)
+	return ok && err == nil && pid > 0 && pid != os.Getpid() && processGone(pid)
 }
 
 // RandHex returns 2n random hex digits, for the store's unique file names.
-func RandHex(n int) string { return randHex(n) }
+func RandHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
 
 // WriteNew creates path holding data, never over a file that is there
 // (an error wrapping fs.ErrExist then): the file appears whole or not at
@@ -233,4 +213,16 @@ func WriteNew(path string, data []byte) error {
 		return err
 	}
 	return SyncDir(filepath.Dir(path))
+}
+
+// processGone reports whether no process has the id pid; never where that
+// cannot be told (Windows): a killed rewrite's temp file stays there
+// until it is removed by hand.
+func processGone(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	defer p.Release()
+	return errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
 }

@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,20 +45,15 @@ type Env struct {
 	Stderr io.Writer
 	Getenv func(string) string
 	Lookup func(string) (string, bool)
-	Home   string // $HOME; "" when unset (ParseArgs refuses to run then, see homeProblem)
-	// Captures is set by a command that captures prompts (hist-capture):
-	// a HIST_MACHINE that differs from the recorded id is not refused, but
-	// warned about, and the prompt stored under the recorded id, so that
-	// no prompt is lost (NeedMachine).
+	Home   string // $HOME; "" when unset (see HomeProblem)
+	// Captures is set by hist-capture: a HIST_MACHINE that differs from
+	// the recorded id is warned about, not refused (NeedMachine).
 	Captures bool
 }
 
 // OSEnv is the real process's Env.
 func OSEnv(name string) *Env {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		home = ""
-	}
+	home, _ := os.UserHomeDir()
 	return &Env{
 		Name: name, Args: os.Args[1:],
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
@@ -65,10 +61,8 @@ func OSEnv(name string) *Env {
 	}
 }
 
-// Say prints "name: msg" on stderr, as one line. When stderr is a
-// terminal, control characters in msg (from a prompt, a folder name, a
-// path) show escaped (termsafe.Line), so they cannot drive the terminal;
-// a pipe gets the raw bytes.
+// Say prints "name: msg" on stderr, as one line; on a terminal, control
+// characters in msg show escaped (termsafe), so they cannot drive it.
 func (e *Env) Say(format string, args ...any) {
 	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, termsafe.Message(e.Stderr, fmt.Sprintf(format, args...)))
 }
@@ -79,19 +73,19 @@ func (e *Env) Errorf(format string, args ...any) { e.Say(format, args...) }
 // Warnf prints "name: warning: msg" on stderr, as Say does.
 func (e *Env) Warnf(format string, args ...any) { e.Say("warning: "+format, args...) }
 
-// homeProblem says why the command cannot run when HOME is unset or not
-// absolute and something needs it: the store (no --store DIR, no absolute
-// $PI_CODING_AGENT_DIR) or the config home, where the capture preference
-// is kept (no absolute $GENTLE_PI_CONFIG_HOME). "" when nothing does.
-func (e *Env) homeProblem(storeFlag string) string {
+// HomeProblem says why the command cannot run when HOME is unset or not
+// absolute and something needs it: the store (no --store DIR in fs, no
+// absolute $PI_CODING_AGENT_DIR) or the config home (no absolute
+// $GENTLE_PI_CONFIG_HOME). "" when nothing does.
+func (e *Env) HomeProblem(fs *flag.FlagSet) string {
 	if filepath.IsAbs(e.Home) {
 		return ""
 	}
 	needs := func(v string) bool { return !filepath.IsAbs(e.Getenv(v)) }
-	storeNeeds := storeFlag == "" && needs("PI_CODING_AGENT_DIR")
-	configNeeds := needs("GENTLE_PI_CONFIG_HOME")
+	f := fs.Lookup("store")
+	storeNeeds := (f == nil || f.Value.String() == "") && needs("PI_CODING_AGENT_DIR")
 	var fix string
-	switch {
+	switch configNeeds := needs("GENTLE_PI_CONFIG_HOME"); {
 	case storeNeeds && configNeeds:
 		fix = "set HOME, or pass --store DIR and set GENTLE_PI_CONFIG_HOME"
 	case storeNeeds:
@@ -108,9 +102,7 @@ func (e *Env) homeProblem(storeFlag string) string {
 }
 
 // Policy returns the effective capture policy.
-func (e *Env) Policy() policy.State {
-	return policy.Effective(e.Lookup, store.DefaultConfigHome(e.Getenv, e.Home))
-}
+func (e *Env) Policy() policy.State { return policy.Effective(e.Lookup, e.ConfigHome()) }
 
 // ConfigHome is the config home.
 func (e *Env) ConfigHome() string { return store.DefaultConfigHome(e.Getenv, e.Home) }
@@ -120,33 +112,24 @@ func StoreFlag(fs *flag.FlagSet) *string {
 	return fs.String("store", "", "use the store at `DIR` (default $PI_CODING_AGENT_DIR/history or ~/.pi/agent/history)")
 }
 
-// Store returns the store named by --store, or the default one, as this
-// machine sees it (store.MachineID). The machine id is made only when
-// capture is on: with capture off nothing is written, and reads do not
-// need it. No machine when the id cannot be had: WriterStore says why.
+// Store returns the store named by --store, or the default one, with this
+// machine's id, which is made only when capture is on (NeedMachine).
 func (e *Env) Store(flagValue string) store.Store {
 	st := e.StoreRoot(flagValue)
 	st.Machine, _ = store.MachineID(e.Getenv, e.ConfigHome(), e.Policy().On)
 	return st
 }
 
-// StoreRoot is Store without the machine id, which it neither reads nor
-// makes (hist-capture resolves it only once capture is on).
+// StoreRoot is Store without the machine id, which it neither reads nor makes.
 func (e *Env) StoreRoot(flagValue string) store.Store {
-	if flagValue != "" {
-		return store.Store{Root: flagValue}
-	}
-	return store.Store{Root: store.DefaultRoot(e.Getenv, e.Home)}
+	return store.Store{Root: cmp.Or(flagValue, store.DefaultRoot(e.Getenv, e.Home))}
 }
 
-// NeedMachine is for a command about to write the store st (from Store,
-// with capture on): every file a machine writes carries its id, so
-// without one it says why in one line and returns ExitUsage (a bad
-// HIST_MACHINE, or one that differs from the recorded id) or ExitFailure
-// (a machine-id file that cannot be read or made); ExitOK when st has its
-// machine. A capture (Captures) whose HIST_MACHINE differs from the
-// recorded id writes under the recorded id, with a warning: its prompt is
-// never lost, and the machine's history is never split.
+// NeedMachine gives st, about to be written, this machine's id, or says
+// why not and returns ExitUsage (HIST_MACHINE bad, or not the recorded id)
+// or ExitFailure (a machine-id file that cannot be read or made). A
+// capture (Captures) whose HIST_MACHINE differs writes under the recorded
+// id and warns: no prompt lost, the machine's history never split.
 func (e *Env) NeedMachine(st *store.Store) int {
 	if st.Machine != "" {
 		return ExitOK
@@ -154,15 +137,14 @@ func (e *Env) NeedMachine(st *store.Store) int {
 	m, err := store.MachineID(e.Getenv, e.ConfigHome(), true)
 	var mm *store.MismatchError
 	switch {
+	case errors.As(err, &mm) && e.Captures:
+		e.Warnf("%v: the prompt is stored under %s; %s", mm, mm.Recorded, renameHint(mm))
+		fallthrough
 	case err == nil:
 		st.Machine = m
 		return ExitOK
-	case errors.As(err, &mm) && e.Captures:
-		e.Warnf("%v: the prompt is stored under %s; %s", mm, mm.Recorded, renameHint(mm))
-		st.Machine = m
-		return ExitOK
 	case errors.As(err, &mm):
-		e.mismatch(mm)
+		e.Errorf("%v: %s", mm, renameHint(mm))
 		return ExitUsage
 	case errors.Is(err, store.ErrBadMachine):
 		e.badMachine()
@@ -180,25 +162,20 @@ func renameHint(mm *store.MismatchError) string {
 	return fmt.Sprintf("unset %s, or give this machine that name with 'hist-capture --%s %s'", store.MachineEnv, RenameFlag, mm.Env)
 }
 
-// mismatch refuses a HIST_MACHINE that differs from the recorded id.
-func (e *Env) mismatch(mm *store.MismatchError) {
-	e.Errorf("%v: %s", mm, renameHint(mm))
-}
-
 // LoadHidden loads hidden.json, printing the recovery message when it
 // cannot be trusted.
 func (e *Env) LoadHidden(s store.Store) (*tombstone.Set, bool) {
 	h, err := tombstone.Load(s.Hidden())
-	if err != nil {
-		var u *tombstone.UntrustedError
-		if errors.As(err, &u) {
-			e.Errorf("%v", u)
-		} else {
-			e.Errorf("reading %s: %v", s.Hidden(), err)
-		}
-		return nil, false
+	var u *tombstone.UntrustedError
+	switch {
+	case errors.As(err, &u):
+		e.Errorf("%v", u)
+	case err != nil:
+		e.Errorf("reading %s: %v", s.Hidden(), err)
+	default:
+		return h, true
 	}
-	return h, true
+	return nil, false
 }
 
 // badMachine says HIST_MACHINE is not a machine id.
@@ -211,17 +188,15 @@ type ScopeFlags struct {
 	Project    bool
 	ProjectDir string
 	All        bool
-	// Gone is set by Resolve when --project names a folder that no
-	// longer exists but whose prompts the store still holds.
+	// Set by Resolve: Gone when --project names a folder that no longer
+	// exists but whose prompts the store holds; Repo, the top folder of
+	// the git work tree the project scope covers ("" for one folder).
 	Gone bool
-	// Repo is set by Resolve to the top folder of the git work tree the
-	// project scope covers ("" when the scope is one folder).
 	Repo string
 }
 
 // Register adds --project and --all to fs. --project takes an optional
-// DIR: write --project=DIR, or --project DIR where the command takes no
-// other argument at that place (see SplitOptional).
+// DIR (see SplitOptional).
 func (sf *ScopeFlags) Register(fs *flag.FlagSet) {
 	fs.Func("project", "the project at `DIR` (default: the working directory)", func(v string) error {
 		sf.Project = true
@@ -230,18 +205,14 @@ func (sf *ScopeFlags) Register(fs *flag.FlagSet) {
 		}
 		return nil
 	})
-	// Lets "--project" stand alone.
-	fs.Lookup("project").DefValue = ""
 	fs.BoolVar(&sf.All, "all", false, "every project and history-global.jsonl")
 }
 
 // Resolve returns the scope the flags name, with the canonical project
-// folder for --project. The project scope of a folder in a git
-// repository is the whole repository (store.ProjectScope), and Repo
-// names its top folder. A --project DIR that does not exist is an error
-// ("--project DIR: no such folder") unless the store still holds that
-// project's folder: then it resolves to that folder alone, and Gone says
-// the folder is gone.
+// folder for --project: in a git repository the whole repository
+// (store.ProjectScope). A --project DIR that does not exist is an error
+// unless the store still holds that project's folder: then the scope is
+// that folder alone, and Gone is set.
 func (sf *ScopeFlags) Resolve(s store.Store) (store.Scope, string, error) {
 	sf.Gone, sf.Repo = false, ""
 	if sf.All && sf.Project {
@@ -282,9 +253,8 @@ func (sf *ScopeFlags) Resolve(s store.Store) (store.Scope, string, error) {
 	return store.Scope{Project: hash, Also: also}, canon, nil
 }
 
-// Scope resolves sf (Resolve) for the command: on an error it prints it
-// and returns ok=false (exit ExitUsage); for a folder that is gone it
-// warns that only its stored prompts are left.
+// Scope resolves sf for the command: on an error it prints it and
+// returns ok=false (exit ExitUsage); a folder that is gone is warned of.
 func (e *Env) Scope(sf *ScopeFlags, s store.Store) (sc store.Scope, dir string, ok bool) {
 	sc, dir, err := sf.Resolve(s)
 	if err != nil {
@@ -297,58 +267,35 @@ func (e *Env) Scope(sf *ScopeFlags, s store.Store) (sc store.Scope, dir string, 
 	return sc, dir, true
 }
 
-// SplitOptional rewrites "--project DIR" into "--project=DIR" when the
-// argument after --project is not a flag and at least minRest arguments
-// that are not flags follow it (so "hist-delete --project TEXT" keeps TEXT
-// as the prompt). A lone "--project" becomes "--project=true".
-func SplitOptional(args []string, name string, minRest int) []string {
+// SplitOptional rewrites "--name DIR" into "--name=DIR" when the argument
+// after it is not a flag, and a lone "--name" into "--name=true", so that
+// --project takes an optional DIR.
+func SplitOptional(args []string, name string) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			out = append(out, args[i:]...)
-			break
-		}
-		if a != "--"+name && a != "-"+name {
+		switch a := args[i]; {
+		case a == "--":
+			return append(out, args[i:]...)
+		case a != "--"+name && a != "-"+name:
 			out = append(out, a)
-			continue
-		}
-		if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && positionalsAfter(args[i+2:]) >= minRest {
+		case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
 			out = append(out, "--"+name+"="+args[i+1])
 			i++
-			continue
+		default:
+			out = append(out, "--"+name+"=true")
 		}
-		out = append(out, "--"+name+"=true")
 	}
 	return out
-}
-
-func positionalsAfter(args []string) int {
-	n := 0
-	for i, a := range args {
-		if a == "--" {
-			return n + len(args) - i - 1
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			n++
-		}
-	}
-	return n
 }
 
 // Flags is a new flag set for the command's own flags, for ParseArgs.
 func (e *Env) Flags() *flag.FlagSet { return flag.NewFlagSet(e.Name, flag.ContinueOnError) }
 
 // ParseArgs parses args with fs, flags and arguments in any order (everything
-// after "--" is an argument), and returns the arguments, with stop=false.
-// When the command must stop here it returns stop=true and the exit code:
-// ExitOK after -h/--help (the usage printed on stdout), ExitUsage after a
-// bad flag (one line on stderr naming the flag as typed). Usage:
-//
-//	args, code, stop := e.ParseArgs(fs, usage, e.Args)
-//	if stop {
-//		return code
-//	}
+// after "--" is an argument), and returns the arguments. When the command
+// must stop here it returns stop=true and the exit code: ExitOK after
+// -h/--help (the usage printed on stdout), ExitUsage after a bad flag (one
+// line on stderr naming the flag as typed).
 func (e *Env) ParseArgs(fs *flag.FlagSet, usage string, args []string) (pos []string, code int, stop bool) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -375,13 +322,12 @@ func (e *Env) ParseArgs(fs *flag.FlagSet, usage string, args []string) (pos []st
 	return e.checkHome(fs, pos)
 }
 
-// checkHome ends ParseArgs: when HOME is unset or not absolute and the
-// command needs it (homeProblem), --store names a folder that does not
-// exist (makesStore), or HIST_MACHINE is not this machine's id
-// (store.MachineID; a command that Captures warns instead), it prints why
-// and stops with ExitUsage, before anything is read or written. A command
-// run as an agent's hook (its --hook flag set) is left to go on: it must
-// never fail, and checks HomeProblem itself.
+// checkHome ends ParseArgs: it stops with ExitUsage, before anything is
+// read or written, when HOME is needed and unusable (HomeProblem),
+// --store names a folder that does not exist (makesStore), or
+// HIST_MACHINE is not this machine's id (a command that Captures warns
+// instead). A hook (--hook set) goes on: it must never fail, and checks
+// HomeProblem itself.
 func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
 	if h := fs.Lookup("hook"); h != nil && h.Value.String() == "true" {
 		return pos, ExitOK, false
@@ -410,25 +356,16 @@ func (e *Env) checkHome(fs *flag.FlagSet, pos []string) ([]string, int, bool) {
 	if v != "" && !e.Captures {
 		var mm *store.MismatchError
 		if _, err := store.MachineID(e.Getenv, e.ConfigHome(), false); errors.As(err, &mm) {
-			e.mismatch(mm)
+			e.Errorf("%v: %s", mm, renameHint(mm))
 			return nil, ExitUsage, true
 		}
 	}
 	return pos, ExitOK, false
 }
 
-// makesStore are the commands that write prompts: they make the store at
-// a --store DIR that does not exist yet; the others refuse such a DIR.
+// makesStore are the commands that make the store at a --store DIR that
+// does not exist yet; the others refuse such a DIR.
 var makesStore = map[string]bool{"hist-capture": true, "hist-seed": true}
-
-// HomeProblem is homeProblem for the parsed flag set fs (its --store).
-func (e *Env) HomeProblem(fs *flag.FlagSet) string {
-	storeFlag := ""
-	if f := fs.Lookup("store"); f != nil {
-		storeFlag = f.Value.String()
-	}
-	return e.homeProblem(storeFlag)
-}
 
 // flagError words err, which fs.Parse returned after reading used: the
 // flag as the user typed it and what it expects, instead of the flag
@@ -499,11 +436,9 @@ type FilterFlags struct{ src, since, until, session, machine string }
 
 // Register adds the filter flags to fs.
 func (ff *FilterFlags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&ff.src, "src", "", "")
-	fs.StringVar(&ff.since, "since", "", "")
-	fs.StringVar(&ff.until, "until", "", "")
-	fs.StringVar(&ff.session, "session", "", "")
-	fs.StringVar(&ff.machine, "machine", "", "")
+	for name, p := range map[string]*string{"src": &ff.src, "since": &ff.since, "until": &ff.until, "session": &ff.session, "machine": &ff.machine} {
+		fs.StringVar(p, name, "", "")
+	}
 }
 
 // Words are the filters other than --src as given, for a header:
@@ -541,9 +476,8 @@ func (e *Env) Filter(ff *FilterFlags) (f history.Filter, ok bool) {
 	}
 	if err != nil {
 		e.Errorf("%v", err)
-		return f, false
 	}
-	return f, true
+	return f, err == nil
 }
 
 func (ff *FilterFlags) resolve(now time.Time) (history.Filter, error) {

@@ -23,25 +23,20 @@ func testEnv(vals map[string]string) (*Env, *bytes.Buffer, *bytes.Buffer) {
 }
 
 func TestSplitOptional(t *testing.T) {
-	cases := []struct {
-		args    []string
-		minRest int
-		want    []string
-	}{
-		{[]string{"--project"}, 0, []string{"--project=true"}},
-		{[]string{"--project", "dir"}, 0, []string{"--project=dir"}},
-		{[]string{"-project", "dir", "--json"}, 0, []string{"--project=dir", "--json"}},
-		{[]string{"--project", "--json"}, 0, []string{"--project=true", "--json"}},
-		{[]string{"--project", "TEXT"}, 1, []string{"--project=true", "TEXT"}},
-		{[]string{"--project", "dir", "TEXT"}, 1, []string{"--project=dir", "TEXT"}},
-		{[]string{"--project", "dir", "--", "-TEXT"}, 1, []string{"--project=dir", "--", "-TEXT"}},
-		{[]string{"--project=x", "y"}, 0, []string{"--project=x", "y"}},
-		{[]string{"--", "--project", "x"}, 0, []string{"--", "--project", "x"}},
-		{[]string{"a", "--project"}, 0, []string{"a", "--project=true"}},
+	cases := []struct{ args, want []string }{
+		{[]string{"--project"}, []string{"--project=true"}},
+		{[]string{"--project", "dir"}, []string{"--project=dir"}},
+		{[]string{"-project", "dir", "--json"}, []string{"--project=dir", "--json"}},
+		{[]string{"--project", "--json"}, []string{"--project=true", "--json"}},
+		{[]string{"--project", "dir", "TEXT"}, []string{"--project=dir", "TEXT"}},
+		{[]string{"--project", "dir", "--", "-TEXT"}, []string{"--project=dir", "--", "-TEXT"}},
+		{[]string{"--project=x", "y"}, []string{"--project=x", "y"}},
+		{[]string{"--", "--project", "x"}, []string{"--", "--project", "x"}},
+		{[]string{"a", "--project"}, []string{"a", "--project=true"}},
 	}
 	for _, c := range cases {
-		if got := SplitOptional(c.args, "project", c.minRest); !slices.Equal(got, c.want) {
-			t.Errorf("SplitOptional(%q, %d) = %q, want %q", c.args, c.minRest, got, c.want)
+		if got := SplitOptional(c.args, "project"); !slices.Equal(got, c.want) {
+			t.Errorf("SplitOptional(%q) = %q, want %q", c.args, got, c.want)
 		}
 	}
 }

@@ -5,7 +5,6 @@
 package gitremote
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -25,13 +24,16 @@ const maxConfig = 1 << 20
 // dir must be canonical (absolute, symbolic links resolved).
 func Identity(dir string) (id string, ok bool) {
 	top, remote := Repo(dir)
-	if remote == "" {
-		return "", false
+	return Sub(remote, top, dir), remote != ""
+}
+
+// Sub is the identity of the folder dir in the work tree top of a
+// repository whose remote is remote.
+func Sub(remote, top, dir string) string {
+	if rel, err := filepath.Rel(top, dir); err == nil && rel != "." && remote != "" {
+		return remote + "//" + filepath.ToSlash(rel)
 	}
-	if rel, err := filepath.Rel(top, dir); err == nil && rel != "." {
-		remote += "//" + filepath.ToSlash(rel)
-	}
-	return remote, true
+	return remote
 }
 
 // Repo returns the top folder of the work tree that holds dir ("" when
@@ -44,14 +46,10 @@ func Repo(dir string) (top, remote string) {
 		return "", ""
 	}
 	url, ok := remoteURL(gitdir)
-	if !ok {
-		return top, ""
+	if norm, ok2 := Normalize(url); ok && ok2 {
+		return top, "git:" + norm
 	}
-	norm, ok := Normalize(url)
-	if !ok {
-		return top, ""
-	}
-	return top, "git:" + norm
+	return top, ""
 }
 
 // Top returns the top folder of the work tree that holds dir, or "" when
@@ -64,7 +62,7 @@ func Top(dir string) string {
 // find returns the work tree's top folder holding dir and its git folder
 // (where config is), or "" when dir is in no repository.
 func find(dir string) (top, gitdir string) {
-	for d := dir; ; {
+	for d := dir; ; d = filepath.Dir(d) {
 		p := filepath.Join(d, ".git")
 		fi, err := os.Stat(p)
 		switch {
@@ -80,22 +78,17 @@ func find(dir string) (top, gitdir string) {
 			}
 			return "", ""
 		}
-		parent := filepath.Dir(d)
-		if parent == d {
+		if filepath.Dir(d) == d {
 			return "", ""
 		}
-		d = parent
 	}
 }
 
 func readGitdirFile(p string) string {
 	b, err := readSmall(p)
-	if err != nil {
-		return ""
-	}
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	g, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("gitdir:"))
-	if !ok {
+	if err != nil || !ok {
 		return ""
 	}
 	return string(bytes.TrimSpace(g))
@@ -115,26 +108,19 @@ func commonDir(g string) string {
 	return filepath.Clean(c)
 }
 
-// readSmall reads a file of the repository's. It is the user's folder,
-// not hist's: anything but a regular file (a FIFO would block a capture
-// hook) and anything over maxConfig is refused without reading it.
-func readSmall(p string) ([]byte, error) {
-	return atomicfile.ReadLimited(p, maxConfig)
-}
+// readSmall reads a file of the user's repository: anything but a
+// regular file (a FIFO would block a capture hook), and anything over
+// maxConfig, is refused without reading it.
+func readSmall(p string) ([]byte, error) { return atomicfile.ReadLimited(p, maxConfig) }
 
 // remoteURL reads the url of remote "origin" from gitdir's config, or of
 // the only remote there is.
 func remoteURL(gitdir string) (string, bool) {
-	b, err := readSmall(filepath.Join(gitdir, "config"))
-	if err != nil {
-		return "", false
-	}
+	b, _ := readSmall(filepath.Join(gitdir, "config")) // nothing when unreadable: no remote
 	urls := map[string]string{}
 	var section string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), maxConfig)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
 		switch {
 		case line == "" || line[0] == '#' || line[0] == ';':
 		case line[0] == '[':
@@ -167,32 +153,20 @@ func remoteURL(gitdir string) (string, bool) {
 // The forms git takes: scheme://[user@]host[:port]/path and the scp-like
 // [user@]host:path. A local path is not a remote: ok is false.
 func Normalize(url string) (string, bool) {
-	var host, path string
-	if scheme, rest, ok := strings.Cut(url, "://"); ok {
+	host, path, ok := strings.Cut(url, ":")
+	if scheme, rest, isURL := strings.Cut(url, "://"); isURL {
 		if scheme == "file" {
 			return "", false
 		}
 		host, path, _ = strings.Cut(rest, "/")
-		if i := strings.LastIndexByte(host, '@'); i >= 0 {
-			host = host[i+1:]
-		}
-		if h, _, ok := strings.Cut(host, ":"); ok && !strings.HasPrefix(host, "[") {
-			host = h
-		}
-	} else {
-		h, p, ok := strings.Cut(url, ":")
-		if !ok || strings.ContainsRune(h, '/') {
-			return "", false // a local path
-		}
-		host, path = h, p
-		if i := strings.LastIndexByte(host, '@'); i >= 0 {
-			host = host[i+1:]
-		}
+	} else if !ok || strings.ContainsRune(host, '/') {
+		return "", false // a local path
 	}
-	path = strings.Trim(path, "/")
-	path = strings.TrimSuffix(path, ".git")
-	path = strings.TrimSuffix(path, "/")
-	host = strings.ToLower(host)
+	host = strings.ToLower(host[strings.LastIndexByte(host, '@')+1:])
+	if h, _, ok := strings.Cut(host, ":"); ok && !strings.HasPrefix(host, "[") {
+		host = h // the port
+	}
+	path = strings.TrimSuffix(strings.TrimSuffix(strings.Trim(path, "/"), ".git"), "/")
 	if host == "" || path == "" {
 		return "", false
 	}

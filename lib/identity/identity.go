@@ -1,7 +1,6 @@
 // Package identity holds what makes two prompts "the same prompt": the
-// normalized form deletes match by (docs/hist-delete.md; whitespace runs collapsed to
-// one space, leading and trailing whitespace trimmed, letter case ignored),
-// its tombstone key, and the rule that says which prompts are never captured.
+// normalized form deletes match by (docs/hist-delete.md), its tombstone
+// key, and the rule that says which prompts are never captured.
 package identity
 
 import (
@@ -21,9 +20,7 @@ const KeyPrefix = "sha256:"
 // "Which prompt"). That is wider than Unicode's simple case folding for the
 // Turkish ı and İ, which both fold to i; tombstones are keyed by this form,
 // so it must never change.
-func Normalize(text string) string {
-	return string(AppendNormalized(nil, text))
-}
+func Normalize(text string) string { return string(AppendNormalized(nil, text)) }
 
 // AppendNormalized appends the normalized form of text to dst and returns
 // the extended slice. It allocates nothing when dst has room.
@@ -46,7 +43,7 @@ func AppendNormalized(dst []byte, text string) []byte {
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if r != utf8.RuneError || size > 1 {
-			if isSpace(r) {
+			if unicode.IsSpace(r) {
 				pending = true
 				i += size
 				continue
@@ -72,10 +69,7 @@ const asciiSpace = 0x80
 // asciiFold maps each ASCII byte to its folded form, or to asciiSpace.
 var asciiFold = func() (t [utf8.RuneSelf]byte) {
 	for c := range t {
-		t[c] = byte(c)
-		if 'A' <= c && c <= 'Z' {
-			t[c] = byte(c) + 'a' - 'A'
-		}
+		t[c] = byte(Fold(rune(c)))
 	}
 	for _, c := range []byte(" \t\n\v\f\r") {
 		t[c] = asciiSpace
@@ -86,14 +80,9 @@ var asciiFold = func() (t [utf8.RuneSelf]byte) {
 // Fold maps a rune to its case-folded form.
 func Fold(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }
 
-// isSpace is unicode.IsSpace for a rune of two bytes or more.
-func isSpace(r rune) bool { return unicode.IsSpace(r) }
-
 // Key returns the tombstone key of text: "sha256:" and the hex SHA-256 of
 // its normalized form.
-func Key(text string) string {
-	return KeyOfNormalized(AppendNormalized(nil, text))
-}
+func Key(text string) string { return KeyOfNormalized(AppendNormalized(nil, text)) }
 
 // KeyOfNormalized returns the tombstone key of an already normalized text.
 func KeyOfNormalized(norm []byte) string {
@@ -102,14 +91,10 @@ func KeyOfNormalized(norm []byte) string {
 }
 
 // Same reports whether a and b are the same prompt.
-func Same(a, b string) bool {
-	return Normalize(a) == Normalize(b)
-}
+func Same(a, b string) bool { return Normalize(a) == Normalize(b) }
 
 // IsBlank reports whether text holds nothing but white space.
-func IsBlank(text string) bool {
-	return strings.TrimFunc(text, unicode.IsSpace) == ""
-}
+func IsBlank(text string) bool { return strings.TrimFunc(text, unicode.IsSpace) == "" }
 
 // IsCommandLike reports whether text is a UI command such as "/model" or
 // "/skill:x args": its first non-space character is "/" and the word it
@@ -135,6 +120,4 @@ func IsCommandLike(text string) bool {
 
 // Capturable reports whether a prompt may be stored at all: not blank and
 // not command-like.
-func Capturable(text string) bool {
-	return !IsBlank(text) && !IsCommandLike(text)
-}
+func Capturable(text string) bool { return !IsBlank(text) && !IsCommandLike(text) }

@@ -1,19 +1,17 @@
 // Package install wires hist into the coding agents found on the machine,
-// and unwires it: hist-capture --install and --uninstall, as
-// docs/integrations.md does by hand. It copies pi's extension, opencode's
-// plugin and Cursor's hook script (from scripts/, with the folder of the
-// hist binaries written in), and adds the prompt hook, which runs
-// hist-capture by its absolute path, to Claude Code's settings.json,
-// Codex's hooks.json and Cursor's hooks.json.
+// and unwires it (hist-capture --install and --uninstall, as
+// docs/integrations.md does by hand): it copies pi's extension, opencode's
+// plugin and Cursor's hook script (from scripts/, the folder of the hist
+// binaries written in), and adds to the agents' settings files the prompt
+// hook, which runs hist-capture by its absolute path.
 //
 // The user's files lose no byte: a settings file is edited in place
-// (settings.go), the file as it was is kept first as
-// NAME.hist-backup-<time> (never over another file), and --uninstall
-// after an --install that nothing else touched gives back the very bytes
-// of before. A file that is read-only, a link to nothing, not JSON, or
-// not laid out as the agent reads it is left alone (Refused). Every write
-// is atomic; a new file is 0600 (Cursor's hook script 0700: it is run), a
-// new folder 0700; a rewritten file keeps its mode.
+// (settings.go), kept first as NAME.hist-backup-<time> (never over
+// another file), and --uninstall after an --install that nothing else
+// touched gives back the very bytes of before. A file that is read-only,
+// a link to nothing, not JSON, or not laid out as the agent reads it is
+// left alone (Refused). Every write is atomic; a new file is 0600 (Cursor's
+// hook script 0700), a new folder 0700; a rewritten file keeps its mode.
 package install
 
 import (
@@ -43,7 +41,6 @@ type Options struct {
 	Remove, DryRun bool
 	Out            io.Writer                        // one line per file changed
 	Errorf         func(format string, args ...any) // one line per problem
-	Now            func() time.Time                 // names backups; time.Now when nil
 }
 
 // What a run came to, worst last.
@@ -72,12 +69,9 @@ func ParseList(list string) ([]string, error) {
 }
 
 // Run installs (or removes) hist's integration for each agent of names,
-// and says what it did on o.Out, one line per file: Done, Refused or
-// Failed.
+// says what it did on o.Out, one line per file, and returns the worst of
+// Done, Refused and Failed.
 func Run(o Options, names []string) int {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	o.Out = termsafe.Writer(o.Out)
 	worst := Done
 	for _, n := range names {
@@ -89,15 +83,14 @@ func Run(o Options, names []string) int {
 	return worst
 }
 
-// plan is what an agent's install does: files to change, and notes on
-// what it leaves alone.
+// plan is an agent's files to change, and notes on what it leaves alone.
 type plan struct {
 	changes []*change
 	notes   []string
 }
 
-// agent installs one agent: it plans every file first, and writes only
-// when no file was refused.
+// agent installs one agent: it plans every file, then writes only when
+// none was refused.
 func (o *Options) agent(name string) int {
 	flag := map[bool]string{false: "--install", true: "--uninstall"}[o.Remove]
 	t, ok := targets[name]
@@ -133,7 +126,7 @@ func (o *Options) agent(name string) int {
 			fmt.Fprintf(o.Out, "%s: would %s %s\n", name, pastTense[past], rest)
 			continue
 		}
-		kept, err := ch.apply(o.Now())
+		kept, err := ch.apply(time.Now())
 		if err != nil {
 			o.Errorf("%s: writing %s: %s: the file is as it was", flag, ch.f.real, words.Describe(err))
 			return Failed
@@ -146,8 +139,7 @@ func (o *Options) agent(name string) int {
 	return Done
 }
 
-// plan plans every file of t in dir; on a problem, it returns the path of
-// the file it was at.
+// plan plans every file of t in dir; on a problem it returns the file's path.
 func (o *Options) plan(p *plan, dir string, t target) (string, error) {
 	for _, c := range t.copies {
 		path := filepath.Join(dir, filepath.FromSlash(c.rel))
@@ -165,9 +157,8 @@ func (o *Options) plan(p *plan, dir string, t target) (string, error) {
 }
 
 // planCopy plans the copy c at path: a new file, one replaced (a file of
-// the user's is kept as a backup first; hist's own of another folder is
-// just updated), or, to uninstall, hist's own removed with its folder when
-// nothing else is left in it.
+// the user's is backed up first; hist's own just updated), or, to
+// uninstall, hist's own removed, with its folder when left empty.
 func (o *Options) planCopy(p *plan, path string, c copied) error {
 	f, err := readFile(path)
 	if err != nil {
@@ -244,12 +235,11 @@ func (o *Options) planHook(p *plan, path string, h hooked, note string) error {
 	return f.writable()
 }
 
-// pastTense maps the first word of what a change did to what a dry run
-// says it would do.
+// pastTense maps the first word of what a change did to a dry run's verb.
 var pastTense = map[string]string{"installed": "install", "removed": "remove", "updated": "update", "replaced": "replace", "created": "create", "added": "add", "put": "put"}
 
-// file is a file install reads, then writes or removes: a symbolic link
-// is followed, and its target is the file written.
+// file is a file install reads, then writes or removes; a symbolic link
+// is followed, and its target written.
 type file struct {
 	path   string      // as the agent names it
 	real   string      // the file itself: path, or the target of its link
@@ -258,8 +248,8 @@ type file struct {
 	mode   os.FileMode // its permissions
 }
 
-// readFile reads path. A link to nothing, or something other than a
-// regular file, is refused: install would otherwise replace it.
+// readFile reads path, refusing a link to nothing or something other
+// than a regular file, which install would replace.
 func readFile(path string) (*file, error) {
 	f := &file{path: path, real: path}
 	fi, err := os.Lstat(path)
@@ -292,8 +282,8 @@ func readFile(path string) (*file, error) {
 	return f, nil
 }
 
-// writable refuses to change a file its owner may not write: the user
-// protected it (the check is on the mode, which binds root too).
+// writable refuses a file its owner may not write: the user protected it
+// (the check is on the mode, which binds root too).
 func (f *file) writable() error {
 	if f.data != nil && f.mode&0o200 == 0 {
 		return &refused{fmt.Sprintf("is read-only (mode %04o): hist leaves a file you protected as it is; make it writable (chmod u+w %s), then run again", f.mode, f.real)}
@@ -322,8 +312,8 @@ func (f *file) backups() []backup {
 	return out
 }
 
-// writeBackup keeps data beside path as a new file
-// NAME.hist-backup-YYYYMMDD-HHMMSS (-2, -3… within one second), 0600:
+// writeBackup keeps data beside path in a new file
+// NAME.hist-backup-YYYYMMDD-HHMMSS (-2, -3… within one second), 0600,
 // never over a file that is there.
 func writeBackup(path string, data []byte, now time.Time) (string, error) {
 	base := path + backupMark + now.Format("20060102-150405")
@@ -348,9 +338,8 @@ type change struct {
 	did    string      // what was done, for the user: "added the … hook to PATH"
 }
 
-// apply makes ch, and returns the name of the backup it kept ("" none).
-// Each step is atomic; a failure leaves the file as it was (a backup
-// already written stays).
+// apply makes ch, and returns the backup it kept ("" none). Each step is
+// atomic; a failure leaves the file as it was (a backup written stays).
 func (ch *change) apply(now time.Time) (kept string, err error) {
 	if ch.mkdir != "" {
 		if err := os.Mkdir(ch.mkdir, atomicfile.DirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -368,12 +357,8 @@ func (ch *change) apply(now time.Time) (kept string, err error) {
 	if err := ch.write(); err != nil {
 		return kept, err
 	}
-	if ch.drop != "" {
-		os.Remove(ch.drop)
-	}
-	if ch.rmdir != "" {
-		os.Remove(ch.rmdir) // fails, as it should, when something is left in it
-	}
+	os.Remove(ch.drop)  // none when ""
+	os.Remove(ch.rmdir) // fails, as it should, when something is left in it
 	return kept, nil
 }
 

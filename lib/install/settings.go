@@ -10,20 +10,18 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// The agents' settings files (Claude Code's settings.json, Codex's and
-// Cursor's hooks.json) are edited as the bytes they are: hujson parses
-// them (JSON, and JSONC's comments and trailing commas) into a syntax tree
-// that keeps the offset of every value, and each edit is one splice of
-// those bytes. Every byte outside the splice stays as it was: comments,
-// key order, indentation, and values that are not valid UTF-8 or hold
-// lone surrogates.
+// The agents' settings files are edited as the bytes they are: hujson
+// parses them (JSON, JSONC's comments and trailing commas) into a tree
+// that keeps every value's offset, and each edit is one splice of those
+// bytes. Every other byte stays: comments, key order, indentation, values
+// that are not valid UTF-8 or hold lone surrogates.
 
-// maxDepth bounds the nesting of a settings file that is edited (hujson's
-// parser recurses); the agents' own files nest six levels deep.
+// maxDepth bounds a settings file's nesting (hujson's parser recurses);
+// the agents' own files nest six levels deep.
 const maxDepth = 200
 
-// refused says why a file is left alone (hist-capture exits 4), as the end
-// of a sentence that starts with the file's path.
+// refused says why a file is left alone (hist-capture exits 4), as the
+// end of a sentence that starts with the file's path.
 type refused struct{ msg string }
 
 func (e *refused) Error() string { return e.msg }
@@ -39,7 +37,7 @@ type doc struct {
 }
 
 // parseDoc parses data, refusing what an agent would not read as one
-// object, or would read differently than hist (a key given twice).
+// object, or would read otherwise than hist (a key given twice).
 func parseDoc(data []byte) (*doc, error) {
 	if line := tooDeep(data); line > 0 {
 		return nil, refuse("nests objects and arrays more than %d levels deep (line %d)", maxDepth, line)
@@ -106,9 +104,9 @@ func (d *doc) duplicates(v *hujson.Value) error {
 }
 
 // child is a member of an object or an element of an array: start is
-// where it begins (a member's name) after the white space and comments
-// before it, end the byte after its value, after what stands between its
-// value and the comma that follows (nil when no comma follows the last).
+// where it begins (after the white space and comments before it), end
+// the byte after its value; after is what stands between its value and
+// the comma that follows (nil when no comma follows the last).
 type child struct {
 	name          string // a member's name
 	value         *hujson.Value
@@ -117,8 +115,7 @@ type child struct {
 }
 
 // children lists c's members or elements (none when c is nil).
-func children(c *hujson.Value) []child {
-	var out []child
+func children(c *hujson.Value) (out []child) {
 	if c == nil {
 		return nil
 	}
@@ -148,7 +145,7 @@ func arrayOf(v *hujson.Value) *hujson.Value {
 }
 
 // hooksDoc is a settings file parsed, with root → "hooks" → an event's
-// array (each nil when missing), and the hook commands in it.
+// array (nil when missing), and the hook commands in it.
 type hooksDoc struct {
 	*doc
 	hooks, arr *hujson.Value
@@ -186,8 +183,7 @@ func (h *hooksDoc) own() *hookRef {
 	return nil
 }
 
-// theirs lists the user's own hooks that run hist-capture: reported,
-// never rewritten or removed.
+// theirs lists the user's own hooks that run hist-capture: reported, never changed.
 func (h *hooksDoc) theirs() []string {
 	var out []string
 	for _, r := range h.refs {
@@ -266,10 +262,9 @@ func render(v any, indent, unit string) string {
 func jsonString(s string) string { return render(s, "", "") }
 
 // insert is d's bytes with one more member name: v (an element v when
-// name is "") at the end of container c, laid out like its last sibling,
-// or, in an empty container, on a line of its own one step deeper than
-// the container's line (a step: the indentation of the root's first
-// member).
+// name is "") at the end of container c, laid out like its last sibling;
+// in an empty container, on a line of its own one step (the indentation
+// of the root's first member) deeper than the container's line.
 func (d *doc) insert(c *hujson.Value, name string, v any) []byte {
 	nl := "\n"
 	if bytes.Contains(d.data, []byte("\r\n")) {
@@ -319,8 +314,7 @@ func (d *doc) insert(c *hujson.Value, name string, v any) []byte {
 	return splice(d.data, last.end, last.end, ","+before+item(ind, unit))
 }
 
-// cut is d's bytes without child i of container c, and the comma that
-// went with it.
+// cut is d's bytes without child i of container c and the comma that went with it.
 func (d *doc) cut(c *hujson.Value, i int) []byte {
 	kids := children(c)
 	k := kids[i]
@@ -377,8 +371,7 @@ type edit struct {
 	theirs []string // the user's own hooks that run hist-capture
 }
 
-// addHook is old (nil: no file) with hist's hook, running cmd, under
-// h.event.
+// addHook is old (nil: no file) with hist's hook, running cmd, under h.event.
 func (h hooked) addHook(old []byte, cmd string) (edit, error) {
 	if len(bytes.TrimSpace(old)) == 0 {
 		return edit{kind: created, data: h.fresh(cmd)}, nil
@@ -431,9 +424,8 @@ type backup struct {
 
 // removeHook is old without hist's hooks under h.event. When old is
 // exactly what --install made of one of backups (newest first), or of no
-// file at all, that is given back; otherwise each of hist's hooks is cut
-// out, with its entry, the event's array and "hooks" when nothing else
-// is left in them.
+// file, that is given back; otherwise each of hist's hooks is cut out,
+// with its entry, array and "hooks" when they are left empty.
 func (h hooked) removeHook(old []byte, backups []backup, linked bool) (edit, error) {
 	if len(bytes.TrimSpace(old)) == 0 {
 		return edit{}, nil
@@ -462,9 +454,9 @@ func (h hooked) removeHook(old []byte, backups []backup, linked bool) (edit, err
 	return edit{kind: removed, data: d.data, theirs: mine}, nil
 }
 
-// removeRef is d's bytes without the hook r: the hook from its entry's
-// list, or the entry, or the event's array, or "hooks" itself, the
-// smallest of them that keeps something else.
+// removeRef is d's bytes without the hook r, cut with the smallest of
+// the hook, its entry, the event's array and "hooks" that leaves
+// something else in its container.
 func (d *hooksDoc) removeRef(r hookRef) []byte {
 	entries := children(d.arr)
 	if list := entries[r.entry].value.Find("/hooks"); r.inner >= 0 && len(children(list)) > 1 {

@@ -17,6 +17,7 @@ import (
 	"hist/lib/agent"
 	"hist/lib/atomicfile"
 	"hist/lib/envdir"
+	"hist/lib/transcript"
 )
 
 // probeTimeout is how long a dry run may take: Claude Code's and Codex's
@@ -33,9 +34,8 @@ type wiring struct {
 
 // Status prints, for each agent hist wires, whether it is found and
 // wired in, the command its hook runs and whether that binary is there, a
-// dry run of that command as the agent runs it (Probe), and the last
-// prompt captured from it (last, by agent). It returns the agents whose
-// hook is wired and could not run.
+// dry run of it (Probe), and the last prompt captured from it (last). It
+// returns the agents whose hook is wired and could not run.
 func Status(out io.Writer, getenv func(string) string, home string, last map[string]string) (failed []string) {
 	for _, a := range agent.List {
 		if t, ok := targets[a.Name]; ok && a.Config != nil && !t.status(out, a.Name, a.Config(getenv, home), home, last) {
@@ -101,10 +101,7 @@ func inspect(t target, dir string) (w wiring, err error) {
 			w = wiring{wired: fmt.Sprintf("%s %s, not the one hist-capture installs", c.what, path), theirs: true}
 			continue
 		}
-		w.bin = "hist-capture"
-		if bindir != "" {
-			w.bin = filepath.Join(bindir, "hist-capture")
-		}
+		w.bin = filepath.Join(bindir, "hist-capture") // "" for PATH: "hist-capture"
 		w.wired, w.command = c.what+" "+path, hookCommand(w.bin)
 	}
 	if len(t.hooks) == 0 { // each target has one settings file at most
@@ -135,6 +132,26 @@ func inspect(t target, dir string) (w wiring, err error) {
 	return w, nil
 }
 
+// Wired reports whether hist captures agent name's prompts live: its
+// prompt hook is in the agent's settings, or, for an agent without one,
+// its extension or plugin is installed. hist-seed leaves the prompts typed
+// a moment ago to a later run for such an agent (their live copy may be
+// on its way), and imports the others' at once. A hook or copy of the
+// user's own that runs hist-capture counts: it captures too.
+func Wired(name string, env transcript.Env, home string) bool {
+	a, _ := agent.Lookup(name)
+	t, ok := targets[name]
+	if !ok || a.Config == nil {
+		return false
+	}
+	dir := a.Config(env, home)
+	if _, err := os.Stat(dir); err != nil {
+		return false
+	}
+	w, err := inspect(t, dir)
+	return err == nil && w.wired != ""
+}
+
 // binaryState says whether the file a hook runs is there and runs.
 func binaryState(bin string) string {
 	if !filepath.IsAbs(bin) {
@@ -152,26 +169,23 @@ func binaryState(bin string) string {
 	return bin + " (exists, executable)"
 }
 
-// ProbeAnswer is what hist-capture --hook prints, before the state it
-// reports, for the payload {"hist_probe": nonce} of a dry run, which
-// stores nothing.
+// ProbeAnswer starts what hist-capture --hook prints for a dry run's
+// payload {"hist_probe": nonce}, which stores nothing.
 func ProbeAnswer(nonce string) string { return "hist-capture probe " + nonce + ": " }
 
-// Probe runs command as an agent runs a hook: sh -c, in dir, with only
-// HOME and PATH=/usr/bin:/bin in its environment, a probe payload on
-// stdin; it returns what hist-capture answered, or an error that says why
-// no answer came (the exit status and the first line of stderr).
+// Probe runs command as an agent runs a hook: sh -c in dir, with only
+// HOME and PATH=/usr/bin:/bin, a probe payload on stdin. It returns
+// hist-capture's answer, or why none came (the exit status and the first
+// line of stderr).
 func Probe(command, dir, home string, timeout time.Duration) (string, error) {
 	nonce := atomicfile.RandHex(8)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	cmd.Dir, cmd.Env, cmd.WaitDelay = dir, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, time.Second
 	cmd.Stdin = strings.NewReader(`{"hist_probe":"` + nonce + `"}`)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = time.Second
 	err := cmd.Run()
 	for _, l := range strings.Split(stdout.String(), "\n") {
 		if ans, ok := strings.CutPrefix(l, ProbeAnswer(nonce)); ok && err == nil {
@@ -203,7 +217,8 @@ func Scheduled(out io.Writer, getenv func(string) string, home string) {
 	}
 	dir = filepath.Join(dir, "systemd", "user")
 	n := 0
-	for unit, wants := range map[string]string{"hist-seed-watch.service": "default.target.wants", "hist-compact.timer": "timers.target.wants"} {
+	for _, u := range [][2]string{{"hist-seed-watch.service", "default.target.wants"}, {"hist-compact.timer", "timers.target.wants"}} {
+		unit, wants := u[0], u[1]
 		data, err := os.ReadFile(filepath.Join(dir, unit))
 		if err != nil {
 			continue
@@ -224,10 +239,7 @@ func Scheduled(out io.Writer, getenv func(string) string, home string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	crontab, err := exec.CommandContext(ctx, "crontab", "-l").Output()
-	if err != nil {
-		crontab = nil
-	}
+	crontab, _ := exec.CommandContext(ctx, "crontab", "-l").Output() // none: no lines
 	for _, l := range strings.Split(string(crontab), "\n") {
 		if t := strings.TrimSpace(l); t != "" && t[0] != '#' && strings.Contains(t, "hist-") {
 			n++

@@ -23,8 +23,8 @@ type target struct {
 	note   string // added to the line of a hook added
 }
 
-// copied is a file installed by copying it whole, with the folder of the
-// hist binaries written into its one line that names it (binLine).
+// copied is a file installed whole, with the folder of the hist binaries
+// written into its line that names it (binLine).
 type copied struct {
 	rel  string // under the agent's folder, with /
 	data []byte // the template, as in scripts/
@@ -44,9 +44,7 @@ var targets = map[string]target{
 	"pi": {
 		copies: []copied{{"extensions/hist.ts", integrations.PiExtension, atomicfile.FilePerm, "the extension", false}},
 	},
-	"claude": {
-		hooks: []hooked{{rel: "settings.json", event: "UserPromptSubmit"}},
-	},
+	"claude": {hooks: []hooked{{rel: "settings.json", event: "UserPromptSubmit"}}},
 	"codex": {
 		hooks: []hooked{{rel: "hooks.json", event: "UserPromptSubmit"}},
 		note:  `; trust it once: start codex and choose "Trust all and continue"`,
@@ -63,9 +61,9 @@ var targets = map[string]target{
 // Targets are the agents --install wires, sorted.
 func Targets() []string { return slices.Sorted(maps.Keys(targets)) }
 
-// binLine is c's line that names the folder of the hist binaries,
-// split around the folder, which is empty in the template: a copy made
-// by hand then finds them on PATH, or in $HIST_BIN_DIR.
+// binLine is c's line that names the folder of the hist binaries, split
+// around the folder, which is empty in the template (a copy made by hand
+// finds them on PATH, or in $HIST_BIN_DIR).
 func (c copied) binLine() (prefix, empty, suffix string) {
 	if c.sh {
 		return "dir=${HIST_BIN_DIR:-", "", "}"
@@ -84,8 +82,8 @@ func (c copied) fill(dir string) []byte {
 }
 
 // binDir reads a file installed from c: the folder its binaries' line
-// names ("" for none: PATH), and whether the file is c with some folder
-// written in (hist's own, of this version).
+// names ("" for PATH), and whether the file is c with some folder written
+// in (hist's own, of this version).
 func (c copied) binDir(data []byte) (string, bool) {
 	pre, empty, suf := c.binLine()
 	i := bytes.Index(c.data, []byte("\n"+pre+empty+suf+"\n")) + 1
@@ -107,11 +105,10 @@ func (c copied) binDir(data []byte) (string, bool) {
 	return unquoteWord(v)
 }
 
-// Executable is the hist-capture binary that the hooks --install writes
-// are to run: this process's own file, by its absolute path with symbolic
-// links resolved, so that a hook runs whatever the PATH of the agent that
-// starts it. A binary that `go run` built in a temporary folder, which
-// vanishes when it exits, is refused.
+// Executable is the hist-capture the hooks --install writes are to run:
+// this process's own file by its absolute path, symbolic links resolved,
+// so that a hook runs whatever the agent's PATH. A binary of `go run`,
+// gone when it exits, is refused.
 func Executable() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -133,24 +130,20 @@ func isGoRunTemp(path string) bool {
 	return filepath.Base(dir) == "exe" && strings.Contains(filepath.ToSlash(filepath.Dir(dir)), "/go-build")
 }
 
-// hookCommand is the command written into Claude Code's and Codex's hook
-// settings, which they run with sh -c: exe quoted for the shell, then
-// --hook.
-func hookCommand(exe string) string {
-	return shellquote.Quote(exe, shellquote.POSIX) + " --hook"
-}
+// hookCommand is the command of Claude Code's and Codex's hook, which
+// they run with sh -c.
+func hookCommand(exe string) string { return shellquote.Quote(exe, shellquote.POSIX) + " --hook" }
 
 // cursorScript is the command of Cursor's hook entry: the script
 // --install copies, run from Cursor's folder.
 const cursorScript = "./hooks/hist-capture.sh"
 
 // ownCommand reports whether command is one that --install writes (or
-// wrote before), or the one scripts/ gives for installing by hand:
-// "hist-capture --hook", or one word naming a hist-capture binary by its
-// absolute path (or under "$HOME/") followed by --hook, or Cursor's
-// script; and, for the first two, the binary it runs, as written. A
-// command that does more (`audit && hist-capture --hook`) is the user's
-// own: it is reported, never rewritten or removed.
+// wrote before), or scripts/ gives for installing by hand: "hist-capture
+// --hook", one word naming a hist-capture by its absolute path (or under
+// "$HOME/") followed by --hook, or Cursor's script; and the binary it
+// runs, as written. A command that does more (`audit && hist-capture
+// --hook`) is the user's own: reported, never changed.
 func ownCommand(command string) (bin string, ok bool) {
 	c := strings.TrimSpace(command)
 	if c == cursorScript {
@@ -177,11 +170,11 @@ func expandHome(bin, home string) string {
 	return bin
 }
 
-// unquoteWord reads s as one POSIX shell word made of plain characters,
+// unquoteWord reads s as one POSIX shell word of plain characters,
 // 'single-quoted' runs, "double-quoted" runs without $, ` or \, and
-// backslash-escaped characters, and returns its value; anything else
-// (spaces, operators, expansions) is not. Only $HOME may start it,
-// unquoted or in double quotes: it stays in the value as written.
+// backslash escapes, and returns its value; anything else (spaces,
+// operators, expansions) is not. Only $HOME may start it, unquoted or in
+// double quotes: it stays in the value as written.
 func unquoteWord(s string) (string, bool) {
 	var b strings.Builder
 	if rest, ok := strings.CutPrefix(s, `"`+homeVar); ok && strings.HasPrefix(rest, "/") {

@@ -16,11 +16,8 @@ func processStart(pid int) (start, boot string, err error) {
 	}
 	s := string(data)
 	i := strings.LastIndexByte(s, ')') // the command name may hold spaces
-	if i < 0 {
-		return "", "", errors.New("malformed stat")
-	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
+	if i < 0 || len(f) < 20 {
 		return "", "", errors.New("malformed stat")
 	}
 	id, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")

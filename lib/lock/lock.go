@@ -57,9 +57,7 @@ func wait1(f *os.File, wait, most time.Duration) error {
 }
 
 // File takes an exclusive lock on the open file f, waiting up to wait,
-// and returns its release. Appends that must not repeat a line another
-// writer may be adding at the same moment (store.AppendMissing) hold it
-// only while they read and write.
+// and returns its release (store.AppendMissing).
 func File(f *os.File, wait time.Duration) (release func(), err error) {
 	if err := wait1(f, wait, 10*time.Millisecond); err != nil {
 		return nil, err
@@ -77,8 +75,8 @@ func (l *Lock) Release() {
 	l.f = nil
 }
 
-// Held reports whether a rewriter holds the lock at path now (a reader
-// never takes it: it only asks).
+// Held reports whether a rewriter holds the lock at path now; a reader
+// only asks, never takes it.
 func Held(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {

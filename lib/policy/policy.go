@@ -20,14 +20,11 @@ import (
 	"hist/lib/atomicfile"
 )
 
-// EnvVar forces capture on or off.
-const EnvVar = "GENTLE_PI_HISTORY_CAPTURE"
-
-// Schema is the preference file's schema string.
-const Schema = "gentle-pi.history-capture/v1"
-
-// FileName is the preference file's name inside the config home.
-const FileName = "history-capture.json"
+const (
+	EnvVar   = "GENTLE_PI_HISTORY_CAPTURE"    // forces capture on or off
+	Schema   = "gentle-pi.history-capture/v1" // the preference file's schema
+	FileName = "history-capture.json"         // the preference file, in the config home
+)
 
 // Source says what decided the effective state.
 type Source int
@@ -41,17 +38,12 @@ const (
 
 // State is the effective capture policy.
 type State struct {
-	On     bool
-	Source Source
-	// EnvValue is the variable's raw value when it is set.
-	EnvValue string
-	// EnvForces is the value the variable forces, when Source is FromEnv.
-	// Pref is the saved preference ("on", "off", or "" when none/invalid).
-	Pref string
-	// PrefPath is the preference file.
-	PrefPath string
-	// PrefErr says why the preference file is invalid or unreadable.
-	PrefErr error
+	On       bool
+	Source   Source
+	EnvValue string // the variable's raw value, when it is set
+	Pref     string // the saved preference: "on", "off", "" (none or invalid)
+	PrefPath string // the preference file
+	PrefErr  error  // why the preference file is invalid or unreadable
 }
 
 // ParseEnv reports what an environment value forces: on, off, or nothing.
@@ -66,9 +58,7 @@ func ParseEnv(v string) (on, forced bool) {
 }
 
 // PrefPath is the preference file for a config home.
-func PrefPath(configHome string) string {
-	return filepath.Join(configHome, FileName)
-}
+func PrefPath(configHome string) string { return filepath.Join(configHome, FileName) }
 
 // Read reads the preference file: "on", "off", "" when there is none, or
 // an error when it is malformed or unreadable.
@@ -86,50 +76,41 @@ func Read(path string) (string, error) {
 // parse checks the strict shape {"schema":Schema,"policy":"on"|"off"}: one
 // JSON object, exactly those two keys (each once), nothing after it.
 func parse(data []byte) (string, error) {
+	notObject := errors.New("malformed: not a JSON object")
 	shape := fmt.Errorf(`malformed: want exactly {"schema":%q,"policy":"on"|"off"}`, Schema)
 	d := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
-		return "", errors.New("malformed: not a JSON object")
+		return "", notObject
 	}
-	var schema, pol json.RawMessage
+	vals := map[string]json.RawMessage{}
 	for d.More() {
 		tok, err := d.Token()
-		if err != nil {
-			return "", errors.New("malformed: not a JSON object")
-		}
 		var raw json.RawMessage
-		if err := d.Decode(&raw); err != nil {
-			return "", errors.New("malformed: not a JSON object")
+		if err != nil || d.Decode(&raw) != nil {
+			return "", notObject
 		}
-		switch tok {
-		case "schema":
-			if schema != nil {
-				return "", errors.New(`malformed: "schema" given twice`)
-			}
-			schema = raw
-		case "policy":
-			if pol != nil {
-				return "", errors.New(`malformed: "policy" given twice`)
-			}
-			pol = raw
-		default:
+		key, _ := tok.(string)
+		if key != "schema" && key != "policy" {
 			return "", shape
+		} else if vals[key] != nil {
+			return "", fmt.Errorf("malformed: %q given twice", key)
 		}
+		vals[key] = raw
 	}
 	if tok, err := d.Token(); err != nil || tok != json.Delim('}') {
-		return "", errors.New("malformed: not a JSON object")
+		return "", notObject
 	}
 	if _, err := d.Token(); err != io.EOF {
 		return "", errors.New("malformed: trailing data")
 	}
-	if schema == nil || pol == nil {
+	if len(vals) < 2 {
 		return "", shape
 	}
 	var sc, p string
-	if json.Unmarshal(schema, &sc) != nil || sc != Schema {
+	if json.Unmarshal(vals["schema"], &sc) != nil || sc != Schema {
 		return "", fmt.Errorf("malformed: schema is not %q", Schema)
 	}
-	if json.Unmarshal(pol, &p) != nil || (p != "on" && p != "off") {
+	if json.Unmarshal(vals["policy"], &p) != nil || (p != "on" && p != "off") {
 		return "", errors.New(`malformed: policy is not "on" or "off"`)
 	}
 	return p, nil
@@ -139,8 +120,7 @@ func parse(data []byte) (string, error) {
 // config home.
 func Effective(getenv func(string) (string, bool), configHome string) State {
 	st := State{PrefPath: PrefPath(configHome)}
-	pref, err := Read(st.PrefPath)
-	st.Pref, st.PrefErr = pref, err
+	st.Pref, st.PrefErr = Read(st.PrefPath)
 	if v, ok := getenv(EnvVar); ok {
 		st.EnvValue = v
 		if on, forced := ParseEnv(v); forced {
@@ -149,12 +129,12 @@ func Effective(getenv func(string) (string, bool), configHome string) State {
 		}
 	}
 	switch {
-	case err != nil:
+	case st.PrefErr != nil:
 		st.Source = InvalidPreference
-	case pref == "":
+	case st.Pref == "":
 		st.Source = NoPreference
 	default:
-		st.On, st.Source = pref == "on", FromPreference
+		st.On, st.Source = st.Pref == "on", FromPreference
 	}
 	return st
 }
@@ -200,27 +180,20 @@ func Save(configHome string, on bool) error {
 	if err := os.MkdirAll(configHome, atomicfile.DirPerm); err != nil {
 		return err
 	}
-	pol := "off"
-	if on {
-		pol = "on"
-	}
+	pol := map[bool]string{false: "off", true: "on"}[on]
 	data := fmt.Appendf(nil, `{"schema":%q,"policy":%q}`+"\n", Schema, pol)
 	sweepTemps(path)
 	return atomicfile.WriteBytes(path, data)
 }
 
 // sweepTemps removes the temp files of path that killed saves left
-// behind (their process is gone); other files of the folder are not
-// touched.
+// behind (their process is gone), and nothing else.
 func sweepTemps(path string) {
 	dir, base := filepath.Split(path)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
+	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		name := e.Name()
-		if e.Type().IsRegular() && strings.HasPrefix(name, "."+base+".tmp-") && atomicfile.IsTemp(name) && atomicfile.Stale(name) {
+		if e.Type().IsRegular() && strings.HasPrefix(name, "."+base+".tmp-") && atomicfile.Stale(name) {
 			os.Remove(filepath.Join(dir, name))
 		}
 	}

@@ -5,8 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"hist/lib/store/storetest"
 )
 
 func TestParseEnv(t *testing.T) {
@@ -83,7 +84,7 @@ func TestRead(t *testing.T) {
 		t.Errorf("a folder: %v", err)
 	}
 	fifo := t.TempDir()
-	if syscall.Mkfifo(PrefPath(fifo), 0o600) == nil {
+	if storetest.Mkfifo(PrefPath(fifo)) == nil {
 		if _, err := Read(PrefPath(fifo)); err == nil {
 			t.Error("a FIFO was read")
 		}

@@ -15,44 +15,30 @@ import (
 	"hist/lib/lock"
 )
 
-// maxReappends bounds how often Append follows a file that was renamed
-// away under it; each rename is a rewrite that finished, so a handful is
-// plenty.
+// maxReappends bounds how often Append follows a file renamed away under
+// it: each rename is a rewrite that finished.
 const maxReappends = 8
 
 // Append appends one complete record line (ending in "\n") to the file at
-// path with a single O_APPEND write, creating the file (0600) and its
-// folders (0700) as needed. On the usual path it takes no lock and waits
-// for nothing.
-//
-// If the file does not end with a newline (a torn line from a process that
-// died mid-write), the record starts on a fresh line so it cannot glue
-// onto the torn one.
-//
-// After the write it checks that path still names the file written to. A
-// delete may have renamed its new file over it between the open and the
-// stat; then the record may or may not be among the lines the delete
-// carries over to the new file, so it is added by AppendMissing: only if
-// the new file does not hold it already. No timing of a rename loses the
-// record or stores it twice. (A compaction's claim is another file: the
-// compact file and a fresh file under the old name may then both hold it,
-// and the next compaction merges them into one.)
+// path with one O_APPEND write, creating the file (0600) and its folders
+// (0700) as needed, without a lock; after a torn line (a writer that died)
+// the record starts a fresh line. If path no longer names the file written
+// to (a delete renamed its new file over it, which may or may not carry
+// the record), the record goes to the new file by AppendMissing: no timing
+// of a rename loses it or stores it twice. (After a compaction's claim the
+// compact file and a fresh file may both hold it, until the next one.)
 func Append(path string, line []byte) error {
-	moved, err := appendOnce(path, line, false)
-	for range maxReappends {
-		if err != nil || !moved {
-			return err
-		}
-		moved, err = appendOnce(path, line, true)
+	if moved, err := appendOnce(path, line, false); err != nil || !moved {
+		return err
 	}
-	return err
+	return AppendMissing(path, line)
 }
 
-// AppendMissing appends to the file at path those of lines (complete
-// lines, each ending in "\n") that it does not hold already, with one
-// O_APPEND write, under the file's lock (lock.File): a delete putting
-// back the lines that reached the old file after its rename and a writer
-// adding its record again never both add it.
+// AppendMissing appends to the file at path those of lines (each ending
+// in "\n") that it does not hold already, with one O_APPEND write under
+// the file's lock (lock.File): a delete putting back the lines that
+// reached the old file after its rename and a writer adding its record
+// again never both add it.
 func AppendMissing(path string, lines []byte) error {
 	for range maxReappends {
 		moved, err := appendOnce(path, lines, true)
@@ -63,8 +49,8 @@ func AppendMissing(path string, lines []byte) error {
 	return nil
 }
 
-// lockWait bounds how long AppendMissing waits for the file's lock, which
-// is held only while a few lines are read and written.
+// lockWait bounds AppendMissing's wait for the file's lock, which is held
+// only while a few lines are read and written.
 const lockWait = 10 * time.Second
 
 func appendOnce(path string, line []byte, missing bool) (moved bool, err error) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"hist/lib/atomicfile"
 )
@@ -16,13 +17,10 @@ import (
 // A store shared between machines (docs/store-format.md, "One store on
 // several machines") has one writer per file: every file a machine writes
 // carries the machine's id in its name, "<stem>@<machine>.<ext>".
-
 const (
-	MachineEnv  = "HIST_MACHINE" // names this machine before its first write (MachineID)
-	MachineFile = "machine-id"   // the machine id's file in the config home
-	// LegacyOwnerName is the file at the store's root naming the machine
-	// that may rewrite the files whose names carry no machine id.
-	LegacyOwnerName = "legacy-owner"
+	MachineEnv      = "HIST_MACHINE" // names this machine before its first write (MachineID)
+	MachineFile     = "machine-id"   // the machine id's file in the config home
+	LegacyOwnerName = "legacy-owner" // at the root: the machine that may rewrite the files without an id
 )
 
 // ValidMachine reports whether id can be a machine id: 1 to 32 letters,
@@ -36,9 +34,8 @@ const machineChars = "-_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST
 // ErrBadMachine says HIST_MACHINE holds a value that cannot be a machine id.
 var ErrBadMachine = errors.New("not a machine id")
 
-// MismatchError says HIST_MACHINE names another machine than the id this
-// machine recorded at its first write: taking it would split one machine's
-// history in two (docs/store-format.md, "One store on several machines").
+// MismatchError says HIST_MACHINE differs from the id recorded at the
+// machine's first write: taking it would split its history in two.
 type MismatchError struct {
 	Env      string // HIST_MACHINE's value
 	Recorded string // the id in Path
@@ -49,16 +46,13 @@ func (e *MismatchError) Error() string {
 	return fmt.Sprintf("%s=%s differs from this machine's id %s (recorded in %s at its first write)", MachineEnv, e.Env, e.Recorded, e.Path)
 }
 
-// MachineID is this machine's id, fixed at its first write: the one kept in
-// configHome/machine-id. When that file does not exist yet, create makes
-// it, holding HIST_MACHINE when that is set, else 8 random hex digits;
-// without create a missing file is fs.ErrNotExist, unless HIST_MACHINE is
-// set (then it is the id the first write will record). A HIST_MACHINE
-// other than the recorded id returns the recorded id with a
-// *MismatchError: the caller refuses, or (a hook, which must not lose its
-// prompt) writes under the recorded id and warns. Concurrent first runs
-// agree: the file appears whole, never over another's (WriteNew), and
-// the runs that lose read the id that won.
+// MachineID is this machine's id, fixed at its first write in
+// configHome/machine-id. When that file is missing, create makes it with
+// HIST_MACHINE, else 8 random hex digits; without create it is
+// fs.ErrNotExist, or HIST_MACHINE when set (the id the first write will
+// record). A HIST_MACHINE other than the recorded id returns the recorded
+// id with a *MismatchError. Concurrent first runs agree: the file appears
+// whole, never over another's (WriteNew), and the losers read the winner's.
 func MachineID(getenv func(string) string, configHome string, create bool) (string, error) {
 	env := getenv(MachineEnv)
 	if env != "" && !ValidMachine(env) {
@@ -107,7 +101,7 @@ const conflictMark = ".sync-conflict-"
 var conflictPart = regexp.MustCompile(`^\.sync-conflict-[0-9]{8}-[0-9]{6}-[A-Z0-9]{7}`)
 
 // Unconflicted is the name of the file a Syncthing conflict copy was made
-// from (the name itself for other names), and whether name is one.
+// from (name itself for other names), and whether name is one.
 func Unconflicted(name string) (string, bool) {
 	if i := strings.LastIndex(name, conflictMark); i >= 0 {
 		if m := conflictPart.FindStringIndex(name[i:]); m != nil {
@@ -127,9 +121,8 @@ func Named(base, machine string) string {
 	return strings.TrimSuffix(base, ext) + "@" + machine + ext
 }
 
-// MachineOf is the machine whose name a store file's base name carries
-// ("" for the names without one, written before machines had ids).
-// Conflict copies, carry and claim files belong to the file they came from.
+// MachineOf is the machine id a store file's base name carries ("" for
+// none). Conflict copies, carry and claim files belong to their origin.
 func MachineOf(name string) string {
 	stem, _ := Unconflicted(name)
 	if strings.HasSuffix(stem, ".jsonl") {
@@ -144,35 +137,26 @@ func MachineOf(name string) string {
 }
 
 // Owns reports whether this store's machine may rewrite the file with
-// base name name: its own files, and the files without a machine id when
-// it owns those (OwnsLegacy). A store without a machine (one used before
-// machine ids, or by tests) owns every file.
+// base name name: its own files, and those without a machine id when
+// legacy (OwnsLegacy). A store without a machine owns every file.
 func (s Store) Owns(name string, legacy bool) bool {
-	if s.Machine == "" {
-		return true
-	}
 	m := MachineOf(name)
-	return m == s.Machine || m == "" && legacy
+	return s.Machine == "" || m == s.Machine || m == "" && legacy
 }
 
 // OwnsLegacy reports whether this machine may rewrite the files whose
-// names carry no machine id: the machine named in legacy-owner does. With
-// no legacy-owner, the machine would own them when the store's root shows
-// no other machine's files; a rewriter (claim true; it holds the
-// rewriters' lock) then claims them by creating legacy-owner. Otherwise
-// nobody rewrites them (they stay readable, and tombstones hide what they
-// hold), until a user writes a machine id into legacy-owner.
+// names carry no machine id: the one named in legacy-owner. Without
+// legacy-owner it may when the root shows no other machine's files, and a
+// rewriter (claim, under the rewriters' lock) claims them by creating
+// legacy-owner. Otherwise nobody rewrites them (they stay readable, and
+// tombstones hide what they hold) until a user names a machine there.
 func (s Store) OwnsLegacy(claim bool) bool {
 	if s.Machine == "" {
 		return true
 	}
 	path := s.path(LegacyOwnerName)
-	data, err := atomicfile.ReadRegular(path)
-	if err == nil {
-		return strings.TrimSpace(string(data)) == s.Machine
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return false
+	if data, err := atomicfile.ReadRegular(path); !errors.Is(err, fs.ErrNotExist) {
+		return err == nil && strings.TrimSpace(string(data)) == s.Machine
 	}
 	ents, _ := os.ReadDir(s.Root)
 	for _, e := range ents { // another machine's tombstones, registry or imports
@@ -188,7 +172,7 @@ func (s Store) OwnsLegacy(claim bool) bool {
 	if EnsureDir(s.Root) != nil {
 		return false
 	}
-	err = atomicfile.WriteNew(path, []byte(s.Machine+"\n"))
+	err := atomicfile.WriteNew(path, []byte(s.Machine+"\n"))
 	if errors.Is(err, fs.ErrExist) {
 		return s.OwnsLegacy(false) // another rewriter claimed first
 	}
@@ -196,9 +180,8 @@ func (s Store) OwnsLegacy(claim bool) bool {
 }
 
 // TempOrigin is the base name of the file a temp file of lib/atomicfile
-// (".<name>.tmp-<pid>-<rand>") was to replace, so a sweep of stale temp
-// files touches only its own machine's (another machine's pid means
-// nothing here).
+// (".<name>.tmp-<pid>-<rand>") was to replace, so that a sweep of stale
+// temp files touches only its own machine's (another's pid means nothing).
 func TempOrigin(name string) string {
 	if i := strings.LastIndex(name, ".tmp-"); i > 1 && name[0] == '.' {
 		return name[1:i]
@@ -206,15 +189,11 @@ func TempOrigin(name string) string {
 	return name
 }
 
-// Pulling reports whether the scope's folders hold a temp file of
-// Syncthing's: it is writing a file there, and while it replaces one
-// (the old file removed before the temp file is renamed into place) the
-// file is missing from a listing for an instant.
+// Pulling reports whether the scope's folders hold a fresh temp file of
+// Syncthing's: while it replaces a file (the old one removed before the
+// temp file is renamed into place) the file is missing for an instant.
 func (s Store) Pulling(sc Scope) bool {
-	hashes := append([]string{sc.Project}, sc.Also...)
-	if sc.All {
-		hashes, _ = s.ProjectHashes()
-	}
+	hashes, _ := s.hashes(sc)
 	dirs := []string{s.Root}
 	for _, h := range hashes {
 		dirs = append(dirs, s.ProjectDir(h))
@@ -231,13 +210,23 @@ func (s Store) Pulling(sc Scope) bool {
 }
 
 // IsSyncthing reports whether a base name is one of Syncthing's own files
-// or folders in a shared folder (.stfolder, .stignore, .stversions, and
-// the temp files ".syncthing.<name>.tmp" it writes before a rename): never
-// store content, never reported.
+// or folders (.stfolder, .stignore, .stversions, ".syncthing.<name>.tmp"):
+// never store content, never reported.
 func IsSyncthing(name string) bool {
 	switch name {
 	case ".stfolder", ".stignore", ".stversions":
 		return true
 	}
 	return strings.HasPrefix(name, ".syncthing.") && strings.HasSuffix(name, ".tmp")
+}
+
+// SyncTempAge is how long a temp file of Syncthing's says that Syncthing
+// is writing its file: an older one is from a transfer that stopped.
+const SyncTempAge = time.Minute
+
+// SyncTempFresh reports whether e, a temp file of Syncthing's, changed
+// less than SyncTempAge ago, or is gone already (renamed into place).
+func SyncTempFresh(e os.DirEntry) bool {
+	fi, err := e.Info()
+	return err != nil || time.Since(fi.ModTime()) < SyncTempAge
 }

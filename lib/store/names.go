@@ -8,12 +8,10 @@ import (
 )
 
 // The names of the files a machine writes into a project's folder
-// (docs/store-format.md, "Files"). Every name is built here and read back
-// by Classify, so that a writer and the readers cannot disagree.
+// (docs/store-format.md, "Files"), built here and read back by Classify.
 
-// SeedFile is the seed file an agent's first import writes from machine:
-// seed@<machine>.jsonl for pi, seed-<agent>@<machine>.jsonl for the
-// others (without "@<machine>" when machine is "").
+// SeedFile is the seed file of agent's first import on machine:
+// seed@<machine>.jsonl for pi, seed-<agent>@<machine>.jsonl for others.
 func SeedFile(agent, machine string) string {
 	if agent == "pi" {
 		return Named(SeedName, machine)
@@ -21,11 +19,8 @@ func SeedFile(agent, machine string) string {
 	return Named("seed-"+agent+".jsonl", machine)
 }
 
-// IsSeedFile reports whether base is agent's seed file from any machine
-// (not one of its import files).
-func IsSeedFile(base, agent string) bool {
-	return base == SeedFile(agent, MachineOf(base))
-}
+// IsSeedFile reports whether base is agent's seed file from any machine.
+func IsSeedFile(base, agent string) bool { return base == SeedFile(agent, MachineOf(base)) }
 
 // ImportFile is a new name for one of agent's later imports, written at
 // ms (Unix milliseconds) by machine.
@@ -33,16 +28,12 @@ func ImportFile(agent, machine string, ms int64) string {
 	return Named("import-"+agent+"-"+stamp(ms)+".jsonl", machine)
 }
 
-// ImportLog is the file a machine's later imports from agent append to,
-// in a project's folder: import-<agent>@<machine>.jsonl. Compaction
-// merges it like the other import files; the next import starts it anew.
-func ImportLog(agent, machine string) string {
-	return Named("import-"+agent+".jsonl", machine)
-}
+// ImportLog is the file a machine's later imports from agent append to:
+// import-<agent>@<machine>.jsonl.
+func ImportLog(agent, machine string) string { return Named("import-"+agent+".jsonl", machine) }
 
-// IsGlobal reports whether base is a global-scope file from any machine:
-// history-global.jsonl, or history-global@<machine>.jsonl, which a
-// machine's legacy migration writes.
+// IsGlobal reports whether base is history-global.jsonl, or a machine's
+// history-global@<machine>.jsonl (from its legacy migration).
 func IsGlobal(base string) bool {
 	return base == GlobalName || base == Named(GlobalName, MachineOf(base))
 }
@@ -52,33 +43,22 @@ func CompactFile(machine string, ms int64) string {
 	return Named("compact-"+stamp(ms)+".jsonl", machine)
 }
 
-// CaptureFile is the capture file of one agent process (an instance id
-// that ValidInstance accepts).
-func CaptureFile(instance, machine string) string {
-	return Named(instance+".jsonl", machine)
-}
+// CaptureFile is the capture file of one agent process (ValidInstance).
+func CaptureFile(instance, machine string) string { return Named(instance+".jsonl", machine) }
 
-// CarryFile is a new name for a carry file of the file with base name
-// orig: lines a rewrite could not put back.
-func CarryFile(orig string, ms int64) string {
-	return orig + ".carry-" + stamp(ms) + ".jsonl"
-}
+// CarryFile is a new name for a carry file of orig: lines a rewrite could
+// not put back.
+func CarryFile(orig string, ms int64) string { return orig + ".carry-" + stamp(ms) + ".jsonl" }
 
-// ClaimFile is a new name for a compaction's claim of the file with base
-// name orig.
-func ClaimFile(orig string, ms int64) string {
-	return orig + ".gc-" + stamp(ms) + ".jsonl"
-}
+// ClaimFile is a new name for a compaction's claim of orig.
+func ClaimFile(orig string, ms int64) string { return orig + ".gc-" + stamp(ms) + ".jsonl" }
 
-func stamp(ms int64) string {
-	return strconv.FormatInt(ms, 10) + "-" + atomicfile.RandHex(4)
-}
+func stamp(ms int64) string { return strconv.FormatInt(ms, 10) + "-" + atomicfile.RandHex(4) }
 
 // ValidInstance reports whether id can name a capture file: 1 to 200
 // letters, digits, '.', '_' and '-', not starting with '.' or '-', and
-// not a name that reads as another kind of store file (seed, import,
-// compact, carry, claim, the global file): CaptureFile(id, m) classifies
-// as a capture file.
+// not a name of another kind of store file (seed, import, compact, carry,
+// claim, global).
 func ValidInstance(id string) bool {
 	if id == "" || len(id) > 200 || id[0] == '.' || id[0] == '-' {
 		return false

@@ -12,10 +12,9 @@ import (
 	"hist/lib/atomicfile"
 )
 
-// RenameFile in the config home says a rename of this machine is under
-// way: "OLD NEW". It is written before anything is renamed and removed
-// once every file is, so that a rename cut short is finished by the next
-// one (RenameMachine).
+// RenameFile in the config home holds "OLD NEW" while a rename of this
+// machine is under way, so that the next RenameMachine finishes one cut
+// short.
 const RenameFile = "machine-rename"
 
 // Renamed is what RenameMachine did.
@@ -25,17 +24,15 @@ type Renamed struct {
 	Kept     []string // files left under the old id: their new name was taken (both are still read)
 }
 
-// RenameMachine gives this machine the id to (docs/sync.md); the caller
-// holds the rewriters' lock (Store.Lock). It records the rename in
-// configHome/machine-rename, writes to into configHome/machine-id (new
-// captures use it from then on), renames every file of the store at root
-// whose name carries the old id, and legacy-owner's id, then removes
-// machine-rename. Each step is atomic; a failure leaves some files under
-// the old id (still read, as another machine's), and the next
-// RenameMachine, whatever its name, finishes that rename first. A file
-// whose new name is taken gets a fresh name of its kind (a capture or
-// import file) or, for the registry, is merged; the tombstones, ledger
-// and state are then kept under the old id (Renamed.Kept).
+// RenameMachine gives this machine the id to (docs/sync.md), under the
+// rewriters' lock the caller holds: it records the rename in RenameFile,
+// writes machine-id (new captures use it from then on), renames every
+// store file carrying the old id, and legacy-owner's id, then removes
+// RenameFile. Each step is atomic; a failure leaves some files under the
+// old id (still read, as another machine's) and the next RenameMachine
+// finishes first. A file whose new name is taken gets a fresh name of its
+// kind, or (the registry) is merged; tombstones, ledger and state then
+// stay under the old id (Renamed.Kept).
 func RenameMachine(root, configHome, to string) (Renamed, error) {
 	if !ValidMachine(to) {
 		return Renamed{}, fmt.Errorf("%q: %w", to, ErrBadMachine)
@@ -120,10 +117,7 @@ func renameAll(root, configHome, from, to string) (Renamed, error) {
 // renameIn renames the old id's files in dir: the store's root (atRoot)
 // or a project's folder.
 func (r *Renamed) renameIn(dir string, atRoot bool) error {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	ents, err := readDir(dir)
 	if err != nil {
 		return err
 	}
@@ -146,13 +140,13 @@ func (r *Renamed) renameIn(dir string, atRoot bool) error {
 	return nil
 }
 
-// move renames dir/name to dir/to, or, when to is taken, to a fresh name
-// of the same kind, or merges a registry; what it cannot place it leaves.
+// move renames dir/name to dir/to, or when to is taken to a fresh name of
+// its kind, or merges a registry; what it cannot place it leaves.
 func (r *Renamed) move(dir, name, to string, atRoot bool) error {
 	from := filepath.Join(dir, name)
 	if taken(filepath.Join(dir, to)) {
 		switch {
-		case atRoot && strings.HasPrefix(name, "registry@") && strings.HasSuffix(name, ".json"):
+		case atRoot && isRegistry(name):
 			m := Registry{}
 			readRegistry(from, m)
 			r.Files++
@@ -179,9 +173,9 @@ func taken(path string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
-// freshName is a new name, under the new id, for a project file whose
-// renamed name is taken: a capture file gets its instance with the old id
-// added, a seed file becomes an import file; "" for the others.
+// freshName is a new name under the new id for a project file whose
+// renamed name is taken: a capture file's instance gets the old id added,
+// a seed file becomes an import file; "" for the others.
 func (r *Renamed) freshName(name string) string {
 	stem := strings.TrimSuffix(name, "@"+r.From+".jsonl")
 	switch Classify(name) {

@@ -8,21 +8,16 @@ import (
 	"hist/lib/gitremote"
 )
 
-// ProjectScope is the project scope of the folder canon (canonical), as
-// hist-list, hist-pick, hist-delete and hist-compact read it
-// (docs/hist-pick.md, "Scopes"). Outside a git repository it is the
-// folder's project (ProjectOf). Inside one it is the whole repository:
-// the project of every folder in its work tree, each captured under its
-// own hash as before (a session resumes in its own folder). They are
-// found by name: the folders from canon up to the work tree's top, and
-// every folder that a machine's registry file names in the work tree but
-// not in a repository nested in it (a home folder kept in git does not
-// take in the repositories under it);
-// and, for a repository with a remote, every folder a registry names
-// whose hash is that of a folder of the same remote (another checkout,
-// on this machine or another, a linked worktree). Only folders the store
-// holds are added. repo is the work tree's top folder ("" outside a
-// repository).
+// ProjectScope is the project scope of the canonical folder canon
+// (docs/hist-pick.md, "Scopes"), and repo the work tree's top: outside a
+// git repository the folder's project (ProjectOf); inside one the whole
+// repository, whose folders are captured under their own hashes, found by
+// name: the folders from canon up to the top, every folder a registry
+// names in the work tree but not in a repository nested in it (a home
+// folder in git does not take in the repositories under it), and, with a
+// remote, every folder a registry names under the hash of a folder of the
+// same remote (another checkout, machine or worktree); each if the store
+// holds it.
 func (s Store) ProjectScope(canon string) (sc Scope, repo string) {
 	hash, also := ProjectOf(canon)
 	top, remote := gitremote.Repo(canon)
@@ -42,14 +37,14 @@ func (s Store) ProjectScope(canon string) (sc Scope, repo string) {
 	for d := canon; ; d = filepath.Dir(d) {
 		add(Hash(d))
 		if remote != "" {
-			add(Hash(remoteID(remote, top, d)))
+			add(Hash(gitremote.Sub(remote, top, d)))
 		}
 		if d == top || filepath.Dir(d) == d {
 			break
 		}
 	}
 	for h, dir := range s.LoadRegistry() {
-		if !in[h] && (Within(dir, top) && gitremote.Top(dir) == top || remote != "" && ofRemote(h, dir, remote)) {
+		if !in[h] && (within(dir, top) && gitremote.Top(dir) == top || remote != "" && ofRemote(h, dir, remote)) {
 			add(h)
 		}
 	}
@@ -57,18 +52,9 @@ func (s Store) ProjectScope(canon string) (sc Scope, repo string) {
 	return Scope{Project: hash, Also: also}, top
 }
 
-// remoteID is the identity of the folder d in the work tree top of a
-// repository whose remote is remote (gitremote.Identity).
-func remoteID(remote, top, d string) string {
-	if rel, err := filepath.Rel(top, d); err == nil && rel != "." {
-		return remote + "//" + filepath.ToSlash(rel)
-	}
-	return remote
-}
-
-// Within reports whether the folder dir is top or in it: "/src/app-old"
+// within reports whether the folder dir is top or in it: "/src/app-old"
 // is not in "/src/app".
-func Within(dir, top string) bool {
+func within(dir, top string) bool {
 	if dir == top {
 		return true
 	}
@@ -79,10 +65,9 @@ func Within(dir, top string) bool {
 }
 
 // ofRemote reports whether hash is the project of dir (a folder of any
-// machine, with / or \ separators) as a folder of a checkout of remote:
-// the hash of remote's identity with some tail of dir's path as its
-// subfolder (every checkout's top has remote's own hash, which the
-// folders up to this checkout's top include).
+// machine, / or \ separated) as a subfolder of a checkout of remote: the
+// hash of remote's identity with some tail of dir's path (each checkout's
+// top has remote's own hash, which the walk up to the top adds).
 func ofRemote(hash, dir, remote string) bool {
 	parts := strings.FieldsFunc(dir, func(r rune) bool { return r == '/' || r == '\\' })
 	for i := len(parts) - 1; i >= 0; i-- {

@@ -9,15 +9,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"hist/lib/envdir"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+	"sync"
+	"syscall"
 
 	"hist/lib/atomicfile"
+	"hist/lib/envdir"
 	"hist/lib/gitremote"
+	"hist/lib/termsafe"
 )
 
 // File names at the store's root.
@@ -35,9 +39,9 @@ const (
 // Store is a store folder, as seen by one machine.
 type Store struct {
 	Root string
-	// Machine is this machine's id (MachineID): the files it writes carry
-	// it in their names. "" is a store used before machine ids: every
-	// name is the plain one and every file is its own.
+	// Machine is this machine's id (MachineID), which the files it writes
+	// carry in their names; "" (before machine ids): plain names, and
+	// every file is its own.
 	Machine string
 }
 
@@ -72,33 +76,25 @@ func (s Store) ProjectDir(hash string) string { return s.path(ProjectsDir, hash)
 // Global is history-global.jsonl.
 func (s Store) Global() string { return s.path(GlobalName) }
 
-// Hidden is this machine's tombstone file, hidden@<machine>.json
-// (hidden.json without a machine, or for the machine that owns the files
-// without a machine id while hidden.json exists: a store used by one
-// machine keeps its hidden.json). Readers load every machine's
-// (lib/tombstone); a delete writes only its own.
-func (s Store) Hidden() string { return s.own(HiddenName, false) }
+// Hidden is this machine's tombstone file, hidden@<machine>.json (see
+// OwnPath). Readers load every machine's (lib/tombstone); a delete writes
+// only its own.
+func (s Store) Hidden() string { return s.ownIn(s.Root, HiddenName, false) }
 
 // Registry is this machine's registry file, registry@<machine>.json.
 func (s Store) Registry() string { return s.path(Named(RegistryName, s.Machine)) }
 
 // Ledger is this machine's import ledger (lib/ledger).
-func (s Store) Ledger() string { return s.own(LedgerName, true) }
+func (s Store) Ledger() string { return s.ownIn(s.Root, LedgerName, true) }
 
 // State is this machine's import state (lib/ledger).
-func (s Store) State() string { return s.own(StateName, true) }
+func (s Store) State() string { return s.ownIn(s.Root, StateName, true) }
 
-// own is this machine's file for a per-machine file at the root: the
-// machine's name; or, for the machine that owns the files without a
-// machine id (OwnsLegacy, claimed when claim is set: the caller is to
-// write it), the plain name while only that one exists, so an upgraded
-// store keeps its tombstones, import ledger and state.
-func (s Store) own(base string, claim bool) string { return s.ownIn(s.Root, base, claim) }
-
-// OwnPath is this machine's file named base (a plain name) in dir: the
-// same rule as for the root's files, so the machine that owns the files
-// without a machine id keeps using dir/base (seed.jsonl, say) while it
-// exists and dir has no file of its own name.
+// OwnPath is this machine's file named base (a plain name) in dir:
+// base@<machine>; or, for the machine that owns the files without a
+// machine id (OwnsLegacy; Ledger and State claim them, their callers
+// write), base itself while only that one exists, so that an upgraded
+// store keeps its tombstones, import ledger, state and seed files.
 func (s Store) OwnPath(dir, base string) string { return s.ownIn(dir, base, false) }
 
 func (s Store) ownIn(dir, base string, claim bool) string {
@@ -117,9 +113,8 @@ func (s Store) ownIn(dir, base string, claim bool) string {
 // Lock is the file rewriters lock.
 func (s Store) Lock() string { return s.path(LockName) }
 
-// Canonical returns the canonical form of a project folder: absolute,
-// cleaned, symlinks resolved; the cleaned absolute path when it does not
-// exist.
+// Canonical is a project folder absolute and cleaned, symlinks resolved
+// when it exists.
 func Canonical(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -152,10 +147,6 @@ const (
 	GlobalFile             // history-global.jsonl
 )
 
-func (k Kind) String() string {
-	return [...]string{"other", "capture", "seed", "import", "compact", "carry", "claim", "global"}[k]
-}
-
 // Classify says what kind of store file a base name is. A Syncthing
 // conflict copy ("x.sync-conflict-<date>-<time>-<device>.jsonl") is the
 // kind of the file it was made from; Syncthing's temp files
@@ -163,7 +154,7 @@ func (k Kind) String() string {
 // files.
 func Classify(name string) Kind {
 	name, _ = Unconflicted(name)
-	if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") || atomicfile.IsTemp(name) {
+	if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") { // temp files too
 		return NotStore
 	}
 	// The last suffix says what the file is now: a compaction's claim of
@@ -175,8 +166,6 @@ func Classify(name string) Kind {
 		return Claim
 	case ci > 0:
 		return Carry
-	}
-	switch {
 	case IsGlobal(name):
 		return GlobalFile
 	case name == SeedName || strings.HasPrefix(name, "seed-") || strings.HasPrefix(name, "seed@"):
@@ -223,34 +212,40 @@ type File struct {
 // ProjectFiles lists every store file in a project's folder, sorted by
 // name. A missing folder has none.
 func (s Store) ProjectFiles(hash string) ([]File, error) {
-	dir := s.ProjectDir(hash)
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []File
-	for _, e := range ents {
-		k := Classify(e.Name())
-		if k == NotStore || k == GlobalFile {
-			continue
-		}
-		out = append(out, File{Path: filepath.Join(dir, e.Name()), Project: hash, Kind: k})
-	}
-	return out, nil
+	return list(s.ProjectDir(hash), hash, func(_ string, k Kind) bool { return k != GlobalFile })
 }
 
-// ProjectHashes lists the project folders.
-func (s Store) ProjectHashes() ([]string, error) {
-	ents, err := os.ReadDir(s.Projects())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// GlobalFiles lists history-global.jsonl (when present) and its carry and
+// claim files.
+func (s Store) GlobalFiles() ([]File, error) {
+	return list(s.Root, "", func(name string, _ Kind) bool { return IsGlobal(Origin(name)) })
+}
+
+// list lists the store files in dir that keep takes.
+func list(dir, hash string, keep func(string, Kind) bool) ([]File, error) {
+	ents, err := readDir(dir)
+	var out []File
+	for _, e := range ents {
+		if k := Classify(e.Name()); k != NotStore && keep(e.Name(), k) {
+			out = append(out, File{Path: filepath.Join(dir, e.Name()), Project: hash, Kind: k})
+		}
 	}
-	if err != nil {
+	return out, err
+}
+
+// readDir is os.ReadDir, with nothing in a missing folder and nothing
+// from one that cannot be read.
+func readDir(dir string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	return ents, nil // none in a missing folder
+}
+
+// ProjectHashes lists the project folders, sorted.
+func (s Store) ProjectHashes() ([]string, error) {
+	ents, err := readDir(s.Projects())
 	var out []string
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".") {
@@ -259,8 +254,7 @@ func (s Store) ProjectHashes() ([]string, error) {
 		dir := e.IsDir()
 		if e.Type()&fs.ModeSymlink != 0 {
 			// A project folder may be a symbolic link to a folder (kept
-			// on another disk): every scope follows it, as the project
-			// scope does by path.
+			// on another disk): every scope follows it.
 			fi, err := os.Stat(filepath.Join(s.Projects(), e.Name()))
 			dir = err == nil && fi.IsDir()
 		}
@@ -268,89 +262,132 @@ func (s Store) ProjectHashes() ([]string, error) {
 			out = append(out, e.Name())
 		}
 	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// GlobalFiles lists history-global.jsonl (when present) and its carry and
-// claim files.
-func (s Store) GlobalFiles() ([]File, error) {
-	ents, err := os.ReadDir(s.Root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []File
-	for _, e := range ents {
-		k := Classify(e.Name())
-		if k == NotStore || !IsGlobal(Origin(e.Name())) {
-			continue
-		}
-		out = append(out, File{Path: filepath.Join(s.Root, e.Name()), Kind: k})
-	}
-	return out, nil
+	return out, err // sorted, as os.ReadDir lists
 }
 
 // Scope is what a reader or a delete covers: one project, or everything.
 type Scope struct {
 	All     bool
-	Project string // hash, when !All
-	// Also are the project's other folders: the one named by its path,
-	// when the project is known by its repository (see ProjectOf).
-	Also []string
+	Project string   // hash, when !All
+	Also    []string // the project's other folders (ProjectOf, ProjectScope)
 }
 
-// ProjectOf returns the hash of the project at canon (a canonical
-// folder): of its repository's identity when the folder is in a git
-// repository with a remote (so the same repository at other paths, on
-// other machines, is the same project: docs/sync.md), else of the folder.
-// also holds the hash of the folder when it differs: where the project's
-// prompts went before (and still go on a machine without the remote).
+// ProjectOf returns the hash of the project at the canonical folder canon:
+// of its repository's identity when it is in a git repository with a
+// remote (the same repository at other paths or machines is one project:
+// docs/sync.md), else of the folder. also holds the folder's own hash then:
+// where its prompts went before, and go on a machine without the remote.
 func ProjectOf(canon string) (hash string, also []string) {
-	byPath := Hash(canon)
-	id, ok := gitremote.Identity(canon)
-	if !ok {
-		return byPath, nil
+	if id, ok := gitremote.Identity(canon); ok {
+		return Hash(id), []string{Hash(canon)}
 	}
-	return Hash(id), []string{byPath}
+	return Hash(canon), nil
 }
 
 // Files lists the store files of a scope. A folder that cannot be listed
-// is left out, and named in the error (errors.Join of each folder's
-// *fs.PathError): the files listed are the rest of the scope.
+// is left out and named in the error (errors.Join of *fs.PathError).
 func (s Store) Files(sc Scope) ([]File, error) {
-	hashes := append([]string{sc.Project}, sc.Also...)
-	var errs []error
-	if sc.All {
-		var err error
-		if hashes, err = s.ProjectHashes(); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	hashes, err := s.hashes(sc)
+	errs := []error{err}
 	var out []File
 	for _, h := range hashes {
 		fs, err := s.ProjectFiles(h)
-		if err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, err)
 		out = append(out, fs...)
 	}
 	if sc.All {
 		g, err := s.GlobalFiles()
-		if err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, err)
 		out = append(out, g...)
 	}
 	return out, errors.Join(errs...)
 }
 
-// EnsureDir creates dir and its parents with the store's folder mode.
-func EnsureDir(dir string) error {
-	if err := os.MkdirAll(dir, atomicfile.DirPerm); err != nil {
-		return err
+// FileIDs are files' identities (os.SameFile), taken before they are
+// read, so that Moved can tell whether a rewrite replaced one meanwhile.
+type FileIDs []os.FileInfo
+
+// IDs returns the files' identities (nil for a file that is gone).
+func IDs(files []File) FileIDs {
+	ids := make(FileIDs, len(files))
+	for i, f := range files {
+		ids[i], _ = os.Stat(f.Path)
 	}
-	return nil
+	return ids
+}
+
+// same reports whether a and b name the same files.
+func (a FileIDs) same(b FileIDs) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if (a[i] == nil) != (b[i] == nil) || a[i] != nil && !os.SameFile(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Moved says whether a rewrite (a delete, a compaction) may have moved
+// prompts out of reach of a read of files (ids taken before it): a file
+// vanished during the read or was replaced since, or the scope now holds
+// a claim, carry or compact file that files did not list. Such a read is
+// done again once the rewrite has ended.
+func (s Store) Moved(sc Scope, files []File, ids FileIDs, vanished bool) bool {
+	if vanished || !ids.same(IDs(files)) {
+		return true
+	}
+	now, _ := s.Files(sc) // what a folder that cannot be listed holds is not read either
+	had := make(map[string]bool, len(files))
+	for _, f := range files {
+		had[f.Path] = true
+	}
+	for _, f := range now {
+		if had[f.Path] {
+			continue
+		}
+		switch Classify(filepath.Base(f.Path)) {
+		case Claim, Carry, Compact:
+			return true
+		}
+	}
+	return false
+}
+
+// hashes are the projects of a scope.
+func (s Store) hashes(sc Scope) ([]string, error) {
+	if sc.All {
+		return s.ProjectHashes()
+	}
+	return append([]string{sc.Project}, sc.Also...), nil
+}
+
+// EnsureDir creates dir and its parents with the store's folder mode.
+func EnsureDir(dir string) error { return os.MkdirAll(dir, atomicfile.DirPerm) }
+
+// Open opens a store file for reading, refusing what is not a regular file:
+// the open does not block on a FIFO put in a store file's place, which
+// would hold a reader forever, and a folder is "not a regular file" too.
+func Open(path string) (*os.File, error) {
+	f, err := atomicfile.OpenRegular(path)
+	if errors.Is(err, syscall.EISDIR) {
+		err = &fs.PathError{Op: "read", Path: path, Err: atomicfile.ErrNotRegular}
+	}
+	return f, err
+}
+
+// Warnings go to WarnTo (stderr; tests change it).
+var WarnTo io.Writer = os.Stderr
+
+var warned sync.Map
+
+// Warn says on stderr, once per key in a process, what a command works
+// around in the store (a peer file over its size limit, skipped), as
+// "<command>: warning: …", escaped on a terminal (termsafe).
+func Warn(key, format string, args ...any) {
+	if _, done := warned.LoadOrStore(key, true); done {
+		return
+	}
+	fmt.Fprintf(WarnTo, "%s: warning: %s\n", filepath.Base(os.Args[0]), termsafe.Message(WarnTo, fmt.Sprintf(format, args...)))
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -211,14 +212,9 @@ func run(e *cli.Env) int {
 
 // check refuses modes used together, and arguments a mode does not take.
 func (f *flags) check(e *cli.Env, args []string) int {
-	n := 0
-	for _, b := range []bool{f.hook, f.enable, f.disable, f.status, f.install, f.uninstall, f.rename != ""} {
-		if b {
-			n++
-		}
-	}
+	modes := []bool{f.hook, f.enable, f.disable, f.status, f.install, f.uninstall, f.rename != ""}
 	switch {
-	case n > 1:
+	case len(slices.DeleteFunc(modes, func(on bool) bool { return !on })) > 1:
 		e.Errorf("--hook, --enable, --disable, --status, --install, --uninstall and --rename-machine are separate modes: use one at a time")
 	case f.dry && !f.install && !f.uninstall:
 		e.Errorf("--dry-run goes with --install or --uninstall: add one of them")
@@ -235,10 +231,11 @@ func (f *flags) check(e *cli.Env, args []string) int {
 // checkCapture refuses a plain capture's arguments that are not valid.
 func (f *flags) checkCapture(e *cli.Env, args []string) int {
 	_, known := agent.Lookup(f.src)
+	ts, err := strconv.ParseInt(f.ts, 10, 64)
 	switch {
 	case len(args) > 1:
 		e.Errorf("too many arguments (%d): quote the prompt as one argument, or pipe it on stdin", len(args))
-	case f.ts != "" && !validTS(f.ts):
+	case f.ts != "" && (err != nil || ts < 0):
 		e.Errorf("--ts %q is not a time in Unix milliseconds: give a whole number such as %d", f.ts, time.Now().UnixMilli())
 	case f.inst != "" && !store.ValidInstance(f.inst):
 		e.Errorf("--instance %q cannot name a capture file: use letters, digits, '.', '_' and '-' (not a name the store gives other files: seed, import-, compact-, .gc-, .carry-)", f.inst)
@@ -252,11 +249,6 @@ func (f *flags) checkCapture(e *cli.Env, args []string) int {
 		return cli.ExitOK
 	}
 	return cli.ExitUsage
-}
-
-func validTS(s string) bool {
-	n, err := strconv.ParseInt(s, 10, 64)
-	return err == nil && n >= 0
 }
 
 // capture stores TEXT (args) or stdin, when capture is on.
@@ -350,7 +342,7 @@ func renameMachine(e *cli.Env, st store.Store, name string) int {
 
 // setPreference is --enable and --disable.
 func setPreference(e *cli.Env, on bool) int {
-	word := map[bool]string{false: "off", true: "on"}[on]
+	word := onOff(on)
 	if err := policy.Save(e.ConfigHome(), on); errors.Is(err, policy.ErrInvalidPreference) {
 		e.Errorf("%v: it is never rewritten; fix or remove it by hand, then run this again", err)
 		return exitPreference

@@ -2,6 +2,7 @@ package histcapture
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -21,19 +22,16 @@ import (
 	"hist/lib/termsafe"
 )
 
-// Status is hist-capture --status: the capture settings, then each
-// agent's wiring checked by a dry run (install.Status), the last hook
-// problem and the scheduled imports. ExitFailure when a wired agent's
-// hook could not run.
+// Status is hist-capture --status: the capture settings, each agent's
+// wiring checked by a dry run (install.Status), the last hook problem and
+// the scheduled imports; ExitFailure when a wired agent's hook could not
+// run.
 func Status(e *cli.Env, st store.Store) int {
 	out := termsafe.Writer(e.Stdout) // paths escaped on a terminal
 	pol := e.Policy()
-	pref := pol.Pref
-	switch {
-	case pol.PrefErr != nil:
+	pref := cmp.Or(pol.Pref, "none saved")
+	if pol.PrefErr != nil {
 		pref = fmt.Sprintf("invalid or unreadable (%v)", pol.PrefErr)
-	case pref == "":
-		pref = "none saved"
 	}
 	env := "unset"
 	if v, ok := e.Lookup(policy.EnvVar); ok {
@@ -43,12 +41,12 @@ func Status(e *cli.Env, st store.Store) int {
 		}
 	}
 	rv, set := e.Lookup(redact.EnvVar)
-	redaction := fmt.Sprintf("%s (%s=%s)", onOff(redact.Enabled(rv)), redact.EnvVar, strconv.Quote(rv))
-	if !set {
-		redaction = fmt.Sprintf("%s (%s=unset)", onOff(redact.Enabled(rv)), redact.EnvVar)
+	rq := "unset"
+	if set {
+		rq = strconv.Quote(rv)
 	}
-	fmt.Fprintf(out, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\nredaction:   %s\nmachine:     %s\n",
-		onOff(pol.On), pol.Describe(), pref, pol.PrefPath, policy.EnvVar, env, st.Root, redaction, machineStatus(e))
+	fmt.Fprintf(out, "capture:     %s\ndecided by:  %s\npreference:  %s (%s)\n%s: %s\nstore:       %s\nredaction:   %s (%s=%s)\nmachine:     %s\n",
+		onOff(pol.On), pol.Describe(), pref, pol.PrefPath, policy.EnvVar, env, st.Root, onOff(redact.Enabled(rv)), redact.EnvVar, rq, machineStatus(e))
 	st.Machine, _ = store.MachineID(e.Getenv, e.ConfigHome(), false)
 	failed := install.Status(out, e.Getenv, e.Home, lastCaptures(st))
 	if p := lastProblem(e.ConfigHome()); p != "" {
@@ -103,8 +101,7 @@ func lastCaptures(st store.Store) map[string]string {
 	return stamps
 }
 
-// machineStatus is this machine's id and where it comes from; --status
-// only reads it (the first capture or rewrite makes it).
+// machineStatus is this machine's id and where it comes from, read only.
 func machineStatus(e *cli.Env) string {
 	path := filepath.Join(e.ConfigHome(), store.MachineFile)
 	m, err := store.MachineID(e.Getenv, e.ConfigHome(), false)

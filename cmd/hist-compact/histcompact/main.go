@@ -185,7 +185,7 @@ func (f *options) parse(e *cli.Env) (code int, ok bool) {
 	fs.BoolVar(&f.verbose, "v", false, "")
 	fs.BoolVar(&f.redact, "redact", false, "")
 	fs.BoolVar(&f.check, "check", false, "")
-	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project"))
 	if stop {
 		return code, false
 	}

@@ -181,7 +181,7 @@ func run(e *cli.Env) int {
 	hide := fs.Bool("hide", false, "")
 	// "--project DIR" always takes DIR as the folder; the prompt is
 	// another argument.
-	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project"))
 	if stop {
 		return code
 	}

@@ -156,7 +156,7 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	nul := fs.Bool("0", false, "")
 	asJSON := fs.Bool("json", false, "")
 	limit := fs.Int("limit", 0, "")
-	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project"))
 	if stop {
 		return o, code, false
 	}

@@ -197,7 +197,7 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	bindKey := fs.String("key", "", "")
 	word := fs.Bool("word", false, "")
 	resumeOnly := fs.Bool("resume", false, "")
-	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project"))
 	if stop {
 		return o, code, false
 	}

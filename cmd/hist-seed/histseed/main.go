@@ -201,7 +201,7 @@ func parseOptions(e *cli.Env) (o options, code int, ok bool) {
 	fs.BoolVar(&o.quiet, "q", false, "")
 	fs.BoolVar(&o.legacyOnly, "legacy-only", false, "")
 	fs.BoolVar(&o.watch, "watch", false, "")
-	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project"))
 	if stop {
 		return o, code, false
 	}

@@ -77,7 +77,7 @@ func run(e *cli.Env) int {
 	o.scope.Register(fs)
 	o.filters.Register(fs)
 	fs.BoolVar(&o.asJSON, "json", false, "")
-	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
+	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project"))
 	if stop {
 		return code
 	}

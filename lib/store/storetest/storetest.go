@@ -1,6 +1,5 @@
 // Package storetest holds what the tests of several packages do to a
-// store from outside: here, a file replaced as Syncthing replaces it.
-// Only tests import it.
+// store from outside. Only tests import it.
 package storetest
 
 import (
@@ -28,13 +27,13 @@ func Replace(t testing.TB, path string, data []byte) {
 				return
 			default:
 			}
-			if err := os.WriteFile(temp, data, 0o600); err != nil {
-				done <- err
-				return
+			err := os.WriteFile(temp, data, 0o600)
+			if err == nil {
+				os.Remove(path)
+				time.Sleep(20 * time.Millisecond)
+				err = os.Rename(temp, path)
 			}
-			os.Remove(path)
-			time.Sleep(20 * time.Millisecond)
-			if err := os.Rename(temp, path); err != nil {
+			if err != nil {
 				done <- err
 				return
 			}
