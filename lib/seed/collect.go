@@ -44,6 +44,7 @@ var spillAt int64 = 8 << 20
 // bucket holds one project's records for one source: the ones spilled to
 // its temp file, then recs.
 type bucket struct {
+	src  string
 	hash string
 	also []string // the project's other folders (store.ProjectOf)
 	cwd  string
@@ -63,7 +64,7 @@ type bucket struct {
 	wkeys, okeys []ledger.Key
 	seen         map[eventKey]struct{} // the prompt events met, for the dedup
 	// events are the prompt events met that a live capture in the store
-	// may be a copy of (see liveMatches); only kept when the project had
+	// may be a copy of (see liveMatches); kept only when the project had
 	// store files as the run began (live).
 	events []event
 	live   bool
@@ -104,10 +105,6 @@ type canonical struct {
 	cwd, hash string
 	also      []string // the project's other folders (store.ProjectOf)
 	ok        bool
-}
-
-func newCollector(r *Runner, src Source, hidden *tombstone.Set, l *ledger.Listing) *collector {
-	return &collector{r: r, src: src, hidden: hidden, listing: l, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
 }
 
 func (c *collector) project(raw string) canonical {
@@ -217,14 +214,33 @@ func (c *collector) keep(b *bucket, p *transcript.Prompt, lkey ledger.Key) error
 	return nil
 }
 
-// bucket returns pr's bucket, made at its first prompt.
+// bucket returns pr's bucket, made at its first prompt. When the project
+// has the source's seed file, the records go to the machine's import file
+// of the source, and the seed's cutoff applies.
 func (c *collector) bucket(pr canonical) (*bucket, error) {
 	if b := c.buckets[pr.hash]; b != nil {
 		return b, nil
 	}
-	b, err := c.newBucket(pr)
-	if err != nil {
-		return nil, err
+	st := c.r.Opts.Store
+	dir := st.ProjectDir(pr.hash)
+	b := &bucket{src: c.src.Name, hash: pr.hash, also: pr.also, cwd: pr.cwd, seen: map[eventKey]struct{}{},
+		cutoff: noCutoff, path: st.OwnPath(dir, FileName(c.src.Name, ""))}
+	// A project without store files yet holds no live copy (a prompt
+	// captured while the run reads is typed a moment ago, see Settle).
+	files, err := st.Files(store.Scope{Project: pr.hash, Also: pr.also})
+	b.live = err != nil || len(files) > 0
+	// The project's seed file of the source, in its folder or in the one
+	// its path names (a project known by its repository since).
+	for _, h := range append([]string{pr.hash}, pr.also...) {
+		seed := st.OwnPath(st.ProjectDir(h), FileName(c.src.Name, ""))
+		if _, err := os.Lstat(seed); err != nil {
+			continue
+		}
+		if b.cutoff, err = c.r.cutoff(h, c.src.Name, seed); err != nil {
+			return nil, err
+		}
+		b.path = filepath.Join(dir, store.ImportLog(c.src.Name, st.Machine))
+		break
 	}
 	c.buckets[pr.hash] = b
 	return b, nil
@@ -246,8 +262,8 @@ func (r *Runner) spill() error {
 
 // appendTemp appends b's records in memory to its temp file, creating it
 // (and the project folder) the first time, and frees them. The records
-// are written through the page cache: writeSeed fsyncs the file before it
-// links it into place.
+// are written through the page cache: the file is fsynced before it is
+// linked into place.
 func (r *Runner) appendTemp(b *bucket) error {
 	if len(b.recs) == 0 {
 		return nil
@@ -259,31 +275,39 @@ func (r *Runner) appendTemp(b *bucket) error {
 		if err != nil {
 			return fmt.Errorf("creating %s: %w", dir, err)
 		}
-		p, err := atomicfile.Create(b.path)
+		f, err := r.newTemp(b.path)
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", b.path, err)
-		}
-		p.File.Close()
-		b.tmp = p.File.Name()
-		if err := r.track(b.tmp); err != nil {
-			os.Remove(b.tmp)
-			b.tmp = ""
 			return err
 		}
+		f.Close()
+		b.tmp = f.Name()
 	}
 	f, err := os.OpenFile(b.tmp, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return writeError(b.tmp, err)
-	}
-	_, err = f.Write(b.recs)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		_, err = f.Write(b.recs)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	b.recs = nil
 	if err != nil {
 		return writeError(b.tmp, err)
 	}
 	return nil
+}
+
+// newTemp creates a temp file for path, in its folder, that Interrupt
+// removes.
+func (r *Runner) newTemp(path string) (*os.File, error) {
+	p, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := r.track(p.File.Name()); err != nil {
+		p.Cleanup()
+		return nil, err
+	}
+	return p.File, nil
 }
 
 // discard removes b's temp file unless it became the seed file, and
@@ -313,20 +337,12 @@ func removeEmpty(dirs []string) {
 func mkdirs(dir string) ([]string, error) {
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
 			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
 		}
 		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
 	}
-	if err := store.EnsureDir(dir); err != nil {
-		return missing, err
-	}
-	return missing, nil
+	return missing, store.EnsureDir(dir)
 }
 
 // writeError says that writing path failed: with the cause only when err

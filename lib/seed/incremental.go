@@ -1,10 +1,8 @@
 package seed
 
 import (
-	"bufio"
 	"cmp"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -16,12 +14,10 @@ import (
 	"sync"
 	"time"
 
-	"hist/lib/atomicfile"
 	"hist/lib/identity"
 	"hist/lib/ledger"
 	"hist/lib/record"
 	"hist/lib/store"
-	"hist/lib/tombstone"
 	"hist/lib/transcript"
 )
 
@@ -45,36 +41,6 @@ const liveWindow = 5000
 // (the pi extension's own hist-seed runs as a session starts, as its
 // first prompt is sent), and an import first would store it twice.
 const Settle = 10 * time.Second
-
-// newBucket makes the bucket of pr's prompts. When the project has the
-// source's seed file, the records go to the machine's import file of the
-// source, and the seed's cutoff applies.
-func (c *collector) newBucket(pr canonical) (*bucket, error) {
-	o := &c.r.Opts
-	dir := o.Store.ProjectDir(pr.hash)
-	b := &bucket{hash: pr.hash, also: pr.also, cwd: pr.cwd, seen: map[eventKey]struct{}{},
-		cutoff: noCutoff, path: o.Store.OwnPath(dir, FileName(c.src.Name, ""))}
-	// A project without store files yet holds no live copy (a prompt
-	// captured while the run reads is typed a moment ago, see Settle).
-	files, err := o.Store.Files(store.Scope{Project: pr.hash, Also: pr.also})
-	b.live = err != nil || len(files) > 0
-	// The project's seed file of the source, in its folder or in the one
-	// its path names (a project known by its repository since).
-	for _, h := range append([]string{pr.hash}, pr.also...) {
-		seed := o.Store.OwnPath(o.Store.ProjectDir(h), FileName(c.src.Name, ""))
-		if _, err := os.Lstat(seed); err != nil {
-			continue
-		}
-		cut, err := c.r.cutoff(h, c.src.Name, seed)
-		if err != nil {
-			return nil, err
-		}
-		b.cutoff = cut
-		b.path = filepath.Join(dir, store.ImportLog(c.src.Name, o.Store.Machine))
-		break
-	}
-	return b, nil
-}
 
 // isSeedPath reports whether path is src's seed file (not an import file).
 func isSeedPath(path, src string) bool {
@@ -133,7 +99,7 @@ func (r *Runner) cutoff(hash, src, path string) (int64, error) {
 	}
 	defer f.Close()
 	newest := int64(math.MinInt64 + 1)
-	if _, err := record.Scan(bufio.NewReaderSize(f, 64<<10), func(l *record.Line) error {
+	if _, err := record.Scan(f, func(l *record.Line) error {
 		newest = max(newest, l.TS)
 		return nil
 	}); err != nil {
@@ -204,7 +170,7 @@ func (r *Runner) storeRecords(b *bucket, groups map[[16]byte]bool, lo, hi int64)
 		if err != nil {
 			continue
 		}
-		record.Scan(bufio.NewReaderSize(f, 64<<10), func(l *record.Line) error {
+		record.Scan(f, func(l *record.Line) error {
 			if l.TS < lo || l.TS > hi {
 				return nil
 			}
@@ -265,83 +231,6 @@ func pairLive(evs []event, recs []liveRec) map[int]bool {
 // timeOf and identityOf are the parts of an event key.
 func timeOf(k eventKey) int64        { return int64(binary.LittleEndian.Uint64(k[:8])) }
 func identityOf(k eventKey) [16]byte { return [16]byte(k[8:]) }
-
-// filter copies b's temp file to a new one without the records that must
-// not be written after all, and makes the copy b's temp file: the ones
-// another run imported since (the ledger), the ones hidden.json hides now
-// (when hideCheck), and the ones the project holds already (live: by
-// index).
-func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live map[int]bool, fr *FileResult) error {
-	old, err := os.Open(b.tmp)
-	if err != nil {
-		return err
-	}
-	defer old.Close()
-	p, err := atomicfile.Create(b.path)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", b.path, err)
-	}
-	if err := r.track(p.File.Name()); err != nil {
-		p.Cleanup()
-		return err
-	}
-	w := bufio.NewWriterSize(p.File, 64<<10)
-	var norm []byte
-	kept := b.wkeys[:0:0]
-	i := 0
-	_, err = record.Scan(old, func(l *record.Line) error {
-		if i >= len(b.wkeys) {
-			return errors.New("more records than keys")
-		}
-		k := b.wkeys[i]
-		i++
-		norm = identity.AppendNormalized(norm[:0], string(l.Text))
-		switch {
-		case r.led.Has(k):
-			fr.Prompts--
-			fr.Known++
-			return nil
-		case hideCheck && hidden.HiddenNormalized(norm):
-			fr.Prompts--
-			fr.Hidden++
-			b.okeys = append(b.okeys, k)
-			return nil
-		case live[i-1]:
-			fr.Prompts--
-			fr.Live++
-			b.okeys = append(b.okeys, k)
-			return nil
-		}
-		kept = append(kept, k)
-		w.Write(l.Raw)
-		return w.WriteByte('\n')
-	})
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = p.File.Close()
-	}
-	if err != nil {
-		r.untrack(p.File.Name())
-		p.Cleanup()
-		return fmt.Errorf("writing %s: %w", b.path, err)
-	}
-	b.wkeys = kept
-	os.Remove(b.tmp)
-	r.untrack(b.tmp)
-	b.tmp = p.File.Name()
-	return nil
-}
-
-// removeTemp removes b's temp file (nothing of it is to be written).
-func (r *Runner) removeTemp(b *bucket) {
-	if b.tmp != "" {
-		os.Remove(b.tmp)
-		r.untrack(b.tmp)
-	}
-	b.done = true
-}
 
 // commitKeys appends to the ledger the keys of the buckets whose records
 // are in place (written, or nothing to write), and records in the state

@@ -119,20 +119,16 @@ func LoadMigrated(st store.Store) (map[string]Migrated, error) {
 		return nil, err
 	}
 	var m migratedFile
-	if err := json.Unmarshal(data, &m); err != nil || m.Schema != migratedSchema {
-		return nil, fmt.Errorf("%s is not a migration record (%s)", path, orSchema(err))
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s is not a migration record (%s)", path, err)
+	}
+	if m.Schema != migratedSchema {
+		return nil, fmt.Errorf("%s is not a migration record (schema is not %s)", path, migratedSchema)
 	}
 	if m.Sources == nil {
 		m.Sources = map[string]Migrated{}
 	}
 	return m.Sources, nil
-}
-
-func orSchema(err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return "schema is not " + migratedSchema
 }
 
 func saveMigrated(st store.Store, m map[string]Migrated) error {
@@ -230,29 +226,12 @@ func setStatus(rep *MigrationReport, todo []int, status string) {
 	}
 }
 
-// holdMigrationLock takes the migration lock folder (a dry run only
-// checks that it is free): held names it when it was there already.
-func (r *Runner) holdMigrationLock() (held string, err error) {
-	dir := filepath.Join(r.Opts.Store.Root, MigrationLockName)
-	if r.Opts.DryRun {
-		if _, err := os.Lstat(dir); err == nil {
-			return dir, nil
-		}
-		return "", nil
-	}
-	ok, err := r.takeMigrationLock()
-	if err != nil || ok {
-		return "", err
-	}
-	return dir, nil
-}
-
 // readLegacy reads one prompt-recall file whole; ok is false when it is
 // not to be migrated now (res says why).
 func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *LegacyResult) (p pendingLegacy, ok bool) {
 	o := &r.Opts
 	before, statErr := os.Stat(src.Path)
-	o.Progress.setSource("legacy " + src.Name)
+	o.Progress.reading("legacy "+src.Name, transcript.Stats{})
 	start := time.Now()
 	var recs []legacyRec
 	st, err := src.Scan(func(p transcript.Prompt) error {
@@ -280,8 +259,7 @@ func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *Legacy
 		})
 		return nil
 	})
-	o.Progress.done(st)
-	o.Progress.setSource("")
+	o.Progress.reading("", st)
 	res.Elapsed, res.Stats = time.Since(start), st
 	switch {
 	case err != nil:
@@ -375,10 +353,17 @@ func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *
 	if len(add) == 0 || !write {
 		return nil
 	}
-	if err := r.running(); err != nil {
+	if err := r.track(""); err != nil {
 		return err
 	}
-	return appendRecords(globalPath(st), bytes.NewReader(add))
+	path := globalPath(st)
+	if err := store.Append(path, add); err != nil {
+		return writeError(path, err)
+	}
+	if err := syncFile(path); err != nil {
+		return writeError(path, err)
+	}
+	return nil
 }
 
 // globalKeys returns the prompt events the global files hold.
@@ -407,27 +392,32 @@ func globalKeys(st store.Store) (map[eventKey]struct{}, error) {
 	return seen, nil
 }
 
-// takeMigrationLock creates the migration lock folder; ok is false when it
-// is there already.
-func (r *Runner) takeMigrationLock() (ok bool, err error) {
+// holdMigrationLock takes the migration lock folder (a dry run only
+// checks that it is free): held names it when it was there already.
+func (r *Runner) holdMigrationLock() (held string, err error) {
 	root := r.Opts.Store.Root
-	if err := store.EnsureDir(root); err != nil {
-		return false, fmt.Errorf("creating the store %s: %w", root, err)
-	}
 	dir := filepath.Join(root, MigrationLockName)
+	if r.Opts.DryRun {
+		if _, err := os.Lstat(dir); err == nil {
+			return dir, nil
+		}
+		return "", nil
+	}
+	if err := store.EnsureDir(root); err != nil {
+		return "", fmt.Errorf("creating the store %s: %w", root, err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
-		return false, errStopped
+		return "", errStopped
 	}
-	if err := os.Mkdir(dir, atomicfile.DirPerm); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return false, nil
-		}
-		return false, fmt.Errorf("creating %s: %w", dir, err)
+	if err := os.Mkdir(dir, atomicfile.DirPerm); errors.Is(err, fs.ErrExist) {
+		return dir, nil
+	} else if err != nil {
+		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
 	r.lockDir = dir
-	return true, nil
+	return "", nil
 }
 
 func (r *Runner) dropMigrationLock() {

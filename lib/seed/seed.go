@@ -1,21 +1,16 @@
 // Package seed imports the prompts of the agents' transcripts into the
-// store, each once: the per-project import from the agents' session
-// transcripts (a project's first import writes its seed file, seed.jsonl
-// for pi, seed-<agent>.jsonl for the others; later ones write import
-// files) and the legacy migration of the agents' prompt-recall files into
-// history-global.jsonl.
+// store, each once (docs/hist-seed.md): the per-project import from the
+// agents' session transcripts (a project's first import from an agent
+// writes its seed file, later ones append to the machine's import file of
+// the agent) and the legacy migration of the agents' prompt-recall files
+// into the machine's global file.
 //
 // The import ledger (lib/ledger) remembers every prompt event imported, so
-// that a run imports only what no earlier run did, and a prompt deleted
-// since never comes back (see docs/hist-seed.md). A seed file is never
-// regenerated. Each source is read whole before anything is written for
-// it; a source that cannot be read whole (an I/O error in any of its
-// files) writes nothing, so that a later run retries. Tombstoned prompts
-// are never written, and while hidden.json cannot be trusted nothing is.
-//
-// Writes happen under the rewriters' lock (store.Lock), so a seed never
-// races a delete or a compaction. The transcripts themselves are read
-// without it: reading takes the time, writing is quick.
+// that a prompt deleted since never comes back. Each source is read whole
+// before anything is written for it: one that cannot be read whole writes
+// nothing, so that a later run retries. Writes happen under the rewriters'
+// lock (store.Lock), so a seed never races a delete or a compaction; the
+// transcripts are read without it: reading takes the time.
 package seed
 
 import (
@@ -24,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -66,8 +62,8 @@ const (
 
 // Seed file statuses.
 const (
-	FileWritten = "written" // the seed or import file was created
-	FileWould   = "would"   // --dry-run: it would be created
+	FileWritten = "written" // the seed or import file was written
+	FileWould   = "would"   // --dry-run: it would be
 	FileNone    = "none"    // the source has no new prompt for the project
 	FileFailed  = "failed"  // it could not be written (Err says why)
 )
@@ -79,7 +75,7 @@ type SourceResult struct {
 	Status    string
 	Stats     transcript.Stats
 	Unchanged int    // files passed over: unchanged since a run read them
-	Recent    int    // prompts typed less than Settle ago, left to a later run (the files are read again)
+	Recent    int    // prompts typed less than Settle ago, left to a later run
 	NoCwd     int    // prompts without a usable cwd (not absolute), dropped
 	Approx    int    // prompts kept whose time is approximate (a session's start, a file's mtime)
 	Err       string // for SourceRetry and SourceLayout
@@ -87,32 +83,31 @@ type SourceResult struct {
 }
 
 // FileResult is what one project got from one source: its seed file (the
-// project's first import) or an import file.
+// project's first import) or its import file. It is an entry of the
+// "seeds" of hist-seed --json.
 type FileResult struct {
-	Project string // hash
-	Cwd     string // canonical project folder
-	Source  string
-	Path    string
-	Status  string
-	Prompts int    // records written (or that would be)
-	Known   int    // prompts an earlier run imported, left out
-	Recent  int    // prompts typed less than Settle ago, left to a later run
-	Live    int    // prompts the project holds already (captured live), left out
-	Hidden  int    // prompts left out because hidden.json hides them
-	Dupes   int    // repeats of a prompt at the same time, left out
-	Err     string // for FileFailed
+	Project string `json:"project"` // hash
+	Cwd     string `json:"cwd"`     // canonical project folder
+	Source  string `json:"source"`
+	Path    string `json:"file,omitempty"`
+	Status  string `json:"status"`
+	Prompts int    `json:"prompts"`         // records written (or that would be)
+	Known   int    `json:"imported_before"` // prompts an earlier run imported, left out
+	Live    int    `json:"captured_live"`   // prompts the project holds already, left out
+	Recent  int    `json:"recent"`          // prompts typed less than Settle ago, left to a later run
+	Hidden  int    `json:"hidden"`          // prompts hidden.json hides, left out
+	Dupes   int    `json:"repeated"`        // repeats of a prompt at the same time, left out
+	Err     string `json:"error,omitempty"` // for FileFailed
 }
 
 // Report is what a bootstrap did.
 type Report struct {
 	Sources []SourceResult
 	Files   []FileResult
-	// Untrusted is set when hidden.json cannot be trusted: nothing was
-	// written (the bootstrap waits until it can be read safely).
-	Untrusted error
-	// Busy is set when another rewriter held the store's lock for the
-	// whole wait: nothing was written.
-	Busy error
+	// Untrusted is set when hidden.json cannot be trusted, Busy when
+	// another rewriter held the store's lock for the whole wait: nothing
+	// was written.
+	Untrusted, Busy error
 	// RegistryErr says registry.json could not be updated (it is advisory:
 	// the seed files are in place).
 	RegistryErr string
@@ -128,14 +123,12 @@ type Options struct {
 	Store store.Store
 	// Project is the canonical folder of the one project to bootstrap;
 	// empty means every project a source names.
-	Project string
-	DryRun  bool
-	// LockWait is how long to wait for the rewriters' lock (default 10s).
-	LockWait time.Duration
+	Project  string
+	DryRun   bool
+	LockWait time.Duration // for the rewriters' lock (default 10s)
 	// Progress, when set, is kept up to date while sources are read.
 	Progress *Progress
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	Now      func() time.Time // the clock (default time.Now)
 	// NoRedact stores prompts verbatim; by default every prompt is
 	// redacted (lib/redact) before the tombstone check and the write.
 	NoRedact bool
@@ -156,14 +149,11 @@ func (p *Progress) Source() string {
 	return s
 }
 
-func (p *Progress) setSource(s string) {
+// reading says that source is being read, or, with "", that the source
+// before ended with st.
+func (p *Progress) reading(source string, st transcript.Stats) {
 	if p != nil {
-		p.source.Store(s)
-	}
-}
-
-func (p *Progress) done(st transcript.Stats) {
-	if p != nil {
+		p.source.Store(source)
 		p.Files.Add(int64(st.Files))
 		p.Bytes.Add(st.Bytes)
 	}
@@ -179,7 +169,7 @@ type Runner struct {
 	lockDir string              // the migration lock folder, while held
 	stopped bool
 
-	collectors []*collector // the sources' records, spilled together
+	collectors []*collector // the sources', whose records are spilled together
 	held       int64        // bytes of records in memory, since the last spill
 
 	now int64 // the run's time (ms), for Settle
@@ -204,38 +194,28 @@ func New(opts Options) *Runner {
 // store as it found it. The run must not continue afterwards.
 func (r *Runner) Interrupt() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.stopped = true
 	for p := range r.temps {
 		os.Remove(p)
 	}
 	r.temps = map[string]struct{}{}
-	if r.lockDir != "" {
-		os.Remove(r.lockDir)
-		r.lockDir = ""
-	}
+	r.mu.Unlock()
+	r.dropMigrationLock() // no run takes it again: it is stopped
 }
 
 // errStopped ends a run after Interrupt.
 var errStopped = errors.New("interrupted")
 
-// track records a temp file being written, unless the run was stopped.
+// track records a temp file being written (none with ""), or returns
+// errStopped once the run was stopped.
 func (r *Runner) track(path string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
 		return errStopped
 	}
-	r.temps[path] = struct{}{}
-	return nil
-}
-
-// running returns errStopped once the run was stopped (Interrupt).
-func (r *Runner) running() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stopped {
-		return errStopped
+	if path != "" {
+		r.temps[path] = struct{}{}
 	}
 	return nil
 }
@@ -253,31 +233,16 @@ type bootstrap struct {
 	rep    *Report
 	hidden *tombstone.Set
 	order  map[string]int // source name -> its place
-	all    []*collector   // every source's, for the temp files to remove
-	reads  []sourceRead   // the sources read whole
-	jobs   []job
+	reads  []*collector   // the sources read whole
+	jobs   []*bucket
 	// Under the lock: hidden.json changed since the sources were read
 	// (refilter), another run imported meanwhile (ledgerGrew).
 	refilter, ledgerGrew bool
 }
 
-// sourceRead is a source read whole: its buckets, and the listing of its
-// files to record once they are imported.
-type sourceRead struct {
-	src     Source
-	buckets map[string]*bucket
-	listing *ledger.Listing
-}
-
-// job is one bucket to write.
-type job struct {
-	src string
-	b   *bucket
-}
-
 // Bootstrap reads each source and writes, for every project it names (or
 // for Opts.Project only), what no earlier run imported: the source's seed
-// file when the project has none, an import file when it has. It returns
+// file when the project has none, its import file when it has. It returns
 // an error only when the store could not be written; what each source and
 // file came to is in the report.
 func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
@@ -290,7 +255,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 		return b.rep, nil
 	}
 	b.hidden = hidden
-	defer b.cleanup()
+	defer r.cleanup()
 	for i, src := range sources {
 		b.order[src.Name] = i
 		if err := b.read(src); err != nil {
@@ -307,17 +272,17 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	return b.rep, b.write()
 }
 
-// cleanup removes whatever was not made a seed file: temp files, and the
+// cleanup removes the temp files that did not become seed files, and the
 // folders made for them when they stay empty.
-func (b *bootstrap) cleanup() {
+func (r *Runner) cleanup() {
 	var made []string
-	for _, c := range b.all {
+	for _, c := range r.collectors {
 		for _, bk := range c.buckets {
-			made = append(made, b.r.discard(bk)...)
+			made = append(made, r.discard(bk)...)
 		}
 	}
 	removeEmpty(made)
-	b.r.collectors = nil
+	r.collectors = nil
 }
 
 // read reads one source into its buckets. An error is a store failure.
@@ -330,26 +295,23 @@ func (b *bootstrap) read(src Source) error {
 		return nil
 	}
 	keep, listing := r.keeper(src, &res.Unchanged)
-	c := newCollector(r, src, b.hidden, listing)
+	c := &collector{r: r, src: src, hidden: b.hidden, listing: listing, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
 	r.collectors = append(r.collectors, c)
-	b.all = append(b.all, c)
-	o.Progress.setSource(src.Name)
+	o.Progress.reading(src.Name, transcript.Stats{})
 	start := time.Now()
 	st, err, storeErr := scanInto(src, keep, c)
 	res.Elapsed, res.Stats = time.Since(start), st
 	res.NoCwd, res.Recent, res.Approx = c.noCwd, c.recent, c.approx
-	o.Progress.done(st)
-	o.Progress.setSource("")
+	o.Progress.reading("", st)
 	if storeErr != nil {
 		return storeErr
 	}
 	res.Status, res.Err = sourceStatus(src, st, err)
 	if res.Status == SourceRead {
-		b.reads = append(b.reads, sourceRead{src, c.buckets, listing})
+		b.reads = append(b.reads, c)
 	} else {
 		// Nothing of it is written: its records go (its temp files at
 		// the end).
-		r.collectors = r.collectors[:len(r.collectors)-1]
 		for _, bk := range c.buckets {
 			bk.recs = nil
 		}
@@ -433,35 +395,32 @@ func sourceStatus(src Source, st transcript.Stats, err error) (status, msg strin
 // folder, then source order. With one project asked for, each source
 // read that had nothing for it says so.
 func (b *bootstrap) plan() {
-	for _, rd := range b.reads {
-		for _, bk := range rd.buckets {
-			b.jobs = append(b.jobs, job{rd.src.Name, bk})
+	have := map[string]bool{}
+	for _, c := range b.reads {
+		for _, bk := range c.buckets {
+			b.jobs = append(b.jobs, bk)
+			have[bk.src] = true
 		}
 	}
 	sort.SliceStable(b.jobs, func(i, j int) bool {
-		if b.jobs[i].b.cwd != b.jobs[j].b.cwd {
-			return b.jobs[i].b.cwd < b.jobs[j].b.cwd
+		if b.jobs[i].cwd != b.jobs[j].cwd {
+			return b.jobs[i].cwd < b.jobs[j].cwd
 		}
 		return b.order[b.jobs[i].src] < b.order[b.jobs[j].src]
 	})
-	project := b.r.Opts.Project
-	if project == "" {
-		return
-	}
-	have := map[string]bool{}
-	for _, j := range b.jobs {
-		have[j.src] = true
-	}
-	hash, _ := store.ProjectOf(project)
-	for _, rd := range b.reads {
-		if !have[rd.src.Name] {
-			b.rep.Files = append(b.rep.Files, FileResult{Project: hash, Cwd: project, Source: rd.src.Name, Status: FileNone})
+	if project := b.r.Opts.Project; project != "" {
+		hash, _ := store.ProjectOf(project)
+		for _, c := range b.reads {
+			if !have[c.src.Name] {
+				b.rep.Files = append(b.rep.Files, FileResult{Project: hash, Cwd: project, Source: c.src.Name, Status: FileNone})
+			}
 		}
 	}
 }
 
 // sweepIdle removes, when there is nothing to write, the temp files a
-// killed run left (see sweepStale).
+// killed run left, under the rewriters' lock, which it takes only when
+// there are some (best effort: a busy lock leaves them to the next run).
 func (b *bootstrap) sweepIdle() {
 	o := &b.r.Opts
 	dirs := []string{o.Store.Root}
@@ -469,7 +428,13 @@ func (b *bootstrap) sweepIdle() {
 		hash, _ := store.ProjectOf(o.Project)
 		dirs = append(dirs, o.Store.ProjectDir(hash))
 	}
-	b.r.sweepStale(dirs)
+	if len(staleTemps(dirs...)) == 0 {
+		return
+	}
+	if lk, err := lock.Acquire(o.Store.Lock(), o.LockWait); err == nil {
+		sweepTemps(dirs...)
+		lk.Release()
+	}
 }
 
 // advance records, once what each source yielded is in place, the stamps
@@ -485,11 +450,11 @@ func (b *bootstrap) advance(results []FileResult) error {
 			failed[fr.Source] = true
 		}
 	}
-	for _, rd := range b.reads {
+	for _, c := range b.reads {
 		// A run for one project passes over the others' prompts: its
 		// stamps are not recorded.
-		if r.Opts.Project == "" && !failed[rd.src.Name] {
-			r.state().SetFiles(rd.listing)
+		if r.Opts.Project == "" && !failed[c.src.Name] {
+			r.state().SetFiles(c.listing)
 		}
 	}
 	if err := store.EnsureDir(r.Opts.Store.Root); err != nil {
@@ -520,8 +485,8 @@ func (b *bootstrap) write() error {
 		}
 	}
 	results := make([]FileResult, len(b.jobs))
-	for i, j := range b.jobs {
-		results[i] = r.writeBucket(j.src, j.b, b.hidden, b.refilter, b.ledgerGrew)
+	for i, bk := range b.jobs {
+		results[i] = r.writeBucket(bk, b.hidden, b.refilter, b.ledgerGrew)
 	}
 	syncFolders(results)
 	b.rep.Files = append(b.rep.Files, results...)
@@ -544,20 +509,19 @@ func (b *bootstrap) refresh() (ok bool, err error) {
 		b.rep.Untrusted = err
 		return false, nil
 	}
-	b.refilter = !sameEntries(b.hidden, now)
+	b.refilter = !slices.Equal(b.hidden.Entries, now.Entries)
 	b.hidden = now
 	if r.led != nil {
 		if b.ledgerGrew, err = r.led.Refresh(); err != nil {
 			return false, fmt.Errorf("reading %s: %w", r.led.Path, err)
 		}
 	}
-	swept := map[string]bool{o.Store.Root: true}
-	sweepTemps(o.Store.Root) // registry.json's, history-global.jsonl's
-	for _, j := range b.jobs {
-		if dir := filepath.Dir(j.b.path); !swept[dir] {
-			swept[dir] = true
-			sweepTemps(dir)
-		}
+	dirs := map[string]bool{o.Store.Root: true} // registry.json's, the global file's
+	for _, bk := range b.jobs {
+		dirs[filepath.Dir(bk.path)] = true
+	}
+	for dir := range dirs {
+		sweepTemps(dir)
 	}
 	return true, nil
 }
@@ -566,26 +530,21 @@ func (b *bootstrap) refresh() (ok bool, err error) {
 // removes, from this machine's files of the projects imported into, what
 // other machines' tombstones hide (docs/sync.md).
 func (b *bootstrap) commit(results []FileResult) error {
-	r, o := b.r, &b.r.Opts
-	buckets := make([]*bucket, len(b.jobs))
-	for i, j := range b.jobs {
-		buckets[i] = j.b
-	}
 	// On a failure the files are in place: the next run finds their
 	// records in the store and does not import them again.
-	if err := r.commitKeys(buckets, results); err != nil {
+	if err := b.r.commitKeys(b.jobs, results); err != nil {
 		return err
 	}
 	if err := b.advance(results); err != nil {
 		return err
 	}
 	swept := map[string]bool{}
-	for _, j := range b.jobs {
-		if swept[j.b.hash] {
+	for _, bk := range b.jobs {
+		if swept[bk.hash] {
 			continue
 		}
-		swept[j.b.hash] = true
-		n, err := deletion.Sweep(o.Store, store.Scope{Project: j.b.hash, Also: j.b.also}, b.hidden)
+		swept[bk.hash] = true
+		n, err := deletion.Sweep(b.r.Opts.Store, store.Scope{Project: bk.hash, Also: bk.also}, b.hidden)
 		b.rep.Swept += n
 		if err != nil && b.rep.SweepErr == "" {
 			b.rep.SweepErr = err.Error()
@@ -616,49 +575,24 @@ func (b *bootstrap) register(results []FileResult) error {
 	return firstErr
 }
 
-// sweepStale removes the temp files that killed runs left in dirs, under
-// the rewriters' lock, which it takes only when there is one (best
-// effort: a busy lock leaves them to the next run).
-func (r *Runner) sweepStale(dirs []string) {
-	var stale []string
-	for _, dir := range dirs {
-		if len(staleTemps(dir)) > 0 {
-			stale = append(stale, dir)
-		}
-	}
-	if len(stale) == 0 {
-		return
-	}
-	lk, err := lock.Acquire(r.Opts.Store.Lock(), r.Opts.LockWait)
-	if err != nil {
-		return
-	}
-	defer lk.Release()
-	for _, dir := range stale {
-		sweepTemps(dir)
-	}
-}
-
-// sweepTemps removes the temp files that killed runs left in dir: they
-// hold copies of prompts (some may have been deleted since). Only temp
-// files whose process is gone are touched, and only under the store's
-// lock.
-func sweepTemps(dir string) {
-	for _, p := range staleTemps(dir) {
+// sweepTemps removes the temp files that killed runs left in dirs: they
+// hold copies of prompts (some may have been deleted since). The caller
+// holds the store's lock.
+func sweepTemps(dirs ...string) {
+	for _, p := range staleTemps(dirs...) {
 		os.Remove(p)
 	}
 }
 
-// staleTemps lists the temp files in dir whose process is gone.
-func staleTemps(dir string) []string {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
+// staleTemps lists the temp files in dirs whose process is gone.
+func staleTemps(dirs ...string) []string {
 	var out []string
-	for _, e := range ents {
-		if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && atomicfile.Stale(e.Name()) {
-			out = append(out, filepath.Join(dir, e.Name()))
+	for _, dir := range dirs {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && atomicfile.Stale(e.Name()) {
+				out = append(out, filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 	return out

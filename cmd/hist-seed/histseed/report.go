@@ -6,7 +6,6 @@ import (
 	"hist/lib/words"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -79,7 +78,7 @@ func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
 
 // bootstrap reports the bootstrap.
 func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
-	r.out.Sources, r.out.Seeds = bootstrapJSON(brep)
+	r.out.Sources, r.out.Seeds = bootstrapJSON(brep), append(r.out.Seeds, brep.Files...)
 	if berr != nil {
 		r.out.Errors = append(r.out.Errors, berr.Error())
 		r.worse(cli.ExitFailure)
@@ -275,13 +274,13 @@ func sourceExtras(s seed.SourceResult) string {
 
 // report is what --json prints.
 type report struct {
-	Store     string          `json:"store"`
-	DryRun    bool            `json:"dry_run"`
-	Migration migrationReport `json:"migration"`
-	Sources   []sourceReport  `json:"sources"`
-	Seeds     []seedReport    `json:"seeds"`
-	Errors    []string        `json:"errors,omitempty"`
-	Exit      int             `json:"exit"`
+	Store     string            `json:"store"`
+	DryRun    bool              `json:"dry_run"`
+	Migration migrationReport   `json:"migration"`
+	Sources   []sourceReport    `json:"sources"`
+	Seeds     []seed.FileResult `json:"seeds"`
+	Errors    []string          `json:"errors,omitempty"`
+	Exit      int               `json:"exit"`
 }
 
 type migrationReport struct {
@@ -327,21 +326,6 @@ type undecodable struct {
 	Error string `json:"error"`
 }
 
-type seedReport struct {
-	Project  string `json:"project"`
-	Cwd      string `json:"cwd"`
-	Source   string `json:"source"`
-	File     string `json:"file,omitempty"`
-	Status   string `json:"status"`
-	Prompts  int    `json:"prompts"`
-	Known    int    `json:"imported_before"`
-	Live     int    `json:"captured_live"`
-	Recent   int    `json:"recent"`
-	Hidden   int    `json:"hidden"`
-	Repeated int    `json:"repeated"`
-	Error    string `json:"error,omitempty"`
-}
-
 func errString(err error) string {
 	if err == nil {
 		return ""
@@ -361,8 +345,8 @@ func migrationJSON(m *seed.MigrationReport) migrationReport {
 	return out
 }
 
-func bootstrapJSON(b *seed.Report) ([]sourceReport, []seedReport) {
-	srcs, seeds := []sourceReport{}, []seedReport{}
+func bootstrapJSON(b *seed.Report) []sourceReport {
+	srcs := []sourceReport{}
 	for _, s := range b.Sources {
 		sr := sourceReport{
 			Source: s.Name, Root: s.Root, Status: s.Status, Files: s.Stats.Files, Bytes: s.Stats.Bytes,
@@ -374,12 +358,5 @@ func bootstrapJSON(b *seed.Report) ([]sourceReport, []seedReport) {
 		}
 		srcs = append(srcs, sr)
 	}
-	for _, f := range b.Files {
-		seeds = append(seeds, seedReport{
-			Project: f.Project, Cwd: f.Cwd, Source: f.Source, File: f.Path, Status: f.Status,
-			Prompts: f.Prompts, Known: f.Known, Live: f.Live, Recent: f.Recent, Hidden: f.Hidden, Repeated: f.Dupes, Error: f.Err,
-		})
-	}
-	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].Cwd < seeds[j].Cwd })
-	return srcs, seeds
+	return srcs
 }
