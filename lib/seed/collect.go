@@ -1,7 +1,6 @@
 package seed
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -24,16 +23,15 @@ import (
 // and a 128-bit hash of its identity (normalized text), two 64-bit maphash
 // sums with independent random seeds, so that two distinct prompts share a
 // key with a negligible chance (and no input can aim at one).
-type eventKey [24]byte
+type eventKey struct {
+	ts int64
+	id [2]uint64
+}
 
 var keySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
 func makeKey(ts int64, norm []byte) eventKey {
-	var k eventKey
-	binary.LittleEndian.PutUint64(k[:8], uint64(ts))
-	binary.LittleEndian.PutUint64(k[8:16], maphash.Bytes(keySeeds[0], norm))
-	binary.LittleEndian.PutUint64(k[16:], maphash.Bytes(keySeeds[1], norm))
-	return k
+	return eventKey{ts, [2]uint64{maphash.Bytes(keySeeds[0], norm), maphash.Bytes(keySeeds[1], norm)}}
 }
 
 // spillAt is how many bytes of records may wait in memory: past it, every
@@ -93,7 +91,6 @@ type collector struct {
 	buckets map[string]*bucket   // by hash
 	canon   map[string]canonical // raw cwd -> its project
 	noCwd   int
-	recent  int // prompts left to a later run (see Settle)
 	approx  int // prompts kept whose time is not their own
 	norm    []byte
 	// unsettled are the files that hold prompts left to a later run:
@@ -179,7 +176,6 @@ func (c *collector) add(p transcript.Prompt) error {
 		// Typed a moment ago: its live capture may be on its way. Its
 		// file is read again by the next run.
 		b.recent++
-		c.recent++
 		c.unsettled = append(c.unsettled, p.File)
 		b.note(ev)
 		return nil

@@ -2,7 +2,6 @@ package seed
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"math"
@@ -128,18 +127,18 @@ type liveRec struct {
 // liveMatches returns the indexes of b's records whose event has a live
 // copy in the store (nil when none has).
 func (r *Runner) liveMatches(b *bucket) map[int]bool {
-	groups := map[[16]byte]bool{}
+	groups := map[[2]uint64]bool{}
 	for _, e := range b.events {
 		if e.rec >= 0 {
-			groups[identityOf(e.key)] = true
+			groups[e.key.id] = true
 		}
 	}
 	var evs []event
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, e := range b.events {
-		if groups[identityOf(e.key)] {
+		if groups[e.key.id] {
 			evs = append(evs, e)
-			lo, hi = min(lo, timeOf(e.key)), max(hi, timeOf(e.key))
+			lo, hi = min(lo, e.key.ts), max(hi, e.key.ts)
 		}
 	}
 	if len(evs) == 0 {
@@ -157,7 +156,7 @@ func (r *Runner) liveMatches(b *bucket) map[int]bool {
 // written before lo holds none; one it cannot read is passed over (at
 // worst a prompt is then imported beside its live copy, which lists
 // once).
-func (r *Runner) storeRecords(b *bucket, groups map[[16]byte]bool, lo, hi int64) []liveRec {
+func (r *Runner) storeRecords(b *bucket, groups map[[2]uint64]bool, lo, hi int64) []liveRec {
 	files, _ := r.Opts.Store.Files(store.Scope{Project: b.hash, Also: b.also})
 	var out []liveRec
 	var norm []byte
@@ -175,7 +174,7 @@ func (r *Runner) storeRecords(b *bucket, groups map[[16]byte]bool, lo, hi int64)
 				return nil
 			}
 			norm = identity.AppendNormalized(norm[:0], string(l.Text))
-			if k := makeKey(l.TS, norm); groups[identityOf(k)] {
+			if k := makeKey(l.TS, norm); groups[k.id] {
 				out = append(out, liveRec{k, l.Record().Session})
 			}
 			return nil
@@ -189,9 +188,9 @@ func (r *Runner) storeRecords(b *bucket, groups map[[16]byte]bool, lo, hi int64)
 // time, then by place, so that every run pairs them alike), each at most
 // once, and returns the records of the events paired.
 func pairLive(evs []event, recs []liveRec) map[int]bool {
-	byID := map[[16]byte][]int{}
+	byID := map[[2]uint64][]int{}
 	for j, l := range recs {
-		byID[identityOf(l.key)] = append(byID[identityOf(l.key)], j)
+		byID[l.key.id] = append(byID[l.key.id], j)
 	}
 	type pair struct {
 		d, ts int64
@@ -199,14 +198,14 @@ func pairLive(evs []event, recs []liveRec) map[int]bool {
 	}
 	var pairs []pair
 	for i, e := range evs {
-		for _, j := range byID[identityOf(e.key)] {
-			d := timeOf(e.key) - timeOf(recs[j].key)
+		for _, j := range byID[e.key.id] {
+			d := e.key.ts - recs[j].key.ts
 			if d < 0 {
 				d = -d
 			}
 			s := recs[j].session
 			if d <= liveWindow && (s == "" || e.session == "" || s == e.session) {
-				pairs = append(pairs, pair{d, timeOf(e.key), i, j})
+				pairs = append(pairs, pair{d, e.key.ts, i, j})
 			}
 		}
 	}
@@ -227,10 +226,6 @@ func pairLive(evs []event, recs []liveRec) map[int]bool {
 	}
 	return drop
 }
-
-// timeOf and identityOf are the parts of an event key.
-func timeOf(k eventKey) int64        { return int64(binary.LittleEndian.Uint64(k[:8])) }
-func identityOf(k eventKey) [16]byte { return [16]byte(k[8:]) }
 
 // commitKeys appends to the ledger the keys of the buckets whose records
 // are in place (written, or nothing to write), and records in the state

@@ -62,15 +62,14 @@ const (
 
 // LegacyResult is what the migration did with one source.
 type LegacyResult struct {
-	Name    string
-	Path    string
-	Status  string
-	Stats   transcript.Stats
-	Added   int // records appended to history-global.jsonl
-	Hidden  int // prompts hidden by hidden.json, left out
-	Dupes   int // prompts a global file holds already (same text and time), left out
-	Err     string
-	Elapsed time.Duration
+	Name   string
+	Path   string
+	Status string
+	Stats  transcript.Stats
+	Added  int // records appended to history-global.jsonl
+	Hidden int // prompts hidden by hidden.json, left out
+	Dupes  int // prompts a global file holds already (same text and time), left out
+	Err    string
 }
 
 // MigrationReport is what the legacy migration did.
@@ -232,7 +231,6 @@ func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *Legacy
 	o := &r.Opts
 	before, statErr := os.Stat(src.Path)
 	o.Progress.reading("legacy "+src.Name, transcript.Stats{})
-	start := time.Now()
 	var recs []legacyRec
 	st, err := src.Scan(func(p transcript.Prompt) error {
 		if o.Progress != nil {
@@ -260,7 +258,7 @@ func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *Legacy
 		return nil
 	})
 	o.Progress.reading("", st)
-	res.Elapsed, res.Stats = time.Since(start), st
+	res.Stats = st
 	switch {
 	case err != nil:
 		res.Status, res.Err = LegacyRetry, err.Error()

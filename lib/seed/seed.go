@@ -75,7 +75,6 @@ type SourceResult struct {
 	Status    string
 	Stats     transcript.Stats
 	Unchanged int    // files passed over: unchanged since a run read them
-	Recent    int    // prompts typed less than Settle ago, left to a later run
 	NoCwd     int    // prompts without a usable cwd (not absolute), dropped
 	Approx    int    // prompts kept whose time is approximate (a session's start, a file's mtime)
 	Err       string // for SourceRetry and SourceLayout
@@ -301,7 +300,7 @@ func (b *bootstrap) read(src Source) error {
 	start := time.Now()
 	st, err, storeErr := scanInto(src, keep, c)
 	res.Elapsed, res.Stats = time.Since(start), st
-	res.NoCwd, res.Recent, res.Approx = c.noCwd, c.recent, c.approx
+	res.NoCwd, res.Approx = c.noCwd, c.approx
 	o.Progress.reading("", st)
 	if storeErr != nil {
 		return storeErr

@@ -15,6 +15,7 @@ package watch
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,10 +84,8 @@ type root struct {
 	walk map[string]stamp // polling: the last walk
 }
 
-type stamp struct {
-	size  int64
-	mtime time.Time
-}
+// stamp is a polled file's size and modification time.
+type stamp struct{ size, mtime int64 }
 
 // Start watches roots; skip is a folder left out wherever it lies (the
 // store, which the import writes). notice (never nil) is told which roots
@@ -144,10 +143,15 @@ func (w *Watcher) begin(r *root) {
 // unwatch removes the watches under r.
 func (w *Watcher) unwatch(r *root) {
 	for _, p := range w.fw.WatchList() {
-		if p == r.real || strings.HasPrefix(p, r.real+string(filepath.Separator)) {
+		if under(p, r.real) {
 			w.fw.Remove(p)
 		}
 	}
+}
+
+// under reports whether p is dir or lies under it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // addTree watches dir and, unless r is flat, every folder under it.
@@ -224,7 +228,7 @@ func (w *Watcher) stamps(r *root) map[string]stamp {
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
-			out[p] = stamp{fi.Size(), fi.ModTime()}
+			out[p] = stamp{fi.Size(), fi.ModTime().UnixNano()}
 		}
 		return nil
 	})
@@ -290,9 +294,7 @@ func (w *Watcher) check() bool {
 			}
 		case polling:
 			now := w.stamps(r)
-			if !same(now, r.walk) {
-				changed = true
-			}
+			changed = changed || !maps.Equal(now, r.walk)
 			r.walk = now
 		case watching:
 			fi, err := os.Stat(r.Path)
@@ -312,22 +314,10 @@ func (w *Watcher) check() bool {
 	return changed
 }
 
-func same(a, b map[string]stamp) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for p, s := range a {
-		if t, ok := b[p]; !ok || t.size != s.size || !t.mtime.Equal(s.mtime) {
-			return false
-		}
-	}
-	return true
-}
-
 // owner is the watched root path p lies under.
 func (w *Watcher) owner(p string) *root {
 	for _, r := range w.roots {
-		if r.mode == watching && (p == r.real || strings.HasPrefix(p, r.real+string(filepath.Separator))) {
+		if r.mode == watching && under(p, r.real) {
 			return r
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -236,13 +237,18 @@ func conflict(o options) string {
 		return fmt.Sprintf("--project and %s name two scopes: choose one", o.allFlag)
 	case err != nil:
 		return fmt.Sprintf("--from %q: %v", o.from, err)
-	case o.sessions != "" && !contains(names, "pi"):
+	case o.sessions != "" && !slices.Contains(names, "pi"):
 		return fmt.Sprintf("--sessions names pi's sessions, but --from %q leaves pi out: add pi to --from", o.from)
 	case o.legacyOnly && (o.scope.Project || o.scope.All || o.sessions != ""):
 		return fmt.Sprintf("--legacy-only runs only the migration into the global file: drop --project, %s and --sessions", o.allFlag)
 	}
-	if bad := watchConflict(o); bad != "" {
-		return fmt.Sprintf("--watch imports again at each change, %s does not: drop one", bad)
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{o.dryRun, "--dry-run"}, {o.json, "--json"}, {o.legacyOnly, "--legacy-only"}} {
+		if o.watch && f.set {
+			return fmt.Sprintf("--watch imports again at each change, %s does not: drop one", f.name)
+		}
 	}
 	return ""
 }
@@ -312,8 +318,8 @@ func (im *importer) once(progress bool) int {
 	}
 	im.recent = false
 	if brep != nil {
-		for _, s := range brep.Sources {
-			im.recent = im.recent || s.Recent > 0
+		for _, f := range brep.Files {
+			im.recent = im.recent || f.Recent > 0
 		}
 	}
 
@@ -343,37 +349,21 @@ func (im *importer) interrupt() {
 func parseFrom(v string) (names []string, all bool, err error) {
 	want := map[string]bool{}
 	for _, n := range strings.Split(v, ",") {
-		n = strings.ToLower(strings.TrimSpace(n))
-		switch {
-		case n == "":
-			continue
+		switch n = strings.ToLower(strings.TrimSpace(n)); {
 		case n == allSourcesWord:
 			all = true
-			for _, k := range knownSources {
-				want[k] = true
-			}
-		case contains(knownSources, n):
-			want[n] = true
-		default:
+		case n != "" && !slices.Contains(knownSources, n):
 			return nil, false, fmt.Errorf("unknown source %q: use %s or %s", n, strings.Join(knownSources, ", "), allSourcesWord)
 		}
-	}
-	if len(want) == 0 {
-		return nil, false, fmt.Errorf("no source named: use %s or %s", strings.Join(knownSources, ", "), allSourcesWord)
+		want[n] = true
 	}
 	for _, k := range knownSources {
-		if want[k] {
+		if all || want[k] {
 			names = append(names, k)
 		}
 	}
-	return names, all, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if strings.TrimSpace(x) == s {
-			return true
-		}
+	if len(names) == 0 {
+		return nil, false, fmt.Errorf("no source named: use %s or %s", strings.Join(knownSources, ", "), allSourcesWord)
 	}
-	return false
+	return names, all, nil
 }

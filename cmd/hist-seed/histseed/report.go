@@ -33,6 +33,12 @@ func (r *reporter) worse(c int) {
 	}
 }
 
+// fail says a problem, and makes code the exit code if it matters more.
+func (r *reporter) fail(code int, format string, args ...any) {
+	r.e.Errorf(format, args...)
+	r.worse(code)
+}
+
 // migration reports the legacy migration.
 func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
 	r.out.Migration = migrationJSON(mig)
@@ -42,16 +48,13 @@ func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
 		r.worse(cli.ExitFailure)
 	}
 	if mig.Untrusted != nil {
-		r.e.Errorf("%v: nothing was imported; the import waits until hidden.json can be read", mig.Untrusted)
-		r.worse(cli.ExitUntrusted)
+		r.fail(cli.ExitUntrusted, "%v: nothing was imported; the import waits until hidden.json can be read", mig.Untrusted)
 	}
 	if mig.LockHeld != "" {
-		r.e.Errorf("legacy migration skipped: %s exists (a hist-seed was stopped while migrating, or one is running): remove that folder by hand once no hist-seed runs", mig.LockHeld)
-		r.worse(exitMigLock)
+		r.fail(exitMigLock, "legacy migration skipped: %s exists (a hist-seed was stopped while migrating, or one is running): remove that folder by hand once no hist-seed runs", mig.LockHeld)
 	}
 	if mig.Busy != nil {
-		r.e.Errorf("legacy migration: %v: nothing was migrated; run hist-seed again", mig.Busy)
-		r.worse(exitRetry)
+		r.fail(exitRetry, "legacy migration: %v: nothing was migrated; run hist-seed again", mig.Busy)
 	}
 	for _, s := range mig.Sources {
 		switch s.Status {
@@ -64,10 +67,9 @@ func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
 				verb = "would be added to"
 			}
 			r.e.Say("legacy %s: %s %s %s from %s%s", s.Name, prompts(s.Added), verb,
-				filepath.Base(mig.Global), s.Path, extras(s.Hidden, s.Dupes, s.Stats.Malformed, "already there"))
+				filepath.Base(mig.Global), s.Path, legacyExtras(s))
 		case seed.LegacyRetry:
-			r.e.Errorf("legacy %s: %s: nothing was migrated from it; run hist-seed again later", s.Name, s.Err)
-			r.worse(exitRetry)
+			r.fail(exitRetry, "legacy %s: %s: nothing was migrated from it; run hist-seed again later", s.Name, s.Err)
 		case seed.LegacySkipped:
 			if s.Err != "" {
 				r.e.Errorf("legacy %s: %s: %s, skipped", s.Name, s.Path, s.Err)
@@ -89,12 +91,10 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		}
 	}
 	if brep.Untrusted != nil {
-		r.e.Errorf("%v: no seed file was written; the import waits until hidden.json can be read", brep.Untrusted)
-		r.worse(cli.ExitUntrusted)
+		r.fail(cli.ExitUntrusted, "%v: no seed file was written; the import waits until hidden.json can be read", brep.Untrusted)
 	}
 	if brep.Busy != nil {
-		r.e.Errorf("%v: no seed file was written; run hist-seed again", brep.Busy)
-		r.worse(exitRetry)
+		r.fail(exitRetry, "%v: no seed file was written; run hist-seed again", brep.Busy)
 	}
 	var missing []string
 	for _, s := range brep.Sources {
@@ -108,11 +108,9 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 				missing = append(missing, s.Name)
 			}
 		case seed.SourceRetry:
-			r.e.Errorf("%s: %s: nothing was written for %s; run hist-seed again later", s.Name, s.Err, s.Name)
-			r.worse(exitRetry)
+			r.fail(exitRetry, "%s: %s: nothing was written for %s; run hist-seed again later", s.Name, s.Err, s.Name)
 		case seed.SourceLayout:
-			r.e.Errorf("%s: layout not recognised (%s): skipped", s.Name, s.Err)
-			r.worse(exitLayout)
+			r.fail(exitLayout, "%s: layout not recognised (%s): skipped", s.Name, s.Err)
 		case seed.SourceRead:
 			if !r.quiet {
 				var unchanged string
@@ -178,98 +176,74 @@ func (r *reporter) finish(asJSON bool) int {
 	return r.code
 }
 
-// rank orders exit codes: the lower, the more it matters.
-func rank(code int) int {
-	switch code {
-	case cli.ExitFailure:
-		return 1
-	case cli.ExitUntrusted:
-		return 2
-	case exitRetry:
-		return 3
-	case exitMigLock:
-		return 4
-	case exitLayout:
-		return 5
+// severity orders the exit codes, the one that matters most first.
+var severity = []int{cli.ExitFailure, cli.ExitUntrusted, exitRetry, exitMigLock, exitLayout}
+
+// rank is c's place in severity (past its end when c is not there).
+func rank(c int) int {
+	if i := slices.Index(severity, c); i >= 0 {
+		return i
 	}
-	return 9
+	return len(severity)
 }
 
 func prompts(n int) string { return words.Plural(n, "prompt", "prompts") }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
-func extras(hidden, dupes, malformed int, dupWord string) string {
-	var parts []string
-	if hidden > 0 {
-		parts = append(parts, fmt.Sprintf("%d hidden by hidden.json", hidden))
+// said gathers the parts of a summary line's parenthesis.
+type said []string
+
+// add adds text when n is not 0.
+func (p *said) add(n int, text string) {
+	if n != 0 {
+		*p = append(*p, text)
 	}
-	if dupes > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", dupes, dupWord))
-	}
-	if malformed > 0 {
-		parts = append(parts, words.Plural(malformed, "malformed line", "malformed lines")+" skipped")
-	}
-	if len(parts) == 0 {
+}
+
+// paren is " (parts, ...tail)", or "" without parts.
+func (p said) paren(tail string) string {
+	if len(p) == 0 {
 		return ""
 	}
-	return " (" + strings.Join(parts, ", ") + " left out)"
+	return " (" + strings.Join(p, ", ") + tail + ")"
+}
+
+// legacyExtras says what the migration of a file left out.
+func legacyExtras(s seed.LegacyResult) string {
+	var p said
+	p.add(s.Hidden, fmt.Sprintf("%d hidden by hidden.json", s.Hidden))
+	p.add(s.Dupes, fmt.Sprintf("%d already there", s.Dupes))
+	p.add(s.Stats.Malformed, words.Plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
+	return p.paren(" left out")
 }
 
 // fileExtras says what a project's import left out, and why.
 func fileExtras(f seed.FileResult) string {
-	var before string
-	if f.Known > 0 {
-		before = fmt.Sprintf("%d imported before", f.Known)
+	var before, left said
+	before.add(f.Known, fmt.Sprintf("%d imported before", f.Known))
+	before.add(f.Recent, fmt.Sprintf("%d typed in the last %s, left to the next run", f.Recent, seed.Settle))
+	left.add(f.Live, fmt.Sprintf("%d captured live", f.Live))
+	left.add(f.Hidden, fmt.Sprintf("%d hidden by hidden.json", f.Hidden))
+	left.add(f.Dupes, fmt.Sprintf("%d repeated", f.Dupes))
+	if len(left) == 0 {
+		return before.paren("")
 	}
-	var parts []string
-	if f.Live > 0 {
-		parts = append(parts, fmt.Sprintf("%d captured live", f.Live))
+	text := strings.Join(left, ", ") + " left out"
+	if len(before) > 0 {
+		text = strings.Join(before, ", ") + "; " + text
 	}
-	if f.Hidden > 0 {
-		parts = append(parts, fmt.Sprintf("%d hidden by hidden.json", f.Hidden))
-	}
-	if f.Dupes > 0 {
-		parts = append(parts, fmt.Sprintf("%d repeated", f.Dupes))
-	}
-	if f.Recent > 0 {
-		if before != "" {
-			before += ", "
-		}
-		before += fmt.Sprintf("%d typed in the last %s, left to the next run", f.Recent, seed.Settle)
-	}
-	switch {
-	case len(parts) > 0 && before != "":
-		return " (" + before + "; " + strings.Join(parts, ", ") + " left out)"
-	case len(parts) > 0:
-		return " (" + strings.Join(parts, ", ") + " left out)"
-	case before != "":
-		return " (" + before + ")"
-	}
-	return ""
+	return " (" + text + ")"
 }
 
 func sourceExtras(s seed.SourceResult) string {
-	var parts []string
-	if s.Stats.Malformed > 0 {
-		parts = append(parts, words.Plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
-	}
-	if s.Stats.Skipped > 0 {
-		parts = append(parts, words.Plural(s.Stats.Skipped, "file", "files")+" passed over")
-	}
-	if s.Stats.Subagent > 0 {
-		parts = append(parts, words.Plural(s.Stats.Subagent, "subagent transcript", "subagent transcripts")+" passed over")
-	}
-	if s.NoCwd > 0 {
-		parts = append(parts, prompts(s.NoCwd)+" without a project folder")
-	}
-	if s.Approx > 0 {
-		parts = append(parts, words.Plural(s.Approx, "with an approximate time", "with approximate times"))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	var p said
+	p.add(s.Stats.Malformed, words.Plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
+	p.add(s.Stats.Skipped, words.Plural(s.Stats.Skipped, "file", "files")+" passed over")
+	p.add(s.Stats.Subagent, words.Plural(s.Stats.Subagent, "subagent transcript", "subagent transcripts")+" passed over")
+	p.add(s.NoCwd, prompts(s.NoCwd)+" without a project folder")
+	p.add(s.Approx, words.Plural(s.Approx, "with an approximate time", "with approximate times"))
+	return p.paren("")
 }
 
 // report is what --json prints.

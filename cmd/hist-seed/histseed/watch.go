@@ -14,21 +14,6 @@ import (
 // first.
 const retryAfter = 30 * time.Second
 
-// watchConflict names the flag --watch does not go with, if one is given.
-func watchConflict(o options) string {
-	switch {
-	case !o.watch:
-		return ""
-	case o.dryRun:
-		return "--dry-run"
-	case o.json:
-		return "--json"
-	case o.legacyOnly:
-		return "--legacy-only"
-	}
-	return ""
-}
-
 // watch runs an import, then another each time the sources' transcripts
 // change, one at a time, until a signal ends the process (exit 0). A
 // failed import is tried again at the next change or after retryAfter.
