@@ -68,9 +68,7 @@ type bucket struct {
 	live   bool
 	cutoff int64 // the prompts up to this time are the ones the project's seed file of the source stands for (noCutoff: none)
 
-	tmp     string   // temp file in the project folder ("" until the first write)
-	madeDir []string // folders created for the temp file (deepest first)
-	done    bool     // the temp file became the seed file (or was removed)
+	tmp string // temp file in the project folder ("" before the first write and once done)
 }
 
 // event is a prompt event of a bucket: its time and identity, its
@@ -267,7 +265,7 @@ func (r *Runner) appendTemp(b *bucket) error {
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
 		made, err := mkdirs(dir)
-		b.madeDir = made
+		r.made = append(r.made, made...)
 		if err != nil {
 			return fmt.Errorf("creating %s: %w", dir, err)
 		}
@@ -304,20 +302,6 @@ func (r *Runner) newTemp(path string) (*os.File, error) {
 		return nil, err
 	}
 	return p.File, nil
-}
-
-// discard removes b's temp file unless it became the seed file, and
-// returns the folders made for it (to remove when they end up empty).
-func (r *Runner) discard(b *bucket) []string {
-	if b.tmp != "" && !b.done {
-		os.Remove(b.tmp)
-		r.untrack(b.tmp)
-		b.done = true
-	}
-	b.recs = nil
-	made := b.madeDir
-	b.madeDir = nil
-	return made
 }
 
 // removeEmpty removes the folders that are empty, deepest first.

@@ -143,15 +143,10 @@ func saveMigrated(st store.Store, m map[string]Migrated) error {
 
 // pendingLegacy is a source read whole, with what it adds.
 type pendingLegacy struct {
-	ix   int // in the report
-	info Migrated
-	recs []legacyRec
-}
-
-type legacyRec struct {
-	rec  record.Record
-	key  eventKey
-	norm []byte
+	res   *LegacyResult // in the report
+	info  Migrated
+	recs  []record.Record
+	norms [][]byte // the records' identities
 }
 
 // Migrate imports every prompt-recall file that this machine did not
@@ -172,7 +167,9 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		rep.Untrusted = err
-		setStatus(rep, todo, LegacyWaiting)
+		for _, i := range todo {
+			rep.Sources[i].Status = LegacyWaiting
+		}
 		return rep, nil
 	}
 	if held, err := r.holdMigrationLock(); err != nil || held != "" {
@@ -183,7 +180,6 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	var pend []pendingLegacy
 	for _, i := range todo {
 		if p, ok := r.readLegacy(sources[i], hidden, &rep.Sources[i]); ok {
-			p.ix = i
 			pend = append(pend, p)
 		}
 	}
@@ -192,7 +188,7 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	}
 	if o.DryRun {
 		// What a real run would add, against the global file as it is.
-		return rep, r.appendGlobal(pend, hidden, rep, false)
+		return rep, r.appendGlobal(pend, hidden, false)
 	}
 	return rep, r.writeLegacy(pend, done, rep)
 }
@@ -218,20 +214,20 @@ func planLegacy(sources []LegacySource, done map[string]Migrated, rep *Migration
 	return todo
 }
 
-// setStatus gives the sources todo (indexes in rep) status.
-func setStatus(rep *MigrationReport, todo []int, status string) {
-	for _, i := range todo {
-		rep.Sources[i].Status = status
+// setStatus gives the sources pend status.
+func setStatus(pend []pendingLegacy, status string) {
+	for _, p := range pend {
+		p.res.Status = status
 	}
 }
 
 // readLegacy reads one prompt-recall file whole; ok is false when it is
 // not to be migrated now (res says why).
-func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *LegacyResult) (p pendingLegacy, ok bool) {
+func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *LegacyResult) (pend pendingLegacy, ok bool) {
 	o := &r.Opts
 	before, statErr := os.Stat(src.Path)
 	o.Progress.reading("legacy "+src.Name, transcript.Stats{})
-	var recs []legacyRec
+	pend = pendingLegacy{res: res}
 	st, err := src.Scan(func(p transcript.Prompt) error {
 		if o.Progress != nil {
 			o.Progress.Prompts.Add(1)
@@ -250,11 +246,8 @@ func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *Legacy
 			res.Hidden++
 			return nil
 		}
-		recs = append(recs, legacyRec{
-			rec:  record.Record{Text: p.Text, TS: p.TS, Src: src.Name, Session: p.Session},
-			key:  makeKey(p.TS, norm),
-			norm: norm,
-		})
+		pend.recs = append(pend.recs, record.Record{Text: p.Text, TS: p.TS, Src: src.Name, Session: p.Session})
+		pend.norms = append(pend.norms, norm)
 		return nil
 	})
 	o.Progress.reading("", st)
@@ -262,32 +255,27 @@ func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *Legacy
 	switch {
 	case err != nil:
 		res.Status, res.Err = LegacyRetry, err.Error()
-		return p, false
+		return pend, false
 	case statErr != nil:
 		res.Status, res.Err = LegacyRetry, statErr.Error()
-		return p, false
+		return pend, false
 	case st.Files == 0 && st.Skipped > 0:
 		res.Status, res.Err = LegacySkipped, "not a regular file"
-		return p, false
+		return pend, false
 	}
 	res.Status = LegacyWould
-	return pendingLegacy{recs: recs, info: Migrated{
-		Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(recs),
-	}}, true
+	pend.info = Migrated{Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(pend.recs)}
+	return pend, true
 }
 
 // writeLegacy adds what pend holds to the machine's global file under the
 // rewriters' lock, and records the migration.
 func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep *MigrationReport) error {
 	o := &r.Opts
-	ixs := make([]int, len(pend))
-	for i, p := range pend {
-		ixs[i] = p.ix
-	}
 	lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
 	if errors.Is(err, lock.ErrTimeout) {
 		rep.Busy = err
-		setStatus(rep, ixs, LegacySkipped)
+		setStatus(pend, LegacySkipped)
 		return nil
 	}
 	if err != nil {
@@ -298,20 +286,20 @@ func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		rep.Untrusted = err
-		setStatus(rep, ixs, LegacyWaiting)
+		setStatus(pend, LegacyWaiting)
 		return nil
 	}
-	if err := r.appendGlobal(pend, hidden, rep, true); err != nil {
-		for _, i := range ixs {
-			rep.Sources[i].Status, rep.Sources[i].Err, rep.Sources[i].Added = LegacyFailed, err.Error(), 0
+	if err := r.appendGlobal(pend, hidden, true); err != nil {
+		for _, p := range pend {
+			p.res.Status, p.res.Err, p.res.Added = LegacyFailed, err.Error(), 0
 		}
 		return err
 	}
 	now := o.Now().UTC()
 	for _, p := range pend {
 		p.info.Migrated = now
-		done[rep.Sources[p.ix].Name] = p.info
-		rep.Sources[p.ix].Status = LegacyMigrated
+		done[p.res.Name] = p.info
+		p.res.Status = LegacyMigrated
 	}
 	if err := saveMigrated(o.Store, done); err != nil {
 		// The prompts are in the global file; the next run reads the
@@ -325,7 +313,7 @@ func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep
 // no global file holds already (same identity and time) and that hidden
 // does not hide, as a capture file is appended to, and fsyncs it. With
 // write false it only counts them.
-func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *MigrationReport, write bool) error {
+func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, write bool) error {
 	st := r.Opts.Store
 	seen, err := globalKeys(st)
 	if err != nil {
@@ -333,19 +321,17 @@ func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *
 	}
 	var add []byte
 	for _, p := range pend {
-		res := &rep.Sources[p.ix]
-		for _, lr := range p.recs {
-			if hidden.HiddenNormalized(lr.norm) {
-				res.Hidden++
-				continue
+		for i, rec := range p.recs {
+			key := makeKey(rec.TS, p.norms[i])
+			if _, dup := seen[key]; hidden.HiddenNormalized(p.norms[i]) {
+				p.res.Hidden++
+			} else if dup {
+				p.res.Dupes++
+			} else {
+				seen[key] = struct{}{}
+				add = record.Append(add, rec)
+				p.res.Added++
 			}
-			if _, dup := seen[lr.key]; dup {
-				res.Dupes++
-				continue
-			}
-			seen[lr.key] = struct{}{}
-			add = record.Append(add, lr.rec)
-			res.Added++
 		}
 	}
 	if len(add) == 0 || !write {

@@ -170,6 +170,7 @@ type Runner struct {
 
 	collectors []*collector // the sources', whose records are spilled together
 	held       int64        // bytes of records in memory, since the last spill
+	made       []string     // folders made for temp files
 
 	now int64 // the run's time (ms), for Settle
 
@@ -231,7 +232,6 @@ type bootstrap struct {
 	r      *Runner
 	rep    *Report
 	hidden *tombstone.Set
-	order  map[string]int // source name -> its place
 	reads  []*collector   // the sources read whole
 	jobs   []*bucket
 	// Under the lock: hidden.json changed since the sources were read
@@ -247,7 +247,7 @@ type bootstrap struct {
 func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	o := &r.Opts
 	r.now = o.Now().UnixMilli()
-	b := &bootstrap{r: r, rep: &Report{}, order: map[string]int{}}
+	b := &bootstrap{r: r, rep: &Report{}}
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		b.rep.Untrusted = err
@@ -255,8 +255,7 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	}
 	b.hidden = hidden
 	defer r.cleanup()
-	for i, src := range sources {
-		b.order[src.Name] = i
+	for _, src := range sources {
 		if err := b.read(src); err != nil {
 			return b.rep, err
 		}
@@ -274,14 +273,13 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 // cleanup removes the temp files that did not become seed files, and the
 // folders made for them when they stay empty.
 func (r *Runner) cleanup() {
-	var made []string
 	for _, c := range r.collectors {
 		for _, bk := range c.buckets {
-			made = append(made, r.discard(bk)...)
+			r.removeTemp(bk)
 		}
 	}
-	removeEmpty(made)
-	r.collectors = nil
+	removeEmpty(r.made)
+	r.collectors, r.made = nil, nil
 }
 
 // read reads one source into its buckets. An error is a store failure.
@@ -391,8 +389,9 @@ func sourceStatus(src Source, st transcript.Stats, err error) (status, msg strin
 }
 
 // plan lists what there is to write, in a stable order: by project
-// folder, then source order. With one project asked for, each source
-// read that had nothing for it says so.
+// folder, then source order (the order of reads; a source has one bucket
+// per folder). With one project asked for, each source read that had
+// nothing for it says so.
 func (b *bootstrap) plan() {
 	have := map[string]bool{}
 	for _, c := range b.reads {
@@ -401,12 +400,7 @@ func (b *bootstrap) plan() {
 			have[bk.src] = true
 		}
 	}
-	sort.SliceStable(b.jobs, func(i, j int) bool {
-		if b.jobs[i].cwd != b.jobs[j].cwd {
-			return b.jobs[i].cwd < b.jobs[j].cwd
-		}
-		return b.order[b.jobs[i].src] < b.order[b.jobs[j].src]
-	})
+	sort.SliceStable(b.jobs, func(i, j int) bool { return b.jobs[i].cwd < b.jobs[j].cwd })
 	if project := b.r.Opts.Project; project != "" {
 		hash, _ := store.ProjectOf(project)
 		for _, c := range b.reads {

@@ -77,7 +77,6 @@ func (r *Runner) writeBucket(b *bucket, hidden *tombstone.Set, refilter, ledgerG
 		fr.Status, fr.Path = FileNone, ""
 		return fr
 	}
-	b.madeDir = nil
 	fr.Status = FileWritten // a seed file once its folder is synced (syncFolders)
 	return fr
 }
@@ -152,7 +151,7 @@ func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live m
 		err = cerr
 	}
 	r.removeTemp(b)
-	b.tmp, b.done = f.Name(), false
+	b.tmp = f.Name()
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", b.path, err)
 	}
@@ -180,14 +179,14 @@ func (r *Runner) appendKept(b *bucket, hidden *tombstone.Set, hideCheck bool, li
 	return nil
 }
 
-// removeTemp removes b's temp file (its records are written, or none is
-// to be).
+// removeTemp removes b's temp file: its records are written (linked to
+// the seed's name), or none is to be.
 func (r *Runner) removeTemp(b *bucket) {
 	if b.tmp != "" {
 		os.Remove(b.tmp)
 		r.untrack(b.tmp)
+		b.tmp = ""
 	}
-	b.done = true
 }
 
 // syncFile fsyncs the file at path.
