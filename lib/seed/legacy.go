@@ -60,16 +60,18 @@ const (
 	LegacyWaiting  = "waiting"  // hidden.json cannot be trusted
 )
 
-// LegacyResult is what the migration did with one source.
+// LegacyResult is what the migration did with one source (an entry of
+// the migration's "sources" in hist-seed --json).
 type LegacyResult struct {
-	Name   string
-	Path   string
-	Status string
-	Stats  transcript.Stats
-	Added  int // records appended to history-global.jsonl
-	Hidden int // prompts hidden by hidden.json, left out
-	Dupes  int // prompts a global file holds already (same text and time), left out
-	Err    string
+	Name      string `json:"source"`
+	Path      string `json:"path"`
+	Status    string `json:"status"`
+	Read      int    `json:"read"`          // prompts read
+	Added     int    `json:"added"`         // records appended to the global file
+	Hidden    int    `json:"hidden"`        // prompts hidden by hidden.json, left out
+	Dupes     int    `json:"already_there"` // prompts a global file holds already (same text and time), left out
+	Malformed int    `json:"malformed"`     // lines skipped
+	Err       string `json:"error,omitempty"`
 }
 
 // MigrationReport is what the legacy migration did.
@@ -251,7 +253,7 @@ func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *Legacy
 		return nil
 	})
 	o.Progress.reading("", st)
-	res.Stats = st
+	res.Read, res.Malformed = st.Prompts, st.Malformed
 	switch {
 	case err != nil:
 		res.Status, res.Err = LegacyRetry, err.Error()

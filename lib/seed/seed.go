@@ -232,7 +232,7 @@ type bootstrap struct {
 	r      *Runner
 	rep    *Report
 	hidden *tombstone.Set
-	reads  []*collector   // the sources read whole
+	reads  []*collector // the sources read whole
 	jobs   []*bucket
 	// Under the lock: hidden.json changed since the sources were read
 	// (refilter), another run imported meanwhile (ledgerGrew).

@@ -214,7 +214,7 @@ func legacyExtras(s seed.LegacyResult) string {
 	var p said
 	p.add(s.Hidden, fmt.Sprintf("%d hidden by hidden.json", s.Hidden))
 	p.add(s.Dupes, fmt.Sprintf("%d already there", s.Dupes))
-	p.add(s.Stats.Malformed, words.Plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
+	p.add(s.Malformed, words.Plural(s.Malformed, "malformed line", "malformed lines")+" skipped")
 	return p.paren(" left out")
 }
 
@@ -258,22 +258,10 @@ type report struct {
 }
 
 type migrationReport struct {
-	LockHeld  string         `json:"lock_held,omitempty"`
-	Untrusted string         `json:"untrusted,omitempty"`
-	Busy      string         `json:"busy,omitempty"`
-	Sources   []legacyReport `json:"sources"`
-}
-
-type legacyReport struct {
-	Source    string `json:"source"`
-	Path      string `json:"path"`
-	Status    string `json:"status"`
-	Read      int    `json:"read"`
-	Added     int    `json:"added"`
-	Hidden    int    `json:"hidden"`
-	Repeated  int    `json:"already_there"`
-	Malformed int    `json:"malformed"`
-	Error     string `json:"error,omitempty"`
+	LockHeld  string              `json:"lock_held,omitempty"`
+	Untrusted string              `json:"untrusted,omitempty"`
+	Busy      string              `json:"busy,omitempty"`
+	Sources   []seed.LegacyResult `json:"sources"`
 }
 
 type sourceReport struct {
@@ -308,15 +296,8 @@ func errString(err error) string {
 }
 
 func migrationJSON(m *seed.MigrationReport) migrationReport {
-	out := migrationReport{LockHeld: m.LockHeld, Untrusted: errString(m.Untrusted), Busy: errString(m.Busy),
-		Sources: []legacyReport{}}
-	for _, s := range m.Sources {
-		out.Sources = append(out.Sources, legacyReport{
-			Source: s.Name, Path: s.Path, Status: s.Status, Read: s.Stats.Prompts, Added: s.Added,
-			Hidden: s.Hidden, Repeated: s.Dupes, Malformed: s.Stats.Malformed, Error: s.Err,
-		})
-	}
-	return out
+	return migrationReport{LockHeld: m.LockHeld, Untrusted: errString(m.Untrusted), Busy: errString(m.Busy),
+		Sources: append([]seed.LegacyResult{}, m.Sources...)}
 }
 
 func bootstrapJSON(b *seed.Report) []sourceReport {
