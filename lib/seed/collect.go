@@ -19,10 +19,9 @@ import (
 	"hist/lib/transcript"
 )
 
-// eventKey identifies a prompt event within one project's file: its time
-// and a 128-bit hash of its identity (normalized text), two 64-bit maphash
-// sums with independent random seeds, so that two distinct prompts share a
-// key with a negligible chance (and no input can aim at one).
+// eventKey is a prompt event: its time and a 128-bit hash of its identity
+// (normalized text), two maphash sums with random seeds (no input can aim
+// at a collision).
 type eventKey struct {
 	ts int64
 	id [2]uint64
@@ -35,8 +34,7 @@ func makeKey(ts int64, norm []byte) eventKey {
 }
 
 // spillAt is how many bytes of records may wait in memory: past it, every
-// bucket's records are appended to the bucket's temp file (the seed file
-// to be), so memory stays bounded whatever the transcripts hold.
+// bucket's records are appended to its temp file.
 var spillAt int64 = 8 << 20
 
 // bucket holds one project's records for one source: the ones spilled to
@@ -46,10 +44,7 @@ type bucket struct {
 	hash string
 	also []string // the project's other folders (store.ProjectOf)
 	cwd  string
-	// path is the file the records go to: the source's seed file, or,
-	// when the project has one already, the machine's import file of the
-	// source (store.ImportLog).
-	path   string
+	path   string // the seed file, or the import file when the project has its seed
 	recs   []byte // the records not written to the temp file yet
 	n      int
 	hidden int
@@ -61,9 +56,8 @@ type bucket struct {
 	// hidden ones, repeats, and the ones a seed file's cutoff covers).
 	wkeys, okeys []ledger.Key
 	seen         map[eventKey]struct{} // the prompt events met, for the dedup
-	// events are the prompt events met that a live capture in the store
-	// may be a copy of (see liveMatches); kept only when the project had
-	// store files as the run began (live).
+	// events are the prompt events a live capture may be a copy of (see
+	// liveMatches), kept when the project had store files (live).
 	events []event
 	live   bool
 	cutoff int64 // the prompts up to this time are the ones the project's seed file of the source stands for (noCutoff: none)
@@ -71,8 +65,7 @@ type bucket struct {
 	tmp string // temp file in the project folder ("" before the first write and once done)
 }
 
-// event is a prompt event of a bucket: its time and identity, its
-// session, and the index of its record among the bucket's records (-1:
+// event is a prompt event of a bucket, with the index of its record (-1:
 // this run writes none).
 type event struct {
 	key     eventKey
@@ -91,9 +84,7 @@ type collector struct {
 	noCwd   int
 	approx  int // prompts kept whose time is not their own
 	norm    []byte
-	// unsettled are the files that hold prompts left to a later run:
-	// their stamps are not recorded.
-	unsettled []string
+	unsettled []string // files with prompts left to a later run: their stamps are not recorded
 }
 
 type canonical struct {
@@ -118,7 +109,7 @@ func (c *collector) project(raw string) canonical {
 }
 
 // add files p in its project's bucket, or counts why it is left out. An
-// error is a store failure (a spill, the ledger).
+// error is a store failure.
 func (c *collector) add(p transcript.Prompt) error {
 	o := &c.r.Opts
 	raw := p.Text
@@ -161,26 +152,24 @@ func (c *collector) add(p transcript.Prompt) error {
 		if !hidden && !dup {
 			b.note(ev)
 		}
-		return nil
-	case dup || hidden:
-		if dup {
-			b.dupes++
-		} else {
-			b.hidden++
-		}
+	case dup:
+		b.dupes++
 		b.okeys = append(b.okeys, lkey)
-		return nil
+	case hidden:
+		b.hidden++
+		b.okeys = append(b.okeys, lkey)
 	case c.src.Live && p.TS > c.r.now-Settle.Milliseconds() && p.TS <= c.r.now+Settle.Milliseconds():
 		// Typed a moment ago: its live capture may be on its way. Its
 		// file is read again by the next run.
 		b.recent++
 		c.unsettled = append(c.unsettled, p.File)
 		b.note(ev)
-		return nil
+	default:
+		ev.rec = len(b.wkeys)
+		b.note(ev)
+		return c.keep(b, &p, lkey)
 	}
-	ev.rec = len(b.wkeys)
-	b.note(ev)
-	return c.keep(b, &p, lkey)
+	return nil
 }
 
 // note keeps ev for liveMatches, when the project may hold live copies.
@@ -208,9 +197,7 @@ func (c *collector) keep(b *bucket, p *transcript.Prompt, lkey ledger.Key) error
 	return nil
 }
 
-// bucket returns pr's bucket, made at its first prompt. When the project
-// has the source's seed file, the records go to the machine's import file
-// of the source, and the seed's cutoff applies.
+// bucket returns pr's bucket, made at its first prompt.
 func (c *collector) bucket(pr canonical) (*bucket, error) {
 	if b := c.buckets[pr.hash]; b != nil {
 		return b, nil
@@ -218,7 +205,7 @@ func (c *collector) bucket(pr canonical) (*bucket, error) {
 	st := c.r.Opts.Store
 	dir := st.ProjectDir(pr.hash)
 	b := &bucket{src: c.src.Name, hash: pr.hash, also: pr.also, cwd: pr.cwd, seen: map[eventKey]struct{}{},
-		cutoff: noCutoff, path: st.OwnPath(dir, FileName(c.src.Name, ""))}
+		cutoff: noCutoff, path: st.OwnPath(dir, store.SeedFile(c.src.Name, ""))}
 	// A project without store files yet holds no live copy (a prompt
 	// captured while the run reads is typed a moment ago, see Settle).
 	files, err := st.Files(store.Scope{Project: pr.hash, Also: pr.also})
@@ -226,7 +213,7 @@ func (c *collector) bucket(pr canonical) (*bucket, error) {
 	// The project's seed file of the source, in its folder or in the one
 	// its path names (a project known by its repository since).
 	for _, h := range append([]string{pr.hash}, pr.also...) {
-		seed := st.OwnPath(st.ProjectDir(h), FileName(c.src.Name, ""))
+		seed := st.OwnPath(st.ProjectDir(h), store.SeedFile(c.src.Name, ""))
 		if _, err := os.Lstat(seed); err != nil {
 			continue
 		}
@@ -240,8 +227,7 @@ func (c *collector) bucket(pr canonical) (*bucket, error) {
 	return b, nil
 }
 
-// spill appends every bucket's records in memory to the bucket's temp
-// file. An error is a store failure.
+// spill appends every bucket's records in memory to its temp file.
 func (r *Runner) spill() error {
 	for _, c := range r.collectors {
 		for _, b := range c.buckets {
@@ -254,10 +240,8 @@ func (r *Runner) spill() error {
 	return nil
 }
 
-// appendTemp appends b's records in memory to its temp file, creating it
-// (and the project folder) the first time, and frees them. The records
-// are written through the page cache: the file is fsynced before it is
-// linked into place.
+// appendTemp appends b's records in memory to its temp file (through the
+// page cache: link fsyncs it), creating it the first time.
 func (r *Runner) appendTemp(b *bucket) error {
 	if len(b.recs) == 0 {
 		return nil
@@ -290,8 +274,7 @@ func (r *Runner) appendTemp(b *bucket) error {
 	return nil
 }
 
-// newTemp creates a temp file for path, in its folder, that Interrupt
-// removes.
+// newTemp creates a temp file for path that Interrupt removes.
 func (r *Runner) newTemp(path string) (*os.File, error) {
 	p, err := atomicfile.Create(path)
 	if err != nil {
@@ -325,8 +308,8 @@ func mkdirs(dir string) ([]string, error) {
 	return missing, store.EnsureDir(dir)
 }
 
-// writeError says that writing path failed: with the cause only when err
-// is the *fs.PathError of that operation (which names the file again).
+// writeError says that writing path failed, without err's path when it
+// is path.
 func writeError(path string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == path {

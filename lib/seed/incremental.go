@@ -20,25 +20,21 @@ import (
 	"hist/lib/transcript"
 )
 
-// What makes the import incremental (docs/hist-seed.md, "Rules"): each
-// prompt event has a ledger key, and a run imports only
-// the prompts whose key the ledger does not hold, that a seed file
-// written before the ledger existed does not stand for (its cutoff), and
-// that the project does not hold already as a live capture.
+// A run imports only the prompts whose key the ledger does not hold, that
+// a seed file written before the ledger existed does not stand for (its
+// cutoff), and that the project does not hold already as a live capture
+// (docs/hist-seed.md, "Rules").
 
-// noCutoff: the project has no seed file of the source that the ledger
-// does not cover.
+// noCutoff: the ledger covers the project's seed file of the source.
 const noCutoff = math.MinInt64
 
 // liveWindow is how far apart (ms) a live capture and the transcript's
-// copy of the same prompt may be: the hook or extension stamps the prompt
-// as it is sent, the agent as it writes its transcript.
+// copy of the same prompt may be.
 const liveWindow = 5000
 
-// Settle is how long after it was typed a prompt is left to later runs:
-// a hook or extension capturing it live may not have written it yet
-// (the pi extension's own hist-seed runs as a session starts, as its
-// first prompt is sent), and an import first would store it twice.
+// Settle is how long after it was typed a prompt is left to later runs: a
+// hook or extension capturing it live may not have written it yet (the pi
+// extension runs hist-seed as its first prompt is sent).
 const Settle = 10 * time.Second
 
 // isSeedPath reports whether path is src's seed file (not an import file).
@@ -46,8 +42,7 @@ func isSeedPath(path, src string) bool {
 	return store.IsSeedFile(filepath.Base(path), src)
 }
 
-// imported reports whether the ledger holds k, reading the ledger the
-// first time.
+// imported reports whether the ledger holds k, reading it the first time.
 func (r *Runner) imported(k ledger.Key) (bool, error) {
 	if r.led == nil {
 		l, err := ledger.Load(r.Opts.Store.Ledger())
@@ -110,13 +105,10 @@ func (r *Runner) cutoff(hash, src, path string) (int64, error) {
 
 // A live copy of a prompt event is a record of the project's store files
 // with the event's identity, within liveWindow of its time, and of its
-// session when both have one: the copy a hook, extension or plugin
-// captured as the prompt was sent, or one an earlier run wrote (a run
-// killed after writing its records and before recording their keys in the
-// ledger). Each copy stands for one event at most: events and copies are
-// paired closest in time first, so that a prompt typed again seconds later
-// is not taken for the copy of the first one, whatever order the runs met
-// them in.
+// session when both have one (a live capture, or the record of a run
+// killed before it recorded its keys). Each copy stands for one event:
+// they are paired closest in time first, so that a prompt typed again
+// seconds later is not taken for a copy of the first.
 
 // liveRec is a record of the project's store files.
 type liveRec struct {
@@ -152,10 +144,9 @@ func (r *Runner) liveMatches(b *bucket) map[int]bool {
 }
 
 // storeRecords reads the records of the project's store files whose
-// identity is one of groups and whose time is in [lo, hi]. A file last
-// written before lo holds none; one it cannot read is passed over (at
-// worst a prompt is then imported beside its live copy, which lists
-// once).
+// identity is one of groups and whose time is in [lo, hi]. A file it
+// cannot read is passed over (a prompt may then be stored twice, which
+// lists once).
 func (r *Runner) storeRecords(b *bucket, groups map[[2]uint64]bool, lo, hi int64) []liveRec {
 	files, _ := r.Opts.Store.Files(store.Scope{Project: b.hash, Also: b.also})
 	var out []liveRec
@@ -228,9 +219,8 @@ func pairLive(evs []event, recs []liveRec) map[int]bool {
 }
 
 // commitKeys appends to the ledger the keys of the buckets whose records
-// are in place (written, or nothing to write), and records in the state
-// the seed files written (saved with the stamps, see Bootstrap). The
-// caller holds the store's rewriters' lock.
+// are in place, and notes in the state that the ledger covers the seed
+// files written. The caller holds the store's rewriters' lock.
 func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 	var keys [][]ledger.Key
 	n := 0
@@ -258,15 +248,11 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 }
 
 // keeper returns the Keep that a source's scan is given, and the listing
-// it fills with the stamp of every file the reader lists. It keeps the
-// files whose stamp changed since a run over every project recorded it: a
-// file read by such a run, its prompts in place, holds nothing new while
-// it stays as it is; a file that changed is read whole again. The stamps
-// are recorded by runs over every project only: a run for one project
-// passes over the prompts of the others. A new hist-seed build reads
-// everything once again (its readers may recognise more).
+// it fills with the stamp of every file the reader lists: it keeps the
+// files whose stamp changed since a run recorded it (see advance).
 func (r *Runner) keeper(src Source, unchanged *int) (transcript.Keep, *ledger.Listing) {
-	l := r.state().Listing(stateKey(src))
+	// The stamps are kept by source and root (pi's --sessions names another).
+	l := r.state().Listing(src.Name + " " + strconv.Quote(src.Root))
 	return func(path string, fi fs.FileInfo) bool {
 		same := l.List(path, ledger.StampOf(fi))
 		if strings.HasSuffix(path, ".db") {
@@ -284,7 +270,3 @@ func (r *Runner) keeper(src Source, unchanged *int) (transcript.Keep, *ledger.Li
 		return !same
 	}, l
 }
-
-// stateKey is what the import state keeps a source's file stamps under:
-// its name and root (pi's --sessions names another root).
-func stateKey(src Source) string { return src.Name + " " + strconv.Quote(src.Root) }

@@ -30,13 +30,11 @@ const (
 	migratedSchema = "hist.legacy-migration/v1"
 )
 
-// MigratedPath is this machine's migration record: each machine migrates
-// its own prompt-recall files. The machine that owns the files without a
-// machine id keeps history-global.migrated.json while it exists.
+// MigratedPath is this machine's migration record (the machine that owns
+// the files without a machine id keeps history-global.migrated.json).
 func MigratedPath(st store.Store) string { return st.OwnPath(st.Root, MigratedName) }
 
-// globalPath is this machine's global file, the one its migration
-// appends to (the same rule as MigratedPath).
+// globalPath is this machine's global file, that its migration appends to.
 func globalPath(st store.Store) string { return st.OwnPath(st.Root, store.GlobalName) }
 
 // LegacySource is one agent's prompt-recall file.
@@ -76,20 +74,14 @@ type LegacyResult struct {
 
 // MigrationReport is what the legacy migration did.
 type MigrationReport struct {
-	// Global is the global file the migration appends to, this
-	// machine's.
-	Global  string
+	Global  string // this machine's global file
 	Sources []LegacyResult
-	// LockHeld names the lock folder when it was already there (a process
+	// LockHeld names the lock folder when it was there already (a process
 	// died holding it, or a migration is running): the migration was
-	// skipped.
-	LockHeld string
-	// Untrusted is set when hidden.json cannot be trusted: nothing was
-	// migrated.
-	Untrusted error
-	// Busy is set when another rewriter held the store's lock for the
-	// whole wait: nothing was migrated.
-	Busy error
+	// skipped. Untrusted (hidden.json cannot be trusted) and Busy (the
+	// store's lock stayed held) say why nothing was migrated.
+	LockHeld        string
+	Untrusted, Busy error
 }
 
 // Migrated is one entry of history-global.migrated.json.
@@ -107,9 +99,8 @@ type migratedFile struct {
 }
 
 // LoadMigrated reads this machine's migration record: source name -> what
-// was migrated. A missing file is an empty map; a file that cannot be read
-// or parsed is an error (the migration then does not run, so that nothing
-// is imported twice).
+// was migrated. A file that cannot be read or parsed is an error (the
+// migration then does not run).
 func LoadMigrated(st store.Store) (map[string]Migrated, error) {
 	path := MigratedPath(st)
 	data, err := os.ReadFile(path)
@@ -311,9 +302,9 @@ func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep
 	return nil
 }
 
-// appendGlobal appends to the machine's global file the new records that
-// no global file holds already (same identity and time) and that hidden
-// does not hide, as a capture file is appended to, and fsyncs it. With
+// appendGlobal appends to the machine's global file, as a capture file is
+// appended to, the records that no global file holds already (same
+// identity and time) and that hidden does not hide, and fsyncs it. With
 // write false it only counts them.
 func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, write bool) error {
 	st := r.Opts.Store

@@ -1,16 +1,13 @@
 // Package seed imports the prompts of the agents' transcripts into the
-// store, each once (docs/hist-seed.md): the per-project import from the
-// agents' session transcripts (a project's first import from an agent
-// writes its seed file, later ones append to the machine's import file of
-// the agent) and the legacy migration of the agents' prompt-recall files
-// into the machine's global file.
+// store, each once (docs/hist-seed.md): each project's prompts from the
+// agents' session transcripts (its seed file of an agent first, then the
+// machine's import file of the agent), and the agents' prompt-recall files
+// into the machine's global file (the legacy migration).
 //
-// The import ledger (lib/ledger) remembers every prompt event imported, so
-// that a prompt deleted since never comes back. Each source is read whole
-// before anything is written for it: one that cannot be read whole writes
-// nothing, so that a later run retries. Writes happen under the rewriters'
-// lock (store.Lock), so a seed never races a delete or a compaction; the
-// transcripts are read without it: reading takes the time.
+// The import ledger (lib/ledger) remembers every prompt event imported. A
+// source is read whole, without the store's lock, before anything is
+// written for it (one that cannot be read whole writes nothing); writes
+// happen under the rewriters' lock (store.Lock).
 package seed
 
 import (
@@ -32,25 +29,22 @@ import (
 	"hist/lib/store"
 	"hist/lib/tombstone"
 	"hist/lib/transcript"
+	"hist/lib/words"
 )
 
 // Source is one agent's session transcripts.
 type Source struct {
 	Name string // transcript.SrcPi, SrcClaude, ...
 	Root string // where its transcripts are (what Scan takes)
-	// Live is set when hist captures the agent's prompts live (its hook,
-	// extension or plugin is installed): a prompt typed a moment ago is
-	// then left to a later run (Settle).
+	// Live: hist captures the agent's prompts live (its hook, extension
+	// or plugin is installed): a prompt typed a moment ago is left to a
+	// later run (Settle).
 	Live bool
 	// Scan reads every transcript under root that keep keeps (nil: all)
 	// and emits each typed prompt once; an I/O error is a
 	// *transcript.ReadError.
 	Scan func(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error)
 }
-
-// FileName is the seed file a source writes in each project folder from
-// machine (store.SeedFile).
-func FileName(source, machine string) string { return store.SeedFile(source, machine) }
 
 // Source statuses.
 const (
@@ -158,8 +152,7 @@ func (p *Progress) reading(source string, st transcript.Stats) {
 	}
 }
 
-// Runner runs a bootstrap and a migration, and can undo what a run holds
-// when the process is interrupted (see Interrupt).
+// Runner runs a bootstrap and a migration.
 type Runner struct {
 	Opts Options
 
@@ -190,8 +183,7 @@ func New(opts Options) *Runner {
 }
 
 // Interrupt removes what the run holds (the migration lock folder, temp
-// files) so that a process that is about to exit on a signal leaves the
-// store as it found it. The run must not continue afterwards.
+// files), for a process about to exit on a signal; the run stops.
 func (r *Runner) Interrupt() {
 	r.mu.Lock()
 	r.stopped = true
@@ -226,8 +218,7 @@ func (r *Runner) untrack(path string) {
 	r.mu.Unlock()
 }
 
-// bootstrap is one run of Bootstrap, phase by phase: each source read
-// (read), what to write planned (plan), then written (write).
+// bootstrap is one run of Bootstrap: read, plan, then write.
 type bootstrap struct {
 	r      *Runner
 	rep    *Report
@@ -240,10 +231,9 @@ type bootstrap struct {
 }
 
 // Bootstrap reads each source and writes, for every project it names (or
-// for Opts.Project only), what no earlier run imported: the source's seed
-// file when the project has none, its import file when it has. It returns
-// an error only when the store could not be written; what each source and
-// file came to is in the report.
+// for Opts.Project only), what no earlier run imported. It returns an
+// error only when the store could not be written; the rest is in the
+// report.
 func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	o := &r.Opts
 	r.now = o.Now().UnixMilli()
@@ -318,10 +308,9 @@ func (b *bootstrap) read(src Source) error {
 }
 
 // scanInto runs src's scan on a goroutine of its own and adds the
-// prompts it finds to c on this one, in batches: reading and preparing
-// the records share the work of a first import between two CPUs. It
-// returns the scan's stats and error, and the first error c.add returned
-// (a store failure, which stops the scan).
+// prompts it finds to c on this one, in batches: a first import's reading
+// and preparing share two CPUs. storeErr is c.add's first error, which
+// stops the scan.
 func scanInto(src Source, keep transcript.Keep, c *collector) (st transcript.Stats, err, storeErr error) {
 	const batchSize = 64
 	batches := make(chan []transcript.Prompt, 4)
@@ -379,11 +368,7 @@ func sourceStatus(src Source, st transcript.Stats, err error) (status, msg strin
 	case err != nil:
 		return SourceLayout, err.Error()
 	case st.Files == 0 && st.Skipped > 0:
-		files := "files"
-		if st.Skipped == 1 {
-			files = "file"
-		}
-		return SourceLayout, fmt.Sprintf("no transcript it knows under %s (%d %s passed over)", src.Root, st.Skipped, files)
+		return SourceLayout, fmt.Sprintf("no transcript it knows under %s (%s passed over)", src.Root, words.Plural(st.Skipped, "file", "files"))
 	}
 	return SourceRead, ""
 }
@@ -492,8 +477,7 @@ func (b *bootstrap) write() error {
 }
 
 // refresh, under the lock, takes in what changed while the sources were
-// read: tombstones that deletes added meanwhile (the run filters again
-// with them), keys another run imported; and removes the temp files
+// read (tombstones, keys another run imported), and removes the temp files
 // killed runs left. ok is false when hidden.json cannot be trusted now.
 func (b *bootstrap) refresh() (ok bool, err error) {
 	r, o := b.r, &b.r.Opts
@@ -568,9 +552,8 @@ func (b *bootstrap) register(results []FileResult) error {
 	return firstErr
 }
 
-// sweepTemps removes the temp files that killed runs left in dirs: they
-// hold copies of prompts (some may have been deleted since). The caller
-// holds the store's lock.
+// sweepTemps removes the temp files that killed runs left in dirs (copies
+// of prompts, maybe deleted since). The caller holds the store's lock.
 func sweepTemps(dirs ...string) {
 	for _, p := range staleTemps(dirs...) {
 		os.Remove(p)

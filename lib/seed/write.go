@@ -17,18 +17,10 @@ import (
 // writeBucket writes a bucket's records from its temp file: linked into
 // place as the project's seed file of the source, or appended to the
 // machine's import file of the source when the project has its seed file
-// (it may have appeared meanwhile: another run wrote it). Left out are
-// the records hidden.json hides now when it changed since the sources
-// were read (refilter), the ones the ledger holds now when it grew
-// (ledgerGrew: another run imported meanwhile), and the ones the project
-// holds already (see liveMatches).
-//
-// A seed file is the temp file (0600, in the project folder) fsynced and
-// hard-linked to the seed's name, which fails rather than replace a file
-// that appeared meanwhile; its folder is fsynced by syncFolders. An import
-// file is appended to as a capture file is (store.Append: whole records,
-// each write one O_APPEND write), then fsynced. On any failure the temp
-// file is left for discard to remove.
+// (another run may have written it meanwhile). Left out are the records
+// hidden.json hides now when it changed (refilter), the ones the ledger
+// holds now when it grew (ledgerGrew), and the ones the project holds
+// already (liveMatches). On a failure the temp file is left for cleanup.
 func (r *Runner) writeBucket(b *bucket, hidden *tombstone.Set, refilter, ledgerGrew bool) FileResult {
 	fr := FileResult{Project: b.hash, Cwd: b.cwd, Source: b.src, Path: b.path,
 		Prompts: b.n, Known: b.known, Recent: b.recent, Hidden: b.hidden, Dupes: b.dupes}
@@ -85,11 +77,10 @@ func (r *Runner) writeBucket(b *bucket, hidden *tombstone.Set, refilter, ledgerG
 const appendChunk = 1 << 20
 
 // keptRecords passes the records of b's temp file to out, in chunks of
-// whole records, but the ones that must not be written after all: the
-// ones another run imported since (the ledger), the ones hidden.json hides
-// now (when hideCheck), and the ones the project holds already (live: by
-// index). It counts these in fr, and leaves in b.wkeys the keys of the
-// records passed.
+// whole records, but the ones another run imported since (the ledger),
+// that hidden.json hides now (when hideCheck) or that the project holds
+// already (live, by index). It counts these in fr, and leaves in b.wkeys
+// the keys of the records passed.
 func (r *Runner) keptRecords(b *bucket, hidden *tombstone.Set, hideCheck bool, live map[int]bool, fr *FileResult, out func([]byte) error) error {
 	in, err := os.Open(b.tmp)
 	if err != nil {
@@ -158,9 +149,9 @@ func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live m
 	return nil
 }
 
-// appendKept appends to b's import file the records of its temp file that
-// are to be written (keptRecords), as a capture file is appended to, and
-// fsyncs it.
+// appendKept appends to b's import file the records to write
+// (keptRecords), as a capture file is appended to (store.Append: whole
+// records, each write one O_APPEND write), and fsyncs it.
 func (r *Runner) appendKept(b *bucket, hidden *tombstone.Set, hideCheck bool, live map[int]bool, fr *FileResult) error {
 	if err := r.track(""); err != nil {
 		return err
@@ -205,10 +196,10 @@ func syncFile(path string) error {
 // errAppeared: the file appeared while hist-seed wrote it.
 var errAppeared = errors.New("the file appeared while hist-seed wrote it: run hist-seed again")
 
-// link fsyncs the temp file tmp and links it to path, which must not
-// exist; the temp name goes. On a file system without hard links it is
-// renamed instead, after checking that the name is still free (the caller
-// holds the rewriters' lock).
+// link fsyncs the temp file tmp and hard-links it to path, which fails
+// rather than replace a file that appeared meanwhile; the temp name goes.
+// Without hard links it is renamed, once path is checked to be free (the
+// caller holds the rewriters' lock). syncFolders fsyncs the folder.
 func link(tmp, path string) error {
 	if err := syncFile(tmp); err != nil {
 		return writeError(tmp, err)

@@ -7,6 +7,7 @@ import (
 	"hist/lib/agent"
 	"hist/lib/cli"
 	"hist/lib/seed"
+	"hist/lib/store"
 	"hist/lib/transcript"
 
 	// The SQLite driver of the readers' database/sql (cursor-agent's and
@@ -71,7 +72,7 @@ func recallFiles() string {
 func seedFiles() string {
 	var fs []string
 	for _, a := range agent.List {
-		f := seed.FileName(a.Name, "")
+		f := store.SeedFile(a.Name, "")
 		if !strings.Contains(f, a.Name) {
 			f += " (" + a.Name + ")"
 		}
