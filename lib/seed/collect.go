@@ -40,10 +40,10 @@ var spillAt int64 = 8 << 20
 // bucket holds one project's records for one source: the ones spilled to
 // its temp file, then recs.
 type bucket struct {
-	src  string
-	hash string
-	also []string // the project's other folders (store.ProjectOf)
-	cwd  string
+	src    string
+	hash   string
+	also   []string // the project's other folders (store.ProjectOf)
+	cwd    string
 	path   string // the seed file, or the import file when the project has its seed
 	recs   []byte // the records not written to the temp file yet
 	n      int
@@ -75,15 +75,15 @@ type event struct {
 
 // collector gathers one source's prompts by project.
 type collector struct {
-	r       *Runner
-	src     Source
-	hidden  *tombstone.Set
-	listing *ledger.Listing      // of the source's files (see keeper)
-	buckets map[string]*bucket   // by hash
-	canon   map[string]canonical // raw cwd -> its project
-	noCwd   int
-	approx  int // prompts kept whose time is not their own
-	norm    []byte
+	r         *Runner
+	src       Source
+	hidden    *tombstone.Set
+	listing   *ledger.Listing      // of the source's files (see keeper)
+	buckets   map[string]*bucket   // by hash
+	canon     map[string]canonical // raw cwd -> its project
+	noCwd     int
+	approx    int // prompts kept whose time is not their own
+	norm      []byte
 	unsettled []string // files with prompts left to a later run: their stamps are not recorded
 }
 
