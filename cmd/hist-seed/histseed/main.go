@@ -308,28 +308,20 @@ func (im *importer) once(progress bool) int {
 	im.mu.Unlock()
 
 	mig, merr := r.Migrate(im.legs)
-	var brep *seed.Report
-	var berr error
+	brep, berr := &seed.Report{}, error(nil) // none with --legacy-only
 	if !o.legacyOnly && mig.Untrusted == nil {
 		brep, berr = r.Bootstrap(im.srcs)
 	}
 	if stopProgress != nil {
 		stopProgress()
 	}
-	im.recent = false
-	if brep != nil {
-		for _, f := range brep.Files {
-			im.recent = im.recent || f.Recent > 0
-		}
-	}
+	im.recent = slices.ContainsFunc(brep.Files, func(f seed.FileResult) bool { return f.Recent > 0 })
 
 	quiet := o.quiet || (o.watch && !wrote(mig, brep))
 	rp := &reporter{e: e, quiet: quiet, explicit: im.explicit, oneProject: im.canon != "",
 		out: &report{DryRun: o.dryRun, Store: im.st.Root, Sources: []sourceReport{}, Seeds: []seed.FileResult{}}}
 	rp.migration(mig, merr)
-	if brep != nil {
-		rp.bootstrap(brep, berr, im.st)
-	}
+	rp.bootstrap(brep, berr, im.st)
 	return rp.finish(o.json)
 }
 

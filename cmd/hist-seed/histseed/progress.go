@@ -1,11 +1,9 @@
 package histseed
 
 import (
-	"bytes"
 	"fmt"
 	"hist/lib/words"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -43,10 +41,9 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 	// The first line is drawn before the reading starts, however soon the
 	// drawing goroutine runs.
 	draw()
-	var wg sync.WaitGroup
-	wg.Add(1)
+	stopped := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(stopped)
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -60,26 +57,15 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 		}
 	}()
 	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(done)
-			wg.Wait()
-		})
-	}
+	return func() { once.Do(func() { close(done); <-stopped }) }
 }
 
-// readChars returns the bytes this process has read so far (rchar of
-// /proc/self/io).
-func readChars() (int64, bool) {
+// readChars returns the bytes this process has read so far (rchar, the
+// first line of /proc/self/io).
+func readChars() (n int64, ok bool) {
 	data, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return 0, false
+	if err == nil {
+		_, err = fmt.Sscanf(string(data), "rchar: %d", &n)
 	}
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("rchar: ")); ok {
-			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
+	return n, err == nil
 }

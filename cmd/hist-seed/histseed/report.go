@@ -33,6 +33,13 @@ func (r *reporter) worse(c int) {
 	}
 }
 
+// say prints a summary line, unless -q.
+func (r *reporter) say(format string, args ...any) {
+	if !r.quiet {
+		r.e.Say(format, args...)
+	}
+}
+
 // fail says a problem, and makes code the exit code if it matters more.
 func (r *reporter) fail(code int, format string, args ...any) {
 	r.e.Errorf(format, args...)
@@ -59,14 +66,11 @@ func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
 	for _, s := range mig.Sources {
 		switch s.Status {
 		case seed.LegacyMigrated, seed.LegacyWould:
-			if r.quiet {
-				continue
-			}
 			verb := "added to"
 			if s.Status == seed.LegacyWould {
 				verb = "would be added to"
 			}
-			r.e.Say("legacy %s: %s %s %s from %s%s", s.Name, prompts(s.Added), verb,
+			r.say("legacy %s: %s %s %s from %s%s", s.Name, prompts(s.Added), verb,
 				filepath.Base(mig.Global), s.Path, legacyExtras(s))
 		case seed.LegacyRetry:
 			r.fail(exitRetry, "legacy %s: %s: nothing was migrated from it; run hist-seed again later", s.Name, s.Err)
@@ -101,9 +105,7 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		switch s.Status {
 		case seed.SourceMissing:
 			if r.explicit {
-				if !r.quiet {
-					r.e.Say("%s: no transcripts at %s", s.Name, s.Root)
-				}
+				r.say("%s: no transcripts at %s", s.Name, s.Root)
 			} else {
 				missing = append(missing, s.Name)
 			}
@@ -112,24 +114,22 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		case seed.SourceLayout:
 			r.fail(exitLayout, "%s: layout not recognised (%s): skipped", s.Name, s.Err)
 		case seed.SourceRead:
-			if !r.quiet {
-				var unchanged string
-				if s.Unchanged > 0 {
-					unchanged = words.Plural(s.Unchanged, "file", "files") + " unchanged, "
-				}
-				r.e.Say("%s: %sread %s (%s) in %s: %s%s", s.Name, unchanged, words.Plural(s.Stats.Files, "file", "files"),
-					mb(s.Stats.Bytes), s.Elapsed.Round(time.Millisecond), prompts(s.Stats.Prompts), sourceExtras(s))
+			var unchanged string
+			if s.Unchanged > 0 {
+				unchanged = words.Plural(s.Unchanged, "file", "files") + " unchanged, "
 			}
+			r.say("%s: %sread %s (%.1f MB) in %s: %s%s", s.Name, unchanged, words.Plural(s.Stats.Files, "file", "files"),
+				float64(s.Stats.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), prompts(s.Stats.Prompts), sourceExtras(s))
 			for _, u := range s.Stats.Undecodable {
 				r.e.Warnf("%s: %s: %v: passed over (the rest of %s is imported); move it away or delete it: it is read again only once it changes", s.Name, u.Path, u.Err, s.Name)
 			}
 		}
 	}
-	if len(missing) > 0 && !r.quiet {
-		r.e.Say("not found: %s", strings.Join(missing, ", "))
+	if len(missing) > 0 {
+		r.say("not found: %s", strings.Join(missing, ", "))
 	}
-	if brep.Swept > 0 && !r.quiet {
-		r.e.Say("also removed %s that other machines' tombstones hide", words.Plural(brep.Swept, "copy", "copies"))
+	if brep.Swept > 0 {
+		r.say("also removed %s that other machines' tombstones hide", words.Plural(brep.Swept, "copy", "copies"))
 	}
 	if brep.SweepErr != "" {
 		r.e.Warnf("removing what other machines' tombstones hide: %s (they stay hidden; the next delete, compaction or import tries again)", brep.SweepErr)
@@ -147,20 +147,14 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 			r.e.Errorf("%s: %s: writing %s: %s: nothing was written for it; fix it and run hist-seed again", f.Source, f.Cwd, f.Path, f.Err)
 			continue
 		}
-		if r.quiet {
-			continue
-		}
-		name := filepath.Base(f.Path)
-		var what string
+		what := "nothing new"
 		switch f.Status {
 		case seed.FileWritten:
-			what = fmt.Sprintf("%s written to %s", prompts(f.Prompts), name)
+			what = fmt.Sprintf("%s written to %s", prompts(f.Prompts), filepath.Base(f.Path))
 		case seed.FileWould:
-			what = fmt.Sprintf("%s would be written to %s (dry run)", prompts(f.Prompts), name)
-		case seed.FileNone:
-			what = "nothing new"
+			what = fmt.Sprintf("%s would be written to %s (dry run)", prompts(f.Prompts), filepath.Base(f.Path))
 		}
-		r.e.Say("%s: %s: %s%s", f.Source, f.Cwd, what, fileExtras(f))
+		r.say("%s: %s: %s%s", f.Source, f.Cwd, what, fileExtras(f))
 	}
 }
 
@@ -188,8 +182,6 @@ func rank(c int) int {
 }
 
 func prompts(n int) string { return words.Plural(n, "prompt", "prompts") }
-
-func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
 // said gathers the parts of a summary line's parenthesis.
 type said []string

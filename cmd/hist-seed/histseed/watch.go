@@ -1,6 +1,7 @@
 package histseed
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -79,12 +80,5 @@ func wrote(mig *seed.MigrationReport, brep *seed.Report) bool {
 			return true
 		}
 	}
-	if brep != nil {
-		for _, f := range brep.Files {
-			if f.Status == seed.FileWritten {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(brep.Files, func(f seed.FileResult) bool { return f.Status == seed.FileWritten })
 }
