@@ -113,8 +113,8 @@ func (l *Ledger) Refresh() (bool, error) {
 
 // Append adds the keys of groups to the file and fsyncs it (and, when it
 // creates the file, its folder). The caller holds the store's rewriters'
-// lock. After a failure the file may end with some of the keys: a later
-// run then skips those prompts' records, which are in the store already.
+// lock. After a failure the file may hold some of the keys: their records
+// are in the store already.
 func (l *Ledger) Append(groups ...[]Key) error {
 	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_CREATE, atomicfile.FilePerm)
 	if err != nil {

@@ -29,18 +29,16 @@ func StampOf(fi fs.FileInfo) Stamp {
 }
 
 // State is the import state: each transcript file's stamp, by source and
-// path, and each seed file's cutoff. It is a cache: a lost, stale or torn
-// state only has files read again, which the ledger keeps from importing
-// anything twice.
+// path, and each seed file's cutoff. It is a cache: a lost or torn state
+// only has files read again (the ledger keeps their prompts from being
+// imported twice).
 type State struct {
 	Path  string
 	Build string                      // the build that wrote the file stamps
 	Files map[string]map[string]Stamp // source -> path -> stamp
-	// Cutoffs, by project hash and source: the prompts of the source up
-	// to this time (unix ms) are the ones a seed file written before the
-	// ledger existed stands for. They count as imported, since a seed's
-	// prompts deleted since are not in it any more. 0: the ledger covers
-	// the seed file.
+	// Cutoffs: the prompts of the source up to this time (unix ms) are
+	// the ones a seed file written before the ledger existed stands for
+	// (those deleted since included); 0: the ledger covers the seed file.
 	Cutoffs map[string]int64 // hash + "/" + source -> ms
 	changed bool
 }
@@ -48,10 +46,8 @@ type State struct {
 const stateHeader = "hist import state v4"
 
 // LoadState reads the state at path; a missing, unreadable or garbled
-// file is an empty state (then every transcript is read again: the ledger
-// keeps that from importing anything twice). The file stamps another
-// build recorded are dropped: its readers may yield other prompts from
-// the same files.
+// file is an empty state. The file stamps another build recorded are
+// dropped: its readers may yield other prompts from the same files.
 func LoadState(path, build string) *State {
 	s := &State{Path: path, Build: build, Files: map[string]map[string]Stamp{}, Cutoffs: map[string]int64{}}
 	f, err := os.Open(path)

@@ -62,17 +62,31 @@ const (
 	FileFailed  = "failed"  // it could not be written (Err says why)
 )
 
-// SourceResult is what reading one source gave.
+// SourceResult is what reading one source gave (an entry of the
+// "sources" of hist-seed --json); the counts are transcript.Stats'.
 type SourceResult struct {
-	Name      string
-	Root      string
-	Status    string
-	Stats     transcript.Stats
-	Unchanged int    // files passed over: unchanged since a run read them
-	NoCwd     int    // prompts without a usable cwd (not absolute), dropped
-	Approx    int    // prompts kept whose time is approximate (a session's start, a file's mtime)
-	Err       string // for SourceRetry and SourceLayout
-	Elapsed   time.Duration
+	Name        string        `json:"source"`
+	Root        string        `json:"root"`
+	Status      string        `json:"status"`
+	Files       int           `json:"files"`
+	Bytes       int64         `json:"bytes"`
+	Prompts     int           `json:"prompts"`
+	Malformed   int           `json:"malformed"`
+	Skipped     int           `json:"skipped"`
+	Unchanged   int           `json:"unchanged"`       // files passed over: unchanged since a run read them
+	NoCwd       int           `json:"no_cwd"`          // prompts without a usable cwd (not absolute), dropped
+	Approx      int           `json:"approx_times"`    // prompts kept whose time is approximate (a session's start, a file's mtime)
+	Seconds     float64       `json:"seconds"`         // Elapsed
+	Err         string        `json:"error,omitempty"` // for SourceRetry and SourceLayout
+	Undecodable []Undecodable `json:"undecodable,omitempty"`
+	Subagent    int           `json:"-"`
+	Elapsed     time.Duration `json:"-"`
+}
+
+// Undecodable is a file passed over: its content cannot be decoded.
+type Undecodable struct {
+	Path string `json:"path"`
+	Err  string `json:"error"`
 }
 
 // FileResult is what one project got from one source: its seed file (the
@@ -287,8 +301,12 @@ func (b *bootstrap) read(src Source) error {
 	o.Progress.reading(src.Name, transcript.Stats{})
 	start := time.Now()
 	st, err, storeErr := scanInto(src, keep, c)
-	res.Elapsed, res.Stats = time.Since(start), st
-	res.NoCwd, res.Approx = c.noCwd, c.approx
+	res.Elapsed = time.Since(start)
+	res.Seconds, res.NoCwd, res.Approx = res.Elapsed.Seconds(), c.noCwd, c.approx
+	res.Files, res.Bytes, res.Prompts, res.Malformed, res.Skipped, res.Subagent = st.Files, st.Bytes, st.Prompts, st.Malformed, st.Skipped, st.Subagent
+	for _, u := range st.Undecodable {
+		res.Undecodable = append(res.Undecodable, Undecodable{u.Path, u.Err.Error()})
+	}
 	o.Progress.reading("", st)
 	if storeErr != nil {
 		return storeErr

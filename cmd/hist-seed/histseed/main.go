@@ -319,7 +319,7 @@ func (im *importer) once(progress bool) int {
 
 	quiet := o.quiet || (o.watch && !wrote(mig, brep))
 	rp := &reporter{e: e, quiet: quiet, explicit: im.explicit, oneProject: im.canon != "",
-		out: &report{DryRun: o.dryRun, Store: im.st.Root, Sources: []sourceReport{}, Seeds: []seed.FileResult{}}}
+		out: &report{DryRun: o.dryRun, Store: im.st.Root, Sources: []seed.SourceResult{}, Seeds: []seed.FileResult{}}}
 	rp.migration(mig, merr)
 	rp.bootstrap(brep, berr, im.st)
 	return rp.finish(o.json)

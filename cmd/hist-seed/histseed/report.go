@@ -84,7 +84,7 @@ func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
 
 // bootstrap reports the bootstrap.
 func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
-	r.out.Sources, r.out.Seeds = bootstrapJSON(brep), append(r.out.Seeds, brep.Files...)
+	r.out.Sources, r.out.Seeds = append(r.out.Sources, brep.Sources...), append(r.out.Seeds, brep.Files...)
 	if berr != nil {
 		r.out.Errors = append(r.out.Errors, berr.Error())
 		r.worse(cli.ExitFailure)
@@ -118,9 +118,9 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 			if s.Unchanged > 0 {
 				unchanged = words.Plural(s.Unchanged, "file", "files") + " unchanged, "
 			}
-			r.say("%s: %sread %s (%.1f MB) in %s: %s%s", s.Name, unchanged, words.Plural(s.Stats.Files, "file", "files"),
-				float64(s.Stats.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), prompts(s.Stats.Prompts), sourceExtras(s))
-			for _, u := range s.Stats.Undecodable {
+			r.say("%s: %sread %s (%.1f MB) in %s: %s%s", s.Name, unchanged, words.Plural(s.Files, "file", "files"),
+				float64(s.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), prompts(s.Prompts), sourceExtras(s))
+			for _, u := range s.Undecodable {
 				r.e.Warnf("%s: %s: %v: passed over (the rest of %s is imported); move it away or delete it: it is read again only once it changes", s.Name, u.Path, u.Err, s.Name)
 			}
 		}
@@ -230,9 +230,9 @@ func fileExtras(f seed.FileResult) string {
 
 func sourceExtras(s seed.SourceResult) string {
 	var p said
-	p.add(s.Stats.Malformed, words.Plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
-	p.add(s.Stats.Skipped, words.Plural(s.Stats.Skipped, "file", "files")+" passed over")
-	p.add(s.Stats.Subagent, words.Plural(s.Stats.Subagent, "subagent transcript", "subagent transcripts")+" passed over")
+	p.add(s.Malformed, words.Plural(s.Malformed, "malformed line", "malformed lines")+" skipped")
+	p.add(s.Skipped, words.Plural(s.Skipped, "file", "files")+" passed over")
+	p.add(s.Subagent, words.Plural(s.Subagent, "subagent transcript", "subagent transcripts")+" passed over")
 	p.add(s.NoCwd, prompts(s.NoCwd)+" without a project folder")
 	p.add(s.Approx, words.Plural(s.Approx, "with an approximate time", "with approximate times"))
 	return p.paren("")
@@ -240,13 +240,13 @@ func sourceExtras(s seed.SourceResult) string {
 
 // report is what --json prints.
 type report struct {
-	Store     string            `json:"store"`
-	DryRun    bool              `json:"dry_run"`
-	Migration migrationReport   `json:"migration"`
-	Sources   []sourceReport    `json:"sources"`
-	Seeds     []seed.FileResult `json:"seeds"`
-	Errors    []string          `json:"errors,omitempty"`
-	Exit      int               `json:"exit"`
+	Store     string              `json:"store"`
+	DryRun    bool                `json:"dry_run"`
+	Migration migrationReport     `json:"migration"`
+	Sources   []seed.SourceResult `json:"sources"`
+	Seeds     []seed.FileResult   `json:"seeds"`
+	Errors    []string            `json:"errors,omitempty"`
+	Exit      int                 `json:"exit"`
 }
 
 type migrationReport struct {
@@ -254,30 +254,6 @@ type migrationReport struct {
 	Untrusted string              `json:"untrusted,omitempty"`
 	Busy      string              `json:"busy,omitempty"`
 	Sources   []seed.LegacyResult `json:"sources"`
-}
-
-type sourceReport struct {
-	Source    string  `json:"source"`
-	Root      string  `json:"root"`
-	Status    string  `json:"status"`
-	Files     int     `json:"files"`
-	Bytes     int64   `json:"bytes"`
-	Prompts   int     `json:"prompts"`
-	Malformed int     `json:"malformed"`
-	Skipped   int     `json:"skipped"`
-	Unchanged int     `json:"unchanged"`
-	NoCwd     int     `json:"no_cwd"`
-	Approx    int     `json:"approx_times"`
-	Seconds   float64 `json:"seconds"`
-	Error     string  `json:"error,omitempty"`
-	// Undecodable names the files passed over: their content cannot be
-	// decoded.
-	Undecodable []undecodable `json:"undecodable,omitempty"`
-}
-
-type undecodable struct {
-	Path  string `json:"path"`
-	Error string `json:"error"`
 }
 
 func errString(err error) string {
@@ -290,20 +266,4 @@ func errString(err error) string {
 func migrationJSON(m *seed.MigrationReport) migrationReport {
 	return migrationReport{LockHeld: m.LockHeld, Untrusted: errString(m.Untrusted), Busy: errString(m.Busy),
 		Sources: append([]seed.LegacyResult{}, m.Sources...)}
-}
-
-func bootstrapJSON(b *seed.Report) []sourceReport {
-	srcs := []sourceReport{}
-	for _, s := range b.Sources {
-		sr := sourceReport{
-			Source: s.Name, Root: s.Root, Status: s.Status, Files: s.Stats.Files, Bytes: s.Stats.Bytes,
-			Prompts: s.Stats.Prompts, Malformed: s.Stats.Malformed, Skipped: s.Stats.Skipped, Unchanged: s.Unchanged, NoCwd: s.NoCwd, Approx: s.Approx,
-			Seconds: s.Elapsed.Seconds(), Error: s.Err,
-		}
-		for _, u := range s.Stats.Undecodable {
-			sr.Undecodable = append(sr.Undecodable, undecodable{u.Path, u.Err.Error()})
-		}
-		srcs = append(srcs, sr)
-	}
-	return srcs
 }
