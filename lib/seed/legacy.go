@@ -72,16 +72,18 @@ type LegacyResult struct {
 	Err       string `json:"error,omitempty"`
 }
 
-// MigrationReport is what the legacy migration did.
+// MigrationReport is what the legacy migration did (the "migration" of
+// hist-seed --json).
 type MigrationReport struct {
-	Global  string // this machine's global file
-	Sources []LegacyResult
+	Global string `json:"-"` // this machine's global file
 	// LockHeld names the lock folder when it was there already (a process
 	// died holding it, or a migration is running): the migration was
 	// skipped. Untrusted (hidden.json cannot be trusted) and Busy (the
 	// store's lock stayed held) say why nothing was migrated.
-	LockHeld        string
-	Untrusted, Busy error
+	LockHeld  string         `json:"lock_held,omitempty"`
+	Untrusted string         `json:"untrusted,omitempty"`
+	Busy      string         `json:"busy,omitempty"`
+	Sources   []LegacyResult `json:"sources"`
 }
 
 // Migrated is one entry of history-global.migrated.json.
@@ -148,7 +150,7 @@ type pendingLegacy struct {
 // source's outcome is in the report.
 func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	o := &r.Opts
-	rep := &MigrationReport{Global: globalPath(o.Store)}
+	rep := &MigrationReport{Global: globalPath(o.Store), Sources: []LegacyResult{}}
 	done, err := LoadMigrated(o.Store)
 	if err != nil {
 		return rep, err
@@ -159,7 +161,7 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	}
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
-		rep.Untrusted = err
+		rep.Untrusted = err.Error()
 		for _, i := range todo {
 			rep.Sources[i].Status = LegacyWaiting
 		}
@@ -267,7 +269,7 @@ func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep
 	o := &r.Opts
 	lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
 	if errors.Is(err, lock.ErrTimeout) {
-		rep.Busy = err
+		rep.Busy = err.Error()
 		setStatus(pend, LegacySkipped)
 		return nil
 	}
@@ -278,7 +280,7 @@ func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep
 	sweepTemps(o.Store.Root)
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
-		rep.Untrusted = err
+		rep.Untrusted = err.Error()
 		setStatus(pend, LegacyWaiting)
 		return nil
 	}

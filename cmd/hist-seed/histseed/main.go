@@ -309,7 +309,7 @@ func (im *importer) once(progress bool) int {
 
 	mig, merr := r.Migrate(im.legs)
 	brep, berr := &seed.Report{}, error(nil) // none with --legacy-only
-	if !o.legacyOnly && mig.Untrusted == nil {
+	if !o.legacyOnly && mig.Untrusted == "" {
 		brep, berr = r.Bootstrap(im.srcs)
 	}
 	if stopProgress != nil {

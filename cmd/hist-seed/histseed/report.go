@@ -48,19 +48,19 @@ func (r *reporter) fail(code int, format string, args ...any) {
 
 // migration reports the legacy migration.
 func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
-	r.out.Migration = migrationJSON(mig)
+	r.out.Migration = mig
 	if merr != nil {
 		r.e.Errorf("legacy migration: %v: nothing more was migrated; fix it and run hist-seed again", merr)
 		r.out.Errors = append(r.out.Errors, "legacy migration: "+merr.Error())
 		r.worse(cli.ExitFailure)
 	}
-	if mig.Untrusted != nil {
+	if mig.Untrusted != "" {
 		r.fail(cli.ExitUntrusted, "%v: nothing was imported; the import waits until hidden.json can be read", mig.Untrusted)
 	}
 	if mig.LockHeld != "" {
 		r.fail(exitMigLock, "legacy migration skipped: %s exists (a hist-seed was stopped while migrating, or one is running): remove that folder by hand once no hist-seed runs", mig.LockHeld)
 	}
-	if mig.Busy != nil {
+	if mig.Busy != "" {
 		r.fail(exitRetry, "legacy migration: %v: nothing was migrated; run hist-seed again", mig.Busy)
 	}
 	for _, s := range mig.Sources {
@@ -240,30 +240,11 @@ func sourceExtras(s seed.SourceResult) string {
 
 // report is what --json prints.
 type report struct {
-	Store     string              `json:"store"`
-	DryRun    bool                `json:"dry_run"`
-	Migration migrationReport     `json:"migration"`
-	Sources   []seed.SourceResult `json:"sources"`
-	Seeds     []seed.FileResult   `json:"seeds"`
-	Errors    []string            `json:"errors,omitempty"`
-	Exit      int                 `json:"exit"`
-}
-
-type migrationReport struct {
-	LockHeld  string              `json:"lock_held,omitempty"`
-	Untrusted string              `json:"untrusted,omitempty"`
-	Busy      string              `json:"busy,omitempty"`
-	Sources   []seed.LegacyResult `json:"sources"`
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func migrationJSON(m *seed.MigrationReport) migrationReport {
-	return migrationReport{LockHeld: m.LockHeld, Untrusted: errString(m.Untrusted), Busy: errString(m.Busy),
-		Sources: append([]seed.LegacyResult{}, m.Sources...)}
+	Store     string                `json:"store"`
+	DryRun    bool                  `json:"dry_run"`
+	Migration *seed.MigrationReport `json:"migration"`
+	Sources   []seed.SourceResult   `json:"sources"`
+	Seeds     []seed.FileResult     `json:"seeds"`
+	Errors    []string              `json:"errors,omitempty"`
+	Exit      int                   `json:"exit"`
 }
