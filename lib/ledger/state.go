@@ -169,10 +169,8 @@ func (l *Listing) Known(path string) bool {
 // Forget drops path from the listing: its stamp is not recorded, so the
 // next run reads it again.
 func (l *Listing) Forget(path string) {
-	if _, ok := l.next[path]; ok {
-		delete(l.next, path)
-		l.changed = true
-	}
+	delete(l.next, path)
+	l.changed = true
 }
 
 // SetFiles makes the files l listed the source's files.

@@ -218,13 +218,13 @@ func pairLive(evs []event, recs []liveRec) map[int]bool {
 	return drop
 }
 
-// commitKeys appends to the ledger the keys of the buckets whose records
-// are in place, and notes in the state that the ledger covers the seed
-// files written. The caller holds the store's rewriters' lock.
-func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
+// commitKeys appends to the ledger the keys of the jobs whose records are
+// in place, and notes in the state that the ledger covers the seed files
+// written. The caller holds the store's rewriters' lock.
+func (r *Runner) commitKeys(results []FileResult) error {
 	var keys [][]ledger.Key
 	n := 0
-	for i, b := range buckets {
+	for i, b := range r.jobs {
 		switch fr := results[i]; fr.Status {
 		case FileWritten, FileNone:
 			keys = append(keys, b.wkeys, b.okeys)

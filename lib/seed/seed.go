@@ -166,7 +166,7 @@ func (p *Progress) reading(source string, st transcript.Stats) {
 	}
 }
 
-// Runner runs a bootstrap and a migration.
+// Runner runs a bootstrap and a migration, once.
 type Runner struct {
 	Opts Options
 
@@ -183,6 +183,15 @@ type Runner struct {
 
 	led *ledger.Ledger // read when the first prompt comes
 	st  *ledger.State  // read when first needed
+
+	// A bootstrap's: read, planned, then written.
+	rep    *Report
+	hidden *tombstone.Set
+	reads  []*collector // the sources read whole
+	jobs   []*bucket
+	// Under the lock: hidden.json changed since the sources were read
+	// (refilter), another run imported meanwhile (ledgerGrew).
+	refilter, ledgerGrew bool
 }
 
 // New returns a Runner for opts.
@@ -232,18 +241,6 @@ func (r *Runner) untrack(path string) {
 	r.mu.Unlock()
 }
 
-// bootstrap is one run of Bootstrap: read, plan, then write.
-type bootstrap struct {
-	r      *Runner
-	rep    *Report
-	hidden *tombstone.Set
-	reads  []*collector // the sources read whole
-	jobs   []*bucket
-	// Under the lock: hidden.json changed since the sources were read
-	// (refilter), another run imported meanwhile (ledgerGrew).
-	refilter, ledgerGrew bool
-}
-
 // Bootstrap reads each source and writes, for every project it names (or
 // for Opts.Project only), what no earlier run imported. It returns an
 // error only when the store could not be written; the rest is in the
@@ -251,27 +248,26 @@ type bootstrap struct {
 func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	o := &r.Opts
 	r.now = o.Now().UnixMilli()
-	b := &bootstrap{r: r, rep: &Report{}}
-	hidden, err := tombstone.Load(o.Store.Hidden())
-	if err != nil {
-		b.rep.Untrusted = err
-		return b.rep, nil
+	r.rep, r.reads, r.jobs = &Report{}, nil, nil
+	var err error
+	if r.hidden, err = tombstone.Load(o.Store.Hidden()); err != nil {
+		r.rep.Untrusted = err
+		return r.rep, nil
 	}
-	b.hidden = hidden
 	defer r.cleanup()
 	for _, src := range sources {
-		if err := b.read(src); err != nil {
-			return b.rep, err
+		if err := r.read(src); err != nil {
+			return r.rep, err
 		}
 	}
-	b.plan()
-	if len(b.jobs) == 0 {
+	r.plan()
+	if len(r.jobs) == 0 {
 		if !o.DryRun {
-			b.sweepIdle()
+			r.sweepIdle()
 		}
-		return b.rep, b.advance(nil)
+		return r.rep, r.advance(nil)
 	}
-	return b.rep, b.write()
+	return r.rep, r.write()
 }
 
 // cleanup removes the temp files that did not become seed files, and the
@@ -287,16 +283,16 @@ func (r *Runner) cleanup() {
 }
 
 // read reads one source into its buckets. An error is a store failure.
-func (b *bootstrap) read(src Source) error {
-	r, o := b.r, &b.r.Opts
+func (r *Runner) read(src Source) error {
+	o := &r.Opts
 	res := SourceResult{Name: src.Name, Root: src.Root}
 	if _, err := os.Stat(src.Root); errors.Is(err, fs.ErrNotExist) {
 		res.Status = SourceMissing
-		b.rep.Sources = append(b.rep.Sources, res)
+		r.rep.Sources = append(r.rep.Sources, res)
 		return nil
 	}
 	keep, listing := r.keeper(src, &res.Unchanged)
-	c := &collector{r: r, src: src, hidden: b.hidden, listing: listing, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
+	c := &collector{r: r, src: src, hidden: r.hidden, listing: listing, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
 	r.collectors = append(r.collectors, c)
 	o.Progress.reading(src.Name, transcript.Stats{})
 	start := time.Now()
@@ -313,7 +309,7 @@ func (b *bootstrap) read(src Source) error {
 	}
 	res.Status, res.Err = sourceStatus(src, st, err)
 	if res.Status == SourceRead {
-		b.reads = append(b.reads, c)
+		r.reads = append(r.reads, c)
 	} else {
 		// Nothing of it is written: its records go (its temp files at
 		// the end).
@@ -321,7 +317,7 @@ func (b *bootstrap) read(src Source) error {
 			bk.recs = nil
 		}
 	}
-	b.rep.Sources = append(b.rep.Sources, res)
+	r.rep.Sources = append(r.rep.Sources, res)
 	return nil
 }
 
@@ -395,20 +391,20 @@ func sourceStatus(src Source, st transcript.Stats, err error) (status, msg strin
 // folder, then source order (the order of reads; a source has one bucket
 // per folder). With one project asked for, each source read that had
 // nothing for it says so.
-func (b *bootstrap) plan() {
+func (r *Runner) plan() {
 	have := map[string]bool{}
-	for _, c := range b.reads {
+	for _, c := range r.reads {
 		for _, bk := range c.buckets {
-			b.jobs = append(b.jobs, bk)
+			r.jobs = append(r.jobs, bk)
 			have[bk.src] = true
 		}
 	}
-	sort.SliceStable(b.jobs, func(i, j int) bool { return b.jobs[i].cwd < b.jobs[j].cwd })
-	if project := b.r.Opts.Project; project != "" {
+	sort.SliceStable(r.jobs, func(i, j int) bool { return r.jobs[i].cwd < r.jobs[j].cwd })
+	if project := r.Opts.Project; project != "" {
 		hash, _ := store.ProjectOf(project)
-		for _, c := range b.reads {
+		for _, c := range r.reads {
 			if !have[c.src.Name] {
-				b.rep.Files = append(b.rep.Files, FileResult{Project: hash, Cwd: project, Source: c.src.Name, Status: FileNone})
+				r.rep.Files = append(r.rep.Files, FileResult{Project: hash, Cwd: project, Source: c.src.Name, Status: FileNone})
 			}
 		}
 	}
@@ -417,8 +413,8 @@ func (b *bootstrap) plan() {
 // sweepIdle removes, when there is nothing to write, the temp files a
 // killed run left, under the rewriters' lock, which it takes only when
 // there are some (best effort: a busy lock leaves them to the next run).
-func (b *bootstrap) sweepIdle() {
-	o := &b.r.Opts
+func (r *Runner) sweepIdle() {
+	o := &r.Opts
 	dirs := []string{o.Store.Root}
 	if o.Project != "" {
 		hash, _ := store.ProjectOf(o.Project)
@@ -435,8 +431,7 @@ func (b *bootstrap) sweepIdle() {
 
 // advance records, once what each source yielded is in place, the stamps
 // of the files it read (see keeper).
-func (b *bootstrap) advance(results []FileResult) error {
-	r := b.r
+func (r *Runner) advance(results []FileResult) error {
 	if r.Opts.DryRun {
 		return nil
 	}
@@ -446,7 +441,7 @@ func (b *bootstrap) advance(results []FileResult) error {
 			failed[fr.Source] = true
 		}
 	}
-	for _, c := range b.reads {
+	for _, c := range r.reads {
 		// A run for one project passes over the others' prompts: its
 		// stamps are not recorded.
 		if r.Opts.Project == "" && !failed[c.src.Name] {
@@ -464,55 +459,55 @@ func (b *bootstrap) advance(results []FileResult) error {
 
 // write writes the jobs under the rewriters' lock, then records what was
 // imported.
-func (b *bootstrap) write() error {
-	r, o := b.r, &b.r.Opts
+func (r *Runner) write() error {
+	o := &r.Opts
 	if !o.DryRun {
 		lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
 		if errors.Is(err, lock.ErrTimeout) {
-			b.rep.Busy = err
+			r.rep.Busy = err
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("taking the store's lock: %w", err)
 		}
 		defer lk.Release()
-		if ok, err := b.refresh(); !ok || err != nil {
+		if ok, err := r.refresh(); !ok || err != nil {
 			return err
 		}
 	}
-	results := make([]FileResult, len(b.jobs))
-	for i, bk := range b.jobs {
-		results[i] = r.writeBucket(bk, b.hidden, b.refilter, b.ledgerGrew)
+	results := make([]FileResult, len(r.jobs))
+	for i, bk := range r.jobs {
+		results[i] = r.writeBucket(bk)
 	}
 	syncFolders(results)
-	b.rep.Files = append(b.rep.Files, results...)
+	r.rep.Files = append(r.rep.Files, results...)
 	if !o.DryRun {
-		if err := b.commit(results); err != nil {
+		if err := r.commit(results); err != nil {
 			return err
 		}
 	}
-	return b.register(results)
+	return r.register(results)
 }
 
 // refresh, under the lock, takes in what changed while the sources were
 // read (tombstones, keys another run imported), and removes the temp files
 // killed runs left. ok is false when hidden.json cannot be trusted now.
-func (b *bootstrap) refresh() (ok bool, err error) {
-	r, o := b.r, &b.r.Opts
+func (r *Runner) refresh() (ok bool, err error) {
+	o := &r.Opts
 	now, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
-		b.rep.Untrusted = err
+		r.rep.Untrusted = err
 		return false, nil
 	}
-	b.refilter = !slices.Equal(b.hidden.Entries, now.Entries)
-	b.hidden = now
+	r.refilter = !slices.Equal(r.hidden.Entries, now.Entries)
+	r.hidden = now
 	if r.led != nil {
-		if b.ledgerGrew, err = r.led.Refresh(); err != nil {
+		if r.ledgerGrew, err = r.led.Refresh(); err != nil {
 			return false, fmt.Errorf("reading %s: %w", r.led.Path, err)
 		}
 	}
 	dirs := map[string]bool{o.Store.Root: true} // registry.json's, the global file's
-	for _, bk := range b.jobs {
+	for _, bk := range r.jobs {
 		dirs[filepath.Dir(bk.path)] = true
 	}
 	for dir := range dirs {
@@ -524,25 +519,25 @@ func (b *bootstrap) refresh() (ok bool, err error) {
 // commit records what was written: the ledger keys, the stamps; and
 // removes, from this machine's files of the projects imported into, what
 // other machines' tombstones hide (docs/sync.md).
-func (b *bootstrap) commit(results []FileResult) error {
+func (r *Runner) commit(results []FileResult) error {
 	// On a failure the files are in place: the next run finds their
 	// records in the store and does not import them again.
-	if err := b.r.commitKeys(b.jobs, results); err != nil {
+	if err := r.commitKeys(results); err != nil {
 		return err
 	}
-	if err := b.advance(results); err != nil {
+	if err := r.advance(results); err != nil {
 		return err
 	}
 	swept := map[string]bool{}
-	for _, bk := range b.jobs {
+	for _, bk := range r.jobs {
 		if swept[bk.hash] {
 			continue
 		}
 		swept[bk.hash] = true
-		n, err := deletion.Sweep(b.r.Opts.Store, store.Scope{Project: bk.hash, Also: bk.also}, b.hidden)
-		b.rep.Swept += n
-		if err != nil && b.rep.SweepErr == "" {
-			b.rep.SweepErr = err.Error()
+		n, err := deletion.Sweep(r.Opts.Store, store.Scope{Project: bk.hash, Also: bk.also}, r.hidden)
+		r.rep.Swept += n
+		if err != nil && r.rep.SweepErr == "" {
+			r.rep.SweepErr = err.Error()
 		}
 	}
 	return nil
@@ -550,7 +545,7 @@ func (b *bootstrap) commit(results []FileResult) error {
 
 // register names the projects written to in registry.json, and returns
 // the first file's failure.
-func (b *bootstrap) register(results []FileResult) error {
+func (r *Runner) register(results []FileResult) error {
 	var firstErr error
 	reg := map[string]string{}
 	for _, fr := range results {
@@ -563,8 +558,8 @@ func (b *bootstrap) register(results []FileResult) error {
 	}
 	if len(reg) > 0 {
 		// registry.json is advisory: a failure leaves the seeds in place.
-		if err := b.r.Opts.Store.RegisterAll(reg); err != nil {
-			b.rep.RegistryErr = err.Error()
+		if err := r.Opts.Store.RegisterAll(reg); err != nil {
+			r.rep.RegistryErr = err.Error()
 		}
 	}
 	return firstErr

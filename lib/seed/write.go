@@ -11,7 +11,6 @@ import (
 	"hist/lib/identity"
 	"hist/lib/record"
 	"hist/lib/store"
-	"hist/lib/tombstone"
 )
 
 // writeBucket writes a bucket's records from its temp file: linked into
@@ -21,7 +20,7 @@ import (
 // hidden.json hides now when it changed (refilter), the ones the ledger
 // holds now when it grew (ledgerGrew), and the ones the project holds
 // already (liveMatches). On a failure the temp file is left for cleanup.
-func (r *Runner) writeBucket(b *bucket, hidden *tombstone.Set, refilter, ledgerGrew bool) FileResult {
+func (r *Runner) writeBucket(b *bucket) FileResult {
 	fr := FileResult{Project: b.hash, Cwd: b.cwd, Source: b.src, Path: b.path,
 		Prompts: b.n, Known: b.known, Recent: b.recent, Hidden: b.hidden, Dupes: b.dupes}
 	fail := func(err error) FileResult {
@@ -48,13 +47,13 @@ func (r *Runner) writeBucket(b *bucket, hidden *tombstone.Set, refilter, ledgerG
 	if err := r.appendTemp(b); err != nil {
 		return fail(err)
 	}
-	hideCheck := refilter && !hidden.Empty()
+	hideCheck := r.refilter && !r.hidden.Empty()
 	var err error
 	switch {
 	case !seed:
-		err = r.appendKept(b, hidden, hideCheck, live, &fr)
-	case hideCheck || ledgerGrew || len(live) > 0:
-		err = r.filter(b, hidden, hideCheck, live, &fr)
+		err = r.appendKept(b, hideCheck, live, &fr)
+	case hideCheck || r.ledgerGrew || len(live) > 0:
+		err = r.filter(b, hideCheck, live, &fr)
 	}
 	if err == nil && seed && fr.Prompts > 0 {
 		if err = r.track(""); err == nil {
@@ -81,7 +80,7 @@ const appendChunk = 1 << 20
 // that hidden.json hides now (when hideCheck) or that the project holds
 // already (live, by index). It counts these in fr, and leaves in b.wkeys
 // the keys of the records passed.
-func (r *Runner) keptRecords(b *bucket, hidden *tombstone.Set, hideCheck bool, live map[int]bool, fr *FileResult, out func([]byte) error) error {
+func (r *Runner) keptRecords(b *bucket, hideCheck bool, live map[int]bool, fr *FileResult, out func([]byte) error) error {
 	in, err := os.Open(b.tmp)
 	if err != nil {
 		return err
@@ -102,7 +101,7 @@ func (r *Runner) keptRecords(b *bucket, hidden *tombstone.Set, hideCheck bool, l
 		switch {
 		case r.led.Has(k):
 			fr.Known++
-		case hideCheck && hidden.HiddenNormalized(norm):
+		case hideCheck && r.hidden.HiddenNormalized(norm):
 			fr.Hidden++
 			b.okeys = append(b.okeys, k)
 		case live[i-1]:
@@ -129,12 +128,12 @@ func (r *Runner) keptRecords(b *bucket, hidden *tombstone.Set, hideCheck bool, l
 
 // filter makes b's temp file a new one without the records that must not
 // be written after all (keptRecords).
-func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live map[int]bool, fr *FileResult) error {
+func (r *Runner) filter(b *bucket, hideCheck bool, live map[int]bool, fr *FileResult) error {
 	f, err := r.newTemp(b.path)
 	if err != nil {
 		return err
 	}
-	err = r.keptRecords(b, hidden, hideCheck, live, fr, func(chunk []byte) error {
+	err = r.keptRecords(b, hideCheck, live, fr, func(chunk []byte) error {
 		_, err := f.Write(chunk)
 		return err
 	})
@@ -152,12 +151,12 @@ func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live m
 // appendKept appends to b's import file the records to write
 // (keptRecords), as a capture file is appended to (store.Append: whole
 // records, each write one O_APPEND write), and fsyncs it.
-func (r *Runner) appendKept(b *bucket, hidden *tombstone.Set, hideCheck bool, live map[int]bool, fr *FileResult) error {
+func (r *Runner) appendKept(b *bucket, hideCheck bool, live map[int]bool, fr *FileResult) error {
 	if err := r.track(""); err != nil {
 		return err
 	}
 	wrote := false
-	err := r.keptRecords(b, hidden, hideCheck, live, fr, func(chunk []byte) error {
+	err := r.keptRecords(b, hideCheck, live, fr, func(chunk []byte) error {
 		wrote = true
 		return store.Append(b.path, chunk)
 	})

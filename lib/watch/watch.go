@@ -96,11 +96,9 @@ func Start(roots []Root, skip string, notice func(paths []string, why string)) *
 	w := &Watcher{C: c, c: c, skip: resolve(skip), notice: notice,
 		stop: make(chan struct{}), done: make(chan struct{}), timer: time.NewTimer(time.Hour)}
 	w.timer.Stop()
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		w.why = reason(err)
-	} else {
-		w.fw = fw
+	var err error
+	if w.fw, err = fsnotify.NewWatcher(); err != nil {
+		w.fw, w.why = nil, reason(err)
 	}
 	var absent []string
 	for _, r := range roots {
@@ -205,9 +203,6 @@ func reason(err error) string {
 
 // resolve is p with symbolic links resolved, or p when that fails.
 func resolve(p string) string {
-	if p == "" {
-		return ""
-	}
 	if q, err := filepath.EvalSymlinks(p); err == nil {
 		return q
 	}
@@ -257,7 +252,7 @@ func (w *Watcher) loop() {
 			if ev.Op == fsnotify.Chmod {
 				continue
 			}
-			if r := w.owner(ev.Name); r != nil && r.mode == watching && ev.Has(fsnotify.Create) && !r.Flat {
+			if r := w.owner(ev.Name); r != nil && ev.Has(fsnotify.Create) && !r.Flat {
 				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
 					if err := w.addTree(r, ev.Name); err != nil {
 						w.poll(r, reason(err))
