@@ -174,12 +174,7 @@ func run(e *cli.Env) int {
 			return code
 		}
 	}
-	srcs, legs, unsupported := sources(e, names, o.sessions)
-	for _, n := range unsupported {
-		if !all {
-			e.Warnf("%s: this build has no reader for it yet: skipped", n)
-		}
-	}
+	srcs, legs := sources(e, names, o.sessions)
 	im := &importer{e: e, o: o, st: st, canon: canon, srcs: srcs, legs: legs, explicit: !all}
 	im.onSignal()
 	if o.watch {

@@ -21,19 +21,13 @@ import (
 var knownSources = agent.Names()
 
 // sources returns the readers of the named sources (in knownSources
-// order), the prompt-recall files of the legacy migration, and the names
-// this build has no reader for.
-func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed.LegacySource, []string) {
+// order) and the prompt-recall files of the legacy migration.
+func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed.LegacySource) {
 	env := transcript.Env(e.Getenv)
 	var srcs []seed.Source
 	var legs []seed.LegacySource
-	var unsupported []string
 	for _, n := range names {
-		a, ok := agent.Lookup(n)
-		if !ok || a.Scan == nil {
-			unsupported = append(unsupported, n)
-			continue
-		}
+		a, _ := agent.Lookup(n)
 		root := a.Root(env, e.Home)
 		if n == transcript.SrcPi && sessions != "" {
 			root = sessions
@@ -45,7 +39,7 @@ func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed
 				Scan: func(emit func(transcript.Prompt) error) (transcript.Stats, error) { return scan(path, emit) }})
 		}
 	}
-	return srcs, legs, unsupported
+	return srcs, legs
 }
 
 // usage is the help text, with the passages that name the agents written
