@@ -105,13 +105,10 @@ func (s *State) read(r io.Reader) error {
 			err = errors.New("unknown line")
 		}
 		if err != nil {
-			return fmt.Errorf("%q: %v", sc.Text(), err)
+			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return errors.New("no end")
+	return errors.New("no end") // torn, or unreadable
 }
 
 // parseFile parses an f line after its "f " into files.
@@ -121,18 +118,15 @@ func parseFile(line string, files map[string]Stamp) error {
 		return errors.New("bad file line")
 	}
 	var st Stamp
+	var path string
 	var errs [5]error
 	st.Dev, errs[0] = strconv.ParseUint(f[0], 10, 64)
 	st.Ino, errs[1] = strconv.ParseUint(f[1], 10, 64)
 	st.Size, errs[2] = strconv.ParseInt(f[2], 10, 64)
 	st.Mtime, errs[3] = strconv.ParseInt(f[3], 10, 64)
-	path, err := strconv.Unquote(f[4])
-	errs[4] = err
-	if err := errors.Join(errs[:]...); err != nil {
-		return err
-	}
-	files[path] = st
-	return nil
+	path, errs[4] = strconv.Unquote(f[4])
+	files[path] = st // a file with an error is not taken
+	return errors.Join(errs[:]...)
 }
 
 // Listing is what one run lists of a source's files, recorded in the

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
@@ -88,9 +87,8 @@ type collector struct {
 }
 
 type canonical struct {
-	cwd, hash string
+	cwd, hash string   // "": no usable cwd
 	also      []string // the project's other folders (store.ProjectOf)
-	ok        bool
 }
 
 func (c *collector) project(raw string) canonical {
@@ -101,7 +99,7 @@ func (c *collector) project(raw string) canonical {
 	if raw != "" && filepath.IsAbs(raw) {
 		if cw, err := store.Canonical(raw); err == nil {
 			hash, also := store.ProjectOf(cw)
-			p = canonical{cwd: cw, hash: hash, also: also, ok: true}
+			p = canonical{cwd: cw, hash: hash, also: also}
 		}
 	}
 	c.canon[raw] = p
@@ -121,7 +119,7 @@ func (c *collector) add(p transcript.Prompt) error {
 		return nil
 	}
 	pr := c.project(p.Cwd)
-	if !pr.ok {
+	if pr.cwd == "" {
 		c.noCwd++
 		return nil
 	}
@@ -285,14 +283,6 @@ func (r *Runner) newTemp(path string) (*os.File, error) {
 		return nil, err
 	}
 	return p.File, nil
-}
-
-// removeEmpty removes the folders that are empty, deepest first.
-func removeEmpty(dirs []string) {
-	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-	for _, d := range dirs {
-		os.Remove(d) // fails, as it should, when the folder holds anything
-	}
 }
 
 // mkdirs creates dir and its missing parents (0700) and returns the ones

@@ -87,20 +87,28 @@ func (r *Runner) cutoff(hash, src, path string) (int64, error) {
 		}
 		return ms, nil
 	}
-	f, err := store.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", path, err)
-	}
-	defer f.Close()
 	newest := int64(math.MinInt64 + 1)
-	if _, err := record.Scan(f, func(l *record.Line) error {
+	if err := scanFile(path, func(l *record.Line) error {
 		newest = max(newest, l.TS)
 		return nil
 	}); err != nil {
-		return 0, fmt.Errorf("reading %s: %w", path, err)
+		return 0, err
 	}
 	st.SetCutoff(hash, src, newest)
 	return newest, nil
+}
+
+// scanFile calls fn for each record of the store file at path.
+func scanFile(path string, fn func(*record.Line) error) error {
+	f, err := store.Open(path)
+	if err == nil {
+		_, err = record.Scan(f, fn)
+		f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	return nil
 }
 
 // A live copy of a prompt event is a record of the project's store files
@@ -117,7 +125,7 @@ type liveRec struct {
 }
 
 // liveMatches returns the indexes of b's records whose event has a live
-// copy in the store (nil when none has).
+// copy in the store.
 func (r *Runner) liveMatches(b *bucket) map[int]bool {
 	groups := map[[2]uint64]bool{}
 	for _, e := range b.events {
@@ -136,11 +144,7 @@ func (r *Runner) liveMatches(b *bucket) map[int]bool {
 	if len(evs) == 0 {
 		return nil
 	}
-	recs := r.storeRecords(b, groups, lo-liveWindow, hi+liveWindow)
-	if len(recs) == 0 {
-		return nil
-	}
-	return pairLive(evs, recs)
+	return pairLive(evs, r.storeRecords(b, groups, lo-liveWindow, hi+liveWindow))
 }
 
 // storeRecords reads the records of the project's store files whose
@@ -156,11 +160,7 @@ func (r *Runner) storeRecords(b *bucket, groups map[[2]uint64]bool, lo, hi int64
 		if err != nil || fi.ModTime().UnixMilli() < lo {
 			continue
 		}
-		f, err := store.Open(sf.Path)
-		if err != nil {
-			continue
-		}
-		record.Scan(f, func(l *record.Line) error {
+		scanFile(sf.Path, func(l *record.Line) error {
 			if l.TS < lo || l.TS > hi {
 				return nil
 			}
@@ -170,7 +170,6 @@ func (r *Runner) storeRecords(b *bucket, groups map[[2]uint64]bool, lo, hi int64
 			}
 			return nil
 		})
-		f.Close()
 	}
 	return out
 }

@@ -1,10 +1,10 @@
 package seed
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,14 +126,12 @@ func LoadMigrated(st store.Store) (map[string]Migrated, error) {
 }
 
 func saveMigrated(st store.Store, m map[string]Migrated) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(migratedFile{Schema: migratedSchema, Sources: m}); err != nil {
-		return err
-	}
-	return atomicfile.WriteBytes(MigratedPath(st), buf.Bytes())
+	return atomicfile.WriteFile(MigratedPath(st), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(migratedFile{Schema: migratedSchema, Sources: m})
+	})
 }
 
 // pendingLegacy is a source read whole, with what it adds.
@@ -354,18 +352,12 @@ func globalKeys(st store.Store) (map[eventKey]struct{}, error) {
 	}
 	var norm []byte
 	for _, gf := range files {
-		f, err := store.Open(gf.Path)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", gf.Path, err)
-		}
-		_, err = record.Scan(f, func(l *record.Line) error {
+		if err := scanFile(gf.Path, func(l *record.Line) error {
 			norm = identity.AppendNormalized(norm[:0], string(l.Text))
 			seen[makeKey(l.TS, norm)] = struct{}{}
 			return nil
-		})
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", gf.Path, err)
+		}); err != nil {
+			return nil, err
 		}
 	}
 	return seen, nil

@@ -271,14 +271,17 @@ func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 }
 
 // cleanup removes the temp files that did not become seed files, and the
-// folders made for them when they stay empty.
+// folders made for them that stay empty (deepest first).
 func (r *Runner) cleanup() {
 	for _, c := range r.collectors {
 		for _, bk := range c.buckets {
 			r.removeTemp(bk)
 		}
 	}
-	removeEmpty(r.made)
+	sort.Slice(r.made, func(i, j int) bool { return len(r.made[i]) > len(r.made[j]) })
+	for _, d := range r.made {
+		os.Remove(d) // fails, as it should, when the folder holds anything
+	}
 	r.collectors, r.made = nil, nil
 }
 
