@@ -395,22 +395,16 @@ func sourceStatus(src Source, st transcript.Stats, err error) (status, msg strin
 // per folder). With one project asked for, each source read that had
 // nothing for it says so.
 func (r *Runner) plan() {
-	have := map[string]bool{}
 	for _, c := range r.reads {
 		for _, bk := range c.buckets {
 			r.jobs = append(r.jobs, bk)
-			have[bk.src] = true
+		}
+		if p := r.Opts.Project; p != "" && len(c.buckets) == 0 {
+			hash, _ := store.ProjectOf(p)
+			r.rep.Files = append(r.rep.Files, FileResult{Project: hash, Cwd: p, Source: c.src.Name, Status: FileNone})
 		}
 	}
 	sort.SliceStable(r.jobs, func(i, j int) bool { return r.jobs[i].cwd < r.jobs[j].cwd })
-	if project := r.Opts.Project; project != "" {
-		hash, _ := store.ProjectOf(project)
-		for _, c := range r.reads {
-			if !have[c.src.Name] {
-				r.rep.Files = append(r.rep.Files, FileResult{Project: hash, Cwd: project, Source: c.src.Name, Status: FileNone})
-			}
-		}
-	}
 }
 
 // sweepIdle removes, when there is nothing to write, the temp files a

@@ -1,15 +1,10 @@
 // Package watch tells when files under a few folders change: by fsnotify
-// where it can watch (subfolders included, new ones added as they are
-// created), by polling where it cannot (the inotify watch limit, too many
-// open files for kqueue) or where the folder does not exist yet.
-//
-// Polling walks the folder every Every and compares each file's path, size
-// and modification time with the walk before. A folder that does not exist
-// is looked for every Every; once it appears it is watched, and counts as
-// a change. A watched folder removed and created again (its watches gone
-// with it) is watched again within Every, and counts as a change. The
-// watches are fsnotify's alone: a folder removed takes its watch with it,
-// so memory stays bounded however many folders come and go.
+// where it can watch (new subfolders included), else by walking the folder
+// every Every and comparing each file's size and modification time (the
+// inotify watch limit, too many open files for kqueue). A folder that does
+// not exist yet, or was replaced, is looked at every Every, and watched
+// once there (a change). The watches are fsnotify's alone: a folder removed
+// takes its watch with it, so memory stays bounded.
 package watch
 
 import (
@@ -35,8 +30,8 @@ type Root struct {
 // Every is how often a polled root is walked, and a missing one looked for.
 const Every = 2 * time.Second
 
-// Changes are reported once they settle: settle after the last event, and
-// at most most after the first.
+// Changes are reported settle after the last event, at most most after the
+// first.
 const (
 	settle = 400 * time.Millisecond
 	most   = 2 * time.Second
@@ -50,15 +45,12 @@ var (
 
 // Watcher reports changes on C.
 type Watcher struct {
-	// C receives a value once changes have settled; a value not yet
-	// received stands for every change since.
-	C    <-chan struct{}
-	c    chan struct{}
-	fw   *fsnotify.Watcher // nil: every root is polled
-	why  string            // why fw is nil
-	skip string
-	// notice is told, once per cause, the roots that are polled and why.
-	notice func(paths []string, why string)
+	C      <-chan struct{} // a value once changes settled, standing for all since
+	c      chan struct{}
+	fw     *fsnotify.Watcher // nil: every root is polled
+	why    string            // why fw is nil
+	skip   string
+	notice func(paths []string, why string) // told once per cause which roots are polled, and why
 	roots  []*root
 	stop   chan struct{}
 	done   chan struct{}
@@ -89,8 +81,7 @@ type stamp struct{ size, mtime int64 }
 
 // Start watches roots; skip is a folder left out wherever it lies (the
 // store, which the import writes). notice (never nil) is told which roots
-// are polled and why: once at start for the roots that do not exist, and
-// once for each root that cannot be watched.
+// are polled, and why.
 func Start(roots []Root, skip string, notice func(paths []string, why string)) *Watcher {
 	c := make(chan struct{}, 1)
 	w := &Watcher{C: c, c: c, skip: resolve(skip), notice: notice,
@@ -276,8 +267,7 @@ func (w *Watcher) loop() {
 	}
 }
 
-// check looks at the polled and missing roots; it returns whether any
-// changed.
+// check looks at the roots; it returns whether any changed.
 func (w *Watcher) check() bool {
 	changed := false
 	for _, r := range w.roots {

@@ -249,8 +249,8 @@ func conflict(o options) string {
 }
 
 // onSignal makes SIGINT, SIGTERM and SIGHUP remove what the import
-// running holds before the process exits: with exit 0 for a watch (the
-// way it is stopped), 128+N otherwise.
+// running holds, then exit: 0 for a watch (the way it is stopped), 128+N
+// otherwise.
 func (im *importer) onSignal() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -281,9 +281,9 @@ type importer struct {
 	stopProgress func()
 }
 
-// once runs one import (the legacy migration, then the bootstrap) and
-// reports it; it returns the exit code. progress allows the progress line.
-// With --watch, an import that wrote nothing reports only its problems.
+// once runs one import (the legacy migration, then the bootstrap),
+// reports it (with --watch, only its problems when it wrote nothing) and
+// returns its exit code. progress allows the progress line.
 func (im *importer) once(progress bool) int {
 	e, o := im.e, im.o
 	var prog *seed.Progress
@@ -320,9 +320,8 @@ func (im *importer) once(progress bool) int {
 	return rp.finish(o.json)
 }
 
-// interrupt removes what the import running holds (see seed's Interrupt)
-// before the process exits on a signal. It keeps the lock: no import
-// starts after it.
+// interrupt removes what the import running holds (seed's Interrupt)
+// before the process exits on a signal; it keeps im.mu: no import starts.
 func (im *importer) interrupt() {
 	im.mu.Lock()
 	if im.cur != nil {

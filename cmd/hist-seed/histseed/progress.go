@@ -13,8 +13,7 @@ import (
 
 // startProgress draws a progress line on the terminal f every 200ms until
 // the returned function is called, which clears it. The bytes read come
-// from /proc/self/io (rchar) while a source is being read, so the line
-// moves during a long scan; the files are those of the sources done.
+// from /proc/self/io (rchar), so that they grow during a long scan.
 func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 	start := time.Now()
 	base, haveIO := readChars()
@@ -38,9 +37,7 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 		fmt.Fprintf(f, "\r\033[K%s: reading %s: %s, %.1f MB, %s, %.0f MB/s",
 			name, src, words.Plural(int(p.Files.Load()), "file", "files"), float64(bytesRead)/1e6, prompts(int(p.Prompts.Load())), rate)
 	}
-	// The first line is drawn before the reading starts, however soon the
-	// drawing goroutine runs.
-	draw()
+	draw() // before the reading starts
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)

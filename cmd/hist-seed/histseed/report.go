@@ -14,9 +14,8 @@ import (
 	"hist/lib/store"
 )
 
-// reporter says what a run did: one line per problem and, unless -q, one
-// summary line per source and per seed file on stderr; the report --json
-// prints; and the exit code.
+// reporter says what a run did: on stderr, one line per problem and
+// (unless -q) per source and per file; the --json report; the exit code.
 type reporter struct {
 	e          *cli.Env
 	quiet      bool
@@ -138,8 +137,7 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		r.e.Warnf("updating %s: %s (the seeds are written; labels may show the project hash)", st.Registry(), brep.RegistryErr)
 	}
 	for _, f := range brep.Files {
-		// With every project asked for, the ones with nothing new go
-		// unsaid.
+		// With every project asked for, the ones with nothing new go unsaid.
 		if f.Status == seed.FileNone && !r.oneProject && f.Live+f.Hidden+f.Recent == 0 {
 			continue
 		}
