@@ -44,6 +44,7 @@ type bucket struct {
 	also   []string // the project's other folders (store.ProjectOf)
 	cwd    string
 	path   string // the seed file, or the import file when the project has its seed
+	seed   bool   // path is the seed file
 	recs   []byte // the records not written to the temp file yet
 	n      int
 	hidden int
@@ -203,7 +204,7 @@ func (c *collector) bucket(pr canonical) (*bucket, error) {
 	st := c.r.Opts.Store
 	dir := st.ProjectDir(pr.hash)
 	b := &bucket{src: c.src.Name, hash: pr.hash, also: pr.also, cwd: pr.cwd, seen: map[eventKey]struct{}{},
-		cutoff: noCutoff, path: st.OwnPath(dir, store.SeedFile(c.src.Name, ""))}
+		cutoff: noCutoff, path: st.OwnPath(dir, store.SeedFile(c.src.Name, "")), seed: true}
 	// A project without store files yet holds no live copy (a prompt
 	// captured while the run reads is typed a moment ago, see Settle).
 	files, err := st.Files(store.Scope{Project: pr.hash, Also: pr.also})
@@ -218,7 +219,7 @@ func (c *collector) bucket(pr canonical) (*bucket, error) {
 		if b.cutoff, err = c.r.cutoff(h, c.src.Name, seed); err != nil {
 			return nil, err
 		}
-		b.path = filepath.Join(dir, store.ImportLog(c.src.Name, st.Machine))
+		b.path, b.seed = filepath.Join(dir, store.ImportLog(c.src.Name, st.Machine)), false
 		break
 	}
 	c.buckets[pr.hash] = b

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,11 +35,6 @@ const liveWindow = 5000
 // hook or extension capturing it live may not have written it yet (the pi
 // extension runs hist-seed as its first prompt is sent).
 const Settle = 10 * time.Second
-
-// isSeedPath reports whether path is src's seed file (not an import file).
-func isSeedPath(path, src string) bool {
-	return store.IsSeedFile(filepath.Base(path), src)
-}
 
 // imported reports whether the ledger holds k, reading it the first time.
 func (r *Runner) imported(k ledger.Key) (bool, error) {
@@ -228,7 +222,7 @@ func (r *Runner) commitKeys(results []FileResult) error {
 		case FileWritten, FileNone:
 			keys = append(keys, b.wkeys, b.okeys)
 			n += len(b.wkeys) + len(b.okeys)
-			if fr.Status == FileWritten && isSeedPath(fr.Path, fr.Source) {
+			if fr.Status == FileWritten && b.seed {
 				// The ledger covers the seed file this run wrote.
 				r.state().SetCutoff(fr.Project, fr.Source, 0)
 			}

@@ -41,9 +41,9 @@ func globalPath(st store.Store) string { return st.OwnPath(st.Root, store.Global
 type LegacySource struct {
 	Name string // "claude", "codex", "opencode", "cursor"
 	Path string
-	// Scan reads the file whole and emits each prompt; an I/O error is a
-	// *transcript.ReadError.
-	Scan func(emit func(transcript.Prompt) error) (transcript.Stats, error)
+	// Scan reads the file at path whole and emits each prompt; an I/O
+	// error is a *transcript.ReadError.
+	Scan func(path string, emit func(transcript.Prompt) error) (transcript.Stats, error)
 }
 
 // Legacy source statuses.
@@ -136,6 +136,7 @@ func saveMigrated(st store.Store, m map[string]Migrated) error {
 
 // pendingLegacy is a source read whole, with what it adds.
 type pendingLegacy struct {
+	src   LegacySource
 	res   *LegacyResult // in the report
 	info  Migrated
 	recs  []record.Record
@@ -160,9 +161,7 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		rep.Untrusted = err.Error()
-		for _, i := range todo {
-			rep.Sources[i].Status = LegacyWaiting
-		}
+		setStatus(todo, LegacyWaiting)
 		return rep, nil
 	}
 	if held, err := r.holdMigrationLock(); err != nil || held != "" {
@@ -171,8 +170,8 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	}
 	defer r.dropMigrationLock()
 	var pend []pendingLegacy
-	for _, i := range todo {
-		if p, ok := r.readLegacy(sources[i], hidden, &rep.Sources[i]); ok {
+	for _, p := range todo {
+		if r.readLegacy(&p, hidden) {
 			pend = append(pend, p)
 		}
 	}
@@ -188,10 +187,12 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 
 // planLegacy adds each source to the report and returns the ones with
 // work to do (not migrated before, and there).
-func planLegacy(sources []LegacySource, done map[string]Migrated, rep *MigrationReport) []int {
-	var todo []int
-	for _, src := range sources {
-		res := LegacyResult{Name: src.Name, Path: src.Path}
+func planLegacy(sources []LegacySource, done map[string]Migrated, rep *MigrationReport) []pendingLegacy {
+	rep.Sources = make([]LegacyResult, len(sources))
+	var todo []pendingLegacy
+	for i, src := range sources {
+		res := &rep.Sources[i]
+		*res = LegacyResult{Name: src.Name, Path: src.Path, Status: LegacySkipped}
 		_, migrated := done[src.Name]
 		switch _, err := os.Lstat(src.Path); {
 		case migrated:
@@ -199,10 +200,8 @@ func planLegacy(sources []LegacySource, done map[string]Migrated, rep *Migration
 		case errors.Is(err, fs.ErrNotExist):
 			res.Status = LegacyMissing
 		default:
-			todo = append(todo, len(rep.Sources))
-			res.Status = LegacySkipped
+			todo = append(todo, pendingLegacy{src: src, res: res})
 		}
-		rep.Sources = append(rep.Sources, res)
 	}
 	return todo
 }
@@ -214,14 +213,13 @@ func setStatus(pend []pendingLegacy, status string) {
 	}
 }
 
-// readLegacy reads one prompt-recall file whole; ok is false when it is
-// not to be migrated now (res says why).
-func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *LegacyResult) (pend pendingLegacy, ok bool) {
-	o := &r.Opts
+// readLegacy reads p's prompt-recall file whole; it returns false when it
+// is not to be migrated now (p.res says why).
+func (r *Runner) readLegacy(pend *pendingLegacy, hidden *tombstone.Set) bool {
+	o, src, res := &r.Opts, pend.src, pend.res
 	before, statErr := os.Stat(src.Path)
 	o.Progress.reading("legacy "+src.Name, transcript.Stats{})
-	pend = pendingLegacy{res: res}
-	st, err := src.Scan(func(p transcript.Prompt) error {
+	st, err := src.Scan(src.Path, func(p transcript.Prompt) error {
 		if o.Progress != nil {
 			o.Progress.Prompts.Add(1)
 		}
@@ -248,17 +246,16 @@ func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *Legacy
 	switch {
 	case err != nil:
 		res.Status, res.Err = LegacyRetry, err.Error()
-		return pend, false
 	case statErr != nil:
 		res.Status, res.Err = LegacyRetry, statErr.Error()
-		return pend, false
 	case st.Files == 0 && st.Skipped > 0:
 		res.Status, res.Err = LegacySkipped, "not a regular file"
-		return pend, false
+	default:
+		res.Status = LegacyWould
+		pend.info = Migrated{Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(pend.recs)}
+		return true
 	}
-	res.Status = LegacyWould
-	pend.info = Migrated{Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(pend.recs)}
-	return pend, true
+	return false
 }
 
 // writeLegacy adds what pend holds to the machine's global file under the

@@ -27,11 +27,10 @@ func (r *Runner) writeBucket(b *bucket) FileResult {
 		fr.Status, fr.Err = FileFailed, err.Error()
 		return fr
 	}
-	seed := isSeedPath(b.path, b.src)
-	if seed {
+	if b.seed {
 		if _, err := os.Lstat(b.path); err == nil {
-			b.path = filepath.Join(filepath.Dir(b.path), store.ImportLog(b.src, r.Opts.Store.Machine))
-			fr.Path, seed = b.path, false
+			b.path, b.seed = filepath.Join(filepath.Dir(b.path), store.ImportLog(b.src, r.Opts.Store.Machine)), false
+			fr.Path = b.path
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return fail(err)
 		}
@@ -50,12 +49,12 @@ func (r *Runner) writeBucket(b *bucket) FileResult {
 	hideCheck := r.refilter && !r.hidden.Empty()
 	var err error
 	switch {
-	case !seed:
+	case !b.seed:
 		err = r.appendKept(b, hideCheck, live, &fr)
 	case hideCheck || r.ledgerGrew || len(live) > 0:
 		err = r.filter(b, hideCheck, live, &fr)
 	}
-	if err == nil && seed && fr.Prompts > 0 {
+	if err == nil && b.seed && fr.Prompts > 0 {
 		if err = r.track(""); err == nil {
 			err = link(b.tmp, b.path)
 		}

@@ -134,9 +134,7 @@ const (
 )
 
 // Main runs hist-seed with the process's arguments and exits with its status.
-func Main() {
-	os.Exit(run(cli.OSEnv("hist-seed")))
-}
+func Main() { os.Exit(run(cli.OSEnv("hist-seed"))) }
 
 type options struct {
 	scope      cli.ScopeFlags // --all-projects sets its All

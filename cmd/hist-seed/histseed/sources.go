@@ -34,9 +34,7 @@ func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed
 		}
 		srcs = append(srcs, seed.Source{Name: n, Root: root, Scan: a.Scan})
 		if a.ScanRecall != nil {
-			path, scan := a.RecallPath(env, e.Home), a.ScanRecall
-			legs = append(legs, seed.LegacySource{Name: n, Path: path,
-				Scan: func(emit func(transcript.Prompt) error) (transcript.Stats, error) { return scan(path, emit) }})
+			legs = append(legs, seed.LegacySource{Name: n, Path: a.RecallPath(env, e.Home), Scan: a.ScanRecall})
 		}
 	}
 	return srcs, legs
