@@ -13,8 +13,7 @@ import (
 	"hist/lib/atomicfile"
 )
 
-// Stamp is what a transcript file looked like when it was last read: a
-// file with the same stamp is not read again.
+// Stamp is what a transcript file looked like when it was last read.
 type Stamp struct {
 	Dev, Ino uint64
 	Size     int64
@@ -129,8 +128,7 @@ func parseFile(line string, files map[string]Stamp) error {
 	return errors.Join(errs[:]...)
 }
 
-// Listing is what one run lists of a source's files, recorded in the
-// state (SetFiles) once the run imported what it read.
+// Listing is what one run lists of a source's files (see SetFiles).
 type Listing struct {
 	src     string
 	old     map[string]Stamp // the state's files of the source
@@ -144,8 +142,7 @@ func (s *State) Listing(src string) *Listing {
 	return &Listing{src: src, old: old, next: make(map[string]Stamp, len(old))}
 }
 
-// List records that the run listed path with stamp st, and reports
-// whether the file has the stamp it had when it was last read.
+// List records path's stamp, and reports whether it is the one recorded.
 func (l *Listing) List(path string, st Stamp) bool {
 	old, ok := l.old[path]
 	l.next[path] = st
@@ -175,8 +172,7 @@ func (s *State) SetFiles(l *Listing) {
 	}
 }
 
-// Cutoff returns the cutoff of the seed file of src in project hash, and
-// whether there is one.
+// Cutoff returns the cutoff of src's seed file in project hash, if any.
 func (s *State) Cutoff(hash, src string) (int64, bool) {
 	ms, ok := s.Cutoffs[hash+"/"+src]
 	return ms, ok

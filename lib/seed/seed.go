@@ -36,13 +36,9 @@ import (
 type Source struct {
 	Name string // transcript.SrcPi, SrcClaude, ...
 	Root string // where its transcripts are (what Scan takes)
-	// Live: hist captures the agent's prompts live (its hook, extension
-	// or plugin is installed): a prompt typed a moment ago is left to a
-	// later run (Settle).
-	Live bool
+	Live bool   // hist captures its prompts live (hook, extension or plugin): see Settle
 	// Scan reads every transcript under root that keep keeps (nil: all)
-	// and emits each typed prompt once; an I/O error is a
-	// *transcript.ReadError.
+	// and emits each typed prompt; an I/O error is a *transcript.ReadError.
 	Scan func(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error)
 }
 
@@ -111,13 +107,10 @@ type FileResult struct {
 type Report struct {
 	Sources []SourceResult
 	Files   []FileResult
-	// Untrusted is set when hidden.json cannot be trusted, Busy when
-	// another rewriter held the store's lock for the whole wait: nothing
-	// was written.
+	// Untrusted (hidden.json cannot be trusted) or Busy (another rewriter
+	// held the store's lock): nothing was written.
 	Untrusted, Busy error
-	// RegistryErr says registry.json could not be updated (it is advisory:
-	// the seed files are in place).
-	RegistryErr string
+	RegistryErr     string // registry.json (advisory) could not be updated
 	// Swept counts the records removed from this machine's files of the
 	// projects imported into because another machine's tombstone hides
 	// them; SweepErr names a file that kept them (still hidden).
@@ -127,14 +120,11 @@ type Report struct {
 
 // Options says what a Runner does.
 type Options struct {
-	Store store.Store
-	// Project is the canonical folder of the one project to bootstrap;
-	// empty means every project a source names.
-	Project  string
+	Store    store.Store
+	Project  string // the canonical folder of the one project to import ("": all)
 	DryRun   bool
-	LockWait time.Duration // for the rewriters' lock (default 10s)
-	// Progress, when set, is kept up to date while sources are read.
-	Progress *Progress
+	LockWait time.Duration    // for the rewriters' lock (default 10s)
+	Progress *Progress        // kept up to date while sources are read, when set
 	Now      func() time.Time // the clock (default time.Now)
 	// NoRedact stores prompts verbatim; by default every prompt is
 	// redacted (lib/redact) before the tombstone check and the write.

@@ -42,46 +42,27 @@ func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed
 
 // usage is the help text, with the passages that name the agents written
 // from agent.List.
-var usage = strings.NewReplacer(
-	"{{recall}}\n", wrap("    ", "The files: "+recallFiles()+".", 4),
-	"{{seedfiles}}\n", wrap("    ", "The seed files: "+seedFiles()+".", 4),
-	"{{from}}\n", wrap(strings.Repeat(" ", 21), strings.Join(knownSources, ", ")+".", 21),
-	"{{where}}\n", whereLines(),
-).Replace(usageTemplate)
-
-// recallFiles lists the agents' prompt-recall files.
-func recallFiles() string {
-	var fs []string
+var usage = func() string {
+	var recall, seeds []string
+	var where strings.Builder
 	for _, a := range agent.List {
 		if a.Recall != "" {
-			fs = append(fs, a.Display+"'s "+a.Recall)
+			recall = append(recall, a.Display+"'s "+a.Recall)
 		}
-	}
-	return strings.Join(fs, ", ")
-}
-
-// seedFiles lists the seed files, one per agent.
-func seedFiles() string {
-	var fs []string
-	for _, a := range agent.List {
 		f := store.SeedFile(a.Name, "")
 		if !strings.Contains(f, a.Name) {
 			f += " (" + a.Name + ")"
 		}
-		fs = append(fs, f)
+		seeds = append(seeds, f)
+		where.WriteString(wrap(fmt.Sprintf("    %-9s ", a.Name), a.Where, 14))
 	}
-	return strings.Join(fs, ", ")
-}
-
-// whereLines are the lines, one agent each, saying where its files are
-// read from.
-func whereLines() string {
-	var b strings.Builder
-	for _, a := range agent.List {
-		b.WriteString(wrap(fmt.Sprintf("    %-9s ", a.Name), a.Where, 14))
-	}
-	return b.String()
-}
+	return strings.NewReplacer(
+		"{{recall}}\n", wrap("    ", "The files: "+strings.Join(recall, ", ")+".", 4),
+		"{{seedfiles}}\n", wrap("    ", "The seed files: "+strings.Join(seeds, ", ")+".", 4),
+		"{{from}}\n", wrap(strings.Repeat(" ", 21), strings.Join(knownSources, ", ")+".", 21),
+		"{{where}}\n", where.String(),
+	).Replace(usageTemplate)
+}()
 
 // usageWidth is the widest line of the usage's generated passages.
 const usageWidth = 80
@@ -92,10 +73,10 @@ const usageWidth = 80
 func wrap(prefix, text string, indent int) string {
 	var b strings.Builder
 	b.WriteString(prefix)
-	col, start := len(prefix), true
-	for _, w := range strings.Fields(text) {
+	col := len(prefix)
+	for i, w := range strings.Fields(text) {
 		switch {
-		case start:
+		case i == 0:
 		case col+1+len(w) > usageWidth:
 			b.WriteString("\n" + strings.Repeat(" ", indent))
 			col = indent
@@ -105,7 +86,6 @@ func wrap(prefix, text string, indent int) string {
 		}
 		b.WriteString(w)
 		col += len(w)
-		start = false
 	}
 	b.WriteByte('\n')
 	return b.String()
