@@ -14,7 +14,6 @@ import (
 	"hist/lib/record"
 	"hist/lib/redact"
 	"hist/lib/store"
-	"hist/lib/tombstone"
 	"hist/lib/transcript"
 )
 
@@ -39,14 +38,11 @@ var spillAt int64 = 8 << 20
 // bucket holds one project's records for one source: the ones spilled to
 // its temp file, then recs.
 type bucket struct {
+	canonical
 	src    string
-	hash   string
-	also   []string // the project's other folders (store.ProjectOf)
-	cwd    string
 	path   string // the seed file, or the import file when the project has its seed
 	seed   bool   // path is the seed file
 	recs   []byte // the records not written to the temp file yet
-	n      int
 	hidden int
 	dupes  int
 	known  int // prompts an earlier run imported (the ledger, or a seed's cutoff)
@@ -77,7 +73,6 @@ type event struct {
 type collector struct {
 	r         *Runner
 	src       Source
-	hidden    *tombstone.Set
 	listing   *ledger.Listing      // of the source's files (see keeper)
 	buckets   map[string]*bucket   // by hash
 	canon     map[string]canonical // raw cwd -> its project
@@ -138,7 +133,7 @@ func (c *collector) add(p transcript.Prompt) error {
 	// A prompt deleted as it was typed (its tombstone names the text with
 	// the secret) stays hidden once redacted.
 	c.norm = identity.AppendNormalized(c.norm[:0], p.Text)
-	hidden := c.hidden.HiddenNormalized(c.norm) || (raw != p.Text && c.hidden.Hidden(raw))
+	hidden := c.r.hidden.HiddenNormalized(c.norm) || (raw != p.Text && c.r.hidden.Hidden(raw))
 	ev := event{key: makeKey(p.TS, c.norm), session: p.Session, rec: -1}
 	_, dup := b.seen[ev.key]
 	b.seen[ev.key] = struct{}{}
@@ -180,7 +175,6 @@ func (b *bucket) note(ev event) {
 
 // keep writes p's record to b (a dry run only counts it).
 func (c *collector) keep(b *bucket, p *transcript.Prompt, lkey ledger.Key) error {
-	b.n++
 	b.wkeys = append(b.wkeys, lkey)
 	if p.Approx {
 		c.approx++
@@ -203,7 +197,7 @@ func (c *collector) bucket(pr canonical) (*bucket, error) {
 	}
 	st := c.r.Opts.Store
 	dir := st.ProjectDir(pr.hash)
-	b := &bucket{src: c.src.Name, hash: pr.hash, also: pr.also, cwd: pr.cwd, seen: map[eventKey]struct{}{},
+	b := &bucket{canonical: pr, src: c.src.Name, seen: map[eventKey]struct{}{},
 		cutoff: noCutoff, path: st.OwnPath(dir, store.SeedFile(c.src.Name, "")), seed: true}
 	// A project without store files yet holds no live copy (a prompt
 	// captured while the run reads is typed a moment ago, see Settle).

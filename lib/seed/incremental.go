@@ -183,10 +183,7 @@ func pairLive(evs []event, recs []liveRec) map[int]bool {
 	var pairs []pair
 	for i, e := range evs {
 		for _, j := range byID[e.key.id] {
-			d := e.key.ts - recs[j].key.ts
-			if d < 0 {
-				d = -d
-			}
+			d := max(e.key.ts-recs[j].key.ts, recs[j].key.ts-e.key.ts)
 			s := recs[j].session
 			if d <= liveWindow && (s == "" || e.session == "" || s == e.session) {
 				pairs = append(pairs, pair{d, e.key.ts, i, j})

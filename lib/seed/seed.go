@@ -285,7 +285,7 @@ func (r *Runner) read(src Source) error {
 		return nil
 	}
 	keep, listing := r.keeper(src, &res.Unchanged)
-	c := &collector{r: r, src: src, hidden: r.hidden, listing: listing, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
+	c := &collector{r: r, src: src, listing: listing, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
 	r.collectors = append(r.collectors, c)
 	o.Progress.reading(src.Name, transcript.Stats{})
 	start := time.Now()
@@ -422,16 +422,12 @@ func (r *Runner) advance(results []FileResult) error {
 	if r.Opts.DryRun {
 		return nil
 	}
-	failed := map[string]bool{}
-	for _, fr := range results {
-		if fr.Status == FileFailed {
-			failed[fr.Source] = true
-		}
-	}
 	for _, c := range r.reads {
 		// A run for one project passes over the others' prompts: its
-		// stamps are not recorded.
-		if r.Opts.Project == "" && !failed[c.src.Name] {
+		// stamps are not recorded; nor are a source's with a file failed.
+		if r.Opts.Project == "" && !slices.ContainsFunc(results, func(fr FileResult) bool {
+			return fr.Status == FileFailed && fr.Source == c.src.Name
+		}) {
 			r.state().SetFiles(c.listing)
 		}
 	}

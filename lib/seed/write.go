@@ -22,7 +22,7 @@ import (
 // already (liveMatches). On a failure the temp file is left for cleanup.
 func (r *Runner) writeBucket(b *bucket) FileResult {
 	fr := FileResult{Project: b.hash, Cwd: b.cwd, Source: b.src, Path: b.path,
-		Prompts: b.n, Known: b.known, Recent: b.recent, Hidden: b.hidden, Dupes: b.dupes}
+		Prompts: len(b.wkeys), Known: b.known, Recent: b.recent, Hidden: b.hidden, Dupes: b.dupes}
 	fail := func(err error) FileResult {
 		fr.Status, fr.Err = FileFailed, err.Error()
 		return fr
@@ -36,8 +36,8 @@ func (r *Runner) writeBucket(b *bucket) FileResult {
 		}
 	}
 	live := r.liveMatches(b)
-	if b.n == 0 || r.Opts.DryRun {
-		fr.Status, fr.Prompts, fr.Live = FileWould, b.n-len(live), len(live)
+	if fr.Prompts == 0 || r.Opts.DryRun {
+		fr.Status, fr.Prompts, fr.Live = FileWould, fr.Prompts-len(live), len(live)
 		if fr.Prompts == 0 {
 			fr.Status, fr.Path = FileNone, ""
 		}
