@@ -44,9 +44,7 @@ func KeyOf(src, id, session string, ts int64, text string) Key {
 		h.Write(n[:])
 		put(text)
 	}
-	var k Key
-	copy(k[:], h.Sum(nil))
-	return k
+	return Key(h.Sum(nil)) // its first 16 bytes
 }
 
 // header starts a ledger file; it is one key long.

@@ -24,12 +24,10 @@ import (
 // cutoff), and that the project does not hold already as a live capture
 // (docs/hist-seed.md, "Rules").
 
-// noCutoff: the ledger covers the project's seed file of the source.
-const noCutoff = math.MinInt64
-
-// liveWindow is how far apart (ms) a live capture and the transcript's
-// copy of the same prompt may be.
-const liveWindow = 5000
+const (
+	noCutoff   = math.MinInt64 // the ledger covers the project's seed file of the source
+	liveWindow = 5000          // how far apart (ms) a live capture and the transcript's copy of a prompt may be
+)
 
 // Settle is how long after it was typed a prompt is left to later runs: a
 // hook or extension capturing it live may not have written it yet (the pi

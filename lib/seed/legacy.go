@@ -20,14 +20,12 @@ import (
 	"hist/lib/transcript"
 )
 
-// The legacy migration's files, beside the global files.
+// The legacy migration's files, beside the global files: the folder held
+// while it runs, and the record of the files migrated (MigratedPath).
 const (
-	// MigrationLockName is the folder held while the migration runs.
 	MigrationLockName = store.GlobalName + ".migration-lock"
-	// MigratedName records each prompt-recall file a machine migrated
-	// once: history-global.migrated@<machine>.json (see MigratedPath).
-	MigratedName   = "history-global.migrated.json"
-	migratedSchema = "hist.legacy-migration/v1"
+	MigratedName      = "history-global.migrated.json"
+	migratedSchema    = "hist.legacy-migration/v1"
 )
 
 // MigratedPath is this machine's migration record (the machine that owns

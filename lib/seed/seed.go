@@ -208,8 +208,7 @@ func (r *Runner) Interrupt() {
 	r.dropMigrationLock() // no run takes it again: it is stopped
 }
 
-// errStopped ends a run after Interrupt.
-var errStopped = errors.New("interrupted")
+var errStopped = errors.New("interrupted") // ends a run after Interrupt
 
 // track records a temp file being written (none with ""), or returns
 // errStopped once the run was stopped.
@@ -223,12 +222,6 @@ func (r *Runner) track(path string) error {
 		r.temps[path] = struct{}{}
 	}
 	return nil
-}
-
-func (r *Runner) untrack(path string) {
-	r.mu.Lock()
-	delete(r.temps, path)
-	r.mu.Unlock()
 }
 
 // Bootstrap reads each source and writes, for every project it names (or
@@ -411,8 +404,8 @@ func (r *Runner) sweepIdle() {
 		return
 	}
 	if lk, err := lock.Acquire(o.Store.Lock(), o.LockWait); err == nil {
+		defer lk.Release()
 		sweepTemps(dirs...)
-		lk.Release()
 	}
 }
 
@@ -489,13 +482,11 @@ func (r *Runner) refresh() (ok bool, err error) {
 			return false, fmt.Errorf("reading %s: %w", r.led.Path, err)
 		}
 	}
-	dirs := map[string]bool{o.Store.Root: true} // registry.json's, the global file's
+	dirs := []string{o.Store.Root} // registry.json's, the global file's
 	for _, bk := range r.jobs {
-		dirs[filepath.Dir(bk.path)] = true
+		dirs = append(dirs, filepath.Dir(bk.path))
 	}
-	for dir := range dirs {
-		sweepTemps(dir)
-	}
+	sweepTemps(slices.Compact(dirs)...) // the jobs are sorted by folder
 	return true, nil
 }
 

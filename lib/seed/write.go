@@ -173,7 +173,9 @@ func (r *Runner) appendKept(b *bucket, hideCheck bool, live map[int]bool, fr *Fi
 func (r *Runner) removeTemp(b *bucket) {
 	if b.tmp != "" {
 		os.Remove(b.tmp)
-		r.untrack(b.tmp)
+		r.mu.Lock()
+		delete(r.temps, b.tmp)
+		r.mu.Unlock()
 		b.tmp = ""
 	}
 }
@@ -233,8 +235,7 @@ func syncFolders(results []FileResult) {
 			synced[d] = err
 		}
 		if err != nil {
-			fr.Status = FileFailed
-			fr.Err = fmt.Errorf("the seed %s is written but its folder could not be synced: %w", fr.Path, err).Error()
+			fr.Status, fr.Err = FileFailed, fmt.Sprintf("the seed %s is written but its folder could not be synced: %v", fr.Path, err)
 		}
 	}
 }

@@ -214,8 +214,7 @@ func parseOptions(e *cli.Env) (o options, code int, ok bool) {
 		return o, cli.ExitUsage, false
 	}
 	if !filepath.IsAbs(e.Home) {
-		// The agents' transcripts are found under HOME; a relative or
-		// empty HOME would read them from the working folder.
+		// A relative or empty HOME would read transcripts from the working folder.
 		e.Errorf("HOME is not set to an absolute path (%q): hist-seed finds the agents' transcripts under it: set HOME", e.Home)
 		return o, cli.ExitUsage, false
 	}
