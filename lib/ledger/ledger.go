@@ -1,8 +1,7 @@
 // Package ledger holds what hist-seed remembers between runs: the import
-// ledger (one 16-byte key per prompt event ever imported, so that none is
-// imported twice, whatever became of its record since) and the import
-// state (each transcript file's stamp when it was last read, and the seed
-// files' cutoffs). See docs/hist-seed.md, "Rules".
+// ledger (a 16-byte key per prompt event ever imported) and the import
+// state (each transcript file's stamp when last read, and the seed files'
+// cutoffs). See docs/hist-seed.md, "Rules".
 package ledger
 
 import (
@@ -45,21 +44,17 @@ func KeyOf(src, id, session string, ts int64, text string) Key {
 		h.Write(n[:])
 		put(text)
 	}
-	var k Key
-	copy(k[:], h.Sum(nil))
-	return k
+	return Key(h.Sum(nil)) // its first 16 bytes
 }
 
-// header starts a ledger file; it is one key long, so that keys stay
-// aligned.
+// header starts a ledger file; it is one key long.
 var header = []byte("hist ledger v1\n\n")
 
 const keySize = int64(len(Key{}))
 
-// Ledger is the set of keys imported so far. The file is a header, then
-// keys, appended by each run that imports (under the store's rewriters'
-// lock). A torn last key (a run killed during its append) is ignored and
-// cut off by the next append.
+// Ledger is the set of keys imported so far: the file is a header, then
+// keys. A torn last key (a killed append) is ignored, and cut off by the
+// next append.
 type Ledger struct {
 	Path string
 	keys map[Key]struct{}
@@ -113,8 +108,8 @@ func (l *Ledger) Refresh() (bool, error) {
 
 // Append adds the keys of groups to the file and fsyncs it (and, when it
 // creates the file, its folder). The caller holds the store's rewriters'
-// lock. After a failure the file may end with some of the keys: a later
-// run then skips those prompts' records, which are in the store already.
+// lock. After a failure the file may hold some of the keys: their records
+// are in the store already.
 func (l *Ledger) Append(groups ...[]Key) error {
 	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_CREATE, atomicfile.FilePerm)
 	if err != nil {

@@ -13,8 +13,7 @@ import (
 	"hist/lib/atomicfile"
 )
 
-// Stamp is what a transcript file looked like when it was last read: a
-// file with the same stamp is not read again.
+// Stamp is what a transcript file looked like when it was last read.
 type Stamp struct {
 	Dev, Ino uint64
 	Size     int64
@@ -29,18 +28,16 @@ func StampOf(fi fs.FileInfo) Stamp {
 }
 
 // State is the import state: each transcript file's stamp, by source and
-// path, and each seed file's cutoff. It is a cache: a lost, stale or torn
-// state only has files read again, which the ledger keeps from importing
-// anything twice.
+// path, and each seed file's cutoff. It is a cache: a lost or torn state
+// only has files read again (the ledger keeps their prompts from being
+// imported twice).
 type State struct {
 	Path  string
 	Build string                      // the build that wrote the file stamps
 	Files map[string]map[string]Stamp // source -> path -> stamp
-	// Cutoffs, by project hash and source: the prompts of the source up
-	// to this time (unix ms) are the ones a seed file written before the
-	// ledger existed stands for. They count as imported, since a seed's
-	// prompts deleted since are not in it any more. 0: the ledger covers
-	// the seed file.
+	// Cutoffs: the prompts of the source up to this time (unix ms) are
+	// the ones a seed file written before the ledger existed stands for
+	// (those deleted since included); 0: the ledger covers the seed file.
 	Cutoffs map[string]int64 // hash + "/" + source -> ms
 	changed bool
 }
@@ -48,10 +45,8 @@ type State struct {
 const stateHeader = "hist import state v4"
 
 // LoadState reads the state at path; a missing, unreadable or garbled
-// file is an empty state (then every transcript is read again: the ledger
-// keeps that from importing anything twice). The file stamps another
-// build recorded are dropped: its readers may yield other prompts from
-// the same files.
+// file is an empty state. The file stamps another build recorded are
+// dropped: its readers may yield other prompts from the same files.
 func LoadState(path, build string) *State {
 	s := &State{Path: path, Build: build, Files: map[string]map[string]Stamp{}, Cutoffs: map[string]int64{}}
 	f, err := os.Open(path)
@@ -109,13 +104,10 @@ func (s *State) read(r io.Reader) error {
 			err = errors.New("unknown line")
 		}
 		if err != nil {
-			return fmt.Errorf("%q: %v", sc.Text(), err)
+			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return errors.New("no end")
+	return errors.New("no end") // torn, or unreadable
 }
 
 // parseFile parses an f line after its "f " into files.
@@ -125,22 +117,18 @@ func parseFile(line string, files map[string]Stamp) error {
 		return errors.New("bad file line")
 	}
 	var st Stamp
+	var path string
 	var errs [5]error
 	st.Dev, errs[0] = strconv.ParseUint(f[0], 10, 64)
 	st.Ino, errs[1] = strconv.ParseUint(f[1], 10, 64)
 	st.Size, errs[2] = strconv.ParseInt(f[2], 10, 64)
 	st.Mtime, errs[3] = strconv.ParseInt(f[3], 10, 64)
-	path, err := strconv.Unquote(f[4])
-	errs[4] = err
-	if err := errors.Join(errs[:]...); err != nil {
-		return err
-	}
-	files[path] = st
-	return nil
+	path, errs[4] = strconv.Unquote(f[4])
+	files[path] = st // a file with an error is not taken
+	return errors.Join(errs[:]...)
 }
 
-// Listing is what one run lists of a source's files, recorded in the
-// state (SetFiles) once the run imported what it read.
+// Listing is what one run lists of a source's files (see SetFiles).
 type Listing struct {
 	src     string
 	old     map[string]Stamp // the state's files of the source
@@ -154,8 +142,7 @@ func (s *State) Listing(src string) *Listing {
 	return &Listing{src: src, old: old, next: make(map[string]Stamp, len(old))}
 }
 
-// List records that the run listed path with stamp st, and reports
-// whether the file has the stamp it had when it was last read.
+// List records path's stamp, and reports whether it is the one recorded.
 func (l *Listing) List(path string, st Stamp) bool {
 	old, ok := l.old[path]
 	l.next[path] = st
@@ -173,10 +160,8 @@ func (l *Listing) Known(path string) bool {
 // Forget drops path from the listing: its stamp is not recorded, so the
 // next run reads it again.
 func (l *Listing) Forget(path string) {
-	if _, ok := l.next[path]; ok {
-		delete(l.next, path)
-		l.changed = true
-	}
+	delete(l.next, path)
+	l.changed = true
 }
 
 // SetFiles makes the files l listed the source's files.
@@ -187,8 +172,7 @@ func (s *State) SetFiles(l *Listing) {
 	}
 }
 
-// Cutoff returns the cutoff of the seed file of src in project hash, and
-// whether there is one.
+// Cutoff returns the cutoff of src's seed file in project hash, if any.
 func (s *State) Cutoff(hash, src string) (int64, bool) {
 	ms, ok := s.Cutoffs[hash+"/"+src]
 	return ms, ok

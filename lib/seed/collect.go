@@ -1,14 +1,12 @@
 package seed
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"hist/lib/atomicfile"
 	"hist/lib/identity"
@@ -16,43 +14,35 @@ import (
 	"hist/lib/record"
 	"hist/lib/redact"
 	"hist/lib/store"
-	"hist/lib/tombstone"
 	"hist/lib/transcript"
 )
 
-// eventKey identifies a prompt event within one project's file: its time
-// and a 128-bit hash of its identity (normalized text), two 64-bit maphash
-// sums with independent random seeds, so that two distinct prompts share a
-// key with a negligible chance (and no input can aim at one).
-type eventKey [24]byte
+// eventKey is a prompt event: its time and a 128-bit hash of its identity
+// (normalized text), two maphash sums with random seeds (no input can aim
+// at a collision).
+type eventKey struct {
+	ts int64
+	id [2]uint64
+}
 
 var keySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
 func makeKey(ts int64, norm []byte) eventKey {
-	var k eventKey
-	binary.LittleEndian.PutUint64(k[:8], uint64(ts))
-	binary.LittleEndian.PutUint64(k[8:16], maphash.Bytes(keySeeds[0], norm))
-	binary.LittleEndian.PutUint64(k[16:], maphash.Bytes(keySeeds[1], norm))
-	return k
+	return eventKey{ts, [2]uint64{maphash.Bytes(keySeeds[0], norm), maphash.Bytes(keySeeds[1], norm)}}
 }
 
 // spillAt is how many bytes of records may wait in memory: past it, every
-// bucket's records are appended to the bucket's temp file (the seed file
-// to be), so memory stays bounded whatever the transcripts hold.
+// bucket's records are appended to its temp file.
 var spillAt int64 = 8 << 20
 
 // bucket holds one project's records for one source: the ones spilled to
 // its temp file, then recs.
 type bucket struct {
-	hash string
-	also []string // the project's other folders (store.ProjectOf)
-	cwd  string
-	// path is the file the records go to: the source's seed file, or,
-	// when the project has one already, the machine's import file of the
-	// source (store.ImportLog).
-	path   string
+	canonical
+	src    string
+	path   string // the seed file, or the import file when the project has its seed
+	seed   bool   // path is the seed file
 	recs   []byte // the records not written to the temp file yet
-	n      int
 	hidden int
 	dupes  int
 	known  int // prompts an earlier run imported (the ledger, or a seed's cutoff)
@@ -62,20 +52,16 @@ type bucket struct {
 	// hidden ones, repeats, and the ones a seed file's cutoff covers).
 	wkeys, okeys []ledger.Key
 	seen         map[eventKey]struct{} // the prompt events met, for the dedup
-	// events are the prompt events met that a live capture in the store
-	// may be a copy of (see liveMatches); only kept when the project had
-	// store files as the run began (live).
+	// events are the prompt events a live capture may be a copy of (see
+	// liveMatches), kept when the project had store files (live).
 	events []event
 	live   bool
 	cutoff int64 // the prompts up to this time are the ones the project's seed file of the source stands for (noCutoff: none)
 
-	tmp     string   // temp file in the project folder ("" until the first write)
-	madeDir []string // folders created for the temp file (deepest first)
-	done    bool     // the temp file became the seed file (or was removed)
+	tmp string // temp file in the project folder ("" before the first write and once done)
 }
 
-// event is a prompt event of a bucket: its time and identity, its
-// session, and the index of its record among the bucket's records (-1:
+// event is a prompt event of a bucket, with the index of its record (-1:
 // this run writes none).
 type event struct {
 	key     eventKey
@@ -85,29 +71,20 @@ type event struct {
 
 // collector gathers one source's prompts by project.
 type collector struct {
-	r       *Runner
-	src     Source
-	hidden  *tombstone.Set
-	listing *ledger.Listing      // of the source's files (see keeper)
-	buckets map[string]*bucket   // by hash
-	canon   map[string]canonical // raw cwd -> its project
-	noCwd   int
-	recent  int // prompts left to a later run (see Settle)
-	approx  int // prompts kept whose time is not their own
-	norm    []byte
-	// unsettled are the files that hold prompts left to a later run:
-	// their stamps are not recorded.
-	unsettled []string
+	r         *Runner
+	src       Source
+	listing   *ledger.Listing      // of the source's files (see keeper)
+	buckets   map[string]*bucket   // by hash
+	canon     map[string]canonical // raw cwd -> its project
+	noCwd     int
+	approx    int // prompts kept whose time is not their own
+	norm      []byte
+	unsettled []string // files with prompts left to a later run: their stamps are not recorded
 }
 
 type canonical struct {
-	cwd, hash string
+	cwd, hash string   // "": no usable cwd
 	also      []string // the project's other folders (store.ProjectOf)
-	ok        bool
-}
-
-func newCollector(r *Runner, src Source, hidden *tombstone.Set, l *ledger.Listing) *collector {
-	return &collector{r: r, src: src, hidden: hidden, listing: l, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
 }
 
 func (c *collector) project(raw string) canonical {
@@ -118,7 +95,7 @@ func (c *collector) project(raw string) canonical {
 	if raw != "" && filepath.IsAbs(raw) {
 		if cw, err := store.Canonical(raw); err == nil {
 			hash, also := store.ProjectOf(cw)
-			p = canonical{cwd: cw, hash: hash, also: also, ok: true}
+			p = canonical{cwd: cw, hash: hash, also: also}
 		}
 	}
 	c.canon[raw] = p
@@ -126,7 +103,7 @@ func (c *collector) project(raw string) canonical {
 }
 
 // add files p in its project's bucket, or counts why it is left out. An
-// error is a store failure (a spill, the ledger).
+// error is a store failure.
 func (c *collector) add(p transcript.Prompt) error {
 	o := &c.r.Opts
 	raw := p.Text
@@ -138,7 +115,7 @@ func (c *collector) add(p transcript.Prompt) error {
 		return nil
 	}
 	pr := c.project(p.Cwd)
-	if !pr.ok {
+	if pr.cwd == "" {
 		c.noCwd++
 		return nil
 	}
@@ -156,7 +133,7 @@ func (c *collector) add(p transcript.Prompt) error {
 	// A prompt deleted as it was typed (its tombstone names the text with
 	// the secret) stays hidden once redacted.
 	c.norm = identity.AppendNormalized(c.norm[:0], p.Text)
-	hidden := c.hidden.HiddenNormalized(c.norm) || (raw != p.Text && c.hidden.Hidden(raw))
+	hidden := c.r.hidden.HiddenNormalized(c.norm) || (raw != p.Text && c.r.hidden.Hidden(raw))
 	ev := event{key: makeKey(p.TS, c.norm), session: p.Session, rec: -1}
 	_, dup := b.seen[ev.key]
 	b.seen[ev.key] = struct{}{}
@@ -169,27 +146,24 @@ func (c *collector) add(p transcript.Prompt) error {
 		if !hidden && !dup {
 			b.note(ev)
 		}
-		return nil
-	case dup || hidden:
-		if dup {
-			b.dupes++
-		} else {
-			b.hidden++
-		}
+	case dup:
+		b.dupes++
 		b.okeys = append(b.okeys, lkey)
-		return nil
+	case hidden:
+		b.hidden++
+		b.okeys = append(b.okeys, lkey)
 	case c.src.Live && p.TS > c.r.now-Settle.Milliseconds() && p.TS <= c.r.now+Settle.Milliseconds():
 		// Typed a moment ago: its live capture may be on its way. Its
 		// file is read again by the next run.
 		b.recent++
-		c.recent++
 		c.unsettled = append(c.unsettled, p.File)
 		b.note(ev)
-		return nil
+	default:
+		ev.rec = len(b.wkeys)
+		b.note(ev)
+		return c.keep(b, &p, lkey)
 	}
-	ev.rec = len(b.wkeys)
-	b.note(ev)
-	return c.keep(b, &p, lkey)
+	return nil
 }
 
 // note keeps ev for liveMatches, when the project may hold live copies.
@@ -201,7 +175,6 @@ func (b *bucket) note(ev event) {
 
 // keep writes p's record to b (a dry run only counts it).
 func (c *collector) keep(b *bucket, p *transcript.Prompt, lkey ledger.Key) error {
-	b.n++
 	b.wkeys = append(b.wkeys, lkey)
 	if p.Approx {
 		c.approx++
@@ -222,16 +195,32 @@ func (c *collector) bucket(pr canonical) (*bucket, error) {
 	if b := c.buckets[pr.hash]; b != nil {
 		return b, nil
 	}
-	b, err := c.newBucket(pr)
-	if err != nil {
-		return nil, err
+	st := c.r.Opts.Store
+	dir := st.ProjectDir(pr.hash)
+	b := &bucket{canonical: pr, src: c.src.Name, seen: map[eventKey]struct{}{},
+		cutoff: noCutoff, path: st.OwnPath(dir, store.SeedFile(c.src.Name, "")), seed: true}
+	// A project without store files yet holds no live copy (a prompt
+	// captured while the run reads is typed a moment ago, see Settle).
+	files, err := st.Files(store.Scope{Project: pr.hash, Also: pr.also})
+	b.live = err != nil || len(files) > 0
+	// The project's seed file of the source, in its folder or in the one
+	// its path names (a project known by its repository since).
+	for _, h := range append([]string{pr.hash}, pr.also...) {
+		seed := st.OwnPath(st.ProjectDir(h), store.SeedFile(c.src.Name, ""))
+		if _, err := os.Lstat(seed); err != nil {
+			continue
+		}
+		if b.cutoff, err = c.r.cutoff(h, c.src.Name, seed); err != nil {
+			return nil, err
+		}
+		b.path, b.seed = filepath.Join(dir, store.ImportLog(c.src.Name, st.Machine)), false
+		break
 	}
 	c.buckets[pr.hash] = b
 	return b, nil
 }
 
-// spill appends every bucket's records in memory to the bucket's temp
-// file. An error is a store failure.
+// spill appends every bucket's records in memory to its temp file.
 func (r *Runner) spill() error {
 	for _, c := range r.collectors {
 		for _, b := range c.buckets {
@@ -244,10 +233,8 @@ func (r *Runner) spill() error {
 	return nil
 }
 
-// appendTemp appends b's records in memory to its temp file, creating it
-// (and the project folder) the first time, and frees them. The records
-// are written through the page cache: writeSeed fsyncs the file before it
-// links it into place.
+// appendTemp appends b's records in memory to its temp file (through the
+// page cache: link fsyncs it), creating it the first time.
 func (r *Runner) appendTemp(b *bucket) error {
 	if len(b.recs) == 0 {
 		return nil
@@ -255,29 +242,23 @@ func (r *Runner) appendTemp(b *bucket) error {
 	if b.tmp == "" {
 		dir := filepath.Dir(b.path)
 		made, err := mkdirs(dir)
-		b.madeDir = made
+		r.made = append(r.made, made...)
 		if err != nil {
 			return fmt.Errorf("creating %s: %w", dir, err)
 		}
-		p, err := atomicfile.Create(b.path)
+		f, err := r.newTemp(b.path)
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", b.path, err)
-		}
-		p.File.Close()
-		b.tmp = p.File.Name()
-		if err := r.track(b.tmp); err != nil {
-			os.Remove(b.tmp)
-			b.tmp = ""
 			return err
 		}
+		f.Close()
+		b.tmp = f.Name()
 	}
 	f, err := os.OpenFile(b.tmp, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return writeError(b.tmp, err)
-	}
-	_, err = f.Write(b.recs)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		_, err = f.Write(b.recs)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	b.recs = nil
 	if err != nil {
@@ -286,26 +267,17 @@ func (r *Runner) appendTemp(b *bucket) error {
 	return nil
 }
 
-// discard removes b's temp file unless it became the seed file, and
-// returns the folders made for it (to remove when they end up empty).
-func (r *Runner) discard(b *bucket) []string {
-	if b.tmp != "" && !b.done {
-		os.Remove(b.tmp)
-		r.untrack(b.tmp)
-		b.done = true
+// newTemp creates a temp file for path that Interrupt removes.
+func (r *Runner) newTemp(path string) (*os.File, error) {
+	p, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	b.recs = nil
-	made := b.madeDir
-	b.madeDir = nil
-	return made
-}
-
-// removeEmpty removes the folders that are empty, deepest first.
-func removeEmpty(dirs []string) {
-	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-	for _, d := range dirs {
-		os.Remove(d) // fails, as it should, when the folder holds anything
+	if err := r.track(p.File.Name()); err != nil {
+		p.Cleanup()
+		return nil, err
 	}
+	return p.File, nil
 }
 
 // mkdirs creates dir and its missing parents (0700) and returns the ones
@@ -313,24 +285,16 @@ func removeEmpty(dirs []string) {
 func mkdirs(dir string) ([]string, error) {
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
 			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
 		}
 		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
 	}
-	if err := store.EnsureDir(dir); err != nil {
-		return missing, err
-	}
-	return missing, nil
+	return missing, store.EnsureDir(dir)
 }
 
-// writeError says that writing path failed: with the cause only when err
-// is the *fs.PathError of that operation (which names the file again).
+// writeError says that writing path failed, without err's path when it
+// is path.
 func writeError(path string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == path {

@@ -1,88 +1,40 @@
 package seed
 
 import (
-	"bufio"
 	"cmp"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"hist/lib/atomicfile"
 	"hist/lib/identity"
 	"hist/lib/ledger"
 	"hist/lib/record"
 	"hist/lib/store"
-	"hist/lib/tombstone"
 	"hist/lib/transcript"
 )
 
-// What makes the import incremental (docs/hist-seed.md, "Rules"): each
-// prompt event has a ledger key, and a run imports only
-// the prompts whose key the ledger does not hold, that a seed file
-// written before the ledger existed does not stand for (its cutoff), and
-// that the project does not hold already as a live capture.
+// A run imports only the prompts whose key the ledger does not hold, that
+// a seed file written before the ledger existed does not stand for (its
+// cutoff), and that the project does not hold already as a live capture
+// (docs/hist-seed.md, "Rules").
 
-// noCutoff: the project has no seed file of the source that the ledger
-// does not cover.
-const noCutoff = math.MinInt64
+const (
+	noCutoff   = math.MinInt64 // the ledger covers the project's seed file of the source
+	liveWindow = 5000          // how far apart (ms) a live capture and the transcript's copy of a prompt may be
+)
 
-// liveWindow is how far apart (ms) a live capture and the transcript's
-// copy of the same prompt may be: the hook or extension stamps the prompt
-// as it is sent, the agent as it writes its transcript.
-const liveWindow = 5000
-
-// Settle is how long after it was typed a prompt is left to later runs:
-// a hook or extension capturing it live may not have written it yet
-// (the pi extension's own hist-seed runs as a session starts, as its
-// first prompt is sent), and an import first would store it twice.
+// Settle is how long after it was typed a prompt is left to later runs: a
+// hook or extension capturing it live may not have written it yet (the pi
+// extension runs hist-seed as its first prompt is sent).
 const Settle = 10 * time.Second
 
-// newBucket makes the bucket of pr's prompts. When the project has the
-// source's seed file, the records go to the machine's import file of the
-// source, and the seed's cutoff applies.
-func (c *collector) newBucket(pr canonical) (*bucket, error) {
-	o := &c.r.Opts
-	dir := o.Store.ProjectDir(pr.hash)
-	b := &bucket{hash: pr.hash, also: pr.also, cwd: pr.cwd, seen: map[eventKey]struct{}{},
-		cutoff: noCutoff, path: o.Store.OwnPath(dir, FileName(c.src.Name, ""))}
-	// A project without store files yet holds no live copy (a prompt
-	// captured while the run reads is typed a moment ago, see Settle).
-	files, err := o.Store.Files(store.Scope{Project: pr.hash, Also: pr.also})
-	b.live = err != nil || len(files) > 0
-	// The project's seed file of the source, in its folder or in the one
-	// its path names (a project known by its repository since).
-	for _, h := range append([]string{pr.hash}, pr.also...) {
-		seed := o.Store.OwnPath(o.Store.ProjectDir(h), FileName(c.src.Name, ""))
-		if _, err := os.Lstat(seed); err != nil {
-			continue
-		}
-		cut, err := c.r.cutoff(h, c.src.Name, seed)
-		if err != nil {
-			return nil, err
-		}
-		b.cutoff = cut
-		b.path = filepath.Join(dir, store.ImportLog(c.src.Name, o.Store.Machine))
-		break
-	}
-	return b, nil
-}
-
-// isSeedPath reports whether path is src's seed file (not an import file).
-func isSeedPath(path, src string) bool {
-	return store.IsSeedFile(filepath.Base(path), src)
-}
-
-// imported reports whether the ledger holds k, reading the ledger the
-// first time.
+// imported reports whether the ledger holds k, reading it the first time.
 func (r *Runner) imported(k ledger.Key) (bool, error) {
 	if r.led == nil {
 		l, err := ledger.Load(r.Opts.Store.Ledger())
@@ -127,31 +79,36 @@ func (r *Runner) cutoff(hash, src, path string) (int64, error) {
 		}
 		return ms, nil
 	}
-	f, err := store.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", path, err)
-	}
-	defer f.Close()
 	newest := int64(math.MinInt64 + 1)
-	if _, err := record.Scan(bufio.NewReaderSize(f, 64<<10), func(l *record.Line) error {
+	if err := scanFile(path, func(l *record.Line) error {
 		newest = max(newest, l.TS)
 		return nil
 	}); err != nil {
-		return 0, fmt.Errorf("reading %s: %w", path, err)
+		return 0, err
 	}
 	st.SetCutoff(hash, src, newest)
 	return newest, nil
 }
 
+// scanFile calls fn for each record of the store file at path.
+func scanFile(path string, fn func(*record.Line) error) error {
+	f, err := store.Open(path)
+	if err == nil {
+		_, err = record.Scan(f, fn)
+		f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	return nil
+}
+
 // A live copy of a prompt event is a record of the project's store files
 // with the event's identity, within liveWindow of its time, and of its
-// session when both have one: the copy a hook, extension or plugin
-// captured as the prompt was sent, or one an earlier run wrote (a run
-// killed after writing its records and before recording their keys in the
-// ledger). Each copy stands for one event at most: events and copies are
-// paired closest in time first, so that a prompt typed again seconds later
-// is not taken for the copy of the first one, whatever order the runs met
-// them in.
+// session when both have one (a live capture, or the record of a run
+// killed before it recorded its keys). Each copy stands for one event:
+// they are paired closest in time first, so that a prompt typed again
+// seconds later is not taken for a copy of the first.
 
 // liveRec is a record of the project's store files.
 type liveRec struct {
@@ -160,38 +117,33 @@ type liveRec struct {
 }
 
 // liveMatches returns the indexes of b's records whose event has a live
-// copy in the store (nil when none has).
+// copy in the store.
 func (r *Runner) liveMatches(b *bucket) map[int]bool {
-	groups := map[[16]byte]bool{}
+	groups := map[[2]uint64]bool{}
 	for _, e := range b.events {
 		if e.rec >= 0 {
-			groups[identityOf(e.key)] = true
+			groups[e.key.id] = true
 		}
 	}
 	var evs []event
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, e := range b.events {
-		if groups[identityOf(e.key)] {
+		if groups[e.key.id] {
 			evs = append(evs, e)
-			lo, hi = min(lo, timeOf(e.key)), max(hi, timeOf(e.key))
+			lo, hi = min(lo, e.key.ts), max(hi, e.key.ts)
 		}
 	}
 	if len(evs) == 0 {
 		return nil
 	}
-	recs := r.storeRecords(b, groups, lo-liveWindow, hi+liveWindow)
-	if len(recs) == 0 {
-		return nil
-	}
-	return pairLive(evs, recs)
+	return pairLive(evs, r.storeRecords(b, groups, lo-liveWindow, hi+liveWindow))
 }
 
 // storeRecords reads the records of the project's store files whose
-// identity is one of groups and whose time is in [lo, hi]. A file last
-// written before lo holds none; one it cannot read is passed over (at
-// worst a prompt is then imported beside its live copy, which lists
-// once).
-func (r *Runner) storeRecords(b *bucket, groups map[[16]byte]bool, lo, hi int64) []liveRec {
+// identity is one of groups and whose time is in [lo, hi]. A file it
+// cannot read is passed over (a prompt may then be stored twice, which
+// lists once).
+func (r *Runner) storeRecords(b *bucket, groups map[[2]uint64]bool, lo, hi int64) []liveRec {
 	files, _ := r.Opts.Store.Files(store.Scope{Project: b.hash, Also: b.also})
 	var out []liveRec
 	var norm []byte
@@ -200,21 +152,16 @@ func (r *Runner) storeRecords(b *bucket, groups map[[16]byte]bool, lo, hi int64)
 		if err != nil || fi.ModTime().UnixMilli() < lo {
 			continue
 		}
-		f, err := store.Open(sf.Path)
-		if err != nil {
-			continue
-		}
-		record.Scan(bufio.NewReaderSize(f, 64<<10), func(l *record.Line) error {
+		scanFile(sf.Path, func(l *record.Line) error {
 			if l.TS < lo || l.TS > hi {
 				return nil
 			}
 			norm = identity.AppendNormalized(norm[:0], string(l.Text))
-			if k := makeKey(l.TS, norm); groups[identityOf(k)] {
+			if k := makeKey(l.TS, norm); groups[k.id] {
 				out = append(out, liveRec{k, l.Record().Session})
 			}
 			return nil
 		})
-		f.Close()
 	}
 	return out
 }
@@ -223,9 +170,9 @@ func (r *Runner) storeRecords(b *bucket, groups map[[16]byte]bool, lo, hi int64)
 // time, then by place, so that every run pairs them alike), each at most
 // once, and returns the records of the events paired.
 func pairLive(evs []event, recs []liveRec) map[int]bool {
-	byID := map[[16]byte][]int{}
+	byID := map[[2]uint64][]int{}
 	for j, l := range recs {
-		byID[identityOf(l.key)] = append(byID[identityOf(l.key)], j)
+		byID[l.key.id] = append(byID[l.key.id], j)
 	}
 	type pair struct {
 		d, ts int64
@@ -233,14 +180,11 @@ func pairLive(evs []event, recs []liveRec) map[int]bool {
 	}
 	var pairs []pair
 	for i, e := range evs {
-		for _, j := range byID[identityOf(e.key)] {
-			d := timeOf(e.key) - timeOf(recs[j].key)
-			if d < 0 {
-				d = -d
-			}
+		for _, j := range byID[e.key.id] {
+			d := max(e.key.ts-recs[j].key.ts, recs[j].key.ts-e.key.ts)
 			s := recs[j].session
 			if d <= liveWindow && (s == "" || e.session == "" || s == e.session) {
-				pairs = append(pairs, pair{d, timeOf(e.key), i, j})
+				pairs = append(pairs, pair{d, e.key.ts, i, j})
 			}
 		}
 	}
@@ -262,100 +206,18 @@ func pairLive(evs []event, recs []liveRec) map[int]bool {
 	return drop
 }
 
-// timeOf and identityOf are the parts of an event key.
-func timeOf(k eventKey) int64        { return int64(binary.LittleEndian.Uint64(k[:8])) }
-func identityOf(k eventKey) [16]byte { return [16]byte(k[8:]) }
-
-// filter copies b's temp file to a new one without the records that must
-// not be written after all, and makes the copy b's temp file: the ones
-// another run imported since (the ledger), the ones hidden.json hides now
-// (when hideCheck), and the ones the project holds already (live: by
-// index).
-func (r *Runner) filter(b *bucket, hidden *tombstone.Set, hideCheck bool, live map[int]bool, fr *FileResult) error {
-	old, err := os.Open(b.tmp)
-	if err != nil {
-		return err
-	}
-	defer old.Close()
-	p, err := atomicfile.Create(b.path)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", b.path, err)
-	}
-	if err := r.track(p.File.Name()); err != nil {
-		p.Cleanup()
-		return err
-	}
-	w := bufio.NewWriterSize(p.File, 64<<10)
-	var norm []byte
-	kept := b.wkeys[:0:0]
-	i := 0
-	_, err = record.Scan(old, func(l *record.Line) error {
-		if i >= len(b.wkeys) {
-			return errors.New("more records than keys")
-		}
-		k := b.wkeys[i]
-		i++
-		norm = identity.AppendNormalized(norm[:0], string(l.Text))
-		switch {
-		case r.led.Has(k):
-			fr.Prompts--
-			fr.Known++
-			return nil
-		case hideCheck && hidden.HiddenNormalized(norm):
-			fr.Prompts--
-			fr.Hidden++
-			b.okeys = append(b.okeys, k)
-			return nil
-		case live[i-1]:
-			fr.Prompts--
-			fr.Live++
-			b.okeys = append(b.okeys, k)
-			return nil
-		}
-		kept = append(kept, k)
-		w.Write(l.Raw)
-		return w.WriteByte('\n')
-	})
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = p.File.Close()
-	}
-	if err != nil {
-		r.untrack(p.File.Name())
-		p.Cleanup()
-		return fmt.Errorf("writing %s: %w", b.path, err)
-	}
-	b.wkeys = kept
-	os.Remove(b.tmp)
-	r.untrack(b.tmp)
-	b.tmp = p.File.Name()
-	return nil
-}
-
-// removeTemp removes b's temp file (nothing of it is to be written).
-func (r *Runner) removeTemp(b *bucket) {
-	if b.tmp != "" {
-		os.Remove(b.tmp)
-		r.untrack(b.tmp)
-	}
-	b.done = true
-}
-
-// commitKeys appends to the ledger the keys of the buckets whose records
-// are in place (written, or nothing to write), and records in the state
-// the seed files written (saved with the stamps, see Bootstrap). The
-// caller holds the store's rewriters' lock.
-func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
+// commitKeys appends to the ledger the keys of the jobs whose records are
+// in place, and notes in the state that the ledger covers the seed files
+// written. The caller holds the store's rewriters' lock.
+func (r *Runner) commitKeys(results []FileResult) error {
 	var keys [][]ledger.Key
 	n := 0
-	for i, b := range buckets {
+	for i, b := range r.jobs {
 		switch fr := results[i]; fr.Status {
 		case FileWritten, FileNone:
 			keys = append(keys, b.wkeys, b.okeys)
 			n += len(b.wkeys) + len(b.okeys)
-			if fr.Status == FileWritten && isSeedPath(fr.Path, fr.Source) {
+			if fr.Status == FileWritten && b.seed {
 				// The ledger covers the seed file this run wrote.
 				r.state().SetCutoff(fr.Project, fr.Source, 0)
 			}
@@ -374,15 +236,11 @@ func (r *Runner) commitKeys(buckets []*bucket, results []FileResult) error {
 }
 
 // keeper returns the Keep that a source's scan is given, and the listing
-// it fills with the stamp of every file the reader lists. It keeps the
-// files whose stamp changed since a run over every project recorded it: a
-// file read by such a run, its prompts in place, holds nothing new while
-// it stays as it is; a file that changed is read whole again. The stamps
-// are recorded by runs over every project only: a run for one project
-// passes over the prompts of the others. A new hist-seed build reads
-// everything once again (its readers may recognise more).
+// it fills with the stamp of every file the reader lists: it keeps the
+// files whose stamp changed since a run recorded it (see advance).
 func (r *Runner) keeper(src Source, unchanged *int) (transcript.Keep, *ledger.Listing) {
-	l := r.state().Listing(stateKey(src))
+	// The stamps are kept by source and root (pi's --sessions names another).
+	l := r.state().Listing(src.Name + " " + strconv.Quote(src.Root))
 	return func(path string, fi fs.FileInfo) bool {
 		same := l.List(path, ledger.StampOf(fi))
 		if strings.HasSuffix(path, ".db") {
@@ -400,7 +258,3 @@ func (r *Runner) keeper(src Source, unchanged *int) (transcript.Keep, *ledger.Li
 		return !same
 	}, l
 }
-
-// stateKey is what the import state keeps a source's file stamps under:
-// its name and root (pi's --sessions names another root).
-func stateKey(src Source) string { return src.Name + " " + strconv.Quote(src.Root) }

@@ -1,10 +1,10 @@
 package seed
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,32 +20,28 @@ import (
 	"hist/lib/transcript"
 )
 
-// The legacy migration's files, beside the global files.
+// The legacy migration's files, beside the global files: the folder held
+// while it runs, and the record of the files migrated (MigratedPath).
 const (
-	// MigrationLockName is the folder held while the migration runs.
 	MigrationLockName = store.GlobalName + ".migration-lock"
-	// MigratedName records each prompt-recall file a machine migrated
-	// once: history-global.migrated@<machine>.json (see MigratedPath).
-	MigratedName   = "history-global.migrated.json"
-	migratedSchema = "hist.legacy-migration/v1"
+	MigratedName      = "history-global.migrated.json"
+	migratedSchema    = "hist.legacy-migration/v1"
 )
 
-// MigratedPath is this machine's migration record: each machine migrates
-// its own prompt-recall files. The machine that owns the files without a
-// machine id keeps history-global.migrated.json while it exists.
+// MigratedPath is this machine's migration record (the machine that owns
+// the files without a machine id keeps history-global.migrated.json).
 func MigratedPath(st store.Store) string { return st.OwnPath(st.Root, MigratedName) }
 
-// globalPath is this machine's global file, the one its migration
-// appends to (the same rule as MigratedPath).
+// globalPath is this machine's global file, that its migration appends to.
 func globalPath(st store.Store) string { return st.OwnPath(st.Root, store.GlobalName) }
 
 // LegacySource is one agent's prompt-recall file.
 type LegacySource struct {
 	Name string // "claude", "codex", "opencode", "cursor"
 	Path string
-	// Scan reads the file whole and emits each prompt; an I/O error is a
-	// *transcript.ReadError.
-	Scan func(emit func(transcript.Prompt) error) (transcript.Stats, error)
+	// Scan reads the file at path whole and emits each prompt; an I/O
+	// error is a *transcript.ReadError.
+	Scan func(path string, emit func(transcript.Prompt) error) (transcript.Stats, error)
 }
 
 // Legacy source statuses.
@@ -60,35 +56,32 @@ const (
 	LegacyWaiting  = "waiting"  // hidden.json cannot be trusted
 )
 
-// LegacyResult is what the migration did with one source.
+// LegacyResult is what the migration did with one source (an entry of
+// the migration's "sources" in hist-seed --json).
 type LegacyResult struct {
-	Name    string
-	Path    string
-	Status  string
-	Stats   transcript.Stats
-	Added   int // records appended to history-global.jsonl
-	Hidden  int // prompts hidden by hidden.json, left out
-	Dupes   int // prompts a global file holds already (same text and time), left out
-	Err     string
-	Elapsed time.Duration
+	Name      string `json:"source"`
+	Path      string `json:"path"`
+	Status    string `json:"status"`
+	Read      int    `json:"read"`          // prompts read
+	Added     int    `json:"added"`         // records appended to the global file
+	Hidden    int    `json:"hidden"`        // prompts hidden by hidden.json, left out
+	Dupes     int    `json:"already_there"` // prompts a global file holds already (same text and time), left out
+	Malformed int    `json:"malformed"`     // lines skipped
+	Err       string `json:"error,omitempty"`
 }
 
-// MigrationReport is what the legacy migration did.
+// MigrationReport is what the legacy migration did (the "migration" of
+// hist-seed --json).
 type MigrationReport struct {
-	// Global is the global file the migration appends to, this
-	// machine's.
-	Global  string
-	Sources []LegacyResult
-	// LockHeld names the lock folder when it was already there (a process
+	Global string `json:"-"` // this machine's global file
+	// LockHeld names the lock folder when it was there already (a process
 	// died holding it, or a migration is running): the migration was
-	// skipped.
-	LockHeld string
-	// Untrusted is set when hidden.json cannot be trusted: nothing was
-	// migrated.
-	Untrusted error
-	// Busy is set when another rewriter held the store's lock for the
-	// whole wait: nothing was migrated.
-	Busy error
+	// skipped. Untrusted (hidden.json cannot be trusted) and Busy (the
+	// store's lock stayed held) say why nothing was migrated.
+	LockHeld  string         `json:"lock_held,omitempty"`
+	Untrusted string         `json:"untrusted,omitempty"`
+	Busy      string         `json:"busy,omitempty"`
+	Sources   []LegacyResult `json:"sources"`
 }
 
 // Migrated is one entry of history-global.migrated.json.
@@ -106,9 +99,8 @@ type migratedFile struct {
 }
 
 // LoadMigrated reads this machine's migration record: source name -> what
-// was migrated. A missing file is an empty map; a file that cannot be read
-// or parsed is an error (the migration then does not run, so that nothing
-// is imported twice).
+// was migrated. A file that cannot be read or parsed is an error (the
+// migration then does not run).
 func LoadMigrated(st store.Store) (map[string]Migrated, error) {
 	path := MigratedPath(st)
 	data, err := os.ReadFile(path)
@@ -119,8 +111,11 @@ func LoadMigrated(st store.Store) (map[string]Migrated, error) {
 		return nil, err
 	}
 	var m migratedFile
-	if err := json.Unmarshal(data, &m); err != nil || m.Schema != migratedSchema {
-		return nil, fmt.Errorf("%s is not a migration record (%s)", path, orSchema(err))
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s is not a migration record (%s)", path, err)
+	}
+	if m.Schema != migratedSchema {
+		return nil, fmt.Errorf("%s is not a migration record (schema is not %s)", path, migratedSchema)
 	}
 	if m.Sources == nil {
 		m.Sources = map[string]Migrated{}
@@ -128,35 +123,22 @@ func LoadMigrated(st store.Store) (map[string]Migrated, error) {
 	return m.Sources, nil
 }
 
-func orSchema(err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return "schema is not " + migratedSchema
-}
-
 func saveMigrated(st store.Store, m map[string]Migrated) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(migratedFile{Schema: migratedSchema, Sources: m}); err != nil {
-		return err
-	}
-	return atomicfile.WriteBytes(MigratedPath(st), buf.Bytes())
+	return atomicfile.WriteFile(MigratedPath(st), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(migratedFile{Schema: migratedSchema, Sources: m})
+	})
 }
 
 // pendingLegacy is a source read whole, with what it adds.
 type pendingLegacy struct {
-	ix   int // in the report
-	info Migrated
-	recs []legacyRec
-}
-
-type legacyRec struct {
-	rec  record.Record
-	key  eventKey
-	norm []byte
+	src   LegacySource
+	res   *LegacyResult // in the report
+	info  Migrated
+	recs  []record.Record
+	norms [][]byte // the records' identities
 }
 
 // Migrate imports every prompt-recall file that this machine did not
@@ -165,7 +147,7 @@ type legacyRec struct {
 // source's outcome is in the report.
 func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	o := &r.Opts
-	rep := &MigrationReport{Global: globalPath(o.Store)}
+	rep := &MigrationReport{Global: globalPath(o.Store), Sources: []LegacyResult{}}
 	done, err := LoadMigrated(o.Store)
 	if err != nil {
 		return rep, err
@@ -176,8 +158,8 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	}
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
-		rep.Untrusted = err
-		setStatus(rep, todo, LegacyWaiting)
+		rep.Untrusted = err.Error()
+		setStatus(todo, LegacyWaiting)
 		return rep, nil
 	}
 	if held, err := r.holdMigrationLock(); err != nil || held != "" {
@@ -186,9 +168,8 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	}
 	defer r.dropMigrationLock()
 	var pend []pendingLegacy
-	for _, i := range todo {
-		if p, ok := r.readLegacy(sources[i], hidden, &rep.Sources[i]); ok {
-			p.ix = i
+	for _, p := range todo {
+		if r.readLegacy(&p, hidden) {
 			pend = append(pend, p)
 		}
 	}
@@ -197,17 +178,19 @@ func (r *Runner) Migrate(sources []LegacySource) (*MigrationReport, error) {
 	}
 	if o.DryRun {
 		// What a real run would add, against the global file as it is.
-		return rep, r.appendGlobal(pend, hidden, rep, false)
+		return rep, r.appendGlobal(pend, hidden, false)
 	}
 	return rep, r.writeLegacy(pend, done, rep)
 }
 
 // planLegacy adds each source to the report and returns the ones with
 // work to do (not migrated before, and there).
-func planLegacy(sources []LegacySource, done map[string]Migrated, rep *MigrationReport) []int {
-	var todo []int
-	for _, src := range sources {
-		res := LegacyResult{Name: src.Name, Path: src.Path}
+func planLegacy(sources []LegacySource, done map[string]Migrated, rep *MigrationReport) []pendingLegacy {
+	rep.Sources = make([]LegacyResult, len(sources))
+	var todo []pendingLegacy
+	for i, src := range sources {
+		res := &rep.Sources[i]
+		*res = LegacyResult{Name: src.Name, Path: src.Path, Status: LegacySkipped}
 		_, migrated := done[src.Name]
 		switch _, err := os.Lstat(src.Path); {
 		case migrated:
@@ -215,47 +198,26 @@ func planLegacy(sources []LegacySource, done map[string]Migrated, rep *Migration
 		case errors.Is(err, fs.ErrNotExist):
 			res.Status = LegacyMissing
 		default:
-			todo = append(todo, len(rep.Sources))
-			res.Status = LegacySkipped
+			todo = append(todo, pendingLegacy{src: src, res: res})
 		}
-		rep.Sources = append(rep.Sources, res)
 	}
 	return todo
 }
 
-// setStatus gives the sources todo (indexes in rep) status.
-func setStatus(rep *MigrationReport, todo []int, status string) {
-	for _, i := range todo {
-		rep.Sources[i].Status = status
+// setStatus gives the sources pend status.
+func setStatus(pend []pendingLegacy, status string) {
+	for _, p := range pend {
+		p.res.Status = status
 	}
 }
 
-// holdMigrationLock takes the migration lock folder (a dry run only
-// checks that it is free): held names it when it was there already.
-func (r *Runner) holdMigrationLock() (held string, err error) {
-	dir := filepath.Join(r.Opts.Store.Root, MigrationLockName)
-	if r.Opts.DryRun {
-		if _, err := os.Lstat(dir); err == nil {
-			return dir, nil
-		}
-		return "", nil
-	}
-	ok, err := r.takeMigrationLock()
-	if err != nil || ok {
-		return "", err
-	}
-	return dir, nil
-}
-
-// readLegacy reads one prompt-recall file whole; ok is false when it is
-// not to be migrated now (res says why).
-func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *LegacyResult) (p pendingLegacy, ok bool) {
-	o := &r.Opts
+// readLegacy reads p's prompt-recall file whole; it returns false when it
+// is not to be migrated now (p.res says why).
+func (r *Runner) readLegacy(pend *pendingLegacy, hidden *tombstone.Set) bool {
+	o, src, res := &r.Opts, pend.src, pend.res
 	before, statErr := os.Stat(src.Path)
-	o.Progress.setSource("legacy " + src.Name)
-	start := time.Now()
-	var recs []legacyRec
-	st, err := src.Scan(func(p transcript.Prompt) error {
+	o.Progress.reading("legacy "+src.Name, transcript.Stats{})
+	st, err := src.Scan(src.Path, func(p transcript.Prompt) error {
 		if o.Progress != nil {
 			o.Progress.Prompts.Add(1)
 		}
@@ -273,45 +235,35 @@ func (r *Runner) readLegacy(src LegacySource, hidden *tombstone.Set, res *Legacy
 			res.Hidden++
 			return nil
 		}
-		recs = append(recs, legacyRec{
-			rec:  record.Record{Text: p.Text, TS: p.TS, Src: src.Name, Session: p.Session},
-			key:  makeKey(p.TS, norm),
-			norm: norm,
-		})
+		pend.recs = append(pend.recs, record.Record{Text: p.Text, TS: p.TS, Src: src.Name, Session: p.Session})
+		pend.norms = append(pend.norms, norm)
 		return nil
 	})
-	o.Progress.done(st)
-	o.Progress.setSource("")
-	res.Elapsed, res.Stats = time.Since(start), st
+	o.Progress.reading("", st)
+	res.Read, res.Malformed = st.Prompts, st.Malformed
 	switch {
 	case err != nil:
 		res.Status, res.Err = LegacyRetry, err.Error()
-		return p, false
 	case statErr != nil:
 		res.Status, res.Err = LegacyRetry, statErr.Error()
-		return p, false
 	case st.Files == 0 && st.Skipped > 0:
 		res.Status, res.Err = LegacySkipped, "not a regular file"
-		return p, false
+	default:
+		res.Status = LegacyWould
+		pend.info = Migrated{Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(pend.recs)}
+		return true
 	}
-	res.Status = LegacyWould
-	return pendingLegacy{recs: recs, info: Migrated{
-		Path: src.Path, Size: before.Size(), ModTime: before.ModTime().UTC(), Prompts: len(recs),
-	}}, true
+	return false
 }
 
 // writeLegacy adds what pend holds to the machine's global file under the
 // rewriters' lock, and records the migration.
 func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep *MigrationReport) error {
 	o := &r.Opts
-	ixs := make([]int, len(pend))
-	for i, p := range pend {
-		ixs[i] = p.ix
-	}
 	lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
 	if errors.Is(err, lock.ErrTimeout) {
-		rep.Busy = err
-		setStatus(rep, ixs, LegacySkipped)
+		rep.Busy = err.Error()
+		setStatus(pend, LegacySkipped)
 		return nil
 	}
 	if err != nil {
@@ -321,21 +273,21 @@ func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep
 	sweepTemps(o.Store.Root)
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
-		rep.Untrusted = err
-		setStatus(rep, ixs, LegacyWaiting)
+		rep.Untrusted = err.Error()
+		setStatus(pend, LegacyWaiting)
 		return nil
 	}
-	if err := r.appendGlobal(pend, hidden, rep, true); err != nil {
-		for _, i := range ixs {
-			rep.Sources[i].Status, rep.Sources[i].Err, rep.Sources[i].Added = LegacyFailed, err.Error(), 0
+	if err := r.appendGlobal(pend, hidden, true); err != nil {
+		for _, p := range pend {
+			p.res.Status, p.res.Err, p.res.Added = LegacyFailed, err.Error(), 0
 		}
 		return err
 	}
 	now := o.Now().UTC()
 	for _, p := range pend {
 		p.info.Migrated = now
-		done[rep.Sources[p.ix].Name] = p.info
-		rep.Sources[p.ix].Status = LegacyMigrated
+		done[p.res.Name] = p.info
+		p.res.Status = LegacyMigrated
 	}
 	if err := saveMigrated(o.Store, done); err != nil {
 		// The prompts are in the global file; the next run reads the
@@ -345,11 +297,11 @@ func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep
 	return nil
 }
 
-// appendGlobal appends to the machine's global file the new records that
-// no global file holds already (same identity and time) and that hidden
-// does not hide, as a capture file is appended to, and fsyncs it. With
+// appendGlobal appends to the machine's global file, as a capture file is
+// appended to, the records that no global file holds already (same
+// identity and time) and that hidden does not hide, and fsyncs it. With
 // write false it only counts them.
-func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *MigrationReport, write bool) error {
+func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, write bool) error {
 	st := r.Opts.Store
 	seen, err := globalKeys(st)
 	if err != nil {
@@ -357,28 +309,33 @@ func (r *Runner) appendGlobal(pend []pendingLegacy, hidden *tombstone.Set, rep *
 	}
 	var add []byte
 	for _, p := range pend {
-		res := &rep.Sources[p.ix]
-		for _, lr := range p.recs {
-			if hidden.HiddenNormalized(lr.norm) {
-				res.Hidden++
-				continue
+		for i, rec := range p.recs {
+			key := makeKey(rec.TS, p.norms[i])
+			if _, dup := seen[key]; hidden.HiddenNormalized(p.norms[i]) {
+				p.res.Hidden++
+			} else if dup {
+				p.res.Dupes++
+			} else {
+				seen[key] = struct{}{}
+				add = record.Append(add, rec)
+				p.res.Added++
 			}
-			if _, dup := seen[lr.key]; dup {
-				res.Dupes++
-				continue
-			}
-			seen[lr.key] = struct{}{}
-			add = record.Append(add, lr.rec)
-			res.Added++
 		}
 	}
 	if len(add) == 0 || !write {
 		return nil
 	}
-	if err := r.running(); err != nil {
+	if err := r.track(""); err != nil {
 		return err
 	}
-	return appendRecords(globalPath(st), bytes.NewReader(add))
+	path := globalPath(st)
+	if err := store.Append(path, add); err != nil {
+		return writeError(path, err)
+	}
+	if err := syncFile(path); err != nil {
+		return writeError(path, err)
+	}
+	return nil
 }
 
 // globalKeys returns the prompt events the global files hold.
@@ -390,44 +347,43 @@ func globalKeys(st store.Store) (map[eventKey]struct{}, error) {
 	}
 	var norm []byte
 	for _, gf := range files {
-		f, err := store.Open(gf.Path)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", gf.Path, err)
-		}
-		_, err = record.Scan(f, func(l *record.Line) error {
+		if err := scanFile(gf.Path, func(l *record.Line) error {
 			norm = identity.AppendNormalized(norm[:0], string(l.Text))
 			seen[makeKey(l.TS, norm)] = struct{}{}
 			return nil
-		})
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", gf.Path, err)
+		}); err != nil {
+			return nil, err
 		}
 	}
 	return seen, nil
 }
 
-// takeMigrationLock creates the migration lock folder; ok is false when it
-// is there already.
-func (r *Runner) takeMigrationLock() (ok bool, err error) {
+// holdMigrationLock takes the migration lock folder (a dry run only
+// checks that it is free): held names it when it was there already.
+func (r *Runner) holdMigrationLock() (held string, err error) {
 	root := r.Opts.Store.Root
-	if err := store.EnsureDir(root); err != nil {
-		return false, fmt.Errorf("creating the store %s: %w", root, err)
-	}
 	dir := filepath.Join(root, MigrationLockName)
+	if r.Opts.DryRun {
+		if _, err := os.Lstat(dir); err == nil {
+			return dir, nil
+		}
+		return "", nil
+	}
+	if err := store.EnsureDir(root); err != nil {
+		return "", fmt.Errorf("creating the store %s: %w", root, err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
-		return false, errStopped
+		return "", errStopped
 	}
-	if err := os.Mkdir(dir, atomicfile.DirPerm); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return false, nil
-		}
-		return false, fmt.Errorf("creating %s: %w", dir, err)
+	if err := os.Mkdir(dir, atomicfile.DirPerm); errors.Is(err, fs.ErrExist) {
+		return dir, nil
+	} else if err != nil {
+		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
 	r.lockDir = dir
-	return true, nil
+	return "", nil
 }
 
 func (r *Runner) dropMigrationLock() {

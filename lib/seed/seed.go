@@ -1,21 +1,13 @@
 // Package seed imports the prompts of the agents' transcripts into the
-// store, each once: the per-project import from the agents' session
-// transcripts (a project's first import writes its seed file, seed.jsonl
-// for pi, seed-<agent>.jsonl for the others; later ones write import
-// files) and the legacy migration of the agents' prompt-recall files into
-// history-global.jsonl.
+// store, each once (docs/hist-seed.md): each project's prompts from the
+// agents' session transcripts (its seed file of an agent first, then the
+// machine's import file of the agent), and the agents' prompt-recall files
+// into the machine's global file (the legacy migration).
 //
-// The import ledger (lib/ledger) remembers every prompt event imported, so
-// that a run imports only what no earlier run did, and a prompt deleted
-// since never comes back (see docs/hist-seed.md). A seed file is never
-// regenerated. Each source is read whole before anything is written for
-// it; a source that cannot be read whole (an I/O error in any of its
-// files) writes nothing, so that a later run retries. Tombstoned prompts
-// are never written, and while hidden.json cannot be trusted nothing is.
-//
-// Writes happen under the rewriters' lock (store.Lock), so a seed never
-// races a delete or a compaction. The transcripts themselves are read
-// without it: reading takes the time, writing is quick.
+// The import ledger (lib/ledger) remembers every prompt event imported. A
+// source is read whole, without the store's lock, before anything is
+// written for it (one that cannot be read whole writes nothing); writes
+// happen under the rewriters' lock (store.Lock).
 package seed
 
 import (
@@ -24,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -36,25 +29,18 @@ import (
 	"hist/lib/store"
 	"hist/lib/tombstone"
 	"hist/lib/transcript"
+	"hist/lib/words"
 )
 
 // Source is one agent's session transcripts.
 type Source struct {
 	Name string // transcript.SrcPi, SrcClaude, ...
 	Root string // where its transcripts are (what Scan takes)
-	// Live is set when hist captures the agent's prompts live (its hook,
-	// extension or plugin is installed): a prompt typed a moment ago is
-	// then left to a later run (Settle).
-	Live bool
+	Live bool   // hist captures its prompts live (hook, extension or plugin): see Settle
 	// Scan reads every transcript under root that keep keeps (nil: all)
-	// and emits each typed prompt once; an I/O error is a
-	// *transcript.ReadError.
+	// and emits each typed prompt; an I/O error is a *transcript.ReadError.
 	Scan func(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error)
 }
-
-// FileName is the seed file a source writes in each project folder from
-// machine (store.SeedFile).
-func FileName(source, machine string) string { return store.SeedFile(source, machine) }
 
 // Source statuses.
 const (
@@ -66,56 +52,65 @@ const (
 
 // Seed file statuses.
 const (
-	FileWritten = "written" // the seed or import file was created
-	FileWould   = "would"   // --dry-run: it would be created
+	FileWritten = "written" // the seed or import file was written
+	FileWould   = "would"   // --dry-run: it would be
 	FileNone    = "none"    // the source has no new prompt for the project
 	FileFailed  = "failed"  // it could not be written (Err says why)
 )
 
-// SourceResult is what reading one source gave.
+// SourceResult is what reading one source gave (an entry of the
+// "sources" of hist-seed --json); the counts are transcript.Stats'.
 type SourceResult struct {
-	Name      string
-	Root      string
-	Status    string
-	Stats     transcript.Stats
-	Unchanged int    // files passed over: unchanged since a run read them
-	Recent    int    // prompts typed less than Settle ago, left to a later run (the files are read again)
-	NoCwd     int    // prompts without a usable cwd (not absolute), dropped
-	Approx    int    // prompts kept whose time is approximate (a session's start, a file's mtime)
-	Err       string // for SourceRetry and SourceLayout
-	Elapsed   time.Duration
+	Name        string        `json:"source"`
+	Root        string        `json:"root"`
+	Status      string        `json:"status"`
+	Files       int           `json:"files"`
+	Bytes       int64         `json:"bytes"`
+	Prompts     int           `json:"prompts"`
+	Malformed   int           `json:"malformed"`
+	Skipped     int           `json:"skipped"`
+	Unchanged   int           `json:"unchanged"`       // files passed over: unchanged since a run read them
+	NoCwd       int           `json:"no_cwd"`          // prompts without a usable cwd (not absolute), dropped
+	Approx      int           `json:"approx_times"`    // prompts kept whose time is approximate (a session's start, a file's mtime)
+	Seconds     float64       `json:"seconds"`         // Elapsed
+	Err         string        `json:"error,omitempty"` // for SourceRetry and SourceLayout
+	Undecodable []Undecodable `json:"undecodable,omitempty"`
+	Subagent    int           `json:"-"`
+	Elapsed     time.Duration `json:"-"`
+}
+
+// Undecodable is a file passed over: its content cannot be decoded.
+type Undecodable struct {
+	Path string `json:"path"`
+	Err  string `json:"error"`
 }
 
 // FileResult is what one project got from one source: its seed file (the
-// project's first import) or an import file.
+// project's first import) or its import file. It is an entry of the
+// "seeds" of hist-seed --json.
 type FileResult struct {
-	Project string // hash
-	Cwd     string // canonical project folder
-	Source  string
-	Path    string
-	Status  string
-	Prompts int    // records written (or that would be)
-	Known   int    // prompts an earlier run imported, left out
-	Recent  int    // prompts typed less than Settle ago, left to a later run
-	Live    int    // prompts the project holds already (captured live), left out
-	Hidden  int    // prompts left out because hidden.json hides them
-	Dupes   int    // repeats of a prompt at the same time, left out
-	Err     string // for FileFailed
+	Project string `json:"project"` // hash
+	Cwd     string `json:"cwd"`     // canonical project folder
+	Source  string `json:"source"`
+	Path    string `json:"file,omitempty"`
+	Status  string `json:"status"`
+	Prompts int    `json:"prompts"`         // records written (or that would be)
+	Known   int    `json:"imported_before"` // prompts an earlier run imported, left out
+	Live    int    `json:"captured_live"`   // prompts the project holds already, left out
+	Recent  int    `json:"recent"`          // prompts typed less than Settle ago, left to a later run
+	Hidden  int    `json:"hidden"`          // prompts hidden.json hides, left out
+	Dupes   int    `json:"repeated"`        // repeats of a prompt at the same time, left out
+	Err     string `json:"error,omitempty"` // for FileFailed
 }
 
 // Report is what a bootstrap did.
 type Report struct {
 	Sources []SourceResult
 	Files   []FileResult
-	// Untrusted is set when hidden.json cannot be trusted: nothing was
-	// written (the bootstrap waits until it can be read safely).
-	Untrusted error
-	// Busy is set when another rewriter held the store's lock for the
-	// whole wait: nothing was written.
-	Busy error
-	// RegistryErr says registry.json could not be updated (it is advisory:
-	// the seed files are in place).
-	RegistryErr string
+	// Untrusted (hidden.json cannot be trusted) or Busy (another rewriter
+	// held the store's lock): nothing was written.
+	Untrusted, Busy error
+	RegistryErr     string // registry.json (advisory) could not be updated
 	// Swept counts the records removed from this machine's files of the
 	// projects imported into because another machine's tombstone hides
 	// them; SweepErr names a file that kept them (still hidden).
@@ -125,17 +120,12 @@ type Report struct {
 
 // Options says what a Runner does.
 type Options struct {
-	Store store.Store
-	// Project is the canonical folder of the one project to bootstrap;
-	// empty means every project a source names.
-	Project string
-	DryRun  bool
-	// LockWait is how long to wait for the rewriters' lock (default 10s).
-	LockWait time.Duration
-	// Progress, when set, is kept up to date while sources are read.
-	Progress *Progress
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	Store    store.Store
+	Project  string // the canonical folder of the one project to import ("": all)
+	DryRun   bool
+	LockWait time.Duration    // for the rewriters' lock (default 10s)
+	Progress *Progress        // kept up to date while sources are read, when set
+	Now      func() time.Time // the clock (default time.Now)
 	// NoRedact stores prompts verbatim; by default every prompt is
 	// redacted (lib/redact) before the tombstone check and the write.
 	NoRedact bool
@@ -156,21 +146,17 @@ func (p *Progress) Source() string {
 	return s
 }
 
-func (p *Progress) setSource(s string) {
+// reading says that source is being read, or, with "", that the source
+// before ended with st.
+func (p *Progress) reading(source string, st transcript.Stats) {
 	if p != nil {
-		p.source.Store(s)
-	}
-}
-
-func (p *Progress) done(st transcript.Stats) {
-	if p != nil {
+		p.source.Store(source)
 		p.Files.Add(int64(st.Files))
 		p.Bytes.Add(st.Bytes)
 	}
 }
 
-// Runner runs a bootstrap and a migration, and can undo what a run holds
-// when the process is interrupted (see Interrupt).
+// Runner runs a bootstrap and a migration, once.
 type Runner struct {
 	Opts Options
 
@@ -179,13 +165,23 @@ type Runner struct {
 	lockDir string              // the migration lock folder, while held
 	stopped bool
 
-	collectors []*collector // the sources' records, spilled together
+	collectors []*collector // the sources', whose records are spilled together
 	held       int64        // bytes of records in memory, since the last spill
+	made       []string     // folders made for temp files
 
 	now int64 // the run's time (ms), for Settle
 
 	led *ledger.Ledger // read when the first prompt comes
 	st  *ledger.State  // read when first needed
+
+	// A bootstrap's: read, planned, then written.
+	rep    *Report
+	hidden *tombstone.Set
+	reads  []*collector // the sources read whole
+	jobs   []*bucket
+	// Under the lock: hidden.json changed since the sources were read
+	// (refilter), another run imported meanwhile (ledgerGrew).
+	refilter, ledgerGrew bool
 }
 
 // New returns a Runner for opts.
@@ -200,169 +196,121 @@ func New(opts Options) *Runner {
 }
 
 // Interrupt removes what the run holds (the migration lock folder, temp
-// files) so that a process that is about to exit on a signal leaves the
-// store as it found it. The run must not continue afterwards.
+// files), for a process about to exit on a signal; the run stops.
 func (r *Runner) Interrupt() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.stopped = true
 	for p := range r.temps {
 		os.Remove(p)
 	}
 	r.temps = map[string]struct{}{}
-	if r.lockDir != "" {
-		os.Remove(r.lockDir)
-		r.lockDir = ""
-	}
+	r.mu.Unlock()
+	r.dropMigrationLock() // no run takes it again: it is stopped
 }
 
-// errStopped ends a run after Interrupt.
-var errStopped = errors.New("interrupted")
+var errStopped = errors.New("interrupted") // ends a run after Interrupt
 
-// track records a temp file being written, unless the run was stopped.
+// track records a temp file being written (none with ""), or returns
+// errStopped once the run was stopped.
 func (r *Runner) track(path string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
 		return errStopped
 	}
-	r.temps[path] = struct{}{}
-	return nil
-}
-
-// running returns errStopped once the run was stopped (Interrupt).
-func (r *Runner) running() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stopped {
-		return errStopped
+	if path != "" {
+		r.temps[path] = struct{}{}
 	}
 	return nil
-}
-
-func (r *Runner) untrack(path string) {
-	r.mu.Lock()
-	delete(r.temps, path)
-	r.mu.Unlock()
-}
-
-// bootstrap is one run of Bootstrap, phase by phase: each source read
-// (read), what to write planned (plan), then written (write).
-type bootstrap struct {
-	r      *Runner
-	rep    *Report
-	hidden *tombstone.Set
-	order  map[string]int // source name -> its place
-	all    []*collector   // every source's, for the temp files to remove
-	reads  []sourceRead   // the sources read whole
-	jobs   []job
-	// Under the lock: hidden.json changed since the sources were read
-	// (refilter), another run imported meanwhile (ledgerGrew).
-	refilter, ledgerGrew bool
-}
-
-// sourceRead is a source read whole: its buckets, and the listing of its
-// files to record once they are imported.
-type sourceRead struct {
-	src     Source
-	buckets map[string]*bucket
-	listing *ledger.Listing
-}
-
-// job is one bucket to write.
-type job struct {
-	src string
-	b   *bucket
 }
 
 // Bootstrap reads each source and writes, for every project it names (or
-// for Opts.Project only), what no earlier run imported: the source's seed
-// file when the project has none, an import file when it has. It returns
-// an error only when the store could not be written; what each source and
-// file came to is in the report.
+// for Opts.Project only), what no earlier run imported. It returns an
+// error only when the store could not be written; the rest is in the
+// report.
 func (r *Runner) Bootstrap(sources []Source) (*Report, error) {
 	o := &r.Opts
 	r.now = o.Now().UnixMilli()
-	b := &bootstrap{r: r, rep: &Report{}, order: map[string]int{}}
-	hidden, err := tombstone.Load(o.Store.Hidden())
-	if err != nil {
-		b.rep.Untrusted = err
-		return b.rep, nil
+	r.rep, r.reads, r.jobs = &Report{}, nil, nil
+	var err error
+	if r.hidden, err = tombstone.Load(o.Store.Hidden()); err != nil {
+		r.rep.Untrusted = err
+		return r.rep, nil
 	}
-	b.hidden = hidden
-	defer b.cleanup()
-	for i, src := range sources {
-		b.order[src.Name] = i
-		if err := b.read(src); err != nil {
-			return b.rep, err
+	defer r.cleanup()
+	for _, src := range sources {
+		if err := r.read(src); err != nil {
+			return r.rep, err
 		}
 	}
-	b.plan()
-	if len(b.jobs) == 0 {
+	r.plan()
+	if len(r.jobs) == 0 {
 		if !o.DryRun {
-			b.sweepIdle()
+			r.sweepIdle()
 		}
-		return b.rep, b.advance(nil)
+		return r.rep, r.advance(nil)
 	}
-	return b.rep, b.write()
+	return r.rep, r.write()
 }
 
-// cleanup removes whatever was not made a seed file: temp files, and the
-// folders made for them when they stay empty.
-func (b *bootstrap) cleanup() {
-	var made []string
-	for _, c := range b.all {
+// cleanup removes the temp files that did not become seed files, and the
+// folders made for them that stay empty (deepest first).
+func (r *Runner) cleanup() {
+	for _, c := range r.collectors {
 		for _, bk := range c.buckets {
-			made = append(made, b.r.discard(bk)...)
+			r.removeTemp(bk)
 		}
 	}
-	removeEmpty(made)
-	b.r.collectors = nil
+	sort.Slice(r.made, func(i, j int) bool { return len(r.made[i]) > len(r.made[j]) })
+	for _, d := range r.made {
+		os.Remove(d) // fails, as it should, when the folder holds anything
+	}
+	r.collectors, r.made = nil, nil
 }
 
 // read reads one source into its buckets. An error is a store failure.
-func (b *bootstrap) read(src Source) error {
-	r, o := b.r, &b.r.Opts
+func (r *Runner) read(src Source) error {
+	o := &r.Opts
 	res := SourceResult{Name: src.Name, Root: src.Root}
 	if _, err := os.Stat(src.Root); errors.Is(err, fs.ErrNotExist) {
 		res.Status = SourceMissing
-		b.rep.Sources = append(b.rep.Sources, res)
+		r.rep.Sources = append(r.rep.Sources, res)
 		return nil
 	}
 	keep, listing := r.keeper(src, &res.Unchanged)
-	c := newCollector(r, src, b.hidden, listing)
+	c := &collector{r: r, src: src, listing: listing, buckets: map[string]*bucket{}, canon: map[string]canonical{}}
 	r.collectors = append(r.collectors, c)
-	b.all = append(b.all, c)
-	o.Progress.setSource(src.Name)
+	o.Progress.reading(src.Name, transcript.Stats{})
 	start := time.Now()
 	st, err, storeErr := scanInto(src, keep, c)
-	res.Elapsed, res.Stats = time.Since(start), st
-	res.NoCwd, res.Recent, res.Approx = c.noCwd, c.recent, c.approx
-	o.Progress.done(st)
-	o.Progress.setSource("")
+	res.Elapsed = time.Since(start)
+	res.Seconds, res.NoCwd, res.Approx = res.Elapsed.Seconds(), c.noCwd, c.approx
+	res.Files, res.Bytes, res.Prompts, res.Malformed, res.Skipped, res.Subagent = st.Files, st.Bytes, st.Prompts, st.Malformed, st.Skipped, st.Subagent
+	for _, u := range st.Undecodable {
+		res.Undecodable = append(res.Undecodable, Undecodable{u.Path, u.Err.Error()})
+	}
+	o.Progress.reading("", st)
 	if storeErr != nil {
 		return storeErr
 	}
 	res.Status, res.Err = sourceStatus(src, st, err)
 	if res.Status == SourceRead {
-		b.reads = append(b.reads, sourceRead{src, c.buckets, listing})
+		r.reads = append(r.reads, c)
 	} else {
 		// Nothing of it is written: its records go (its temp files at
 		// the end).
-		r.collectors = r.collectors[:len(r.collectors)-1]
 		for _, bk := range c.buckets {
 			bk.recs = nil
 		}
 	}
-	b.rep.Sources = append(b.rep.Sources, res)
+	r.rep.Sources = append(r.rep.Sources, res)
 	return nil
 }
 
 // scanInto runs src's scan on a goroutine of its own and adds the
-// prompts it finds to c on this one, in batches: reading and preparing
-// the records share the work of a first import between two CPUs. It
-// returns the scan's stats and error, and the first error c.add returned
-// (a store failure, which stops the scan).
+// prompts it finds to c on this one, in batches: a first import's reading
+// and preparing share two CPUs. storeErr is c.add's first error, which
+// stops the scan.
 func scanInto(src Source, keep transcript.Keep, c *collector) (st transcript.Stats, err, storeErr error) {
 	const batchSize = 64
 	batches := make(chan []transcript.Prompt, 4)
@@ -420,76 +368,60 @@ func sourceStatus(src Source, st transcript.Stats, err error) (status, msg strin
 	case err != nil:
 		return SourceLayout, err.Error()
 	case st.Files == 0 && st.Skipped > 0:
-		files := "files"
-		if st.Skipped == 1 {
-			files = "file"
-		}
-		return SourceLayout, fmt.Sprintf("no transcript it knows under %s (%d %s passed over)", src.Root, st.Skipped, files)
+		return SourceLayout, fmt.Sprintf("no transcript it knows under %s (%s passed over)", src.Root, words.Plural(st.Skipped, "file", "files"))
 	}
 	return SourceRead, ""
 }
 
 // plan lists what there is to write, in a stable order: by project
-// folder, then source order. With one project asked for, each source
-// read that had nothing for it says so.
-func (b *bootstrap) plan() {
-	for _, rd := range b.reads {
-		for _, bk := range rd.buckets {
-			b.jobs = append(b.jobs, job{rd.src.Name, bk})
+// folder, then source order (the order of reads; a source has one bucket
+// per folder). With one project asked for, each source read that had
+// nothing for it says so.
+func (r *Runner) plan() {
+	for _, c := range r.reads {
+		for _, bk := range c.buckets {
+			r.jobs = append(r.jobs, bk)
+		}
+		if p := r.Opts.Project; p != "" && len(c.buckets) == 0 {
+			hash, _ := store.ProjectOf(p)
+			r.rep.Files = append(r.rep.Files, FileResult{Project: hash, Cwd: p, Source: c.src.Name, Status: FileNone})
 		}
 	}
-	sort.SliceStable(b.jobs, func(i, j int) bool {
-		if b.jobs[i].b.cwd != b.jobs[j].b.cwd {
-			return b.jobs[i].b.cwd < b.jobs[j].b.cwd
-		}
-		return b.order[b.jobs[i].src] < b.order[b.jobs[j].src]
-	})
-	project := b.r.Opts.Project
-	if project == "" {
-		return
-	}
-	have := map[string]bool{}
-	for _, j := range b.jobs {
-		have[j.src] = true
-	}
-	hash, _ := store.ProjectOf(project)
-	for _, rd := range b.reads {
-		if !have[rd.src.Name] {
-			b.rep.Files = append(b.rep.Files, FileResult{Project: hash, Cwd: project, Source: rd.src.Name, Status: FileNone})
-		}
-	}
+	sort.SliceStable(r.jobs, func(i, j int) bool { return r.jobs[i].cwd < r.jobs[j].cwd })
 }
 
 // sweepIdle removes, when there is nothing to write, the temp files a
-// killed run left (see sweepStale).
-func (b *bootstrap) sweepIdle() {
-	o := &b.r.Opts
+// killed run left, under the rewriters' lock, which it takes only when
+// there are some (best effort: a busy lock leaves them to the next run).
+func (r *Runner) sweepIdle() {
+	o := &r.Opts
 	dirs := []string{o.Store.Root}
 	if o.Project != "" {
 		hash, _ := store.ProjectOf(o.Project)
 		dirs = append(dirs, o.Store.ProjectDir(hash))
 	}
-	b.r.sweepStale(dirs)
+	if len(staleTemps(dirs...)) == 0 {
+		return
+	}
+	if lk, err := lock.Acquire(o.Store.Lock(), o.LockWait); err == nil {
+		defer lk.Release()
+		sweepTemps(dirs...)
+	}
 }
 
 // advance records, once what each source yielded is in place, the stamps
 // of the files it read (see keeper).
-func (b *bootstrap) advance(results []FileResult) error {
-	r := b.r
+func (r *Runner) advance(results []FileResult) error {
 	if r.Opts.DryRun {
 		return nil
 	}
-	failed := map[string]bool{}
-	for _, fr := range results {
-		if fr.Status == FileFailed {
-			failed[fr.Source] = true
-		}
-	}
-	for _, rd := range b.reads {
+	for _, c := range r.reads {
 		// A run for one project passes over the others' prompts: its
-		// stamps are not recorded.
-		if r.Opts.Project == "" && !failed[rd.src.Name] {
-			r.state().SetFiles(rd.listing)
+		// stamps are not recorded; nor are a source's with a file failed.
+		if r.Opts.Project == "" && !slices.ContainsFunc(results, func(fr FileResult) bool {
+			return fr.Status == FileFailed && fr.Source == c.src.Name
+		}) {
+			r.state().SetFiles(c.listing)
 		}
 	}
 	if err := store.EnsureDir(r.Opts.Store.Root); err != nil {
@@ -503,92 +435,83 @@ func (b *bootstrap) advance(results []FileResult) error {
 
 // write writes the jobs under the rewriters' lock, then records what was
 // imported.
-func (b *bootstrap) write() error {
-	r, o := b.r, &b.r.Opts
+func (r *Runner) write() error {
+	o := &r.Opts
 	if !o.DryRun {
 		lk, err := lock.Acquire(o.Store.Lock(), o.LockWait)
 		if errors.Is(err, lock.ErrTimeout) {
-			b.rep.Busy = err
+			r.rep.Busy = err
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("taking the store's lock: %w", err)
 		}
 		defer lk.Release()
-		if ok, err := b.refresh(); !ok || err != nil {
+		if ok, err := r.refresh(); !ok || err != nil {
 			return err
 		}
 	}
-	results := make([]FileResult, len(b.jobs))
-	for i, j := range b.jobs {
-		results[i] = r.writeBucket(j.src, j.b, b.hidden, b.refilter, b.ledgerGrew)
+	results := make([]FileResult, len(r.jobs))
+	for i, bk := range r.jobs {
+		results[i] = r.writeBucket(bk)
 	}
 	syncFolders(results)
-	b.rep.Files = append(b.rep.Files, results...)
+	r.rep.Files = append(r.rep.Files, results...)
 	if !o.DryRun {
-		if err := b.commit(results); err != nil {
+		if err := r.commit(results); err != nil {
 			return err
 		}
 	}
-	return b.register(results)
+	return r.register(results)
 }
 
 // refresh, under the lock, takes in what changed while the sources were
-// read: tombstones that deletes added meanwhile (the run filters again
-// with them), keys another run imported; and removes the temp files
+// read (tombstones, keys another run imported), and removes the temp files
 // killed runs left. ok is false when hidden.json cannot be trusted now.
-func (b *bootstrap) refresh() (ok bool, err error) {
-	r, o := b.r, &b.r.Opts
+func (r *Runner) refresh() (ok bool, err error) {
+	o := &r.Opts
 	now, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
-		b.rep.Untrusted = err
+		r.rep.Untrusted = err
 		return false, nil
 	}
-	b.refilter = !sameEntries(b.hidden, now)
-	b.hidden = now
+	r.refilter = !slices.Equal(r.hidden.Entries, now.Entries)
+	r.hidden = now
 	if r.led != nil {
-		if b.ledgerGrew, err = r.led.Refresh(); err != nil {
+		if r.ledgerGrew, err = r.led.Refresh(); err != nil {
 			return false, fmt.Errorf("reading %s: %w", r.led.Path, err)
 		}
 	}
-	swept := map[string]bool{o.Store.Root: true}
-	sweepTemps(o.Store.Root) // registry.json's, history-global.jsonl's
-	for _, j := range b.jobs {
-		if dir := filepath.Dir(j.b.path); !swept[dir] {
-			swept[dir] = true
-			sweepTemps(dir)
-		}
+	dirs := []string{o.Store.Root} // registry.json's, the global file's
+	for _, bk := range r.jobs {
+		dirs = append(dirs, filepath.Dir(bk.path))
 	}
+	sweepTemps(slices.Compact(dirs)...) // the jobs are sorted by folder
 	return true, nil
 }
 
 // commit records what was written: the ledger keys, the stamps; and
 // removes, from this machine's files of the projects imported into, what
 // other machines' tombstones hide (docs/sync.md).
-func (b *bootstrap) commit(results []FileResult) error {
-	r, o := b.r, &b.r.Opts
-	buckets := make([]*bucket, len(b.jobs))
-	for i, j := range b.jobs {
-		buckets[i] = j.b
-	}
+func (r *Runner) commit(results []FileResult) error {
 	// On a failure the files are in place: the next run finds their
 	// records in the store and does not import them again.
-	if err := r.commitKeys(buckets, results); err != nil {
+	if err := r.commitKeys(results); err != nil {
 		return err
 	}
-	if err := b.advance(results); err != nil {
+	if err := r.advance(results); err != nil {
 		return err
 	}
 	swept := map[string]bool{}
-	for _, j := range b.jobs {
-		if swept[j.b.hash] {
+	for _, bk := range r.jobs {
+		if swept[bk.hash] {
 			continue
 		}
-		swept[j.b.hash] = true
-		n, err := deletion.Sweep(o.Store, store.Scope{Project: j.b.hash, Also: j.b.also}, b.hidden)
-		b.rep.Swept += n
-		if err != nil && b.rep.SweepErr == "" {
-			b.rep.SweepErr = err.Error()
+		swept[bk.hash] = true
+		n, err := deletion.Sweep(r.Opts.Store, store.Scope{Project: bk.hash, Also: bk.also}, r.hidden)
+		r.rep.Swept += n
+		if err != nil && r.rep.SweepErr == "" {
+			r.rep.SweepErr = err.Error()
 		}
 	}
 	return nil
@@ -596,7 +519,7 @@ func (b *bootstrap) commit(results []FileResult) error {
 
 // register names the projects written to in registry.json, and returns
 // the first file's failure.
-func (b *bootstrap) register(results []FileResult) error {
+func (r *Runner) register(results []FileResult) error {
 	var firstErr error
 	reg := map[string]string{}
 	for _, fr := range results {
@@ -609,56 +532,30 @@ func (b *bootstrap) register(results []FileResult) error {
 	}
 	if len(reg) > 0 {
 		// registry.json is advisory: a failure leaves the seeds in place.
-		if err := b.r.Opts.Store.RegisterAll(reg); err != nil {
-			b.rep.RegistryErr = err.Error()
+		if err := r.Opts.Store.RegisterAll(reg); err != nil {
+			r.rep.RegistryErr = err.Error()
 		}
 	}
 	return firstErr
 }
 
-// sweepStale removes the temp files that killed runs left in dirs, under
-// the rewriters' lock, which it takes only when there is one (best
-// effort: a busy lock leaves them to the next run).
-func (r *Runner) sweepStale(dirs []string) {
-	var stale []string
-	for _, dir := range dirs {
-		if len(staleTemps(dir)) > 0 {
-			stale = append(stale, dir)
-		}
-	}
-	if len(stale) == 0 {
-		return
-	}
-	lk, err := lock.Acquire(r.Opts.Store.Lock(), r.Opts.LockWait)
-	if err != nil {
-		return
-	}
-	defer lk.Release()
-	for _, dir := range stale {
-		sweepTemps(dir)
-	}
-}
-
-// sweepTemps removes the temp files that killed runs left in dir: they
-// hold copies of prompts (some may have been deleted since). Only temp
-// files whose process is gone are touched, and only under the store's
-// lock.
-func sweepTemps(dir string) {
-	for _, p := range staleTemps(dir) {
+// sweepTemps removes the temp files that killed runs left in dirs (copies
+// of prompts, maybe deleted since). The caller holds the store's lock.
+func sweepTemps(dirs ...string) {
+	for _, p := range staleTemps(dirs...) {
 		os.Remove(p)
 	}
 }
 
-// staleTemps lists the temp files in dir whose process is gone.
-func staleTemps(dir string) []string {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
+// staleTemps lists the temp files in dirs whose process is gone.
+func staleTemps(dirs ...string) []string {
 	var out []string
-	for _, e := range ents {
-		if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && atomicfile.Stale(e.Name()) {
-			out = append(out, filepath.Join(dir, e.Name()))
+	for _, dir := range dirs {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && atomicfile.Stale(e.Name()) {
+				out = append(out, filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 	return out

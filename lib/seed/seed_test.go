@@ -176,7 +176,7 @@ func TestInterruptRemovesMigrationLock(t *testing.T) {
 	r := New(Options{Store: st})
 	done := make(chan error)
 	go func() {
-		_, err := r.Migrate([]LegacySource{{Name: "claude", Path: src, Scan: func(emit func(transcript.Prompt) error) (transcript.Stats, error) {
+		_, err := r.Migrate([]LegacySource{{Name: "claude", Path: src, Scan: func(_ string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 			close(inScan)
 			<-release
 			return transcript.Stats{Files: 1}, emit(transcript.Prompt{Text: "late", TS: 1})
@@ -208,7 +208,7 @@ func TestMigratedStateCorrupt(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "history.jsonl")
 	os.WriteFile(src, []byte("x\n"), 0o600)
 	r := New(Options{Store: st})
-	_, err := r.Migrate([]LegacySource{{Name: "claude", Path: src, Scan: func(func(transcript.Prompt) error) (transcript.Stats, error) {
+	_, err := r.Migrate([]LegacySource{{Name: "claude", Path: src, Scan: func(string, func(transcript.Prompt) error) (transcript.Stats, error) {
 		t.Error("read with a corrupt migration record")
 		return transcript.Stats{}, nil
 	}}})

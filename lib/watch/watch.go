@@ -1,20 +1,16 @@
 // Package watch tells when files under a few folders change: by fsnotify
-// where it can watch (subfolders included, new ones added as they are
-// created), by polling where it cannot (the inotify watch limit, too many
-// open files for kqueue) or where the folder does not exist yet.
-//
-// Polling walks the folder every Every and compares each file's path, size
-// and modification time with the walk before. A folder that does not exist
-// is looked for every Every; once it appears it is watched, and counts as
-// a change. A watched folder removed and created again (its watches gone
-// with it) is watched again within Every, and counts as a change. The
-// watches are fsnotify's alone: a folder removed takes its watch with it,
-// so memory stays bounded however many folders come and go.
+// where it can watch (new subfolders included), else by walking the folder
+// every Every and comparing each file's size and modification time (the
+// inotify watch limit, too many open files for kqueue). A folder that does
+// not exist yet, or was replaced, is looked at every Every, and watched
+// once there (a change). The watches are fsnotify's alone: a folder removed
+// takes its watch with it, so memory stays bounded.
 package watch
 
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,8 +30,8 @@ type Root struct {
 // Every is how often a polled root is walked, and a missing one looked for.
 const Every = 2 * time.Second
 
-// Changes are reported once they settle: settle after the last event, and
-// at most most after the first.
+// Changes are reported settle after the last event, at most most after the
+// first.
 const (
 	settle = 400 * time.Millisecond
 	most   = 2 * time.Second
@@ -49,15 +45,12 @@ var (
 
 // Watcher reports changes on C.
 type Watcher struct {
-	// C receives a value once changes have settled; a value not yet
-	// received stands for every change since.
-	C    <-chan struct{}
-	c    chan struct{}
-	fw   *fsnotify.Watcher // nil: every root is polled
-	why  string            // why fw is nil
-	skip string
-	// notice is told, once per cause, the roots that are polled and why.
-	notice func(paths []string, why string)
+	C      <-chan struct{} // a value once changes settled, standing for all since
+	c      chan struct{}
+	fw     *fsnotify.Watcher // nil: every root is polled
+	why    string            // why fw is nil
+	skip   string
+	notice func(paths []string, why string) // told once per cause which roots are polled, and why
 	roots  []*root
 	stop   chan struct{}
 	done   chan struct{}
@@ -83,25 +76,20 @@ type root struct {
 	walk map[string]stamp // polling: the last walk
 }
 
-type stamp struct {
-	size  int64
-	mtime time.Time
-}
+// stamp is a polled file's size and modification time.
+type stamp struct{ size, mtime int64 }
 
 // Start watches roots; skip is a folder left out wherever it lies (the
 // store, which the import writes). notice (never nil) is told which roots
-// are polled and why: once at start for the roots that do not exist, and
-// once for each root that cannot be watched.
+// are polled, and why.
 func Start(roots []Root, skip string, notice func(paths []string, why string)) *Watcher {
 	c := make(chan struct{}, 1)
 	w := &Watcher{C: c, c: c, skip: resolve(skip), notice: notice,
 		stop: make(chan struct{}), done: make(chan struct{}), timer: time.NewTimer(time.Hour)}
 	w.timer.Stop()
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		w.why = reason(err)
-	} else {
-		w.fw = fw
+	var err error
+	if w.fw, err = fsnotify.NewWatcher(); err != nil {
+		w.fw, w.why = nil, reason(err)
 	}
 	var absent []string
 	for _, r := range roots {
@@ -144,10 +132,15 @@ func (w *Watcher) begin(r *root) {
 // unwatch removes the watches under r.
 func (w *Watcher) unwatch(r *root) {
 	for _, p := range w.fw.WatchList() {
-		if p == r.real || strings.HasPrefix(p, r.real+string(filepath.Separator)) {
+		if under(p, r.real) {
 			w.fw.Remove(p)
 		}
 	}
+}
+
+// under reports whether p is dir or lies under it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // addTree watches dir and, unless r is flat, every folder under it.
@@ -201,9 +194,6 @@ func reason(err error) string {
 
 // resolve is p with symbolic links resolved, or p when that fails.
 func resolve(p string) string {
-	if p == "" {
-		return ""
-	}
 	if q, err := filepath.EvalSymlinks(p); err == nil {
 		return q
 	}
@@ -224,7 +214,7 @@ func (w *Watcher) stamps(r *root) map[string]stamp {
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
-			out[p] = stamp{fi.Size(), fi.ModTime()}
+			out[p] = stamp{fi.Size(), fi.ModTime().UnixNano()}
 		}
 		return nil
 	})
@@ -253,7 +243,7 @@ func (w *Watcher) loop() {
 			if ev.Op == fsnotify.Chmod {
 				continue
 			}
-			if r := w.owner(ev.Name); r != nil && r.mode == watching && ev.Has(fsnotify.Create) && !r.Flat {
+			if r := w.owner(ev.Name); r != nil && ev.Has(fsnotify.Create) && !r.Flat {
 				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
 					if err := w.addTree(r, ev.Name); err != nil {
 						w.poll(r, reason(err))
@@ -277,8 +267,7 @@ func (w *Watcher) loop() {
 	}
 }
 
-// check looks at the polled and missing roots; it returns whether any
-// changed.
+// check looks at the roots; it returns whether any changed.
 func (w *Watcher) check() bool {
 	changed := false
 	for _, r := range w.roots {
@@ -290,9 +279,7 @@ func (w *Watcher) check() bool {
 			}
 		case polling:
 			now := w.stamps(r)
-			if !same(now, r.walk) {
-				changed = true
-			}
+			changed = changed || !maps.Equal(now, r.walk)
 			r.walk = now
 		case watching:
 			fi, err := os.Stat(r.Path)
@@ -312,22 +299,10 @@ func (w *Watcher) check() bool {
 	return changed
 }
 
-func same(a, b map[string]stamp) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for p, s := range a {
-		if t, ok := b[p]; !ok || t.size != s.size || !t.mtime.Equal(s.mtime) {
-			return false
-		}
-	}
-	return true
-}
-
 // owner is the watched root path p lies under.
 func (w *Watcher) owner(p string) *root {
 	for _, r := range w.roots {
-		if r.mode == watching && (p == r.real || strings.HasPrefix(p, r.real+string(filepath.Separator))) {
+		if r.mode == watching && under(p, r.real) {
 			return r
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -133,9 +134,7 @@ const (
 )
 
 // Main runs hist-seed with the process's arguments and exits with its status.
-func Main() {
-	os.Exit(run(cli.OSEnv("hist-seed")))
-}
+func Main() { os.Exit(run(cli.OSEnv("hist-seed"))) }
 
 type options struct {
 	scope      cli.ScopeFlags // --all-projects sets its All
@@ -173,12 +172,7 @@ func run(e *cli.Env) int {
 			return code
 		}
 	}
-	srcs, legs, unsupported := sources(e, names, o.sessions)
-	for _, n := range unsupported {
-		if !all {
-			e.Warnf("%s: this build has no reader for it yet: skipped", n)
-		}
-	}
+	srcs, legs := sources(e, names, o.sessions)
 	im := &importer{e: e, o: o, st: st, canon: canon, srcs: srcs, legs: legs, explicit: !all}
 	im.onSignal()
 	if o.watch {
@@ -220,8 +214,7 @@ func parseOptions(e *cli.Env) (o options, code int, ok bool) {
 		return o, cli.ExitUsage, false
 	}
 	if !filepath.IsAbs(e.Home) {
-		// The agents' transcripts are found under HOME; a relative or
-		// empty HOME would read them from the working folder.
+		// A relative or empty HOME would read transcripts from the working folder.
 		e.Errorf("HOME is not set to an absolute path (%q): hist-seed finds the agents' transcripts under it: set HOME", e.Home)
 		return o, cli.ExitUsage, false
 	}
@@ -236,20 +229,25 @@ func conflict(o options) string {
 		return fmt.Sprintf("--project and %s name two scopes: choose one", o.allFlag)
 	case err != nil:
 		return fmt.Sprintf("--from %q: %v", o.from, err)
-	case o.sessions != "" && !contains(names, "pi"):
+	case o.sessions != "" && !slices.Contains(names, "pi"):
 		return fmt.Sprintf("--sessions names pi's sessions, but --from %q leaves pi out: add pi to --from", o.from)
 	case o.legacyOnly && (o.scope.Project || o.scope.All || o.sessions != ""):
 		return fmt.Sprintf("--legacy-only runs only the migration into the global file: drop --project, %s and --sessions", o.allFlag)
 	}
-	if bad := watchConflict(o); bad != "" {
-		return fmt.Sprintf("--watch imports again at each change, %s does not: drop one", bad)
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{o.dryRun, "--dry-run"}, {o.json, "--json"}, {o.legacyOnly, "--legacy-only"}} {
+		if o.watch && f.set {
+			return fmt.Sprintf("--watch imports again at each change, %s does not: drop one", f.name)
+		}
 	}
 	return ""
 }
 
 // onSignal makes SIGINT, SIGTERM and SIGHUP remove what the import
-// running holds before the process exits: with exit 0 for a watch (the
-// way it is stopped), 128+N otherwise.
+// running holds, then exit: 0 for a watch (the way it is stopped), 128+N
+// otherwise.
 func (im *importer) onSignal() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -280,9 +278,9 @@ type importer struct {
 	stopProgress func()
 }
 
-// once runs one import (the legacy migration, then the bootstrap) and
-// reports it; it returns the exit code. progress allows the progress line.
-// With --watch, an import that wrote nothing reports only its problems.
+// once runs one import (the legacy migration, then the bootstrap),
+// reports it (with --watch, only its problems when it wrote nothing) and
+// returns its exit code. progress allows the progress line.
 func (im *importer) once(progress bool) int {
 	e, o := im.e, im.o
 	var prog *seed.Progress
@@ -302,34 +300,25 @@ func (im *importer) once(progress bool) int {
 	im.mu.Unlock()
 
 	mig, merr := r.Migrate(im.legs)
-	var brep *seed.Report
-	var berr error
-	if !o.legacyOnly && mig.Untrusted == nil {
+	brep, berr := &seed.Report{}, error(nil) // none with --legacy-only
+	if !o.legacyOnly && mig.Untrusted == "" {
 		brep, berr = r.Bootstrap(im.srcs)
 	}
 	if stopProgress != nil {
 		stopProgress()
 	}
-	im.recent = false
-	if brep != nil {
-		for _, s := range brep.Sources {
-			im.recent = im.recent || s.Recent > 0
-		}
-	}
+	im.recent = slices.ContainsFunc(brep.Files, func(f seed.FileResult) bool { return f.Recent > 0 })
 
 	quiet := o.quiet || (o.watch && !wrote(mig, brep))
 	rp := &reporter{e: e, quiet: quiet, explicit: im.explicit, oneProject: im.canon != "",
-		out: &report{DryRun: o.dryRun, Store: im.st.Root, Sources: []sourceReport{}, Seeds: []seedReport{}}}
+		out: &report{DryRun: o.dryRun, Store: im.st.Root, Sources: []seed.SourceResult{}, Seeds: []seed.FileResult{}}}
 	rp.migration(mig, merr)
-	if brep != nil {
-		rp.bootstrap(brep, berr, im.st)
-	}
+	rp.bootstrap(brep, berr, im.st)
 	return rp.finish(o.json)
 }
 
-// interrupt removes what the import running holds (see seed's Interrupt)
-// before the process exits on a signal. It keeps the lock: no import
-// starts after it.
+// interrupt removes what the import running holds (seed's Interrupt)
+// before the process exits on a signal; it keeps im.mu: no import starts.
 func (im *importer) interrupt() {
 	im.mu.Lock()
 	if im.cur != nil {
@@ -343,37 +332,21 @@ func (im *importer) interrupt() {
 func parseFrom(v string) (names []string, all bool, err error) {
 	want := map[string]bool{}
 	for _, n := range strings.Split(v, ",") {
-		n = strings.ToLower(strings.TrimSpace(n))
-		switch {
-		case n == "":
-			continue
+		switch n = strings.ToLower(strings.TrimSpace(n)); {
 		case n == allSourcesWord:
 			all = true
-			for _, k := range knownSources {
-				want[k] = true
-			}
-		case contains(knownSources, n):
-			want[n] = true
-		default:
+		case n != "" && !slices.Contains(knownSources, n):
 			return nil, false, fmt.Errorf("unknown source %q: use %s or %s", n, strings.Join(knownSources, ", "), allSourcesWord)
 		}
-	}
-	if len(want) == 0 {
-		return nil, false, fmt.Errorf("no source named: use %s or %s", strings.Join(knownSources, ", "), allSourcesWord)
+		want[n] = true
 	}
 	for _, k := range knownSources {
-		if want[k] {
+		if all || want[k] {
 			names = append(names, k)
 		}
 	}
-	return names, all, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if strings.TrimSpace(x) == s {
-			return true
-		}
+	if len(names) == 0 {
+		return nil, false, fmt.Errorf("no source named: use %s or %s", strings.Join(knownSources, ", "), allSourcesWord)
 	}
-	return false
+	return names, all, nil
 }

@@ -1,11 +1,9 @@
 package histseed
 
 import (
-	"bytes"
 	"fmt"
 	"hist/lib/words"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -15,8 +13,7 @@ import (
 
 // startProgress draws a progress line on the terminal f every 200ms until
 // the returned function is called, which clears it. The bytes read come
-// from /proc/self/io (rchar) while a source is being read, so the line
-// moves during a long scan; the files are those of the sources done.
+// from /proc/self/io (rchar), so that they grow during a long scan.
 func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 	start := time.Now()
 	base, haveIO := readChars()
@@ -40,13 +37,10 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 		fmt.Fprintf(f, "\r\033[K%s: reading %s: %s, %.1f MB, %s, %.0f MB/s",
 			name, src, words.Plural(int(p.Files.Load()), "file", "files"), float64(bytesRead)/1e6, prompts(int(p.Prompts.Load())), rate)
 	}
-	// The first line is drawn before the reading starts, however soon the
-	// drawing goroutine runs.
-	draw()
-	var wg sync.WaitGroup
-	wg.Add(1)
+	draw() // before the reading starts
+	stopped := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(stopped)
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -60,26 +54,15 @@ func startProgress(f *os.File, name string, p *seed.Progress) (stop func()) {
 		}
 	}()
 	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(done)
-			wg.Wait()
-		})
-	}
+	return func() { once.Do(func() { close(done); <-stopped }) }
 }
 
-// readChars returns the bytes this process has read so far (rchar of
-// /proc/self/io).
-func readChars() (int64, bool) {
+// readChars returns the bytes this process has read so far (rchar, the
+// first line of /proc/self/io).
+func readChars() (n int64, ok bool) {
 	data, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return 0, false
+	if err == nil {
+		_, err = fmt.Sscanf(string(data), "rchar: %d", &n)
 	}
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("rchar: ")); ok {
-			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
+	return n, err == nil
 }

@@ -6,7 +6,6 @@ import (
 	"hist/lib/words"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -15,9 +14,8 @@ import (
 	"hist/lib/store"
 )
 
-// reporter says what a run did: one line per problem and, unless -q, one
-// summary line per source and per seed file on stderr; the report --json
-// prints; and the exit code.
+// reporter says what a run did: on stderr, one line per problem and
+// (unless -q) per source and per file; the --json report; the exit code.
 type reporter struct {
 	e          *cli.Env
 	quiet      bool
@@ -34,41 +32,47 @@ func (r *reporter) worse(c int) {
 	}
 }
 
+// say prints a summary line, unless -q.
+func (r *reporter) say(format string, args ...any) {
+	if !r.quiet {
+		r.e.Say(format, args...)
+	}
+}
+
+// fail says a problem, and makes code the exit code if it matters more.
+func (r *reporter) fail(code int, format string, args ...any) {
+	r.e.Errorf(format, args...)
+	r.worse(code)
+}
+
 // migration reports the legacy migration.
 func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
-	r.out.Migration = migrationJSON(mig)
+	r.out.Migration = mig
 	if merr != nil {
 		r.e.Errorf("legacy migration: %v: nothing more was migrated; fix it and run hist-seed again", merr)
 		r.out.Errors = append(r.out.Errors, "legacy migration: "+merr.Error())
 		r.worse(cli.ExitFailure)
 	}
-	if mig.Untrusted != nil {
-		r.e.Errorf("%v: nothing was imported; the import waits until hidden.json can be read", mig.Untrusted)
-		r.worse(cli.ExitUntrusted)
+	if mig.Untrusted != "" {
+		r.fail(cli.ExitUntrusted, "%v: nothing was imported; the import waits until hidden.json can be read", mig.Untrusted)
 	}
 	if mig.LockHeld != "" {
-		r.e.Errorf("legacy migration skipped: %s exists (a hist-seed was stopped while migrating, or one is running): remove that folder by hand once no hist-seed runs", mig.LockHeld)
-		r.worse(exitMigLock)
+		r.fail(exitMigLock, "legacy migration skipped: %s exists (a hist-seed was stopped while migrating, or one is running): remove that folder by hand once no hist-seed runs", mig.LockHeld)
 	}
-	if mig.Busy != nil {
-		r.e.Errorf("legacy migration: %v: nothing was migrated; run hist-seed again", mig.Busy)
-		r.worse(exitRetry)
+	if mig.Busy != "" {
+		r.fail(exitRetry, "legacy migration: %v: nothing was migrated; run hist-seed again", mig.Busy)
 	}
 	for _, s := range mig.Sources {
 		switch s.Status {
 		case seed.LegacyMigrated, seed.LegacyWould:
-			if r.quiet {
-				continue
-			}
 			verb := "added to"
 			if s.Status == seed.LegacyWould {
 				verb = "would be added to"
 			}
-			r.e.Say("legacy %s: %s %s %s from %s%s", s.Name, prompts(s.Added), verb,
-				filepath.Base(mig.Global), s.Path, extras(s.Hidden, s.Dupes, s.Stats.Malformed, "already there"))
+			r.say("legacy %s: %s %s %s from %s%s", s.Name, prompts(s.Added), verb,
+				filepath.Base(mig.Global), s.Path, legacyExtras(s))
 		case seed.LegacyRetry:
-			r.e.Errorf("legacy %s: %s: nothing was migrated from it; run hist-seed again later", s.Name, s.Err)
-			r.worse(exitRetry)
+			r.fail(exitRetry, "legacy %s: %s: nothing was migrated from it; run hist-seed again later", s.Name, s.Err)
 		case seed.LegacySkipped:
 			if s.Err != "" {
 				r.e.Errorf("legacy %s: %s: %s, skipped", s.Name, s.Path, s.Err)
@@ -79,7 +83,7 @@ func (r *reporter) migration(mig *seed.MigrationReport, merr error) {
 
 // bootstrap reports the bootstrap.
 func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
-	r.out.Sources, r.out.Seeds = bootstrapJSON(brep)
+	r.out.Sources, r.out.Seeds = append(r.out.Sources, brep.Sources...), append(r.out.Seeds, brep.Files...)
 	if berr != nil {
 		r.out.Errors = append(r.out.Errors, berr.Error())
 		r.worse(cli.ExitFailure)
@@ -90,49 +94,41 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		}
 	}
 	if brep.Untrusted != nil {
-		r.e.Errorf("%v: no seed file was written; the import waits until hidden.json can be read", brep.Untrusted)
-		r.worse(cli.ExitUntrusted)
+		r.fail(cli.ExitUntrusted, "%v: no seed file was written; the import waits until hidden.json can be read", brep.Untrusted)
 	}
 	if brep.Busy != nil {
-		r.e.Errorf("%v: no seed file was written; run hist-seed again", brep.Busy)
-		r.worse(exitRetry)
+		r.fail(exitRetry, "%v: no seed file was written; run hist-seed again", brep.Busy)
 	}
 	var missing []string
 	for _, s := range brep.Sources {
 		switch s.Status {
 		case seed.SourceMissing:
 			if r.explicit {
-				if !r.quiet {
-					r.e.Say("%s: no transcripts at %s", s.Name, s.Root)
-				}
+				r.say("%s: no transcripts at %s", s.Name, s.Root)
 			} else {
 				missing = append(missing, s.Name)
 			}
 		case seed.SourceRetry:
-			r.e.Errorf("%s: %s: nothing was written for %s; run hist-seed again later", s.Name, s.Err, s.Name)
-			r.worse(exitRetry)
+			r.fail(exitRetry, "%s: %s: nothing was written for %s; run hist-seed again later", s.Name, s.Err, s.Name)
 		case seed.SourceLayout:
-			r.e.Errorf("%s: layout not recognised (%s): skipped", s.Name, s.Err)
-			r.worse(exitLayout)
+			r.fail(exitLayout, "%s: layout not recognised (%s): skipped", s.Name, s.Err)
 		case seed.SourceRead:
-			if !r.quiet {
-				var unchanged string
-				if s.Unchanged > 0 {
-					unchanged = words.Plural(s.Unchanged, "file", "files") + " unchanged, "
-				}
-				r.e.Say("%s: %sread %s (%s) in %s: %s%s", s.Name, unchanged, words.Plural(s.Stats.Files, "file", "files"),
-					mb(s.Stats.Bytes), s.Elapsed.Round(time.Millisecond), prompts(s.Stats.Prompts), sourceExtras(s))
+			var unchanged string
+			if s.Unchanged > 0 {
+				unchanged = words.Plural(s.Unchanged, "file", "files") + " unchanged, "
 			}
-			for _, u := range s.Stats.Undecodable {
+			r.say("%s: %sread %s (%.1f MB) in %s: %s%s", s.Name, unchanged, words.Plural(s.Files, "file", "files"),
+				float64(s.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), prompts(s.Prompts), sourceExtras(s))
+			for _, u := range s.Undecodable {
 				r.e.Warnf("%s: %s: %v: passed over (the rest of %s is imported); move it away or delete it: it is read again only once it changes", s.Name, u.Path, u.Err, s.Name)
 			}
 		}
 	}
-	if len(missing) > 0 && !r.quiet {
-		r.e.Say("not found: %s", strings.Join(missing, ", "))
+	if len(missing) > 0 {
+		r.say("not found: %s", strings.Join(missing, ", "))
 	}
-	if brep.Swept > 0 && !r.quiet {
-		r.e.Say("also removed %s that other machines' tombstones hide", words.Plural(brep.Swept, "copy", "copies"))
+	if brep.Swept > 0 {
+		r.say("also removed %s that other machines' tombstones hide", words.Plural(brep.Swept, "copy", "copies"))
 	}
 	if brep.SweepErr != "" {
 		r.e.Warnf("removing what other machines' tombstones hide: %s (they stay hidden; the next delete, compaction or import tries again)", brep.SweepErr)
@@ -141,8 +137,7 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 		r.e.Warnf("updating %s: %s (the seeds are written; labels may show the project hash)", st.Registry(), brep.RegistryErr)
 	}
 	for _, f := range brep.Files {
-		// With every project asked for, the ones with nothing new go
-		// unsaid.
+		// With every project asked for, the ones with nothing new go unsaid.
 		if f.Status == seed.FileNone && !r.oneProject && f.Live+f.Hidden+f.Recent == 0 {
 			continue
 		}
@@ -150,20 +145,14 @@ func (r *reporter) bootstrap(brep *seed.Report, berr error, st store.Store) {
 			r.e.Errorf("%s: %s: writing %s: %s: nothing was written for it; fix it and run hist-seed again", f.Source, f.Cwd, f.Path, f.Err)
 			continue
 		}
-		if r.quiet {
-			continue
-		}
-		name := filepath.Base(f.Path)
-		var what string
+		what := "nothing new"
 		switch f.Status {
 		case seed.FileWritten:
-			what = fmt.Sprintf("%s written to %s", prompts(f.Prompts), name)
+			what = fmt.Sprintf("%s written to %s", prompts(f.Prompts), filepath.Base(f.Path))
 		case seed.FileWould:
-			what = fmt.Sprintf("%s would be written to %s (dry run)", prompts(f.Prompts), name)
-		case seed.FileNone:
-			what = "nothing new"
+			what = fmt.Sprintf("%s would be written to %s (dry run)", prompts(f.Prompts), filepath.Base(f.Path))
 		}
-		r.e.Say("%s: %s: %s%s", f.Source, f.Cwd, what, fileExtras(f))
+		r.say("%s: %s: %s%s", f.Source, f.Cwd, what, fileExtras(f))
 	}
 }
 
@@ -179,207 +168,81 @@ func (r *reporter) finish(asJSON bool) int {
 	return r.code
 }
 
-// rank orders exit codes: the lower, the more it matters.
-func rank(code int) int {
-	switch code {
-	case cli.ExitFailure:
-		return 1
-	case cli.ExitUntrusted:
-		return 2
-	case exitRetry:
-		return 3
-	case exitMigLock:
-		return 4
-	case exitLayout:
-		return 5
+// severity orders the exit codes, the one that matters most first.
+var severity = []int{cli.ExitFailure, cli.ExitUntrusted, exitRetry, exitMigLock, exitLayout}
+
+// rank is c's place in severity (past its end when c is not there).
+func rank(c int) int {
+	if i := slices.Index(severity, c); i >= 0 {
+		return i
 	}
-	return 9
+	return len(severity)
 }
 
 func prompts(n int) string { return words.Plural(n, "prompt", "prompts") }
 
-func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+// said gathers the parts of a summary line's parenthesis.
+type said []string
 
-func extras(hidden, dupes, malformed int, dupWord string) string {
-	var parts []string
-	if hidden > 0 {
-		parts = append(parts, fmt.Sprintf("%d hidden by hidden.json", hidden))
+// add adds text when n is not 0.
+func (p *said) add(n int, text string) {
+	if n != 0 {
+		*p = append(*p, text)
 	}
-	if dupes > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", dupes, dupWord))
-	}
-	if malformed > 0 {
-		parts = append(parts, words.Plural(malformed, "malformed line", "malformed lines")+" skipped")
-	}
-	if len(parts) == 0 {
+}
+
+// paren is " (parts, ...tail)", or "" without parts.
+func (p said) paren(tail string) string {
+	if len(p) == 0 {
 		return ""
 	}
-	return " (" + strings.Join(parts, ", ") + " left out)"
+	return " (" + strings.Join(p, ", ") + tail + ")"
+}
+
+// legacyExtras says what the migration of a file left out.
+func legacyExtras(s seed.LegacyResult) string {
+	var p said
+	p.add(s.Hidden, fmt.Sprintf("%d hidden by hidden.json", s.Hidden))
+	p.add(s.Dupes, fmt.Sprintf("%d already there", s.Dupes))
+	p.add(s.Malformed, words.Plural(s.Malformed, "malformed line", "malformed lines")+" skipped")
+	return p.paren(" left out")
 }
 
 // fileExtras says what a project's import left out, and why.
 func fileExtras(f seed.FileResult) string {
-	var before string
-	if f.Known > 0 {
-		before = fmt.Sprintf("%d imported before", f.Known)
+	var before, left said
+	before.add(f.Known, fmt.Sprintf("%d imported before", f.Known))
+	before.add(f.Recent, fmt.Sprintf("%d typed in the last %s, left to the next run", f.Recent, seed.Settle))
+	left.add(f.Live, fmt.Sprintf("%d captured live", f.Live))
+	left.add(f.Hidden, fmt.Sprintf("%d hidden by hidden.json", f.Hidden))
+	left.add(f.Dupes, fmt.Sprintf("%d repeated", f.Dupes))
+	if len(left) == 0 {
+		return before.paren("")
 	}
-	var parts []string
-	if f.Live > 0 {
-		parts = append(parts, fmt.Sprintf("%d captured live", f.Live))
+	text := strings.Join(left, ", ") + " left out"
+	if len(before) > 0 {
+		text = strings.Join(before, ", ") + "; " + text
 	}
-	if f.Hidden > 0 {
-		parts = append(parts, fmt.Sprintf("%d hidden by hidden.json", f.Hidden))
-	}
-	if f.Dupes > 0 {
-		parts = append(parts, fmt.Sprintf("%d repeated", f.Dupes))
-	}
-	if f.Recent > 0 {
-		if before != "" {
-			before += ", "
-		}
-		before += fmt.Sprintf("%d typed in the last %s, left to the next run", f.Recent, seed.Settle)
-	}
-	switch {
-	case len(parts) > 0 && before != "":
-		return " (" + before + "; " + strings.Join(parts, ", ") + " left out)"
-	case len(parts) > 0:
-		return " (" + strings.Join(parts, ", ") + " left out)"
-	case before != "":
-		return " (" + before + ")"
-	}
-	return ""
+	return " (" + text + ")"
 }
 
 func sourceExtras(s seed.SourceResult) string {
-	var parts []string
-	if s.Stats.Malformed > 0 {
-		parts = append(parts, words.Plural(s.Stats.Malformed, "malformed line", "malformed lines")+" skipped")
-	}
-	if s.Stats.Skipped > 0 {
-		parts = append(parts, words.Plural(s.Stats.Skipped, "file", "files")+" passed over")
-	}
-	if s.Stats.Subagent > 0 {
-		parts = append(parts, words.Plural(s.Stats.Subagent, "subagent transcript", "subagent transcripts")+" passed over")
-	}
-	if s.NoCwd > 0 {
-		parts = append(parts, prompts(s.NoCwd)+" without a project folder")
-	}
-	if s.Approx > 0 {
-		parts = append(parts, words.Plural(s.Approx, "with an approximate time", "with approximate times"))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	var p said
+	p.add(s.Malformed, words.Plural(s.Malformed, "malformed line", "malformed lines")+" skipped")
+	p.add(s.Skipped, words.Plural(s.Skipped, "file", "files")+" passed over")
+	p.add(s.Subagent, words.Plural(s.Subagent, "subagent transcript", "subagent transcripts")+" passed over")
+	p.add(s.NoCwd, prompts(s.NoCwd)+" without a project folder")
+	p.add(s.Approx, words.Plural(s.Approx, "with an approximate time", "with approximate times"))
+	return p.paren("")
 }
 
 // report is what --json prints.
 type report struct {
-	Store     string          `json:"store"`
-	DryRun    bool            `json:"dry_run"`
-	Migration migrationReport `json:"migration"`
-	Sources   []sourceReport  `json:"sources"`
-	Seeds     []seedReport    `json:"seeds"`
-	Errors    []string        `json:"errors,omitempty"`
-	Exit      int             `json:"exit"`
-}
-
-type migrationReport struct {
-	LockHeld  string         `json:"lock_held,omitempty"`
-	Untrusted string         `json:"untrusted,omitempty"`
-	Busy      string         `json:"busy,omitempty"`
-	Sources   []legacyReport `json:"sources"`
-}
-
-type legacyReport struct {
-	Source    string `json:"source"`
-	Path      string `json:"path"`
-	Status    string `json:"status"`
-	Read      int    `json:"read"`
-	Added     int    `json:"added"`
-	Hidden    int    `json:"hidden"`
-	Repeated  int    `json:"already_there"`
-	Malformed int    `json:"malformed"`
-	Error     string `json:"error,omitempty"`
-}
-
-type sourceReport struct {
-	Source    string  `json:"source"`
-	Root      string  `json:"root"`
-	Status    string  `json:"status"`
-	Files     int     `json:"files"`
-	Bytes     int64   `json:"bytes"`
-	Prompts   int     `json:"prompts"`
-	Malformed int     `json:"malformed"`
-	Skipped   int     `json:"skipped"`
-	Unchanged int     `json:"unchanged"`
-	NoCwd     int     `json:"no_cwd"`
-	Approx    int     `json:"approx_times"`
-	Seconds   float64 `json:"seconds"`
-	Error     string  `json:"error,omitempty"`
-	// Undecodable names the files passed over: their content cannot be
-	// decoded.
-	Undecodable []undecodable `json:"undecodable,omitempty"`
-}
-
-type undecodable struct {
-	Path  string `json:"path"`
-	Error string `json:"error"`
-}
-
-type seedReport struct {
-	Project  string `json:"project"`
-	Cwd      string `json:"cwd"`
-	Source   string `json:"source"`
-	File     string `json:"file,omitempty"`
-	Status   string `json:"status"`
-	Prompts  int    `json:"prompts"`
-	Known    int    `json:"imported_before"`
-	Live     int    `json:"captured_live"`
-	Recent   int    `json:"recent"`
-	Hidden   int    `json:"hidden"`
-	Repeated int    `json:"repeated"`
-	Error    string `json:"error,omitempty"`
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func migrationJSON(m *seed.MigrationReport) migrationReport {
-	out := migrationReport{LockHeld: m.LockHeld, Untrusted: errString(m.Untrusted), Busy: errString(m.Busy),
-		Sources: []legacyReport{}}
-	for _, s := range m.Sources {
-		out.Sources = append(out.Sources, legacyReport{
-			Source: s.Name, Path: s.Path, Status: s.Status, Read: s.Stats.Prompts, Added: s.Added,
-			Hidden: s.Hidden, Repeated: s.Dupes, Malformed: s.Stats.Malformed, Error: s.Err,
-		})
-	}
-	return out
-}
-
-func bootstrapJSON(b *seed.Report) ([]sourceReport, []seedReport) {
-	srcs, seeds := []sourceReport{}, []seedReport{}
-	for _, s := range b.Sources {
-		sr := sourceReport{
-			Source: s.Name, Root: s.Root, Status: s.Status, Files: s.Stats.Files, Bytes: s.Stats.Bytes,
-			Prompts: s.Stats.Prompts, Malformed: s.Stats.Malformed, Skipped: s.Stats.Skipped, Unchanged: s.Unchanged, NoCwd: s.NoCwd, Approx: s.Approx,
-			Seconds: s.Elapsed.Seconds(), Error: s.Err,
-		}
-		for _, u := range s.Stats.Undecodable {
-			sr.Undecodable = append(sr.Undecodable, undecodable{u.Path, u.Err.Error()})
-		}
-		srcs = append(srcs, sr)
-	}
-	for _, f := range b.Files {
-		seeds = append(seeds, seedReport{
-			Project: f.Project, Cwd: f.Cwd, Source: f.Source, File: f.Path, Status: f.Status,
-			Prompts: f.Prompts, Known: f.Known, Live: f.Live, Recent: f.Recent, Hidden: f.Hidden, Repeated: f.Dupes, Error: f.Err,
-		})
-	}
-	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].Cwd < seeds[j].Cwd })
-	return srcs, seeds
+	Store     string                `json:"store"`
+	DryRun    bool                  `json:"dry_run"`
+	Migration *seed.MigrationReport `json:"migration"`
+	Sources   []seed.SourceResult   `json:"sources"`
+	Seeds     []seed.FileResult     `json:"seeds"`
+	Errors    []string              `json:"errors,omitempty"`
+	Exit      int                   `json:"exit"`
 }

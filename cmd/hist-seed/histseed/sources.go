@@ -7,6 +7,7 @@ import (
 	"hist/lib/agent"
 	"hist/lib/cli"
 	"hist/lib/seed"
+	"hist/lib/store"
 	"hist/lib/transcript"
 
 	// The SQLite driver of the readers' database/sql (cursor-agent's and
@@ -20,75 +21,48 @@ import (
 var knownSources = agent.Names()
 
 // sources returns the readers of the named sources (in knownSources
-// order), the prompt-recall files of the legacy migration, and the names
-// this build has no reader for.
-func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed.LegacySource, []string) {
+// order) and the prompt-recall files of the legacy migration.
+func sources(e *cli.Env, names []string, sessions string) ([]seed.Source, []seed.LegacySource) {
 	env := transcript.Env(e.Getenv)
 	var srcs []seed.Source
 	var legs []seed.LegacySource
-	var unsupported []string
 	for _, n := range names {
-		a, ok := agent.Lookup(n)
-		if !ok || a.Scan == nil {
-			unsupported = append(unsupported, n)
-			continue
-		}
+		a, _ := agent.Lookup(n)
 		root := a.Root(env, e.Home)
 		if n == transcript.SrcPi && sessions != "" {
 			root = sessions
 		}
 		srcs = append(srcs, seed.Source{Name: n, Root: root, Scan: a.Scan})
 		if a.ScanRecall != nil {
-			path, scan := a.RecallPath(env, e.Home), a.ScanRecall
-			legs = append(legs, seed.LegacySource{Name: n, Path: path,
-				Scan: func(emit func(transcript.Prompt) error) (transcript.Stats, error) { return scan(path, emit) }})
+			legs = append(legs, seed.LegacySource{Name: n, Path: a.RecallPath(env, e.Home), Scan: a.ScanRecall})
 		}
 	}
-	return srcs, legs, unsupported
+	return srcs, legs
 }
 
 // usage is the help text, with the passages that name the agents written
 // from agent.List.
-var usage = strings.NewReplacer(
-	"{{recall}}\n", wrap("    ", "The files: "+recallFiles()+".", 4),
-	"{{seedfiles}}\n", wrap("    ", "The seed files: "+seedFiles()+".", 4),
-	"{{from}}\n", wrap(strings.Repeat(" ", 21), strings.Join(knownSources, ", ")+".", 21),
-	"{{where}}\n", whereLines(),
-).Replace(usageTemplate)
-
-// recallFiles lists the agents' prompt-recall files.
-func recallFiles() string {
-	var fs []string
+var usage = func() string {
+	var recall, seeds []string
+	var where strings.Builder
 	for _, a := range agent.List {
 		if a.Recall != "" {
-			fs = append(fs, a.Display+"'s "+a.Recall)
+			recall = append(recall, a.Display+"'s "+a.Recall)
 		}
-	}
-	return strings.Join(fs, ", ")
-}
-
-// seedFiles lists the seed files, one per agent.
-func seedFiles() string {
-	var fs []string
-	for _, a := range agent.List {
-		f := seed.FileName(a.Name, "")
+		f := store.SeedFile(a.Name, "")
 		if !strings.Contains(f, a.Name) {
 			f += " (" + a.Name + ")"
 		}
-		fs = append(fs, f)
+		seeds = append(seeds, f)
+		where.WriteString(wrap(fmt.Sprintf("    %-9s ", a.Name), a.Where, 14))
 	}
-	return strings.Join(fs, ", ")
-}
-
-// whereLines are the lines, one agent each, saying where its files are
-// read from.
-func whereLines() string {
-	var b strings.Builder
-	for _, a := range agent.List {
-		b.WriteString(wrap(fmt.Sprintf("    %-9s ", a.Name), a.Where, 14))
-	}
-	return b.String()
-}
+	return strings.NewReplacer(
+		"{{recall}}\n", wrap("    ", "The files: "+strings.Join(recall, ", ")+".", 4),
+		"{{seedfiles}}\n", wrap("    ", "The seed files: "+strings.Join(seeds, ", ")+".", 4),
+		"{{from}}\n", wrap(strings.Repeat(" ", 21), strings.Join(knownSources, ", ")+".", 21),
+		"{{where}}\n", where.String(),
+	).Replace(usageTemplate)
+}()
 
 // usageWidth is the widest line of the usage's generated passages.
 const usageWidth = 80
@@ -99,10 +73,10 @@ const usageWidth = 80
 func wrap(prefix, text string, indent int) string {
 	var b strings.Builder
 	b.WriteString(prefix)
-	col, start := len(prefix), true
-	for _, w := range strings.Fields(text) {
+	col := len(prefix)
+	for i, w := range strings.Fields(text) {
 		switch {
-		case start:
+		case i == 0:
 		case col+1+len(w) > usageWidth:
 			b.WriteString("\n" + strings.Repeat(" ", indent))
 			col = indent
@@ -112,7 +86,6 @@ func wrap(prefix, text string, indent int) string {
 		}
 		b.WriteString(w)
 		col += len(w)
-		start = false
 	}
 	b.WriteByte('\n')
 	return b.String()

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"hist/lib/agent"
-	"hist/lib/seed"
+	"hist/lib/store"
 )
 
 // TestUsageAgents: the usage's passages that name the agents (--from's
@@ -63,7 +63,7 @@ func TestUsageAgents(t *testing.T) {
 	}
 	var want []string
 	for _, n := range names {
-		want = append(want, seed.FileName(n, ""))
+		want = append(want, store.SeedFile(n, ""))
 	}
 	sameSet(t, "the usage's seed files", files, want)
 }

@@ -1,6 +1,7 @@
 package histseed
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -10,30 +11,12 @@ import (
 	"hist/lib/watch"
 )
 
-// retryAfter is when a failed import is tried again if no change came
-// first.
+// retryAfter is when a failed import is tried again, without a change.
 const retryAfter = 30 * time.Second
 
-// watchConflict names the flag --watch does not go with, if one is given.
-func watchConflict(o options) string {
-	switch {
-	case !o.watch:
-		return ""
-	case o.dryRun:
-		return "--dry-run"
-	case o.json:
-		return "--json"
-	case o.legacyOnly:
-		return "--legacy-only"
-	}
-	return ""
-}
-
 // watch runs an import, then another each time the sources' transcripts
-// change, one at a time, until a signal ends the process (exit 0). A
-// failed import is tried again at the next change or after retryAfter.
-// Capture turned off ends it with the usual line (exit 0), as it ends a
-// run.
+// change, one at a time, until a signal ends the process or capture is
+// turned off (exit 0).
 func (im *importer) watch() int {
 	w := watch.Start(watchRoots(im.srcs), im.st.Root, func(paths []string, why string) {
 		if !im.o.quiet {
@@ -69,8 +52,7 @@ func (im *importer) watch() int {
 }
 
 // watchRoots are the folders where the sources' readers find transcripts:
-// the reader's root, or for the agents that keep other busy files there
-// (logs, snapshots, extensions) only the parts the reader reads.
+// the reader's root, or the parts of it the reader reads (agent.Watched).
 func watchRoots(srcs []seed.Source) []watch.Root {
 	var out []watch.Root
 	for _, s := range srcs {
@@ -86,20 +68,12 @@ func watchRoots(srcs []seed.Source) []watch.Root {
 	return out
 }
 
-// wrote is whether an import wrote something: a migrated prompt-recall
-// file or a seed or import file.
+// wrote is whether an import migrated a file or wrote to the store.
 func wrote(mig *seed.MigrationReport, brep *seed.Report) bool {
 	for _, s := range mig.Sources {
 		if s.Status == seed.LegacyMigrated {
 			return true
 		}
 	}
-	if brep != nil {
-		for _, f := range brep.Files {
-			if f.Status == seed.FileWritten {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(brep.Files, func(f seed.FileResult) bool { return f.Status == seed.FileWritten })
 }
