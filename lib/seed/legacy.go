@@ -103,7 +103,9 @@ type migratedFile struct {
 // migration then does not run).
 func LoadMigrated(st store.Store) (map[string]Migrated, error) {
 	path := MigratedPath(st)
-	data, err := os.ReadFile(path)
+	// Opened so that a FIFO there cannot block, and bounded: a record
+	// names a few files.
+	data, err := atomicfile.ReadLimited(path, 4<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]Migrated{}, nil
 	}
@@ -270,7 +272,7 @@ func (r *Runner) writeLegacy(pend []pendingLegacy, done map[string]Migrated, rep
 		return fmt.Errorf("taking the store's lock: %w", err)
 	}
 	defer lk.Release()
-	sweepTemps(o.Store.Root)
+	sweepTemps(o.Store, o.Store.Root)
 	hidden, err := tombstone.Load(o.Store.Hidden())
 	if err != nil {
 		rep.Untrusted = err.Error()

@@ -400,12 +400,12 @@ func (r *Runner) sweepIdle() {
 		hash, _ := store.ProjectOf(o.Project)
 		dirs = append(dirs, o.Store.ProjectDir(hash))
 	}
-	if len(staleTemps(dirs...)) == 0 {
+	if len(staleTemps(o.Store, dirs...)) == 0 {
 		return
 	}
 	if lk, err := lock.Acquire(o.Store.Lock(), o.LockWait); err == nil {
 		defer lk.Release()
-		sweepTemps(dirs...)
+		sweepTemps(o.Store, dirs...)
 	}
 }
 
@@ -486,7 +486,7 @@ func (r *Runner) refresh() (ok bool, err error) {
 	for _, bk := range r.jobs {
 		dirs = append(dirs, filepath.Dir(bk.path))
 	}
-	sweepTemps(slices.Compact(dirs)...) // the jobs are sorted by folder
+	sweepTemps(o.Store, slices.Compact(dirs)...) // the jobs are sorted by folder
 	return true, nil
 }
 
@@ -541,19 +541,21 @@ func (r *Runner) register(results []FileResult) error {
 
 // sweepTemps removes the temp files that killed runs left in dirs (copies
 // of prompts, maybe deleted since). The caller holds the store's lock.
-func sweepTemps(dirs ...string) {
-	for _, p := range staleTemps(dirs...) {
+func sweepTemps(st store.Store, dirs ...string) {
+	for _, p := range staleTemps(st, dirs...) {
 		os.Remove(p)
 	}
 }
 
-// staleTemps lists the temp files in dirs whose process is gone.
-func staleTemps(dirs ...string) []string {
+// staleTemps lists this machine's temp files in dirs whose process is
+// gone (another machine's pid says nothing here: store.TempOrigin).
+func staleTemps(st store.Store, dirs ...string) []string {
+	legacy := st.OwnsLegacy(false)
 	var out []string
 	for _, dir := range dirs {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
-			if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && atomicfile.Stale(e.Name()) {
+			if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && st.Owns(store.TempOrigin(e.Name()), legacy) && atomicfile.Stale(e.Name()) {
 				out = append(out, filepath.Join(dir, e.Name()))
 			}
 		}
