@@ -49,41 +49,20 @@ const (
 	NotStored                       // Options.Stored: a prompt has no copy in the store; refused, nothing changed
 )
 
+var outcomes = [...]string{"clean", "nothing-removed", "partly-rewritten-hidden", "removed-not-hidden", "partly-rewritten-not-hidden", "untrusted", "not-stored"}
+
 // String names the outcome for scripts (hist-delete --json).
-func (o Outcome) String() string {
-	switch o {
-	case Clean:
-		return "clean"
-	case NothingRemoved:
-		return "nothing-removed"
-	case PartlyHidden:
-		return "partly-rewritten-hidden"
-	case RemovedNotHidden:
-		return "removed-not-hidden"
-	case Both:
-		return "partly-rewritten-not-hidden"
-	case Untrusted:
-		return "untrusted"
-	case NotStored:
-		return "not-stored"
-	}
-	return fmt.Sprintf("outcome(%d)", int(o))
-}
+func (o Outcome) String() string { return outcomes[o] }
 
 // Notice is the user notice for o (docs/hist-delete.md) ("" for Clean; Untrusted
 // has none: show Result.Err, the recovery message, instead).
 func (o Outcome) Notice() string {
-	switch o {
-	case NothingRemoved:
-		return "Store delete failed; nothing was removed."
-	case PartlyHidden:
-		return "Some history files could not be rewritten; the prompt is hidden, but copies may remain on disk."
-	case RemovedNotHidden:
-		return "Deleted from the store, but hiding failed — the prompt may reappear from session transcripts."
-	case Both:
-		return "Some history files could not be rewritten and hiding failed — the prompt may reappear from those files or from session transcripts."
-	}
-	return ""
+	return map[Outcome]string{
+		NothingRemoved:   "Store delete failed; nothing was removed.",
+		PartlyHidden:     "Some history files could not be rewritten; the prompt is hidden, but copies may remain on disk.",
+		RemovedNotHidden: "Deleted from the store, but hiding failed — the prompt may reappear from session transcripts.",
+		Both:             "Some history files could not be rewritten and hiding failed — the prompt may reappear from those files or from session transcripts.",
+	}[o]
 }
 
 // Result reports what Delete did.
@@ -160,13 +139,12 @@ type FileError struct {
 func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
-// DefaultWait is how long a delete waits for another rewriter to finish.
-const DefaultWait = 30 * time.Second
+// lockWait is how long a delete waits for another rewriter to finish.
+const lockWait = 30 * time.Second
 
 // Options tune Delete.
 type Options struct {
-	DryRun bool          // report what would be removed; change nothing (no lock is taken)
-	Wait   time.Duration // how long to wait for the rewriters' lock (0: DefaultWait)
+	DryRun bool // report what would be removed; change nothing (no lock is taken)
 	// Hide tombstones the prompts with no copy in the scope too, so they
 	// stay hidden wherever a copy turns up and are not imported again.
 	Hide bool
@@ -195,11 +173,7 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		return d.res
 	}
 	if !opt.DryRun {
-		wait := opt.Wait
-		if wait <= 0 {
-			wait = DefaultWait
-		}
-		lk, err := lock.Acquire(st.Lock(), wait)
+		lk, err := lock.Acquire(st.Lock(), lockWait)
 		if err != nil {
 			d.res.Outcome, d.res.Err = NothingRemoved, fmt.Errorf("taking the store's rewrite lock: %w", err)
 			return d.res
@@ -504,16 +478,16 @@ func (d *run) rewrite() {
 // collect adds the results of rewrites to Result.
 func (d *run) collect(frs []fileResult) {
 	for _, fr := range frs {
-		if fr.err != nil {
-			d.res.Failed = append(d.res.Failed, &FileError{Path: fr.path, Err: fr.err})
+		if fr.Err != nil {
+			d.res.Failed = append(d.res.Failed, &FileError{Path: fr.path, Err: fr.Err})
 		}
-		if fr.rewritten {
-			d.res.Copies += fr.copies - fr.swept
+		if fr.Rewritten {
+			d.res.Copies += fr.Changed - fr.swept
 			d.res.Swept += fr.swept
 			d.res.Rewritten = append(d.res.Rewritten, fr.path)
 		}
-		if fr.carry != "" {
-			d.res.Carry = append(d.res.Carry, fr.carry)
+		if fr.Carry != "" {
+			d.res.Carry = append(d.res.Carry, fr.Carry)
 		}
 		for n, c := range fr.hits {
 			d.removed[n] += c
@@ -739,8 +713,8 @@ func Sweep(st store.Store, sc store.Scope, hidden *tombstone.Set) (int, error) {
 	var errs []error
 	for _, fr := range rewriteAll(files, matcher{sweep: sweep}, false) {
 		n += fr.swept
-		if fr.err != nil {
-			errs = append(errs, &FileError{Path: fr.path, Err: fr.err})
+		if fr.Err != nil {
+			errs = append(errs, &FileError{Path: fr.path, Err: fr.Err})
 		}
 	}
 	return n, errors.Join(errs...)
