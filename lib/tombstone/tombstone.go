@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"hist/lib/atomicfile"
@@ -39,10 +40,8 @@ import (
 // Trim).
 const Cap = 1000
 
-// maxRead bounds what is read of one tombstone file: 4 MiB holds some
-// 55,000 keys, far more than hist writes. Of a larger file (another
-// machine's, written by something else) only the last 4 MiB are read:
-// its newest entries.
+// maxRead bounds what is read of one tombstone file: some 55,000 keys
+// (docs/store-format.md, "Bounds").
 const maxRead = 4 << 20
 
 // PrefixLen is the length, in characters, of a legacy prefix entry (see
@@ -118,10 +117,10 @@ type FileCount struct {
 	Entries int
 }
 
-// Load reads the tombstone file at path, and, when its name is a
-// tombstone file's (hidden.json, hidden@<machine>.json), every other
-// tombstone file in its folder, conflict copies included: a set hides what
-// any of them hides (docs/store-format.md). A missing file is an empty,
+// Load reads the tombstone file at path (hidden.json,
+// hidden@<machine>.json) and every other tombstone file in its folder,
+// conflict copies included: a set hides what any of them hides
+// (docs/store-format.md). A missing file is an empty,
 // trusted set; any file that exists but cannot be trusted is an
 // *UntrustedError.
 func Load(path string) (*Set, error) {
@@ -134,24 +133,22 @@ func Load(path string) (*Set, error) {
 	default:
 		s.Entries, s.raw, s.Exists = entries, raw, true
 	}
-	if isTombstoneName(filepath.Base(path)) {
-		own := s.Entries
-		// Another machine's tombstone file that Syncthing is replacing is
-		// missing for an instant (the old file removed before its temp
-		// file is renamed into place): read again until the listing and
-		// the reads agree, for up to replaceWait.
-		for deadline := time.Now().Add(replaceWait); ; time.Sleep(replaceWait / 50) {
-			s.Entries, s.others, s.copies, s.Files = own, nil, nil, nil
-			if s.Exists {
-				s.Files = []FileCount{{path, len(own)}}
-			}
-			settled, err := s.loadOthers(path)
-			if err != nil {
-				return nil, err
-			}
-			if settled || time.Now().After(deadline) {
-				break
-			}
+	own := s.Entries
+	// Another machine's tombstone file that Syncthing is replacing is
+	// missing for an instant (the old file removed before its temp file
+	// is renamed into place): read again until the listing and the reads
+	// agree, for up to replaceWait.
+	for deadline := time.Now().Add(replaceWait); ; time.Sleep(replaceWait / 50) {
+		s.Entries, s.others, s.copies, s.Files = own, nil, nil, nil
+		if s.Exists {
+			s.Files = []FileCount{{path, len(own)}}
+		}
+		settled, err := s.loadOthers(path)
+		if err != nil {
+			return nil, err
+		}
+		if settled || time.Now().After(deadline) {
+			break
 		}
 	}
 	s.index()
@@ -295,10 +292,6 @@ func mergeEntries(a, copy []string) []string {
 	return out
 }
 
-// Others reports how many entries the set holds from other tombstone
-// files than its own.
-func (s *Set) Others() int { return len(s.others) }
-
 // HidesOthers returns a set that hides what the other machines' tombstone
 // files hide and this one's does not: what this machine's rewriters still
 // have to remove from its own files. Nil when there is nothing.
@@ -384,15 +377,9 @@ func (s *Set) index() {
 // code units), so an entry that is 120 long by either count is one: a
 // prompt that begins with it stays hidden whichever way it was cut.
 func isPrefixEntry(e string) bool {
-	if utf8.RuneCountInString(e) >= PrefixLen {
-		return true
-	}
-	n := 0
+	n := 0 // UTF-16 code units, never fewer than characters
 	for _, r := range e {
-		n++
-		if r >= 0x10000 {
-			n++ // a surrogate pair
-		}
+		n += utf16.RuneLen(r)
 	}
 	return n >= PrefixLen
 }
@@ -428,10 +415,8 @@ func parseKey(e string) ([32]byte, bool) {
 	if len(h) != 64 {
 		return sum, false
 	}
-	if _, err := hex.Decode(sum[:], []byte(strings.ToLower(h))); err != nil {
-		return sum, false
-	}
-	return sum, true
+	_, err := hex.Decode(sum[:], []byte(h))
+	return sum, err == nil
 }
 
 func truncRunes(s string, n int) string {
