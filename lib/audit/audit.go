@@ -9,7 +9,6 @@ package audit
 import (
 	"errors"
 	"fmt"
-	"hist/lib/words"
 	"io"
 	"io/fs"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"hist/lib/shellquote"
 	"hist/lib/store"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 // MigrationLockName is the folder the legacy migration holds while it

@@ -39,8 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"hist/lib/deletion"
-	"hist/lib/words"
 	"io/fs"
 	"math"
 	"os"
@@ -50,10 +48,12 @@ import (
 	"time"
 
 	"hist/lib/atomicfile"
+	"hist/lib/deletion"
 	"hist/lib/identity"
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 // The default thresholds (docs/hist-compact.md).

@@ -16,7 +16,6 @@ package deletion
 import (
 	"errors"
 	"fmt"
-	"hist/lib/words"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +33,7 @@ import (
 	"hist/lib/redact"
 	"hist/lib/store"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 // Outcome is the final state of a delete; it picks the notice shown to users.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hist/lib/words"
 	"io"
 	"os"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	"hist/lib/store"
 	"hist/lib/termsafe"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 const usage = `Usage:
