@@ -36,6 +36,7 @@ package compact
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -43,7 +44,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,16 +88,14 @@ func CurrentName(v string) string {
 
 // FileInfo is one store file of a project's folder, as the plan saw it.
 type FileInfo struct {
-	Path      string     `json:"-"`
-	Name      string     `json:"name"`
-	Kind      store.Kind `json:"-"`
-	Entries   int        `json:"entries"`
-	Newest    int64      `json:"newest"`     // most recent entry ts, or the mtime (ms) when it has none
-	FromMtime bool       `json:"from_mtime"` // Newest is the mtime
-	Size      int64      `json:"size"`
-	// Link is set for a store file that is a symbolic link: it is read
-	// but never merged (merging would remove the link and leave the
-	// copies in its target, out of reach of later deletes).
+	Path      string `json:"-"`
+	Name      string `json:"name"`
+	Entries   int    `json:"entries"`
+	Newest    int64  `json:"newest"`     // most recent entry ts, or the mtime (ms) when it has none
+	FromMtime bool   `json:"from_mtime"` // Newest is the mtime
+	Size      int64  `json:"size"`
+	// Link: a symbolic link is read but never merged, which would leave
+	// the copies in its target out of reach of later deletes.
 	Link bool `json:"link,omitempty"`
 }
 
@@ -116,25 +115,17 @@ type Plan struct {
 	Merge      []FileInfo  `json:"merge,omitempty"` // the files to merge, oldest first
 	Kept       int         `json:"kept"`            // readable files that stay
 	Reason     string      `json:"reason,omitempty"`
-	Stale      []string    `json:"-"` // temp files whose process is gone
-	// Foreign counts the store files of other machines in the folder:
-	// they are never read, merged or counted above (their machine
-	// compacts them).
-	Foreign int    `json:"foreign,omitempty"`
-	Machine string `json:"-"` // the machine whose compact file is written
+	Stale      []string    `json:"-"`                 // temp files whose process is gone
+	Foreign    int         `json:"foreign,omitempty"` // other machines' store files: never read, merged or counted above
+	Machine    string      `json:"-"`                 // the machine whose compact file is written
 }
 
 // Runs reports whether the plan merges anything.
 func (p *Plan) Runs() bool { return p.Reason == "" }
 
-// PlanProject reads every store file of a project's folder and decides
-// what to merge: nothing unless the folder holds more than MaxFiles files
-// or more than MaxEntries entries; never the Keep newest files, seed files
-// (and their carries and claims), symbolic links or the current capture
-// file; nothing unless at least two files can be merged. Files it cannot
-// read are left out (Plan.Unreadable) and never touched. Only this
-// machine's files are planned (store.Owns): other machines' are counted
-// in Plan.Foreign and left alone, so each file keeps one writer.
+// PlanProject reads every store file of this machine's in a project's
+// folder and decides what to merge (docs/hist-compact.md, "When it runs").
+// Files it cannot read are left out (Plan.Unreadable) and never touched.
 func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	dir := st.ProjectDir(hash)
 	p := &Plan{Project: hash, Dir: dir, Machine: st.Machine}
@@ -177,7 +168,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 			p.Unreadable = append(p.Unreadable, FileError{Path: path, Err: words.Describe(err)})
 			continue
 		}
-		info.Name, info.Kind = name, k
+		info.Name = name
 		info.Link = e.Type()&fs.ModeSymlink != 0
 		p.Entries += info.Entries
 		infos = append(infos, info)
@@ -189,12 +180,10 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		return p, nil
 	}
 	// Newest first; the name breaks ties so that a plan is deterministic.
-	sort.Slice(infos, func(i, j int) bool {
-		if infos[i].Newest != infos[j].Newest {
-			return infos[i].Newest > infos[j].Newest
-		}
-		return infos[i].Name > infos[j].Name
-	})
+	older := func(a, b FileInfo) int {
+		return cmp.Or(cmp.Compare(a.Newest, b.Newest), strings.Compare(a.Name, b.Name))
+	}
+	slices.SortFunc(infos, func(a, b FileInfo) int { return older(b, a) })
 	// A claim left by a killed run is not a file to keep: its name already
 	// serves a fresh file, so it is merged whatever its age.
 	var files, leftover []FileInfo
@@ -215,13 +204,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		}
 		p.Merge = append(p.Merge, f)
 	}
-	// Oldest first.
-	sort.SliceStable(p.Merge, func(i, j int) bool {
-		if p.Merge[i].Newest != p.Merge[j].Newest {
-			return p.Merge[i].Newest < p.Merge[j].Newest
-		}
-		return p.Merge[i].Name < p.Merge[j].Name
-	})
+	slices.SortFunc(p.Merge, older)
 	if len(p.Merge) < 2 {
 		p.Reason = fmt.Sprintf("%s and %s, but only %s can be merged (the %d newest, seed files, linked files and the current capture file stay)",
 			words.Plural(p.Files, "file", "files"), words.Plural(p.Entries, "entry", "entries"), words.Plural(len(p.Merge), "file", "files"), opt.Keep)

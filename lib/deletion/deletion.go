@@ -1,22 +1,18 @@
 // Package deletion removes every copy of a prompt from a scope of the store
-// and tombstones it in hidden.json. hist-delete and the selector both call
-// Delete.
-//
-// A delete holds the rewriters' lock (store.Lock) for its whole run, so it
-// never interleaves with a compaction, a seed or another delete; captures
-// never lock and keep appending while files are rewritten. See rewrite.go
-// for how no concurrent append is lost.
-//
-// The order (docs/hist-delete.md): hidden.json is loaded first (an untrusted file
-// stops everything), the scope's files are rewritten, then the tombstones
-// are written, and only then is the outcome chosen, so it describes the
-// final state.
+// and tombstones it in hidden.json (docs/hist-delete.md); hist-delete and
+// the selector both call Delete. A delete holds the rewriters' lock
+// (store.Lock) for its whole run; captures never lock and keep appending
+// (rewrite.go says how no append is lost). hidden.json is loaded first (an
+// untrusted file stops everything), the files are rewritten, the
+// tombstones written, and only then is the outcome chosen, so that it
+// describes the final state.
 package deletion
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -89,20 +85,14 @@ type Result struct {
 	Carry   []string // carry files written for lines that could not be put back
 	DryRun  bool
 
-	// Foreign counts the copies of the deleted prompts in other machines'
-	// files anywhere in the store (and, on a machine that does not own
-	// them, in files without a machine id): a delete never rewrites those,
-	// the tombstone hides them, and their machine removes them at its next
-	// delete, compaction or import (docs/store-format.md).
+	// Foreign counts the copies in other machines' files anywhere in the
+	// store: their machine removes them (docs/store-format.md).
 	Foreign int
-	// Swept counts the lines removed from this machine's files because
-	// another machine's tombstone hides them.
-	Swept int
+	Swept   int // lines removed from this machine's files that other machines' tombstones hide
 }
 
 // Elsewhere counts the copies of the deleted prompts a delete leaves
-// outside its scope (a tombstone hides them, until hidden.json's cap drops
-// it).
+// outside its scope.
 type Elsewhere struct {
 	ProjectCopies int // in other projects' files
 	Projects      int // how many other projects hold them
@@ -122,10 +112,7 @@ func (e Elsewhere) String() string {
 	if n == 0 {
 		return ""
 	}
-	verb := "remain"
-	if n == 1 {
-		verb = "remains"
-	}
+	verb := map[bool]string{true: "remains", false: "remain"}[n == 1]
 	return fmt.Sprintf("%s %s %s: hist-delete --all removes them", words.Plural(n, "copy", "copies"), verb, strings.Join(where, " and "))
 }
 
@@ -145,25 +132,18 @@ const lockWait = 30 * time.Second
 // Options tune Delete.
 type Options struct {
 	DryRun bool // report what would be removed; change nothing (no lock is taken)
-	// Hide tombstones the prompts with no copy in the scope too, so they
-	// stay hidden wherever a copy turns up and are not imported again.
-	Hide bool
+	Hide   bool // tombstone the prompts with no copy in the scope too
 	// Stored refuses the whole delete (NotStored), before anything is
 	// changed, when a prompt has no copy anywhere in the store and Hide is
-	// not set: prompts read from a pipe must be ones the store holds, so
-	// a garbled or cut record never deletes another prompt.
+	// not set, so that a garbled or cut record read from a pipe never
+	// deletes another prompt.
 	Stored bool
 }
 
 // Delete removes every copy of each prompt (by identity) in the scope's
-// files, then tombstones the prompts it found. Blank prompts are ignored.
-// A project's delete also removes the copies in history-global.jsonl that
-// came from the project: those whose session id the project's own records
-// name (the legacy migration copied its recall files there). Copies left
-// elsewhere in the store are counted in Result.Elsewhere.
-//
-// A prompt with no copy in the scope is listed in Result.NotFound and is
-// tombstoned only with Options.Hide.
+// files, then tombstones the prompts it found (docs/hist-delete.md). A
+// project's delete also removes the copies in history-global.jsonl whose
+// session id the project's own records name. Blank prompts are ignored.
 func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Result {
 	d := newRun(st, sc, prompts, opt)
 	// An untrusted hidden.json, or a scope that cannot be listed, refuses
@@ -180,10 +160,9 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		}
 		defer lk.Release()
 	}
-	// Only this machine's files are rewritten; other machines' are read
-	// for the report (their machine removes the copies, and the tombstone
-	// hides them meanwhile). Claimed before st.Hidden() names the file to
-	// write, which may be hidden.json for the machine that owns it.
+	// Only this machine's files are rewritten. Claimed before st.Hidden()
+	// names the file to write, which may be hidden.json for the machine
+	// that owns it.
 	d.legacy = st.OwnsLegacy(!opt.DryRun)
 	// Loaded again under the lock, so two deletes never lose each other's
 	// entry.
@@ -240,7 +219,8 @@ type run struct {
 func newRun(st store.Store, sc store.Scope, prompts []string, opt Options) *run {
 	d := &run{st: st, sc: sc, opt: opt, prompts: prompts,
 		forms: make([][]string, len(prompts)), targets: map[string]struct{}{},
-		found: map[string]int{}, foreignAll: map[string]int{}, elsewhere: map[string]int{}, removed: map[string]int{}}
+		found: map[string]int{}, foreignAll: map[string]int{}, elsewhere: map[string]int{}, removed: map[string]int{},
+		globalSessions: map[string]struct{}{}}
 	d.res = Result{Prompts: len(prompts), DryRun: opt.DryRun}
 	given := map[string]bool{}
 	for i, p := range prompts {
@@ -304,14 +284,8 @@ func (d *run) listOthers() bool {
 		d.res.Outcome, d.res.Err = NothingRemoved, listError(err)
 		return false
 	}
-	var outside []store.File
-	for _, f := range whole {
-		if !d.inScope[f.Path] {
-			outside = append(outside, f)
-		}
-	}
 	var more []store.File
-	d.others, more = d.split(outside)
+	d.others, more = d.split(slices.DeleteFunc(whole, func(f store.File) bool { return d.inScope[f.Path] }))
 	d.foreign = append(d.foreign, more...)
 	return true
 }
@@ -374,12 +348,7 @@ func (d *run) readOthers() {
 			}
 		}
 		if project == "" {
-			for s := range fr.sessions {
-				if d.globalSessions == nil {
-					d.globalSessions = map[string]struct{}{}
-				}
-				d.globalSessions[s] = struct{}{}
-			}
+			maps.Copy(d.globalSessions, fr.sessions)
 		}
 	}
 	d.res.Elsewhere.Projects = len(projects)
@@ -406,12 +375,11 @@ func (d *run) allStored() bool {
 	return len(d.res.NotStored) == 0
 }
 
-// lookAgain reads, read only, the other machines' files of the scope that
-// a fresh listing shows and no earlier one did, while a prompt is not
-// done yet: a file that Syncthing is replacing is missing from a listing
-// for an instant (the old file is removed before the new one is renamed
-// into place), and a copy it holds must not go unseen. It lists again,
-// for up to vanishWait, while Syncthing writes in the scope's folders.
+// lookAgain reads the other machines' files of the scope that a fresh
+// listing shows and no earlier one did, while a prompt is not done yet: a
+// file that Syncthing is replacing is missing from a listing for an
+// instant, and a copy it holds must not go unseen. It lists again, for up
+// to vanishWait, while Syncthing writes in the scope's folders.
 func (d *run) lookAgain(done func(i int) bool) {
 	pending := func() bool {
 		for i := range d.prompts {
@@ -611,10 +579,8 @@ func (d *run) rewriteAll(files []store.File, dry bool, sweep *tombstone.Set, onl
 }
 
 // read counts the copies in files, read only. A file that was gone when
-// it was read is read again once it is back, for up to vanishWait:
-// another machine's file that its sync engine is replacing is missing for
-// an instant (the old one removed, the new one not yet in place), and a
-// copy it holds must not go unseen.
+// it was read is read again once it is back, for up to vanishWait (a
+// file being replaced, as lookAgain says).
 func (d *run) read(files []store.File) []fileResult {
 	frs := d.rewriteAll(files, true, nil, nil)
 	for i := range frs {
@@ -692,12 +658,10 @@ func sweepTemps(st store.Store, sc store.Scope, legacy bool) {
 }
 
 // Sweep removes from this machine's files of the scope the records that
-// only other machines' tombstones hide (a prompt deleted on another
-// machine: see docs/sync.md); hidden is the union hist read. hist-seed
-// sweeps the projects it imports into, as a delete sweeps its scope. The
-// caller holds the store's rewriters' lock. It returns the records
-// removed; a file it could not rewrite keeps them (the tombstones still
-// hide them) and is named in the error.
+// only other machines' tombstones hide (docs/sync.md), as a delete sweeps
+// its scope; hist-seed sweeps the projects it imports into. The caller
+// holds the rewriters' lock. It returns the records removed; a file it
+// could not rewrite keeps them (still hidden) and is named in the error.
 func Sweep(st store.Store, sc store.Scope, hidden *tombstone.Set) (int, error) {
 	sweep := hidden.HidesOthers()
 	if sweep == nil {
