@@ -42,9 +42,7 @@ type Project struct {
 type Leftover struct {
 	Path string
 	Cwd  string // a claim's project folder, from the registry ("" when unknown)
-	// Gone says the process that made it is gone: for a temp file, its
-	// pid no longer runs; for a claim, no rewriter holds the store's lock.
-	Gone bool
+	Gone bool   // its maker is gone: a temp file's pid, or for a claim the store's rewriter
 }
 
 // Report is the store's health.
@@ -353,19 +351,16 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "claims:       %s\n", leftovers(r.Claims, "no rewriter running", "a rewriter is running"))
 	fmt.Fprintf(w, "carries:      %d (merged by the next compaction)\n", len(r.Carries))
 	fmt.Fprintf(w, "temp files:   %s\n", leftovers(r.Temps, "process gone", "process running"))
-	state, env := "off", "unset"
-	if r.RedactOn {
-		state = "on"
-	}
+	state, env := map[bool]string{true: "on", false: "off"}[r.RedactOn], "unset"
 	if r.RedactSet {
 		env = fmt.Sprintf("%q", r.RedactEnv)
 	}
 	fmt.Fprintf(w, "redaction:    %s (%s=%s); %s it would still change\n", state, redact.EnvVar, env, words.Plural(r.Unredacted, "stored prompt", "stored prompts"))
+	mig := "no lock"
 	if r.MigLock != "" {
-		fmt.Fprintf(w, "migration:    lock folder present (%s)\n", r.MigLock)
-	} else {
-		fmt.Fprintf(w, "migration:    no lock\n")
+		mig = "lock folder present (" + r.MigLock + ")"
 	}
+	fmt.Fprintf(w, "migration:    %s\n", mig)
 	fmt.Fprintf(w, "permissions:  %s\n", words.Plural(len(r.Permissions), "problem", "problems"))
 	for _, l := range r.Links {
 		fmt.Fprintf(w, "note: %s\n", l)
@@ -381,9 +376,8 @@ func (r *Report) Print(w io.Writer) {
 	}
 }
 
-// hiddenFiles is the tombstone files' entries: "2 entries
-// (hidden@alpha.json)", "3 entries (1 in hidden@m1.json, 2 in
-// hidden@alpha.json)".
+// hiddenFiles is the tombstone files' entries: "3 entries (1 in
+// hidden@m1.json, 2 in hidden@alpha.json)".
 func hiddenFiles(files []tombstone.FileCount) string {
 	total, each := 0, make([]string, len(files))
 	for i, f := range files {
@@ -391,7 +385,7 @@ func hiddenFiles(files []tombstone.FileCount) string {
 		each[i] = fmt.Sprintf("%d in %s", f.Entries, filepath.Base(f.Path))
 	}
 	if len(files) == 1 {
-		each[0] = filepath.Base(files[0].Path)
+		each[0] = filepath.Base(files[0].Path) // "2 entries (hidden@alpha.json)"
 	}
 	return fmt.Sprintf("%s (%s)", words.Plural(total, "entry", "entries"), strings.Join(each, ", "))
 }

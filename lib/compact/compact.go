@@ -388,15 +388,12 @@ type runner struct {
 	rep    *Report
 	claims []*claim
 	m      *merger
-	out    *appender // the committed compact file
+	broken error // the compact file could not be cut back after a failed append
 }
 
 func (r *runner) close() {
 	for _, c := range r.claims {
 		c.f.Close()
-	}
-	if r.out != nil {
-		r.out.close()
 	}
 }
 
@@ -475,7 +472,6 @@ func (r *runner) writeCompact(path string) error {
 // finish is step 3, for each claim: its late lines, its removal, its last
 // read.
 func (r *runner) finish() {
-	r.out = &appender{path: r.rep.Compact}
 	for _, c := range r.claims {
 		if c.bad != nil {
 			r.rep.fail(c.path, "reading the claim: %s: it stays on disk and is still read", words.Describe(c.bad))
@@ -483,9 +479,6 @@ func (r *runner) finish() {
 			continue
 		}
 		r.finishClaim(c)
-	}
-	if err := r.out.close(); err != nil {
-		r.rep.fail(r.rep.Compact, "closing the compact file: %s", words.Describe(err))
 	}
 	if err := atomicfile.SyncDir(r.rep.Plan.Dir); err != nil {
 		r.rep.fail(r.rep.Plan.Dir, "syncing the folder: %s", words.Describe(err))
@@ -496,7 +489,7 @@ func (r *runner) finishClaim(c *claim) {
 	rep := r.rep
 	late, err := r.readLate(c)
 	if err == nil && len(late) > 0 {
-		err = r.out.append(late)
+		err = r.append(late)
 	}
 	if err != nil {
 		rep.fail(c.path, "adding the lines written to it after it was read: %s: the claim stays on disk with every byte", words.Describe(err))
@@ -517,7 +510,7 @@ func (r *runner) finishClaim(c *claim) {
 		return
 	}
 	if len(late) > 0 {
-		if err := r.out.append(late); err != nil {
+		if err := r.append(late); err != nil {
 			carry, cerr := deletion.WriteCarry(filepath.Join(rep.Plan.Dir, c.orig), late)
 			if cerr != nil {
 				rep.fail(c.path, "%s written to the claim while it was removed could not be kept (%s; carry file: %s)", words.Plural(len(late), "byte", "bytes"), words.Describe(err), words.Describe(cerr))
@@ -548,58 +541,36 @@ func (r *runner) readLate(c *claim) ([]byte, error) {
 	return late, err
 }
 
-// appender appends to the committed compact file: each call is one
-// O_APPEND write, fsynced. A failed write is cut back off so that the file
-// still ends with a complete line; if even that fails, no more is written
-// to it (every later claim stays).
-type appender struct {
-	path   string
-	f      *os.File
-	size   int64
-	broken error
-}
-
-func (a *appender) append(b []byte) error {
-	if a.broken != nil {
-		return a.broken
+// append appends b to the committed compact file in one O_APPEND write,
+// fsynced. A failed write is cut back off so that the file still ends
+// with a complete line; if even that fails, no more is appended to it
+// (every later claim stays).
+func (r *runner) append(b []byte) error {
+	if r.broken != nil {
+		return r.broken
 	}
-	if a.f == nil {
-		f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			return err
-		}
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return err
-		}
-		a.f, a.size = f, fi.Size()
-	}
-	var err error
-	if hookAppend != nil {
-		err = hookAppend(a.path, b)
-	}
-	if err == nil {
-		_, err = a.f.Write(b)
-	}
-	if err == nil {
-		err = a.f.Sync()
-	}
+	f, err := os.OpenFile(r.rep.Compact, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		if terr := a.f.Truncate(a.size); terr != nil {
-			a.broken = fmt.Errorf("%w (and the compact file could not be cut back: %v)", err, terr)
-		}
 		return err
 	}
-	a.size += int64(len(b))
-	return nil
-}
-
-func (a *appender) close() error {
-	if a.f == nil {
-		return nil
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
 	}
-	err := a.f.Close()
-	a.f = nil
+	if hookAppend != nil {
+		err = hookAppend(r.rep.Compact, b)
+	}
+	if err == nil {
+		_, err = f.Write(b)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		if terr := f.Truncate(fi.Size()); terr != nil {
+			r.broken = fmt.Errorf("%w (and the compact file could not be cut back: %v)", err, terr)
+		}
+	}
 	return err
 }

@@ -76,30 +76,19 @@ func (e *UntrustedError) fix() string {
 }
 
 // PrevSuffix names the copy of a tombstone file's previous version that
-// Save keeps beside it ("hidden@M.json.prev"): readers never read it; it
-// is there to restore by hand.
+// Save keeps beside it, to restore by hand.
 const PrevSuffix = ".prev"
 
 // Set is a loaded tombstone file, with the other machines' ones beside it.
 type Set struct {
 	Path    string
-	Entries []string // in file order, oldest first
-	Exists  bool     // the file was there when loaded
-	// Files are the tombstone files read, each with its number of
-	// entries: Path first when it exists, then the others in its folder
-	// (other machines' files, conflict copies).
-	Files []FileCount
+	Entries []string    // in file order, oldest first
+	Exists  bool        // the file was there when loaded
+	Files   []FileCount // the files read: Path first when it exists, then the others beside it
 
-	// others are the entries of the other tombstone files in Path's
-	// folder (hidden.json, every machine's hidden@<machine>.json): they
-	// hide too, and Save never writes them. copies are Syncthing's
-	// conflict copies of Path: their entries are merged into Entries, and
-	// Save removes them once the merge is written.
-	others []string
-	copies []string
-	// raw is Path's content as loaded (nil when it was not read whole):
-	// Save keeps it as the previous version.
-	raw []byte
+	others []string // the other tombstone files' entries: they hide too, and Save never writes them
+	copies []string // Syncthing's conflict copies of Path, merged into Entries: Save removes them
+	raw    []byte   // Path's content as loaded (nil when not read whole): Save keeps it as PrevSuffix
 
 	// Each entry by what it hides: keys by hash, legacy plain entries of
 	// under 120 characters by their normalized form, and legacy prefixes
@@ -531,16 +520,13 @@ func (s *Set) Trim(keep func(entry string) bool) (dropped []string) {
 	return dropped
 }
 
-// Save writes the set's own entries to its path atomically (0600), then
-// removes the conflict copies Load merged into them. The file's previous
-// version, as loaded, is kept beside it (PrevSuffix) first.
+// Save keeps the file's previous version (PrevSuffix), writes the set's
+// own entries to its path atomically, then removes the conflict copies
+// Load merged into them.
 func (s *Set) Save() error {
-	data, err := json.Marshal(s.Entries)
+	data, err := json.Marshal(append([]string{}, s.Entries...))
 	if err != nil {
 		return err
-	}
-	if s.Entries == nil {
-		data = []byte("[]")
 	}
 	data = append(data, '\n')
 	if s.raw != nil && !bytes.Equal(s.raw, data) {
