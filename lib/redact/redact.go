@@ -356,40 +356,23 @@ const (
 // name ends in a keyword and whose value looks like a secret. It scans
 // linearly, so a large prompt full of the word "key" stays cheap.
 func assignments(text string, spans []span) []span {
-	// Every assignment has a ":" or "=": start from those (found with
-	// IndexByte, a vector scan) and read the name backwards, so a prompt
-	// without one costs two scans and allocates nothing.
+	// Every assignment has a ":" or "=": start from those and read the
+	// name backwards.
 	var v valueRun
 	last := 0 // the end of the last value redacted
-	colon, eq := -2, -2
-	for q := 0; q < len(text); {
-		if colon < q && colon != -1 {
-			if colon = strings.IndexByte(text[q:], ':'); colon >= 0 {
-				colon += q
-			}
-		}
-		if eq < q && eq != -1 {
-			if eq = strings.IndexByte(text[q:], '='); eq >= 0 {
-				eq += q
-			}
-		}
-		switch {
-		case colon < 0 && eq < 0:
+	for q := 0; ; q++ {
+		i := strings.IndexAny(text[q:], ":=")
+		if i < 0 {
 			return spans
-		case colon < 0 || (eq >= 0 && eq < colon):
-			q = eq
-		default:
-			q = colon
 		}
+		q += i
 		// A value that starts inside the last one redacted ends where it
 		// does ("key=a1.key=a1.key=…"): Text would keep only the first.
 		if sp, ok := assignmentAt(text, q, &v); ok && sp.s >= last {
 			spans = append(spans, sp)
 			last = sp.e
 		}
-		q++
 	}
-	return spans
 }
 
 // assignmentAt reads the name before the ":" or "=" at q and, when it ends
