@@ -188,7 +188,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	// serves a fresh file, so it is merged whatever its age.
 	var files, leftover []FileInfo
 	for _, f := range infos {
-		if isClaim(f.Name) && !store.IsSeed(f.Name) {
+		if store.Classify(f.Name) == store.Claim && !store.IsSeed(f.Name) {
 			leftover = append(leftover, f)
 		} else {
 			files = append(files, f)
@@ -402,7 +402,7 @@ func (r *runner) claim() {
 	p := r.rep.Plan
 	for _, fi := range p.Merge {
 		c := &claim{path: fi.Path, orig: fi.Name}
-		if !isClaim(fi.Name) {
+		if store.Classify(fi.Name) != store.Claim {
 			c.path = filepath.Join(p.Dir, store.ClaimFile(fi.Name, time.Now().UnixMilli()))
 			if err := os.Rename(fi.Path, c.path); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) { // removed by hand since the plan: nothing to merge
@@ -523,10 +523,6 @@ func (r *runner) finishClaim(c *claim) {
 		rep.Torn++
 	}
 }
-
-// isClaim reports whether a base name is a claim (of any file, a carry
-// file included).
-func isClaim(name string) bool { return store.Classify(name) == store.Claim }
 
 // readLate returns the complete lines written to c after its last read
 // that go to the compact file.

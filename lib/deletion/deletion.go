@@ -474,7 +474,7 @@ func (d *run) tombstone() []string {
 	}
 	d.lookAgain(found)
 	var keys []string
-	var owner []int // the prompt of each key
+	var starts []int // where each prompt's keys start
 	left := map[string]bool{}
 	for i, p := range d.prompts {
 		if len(d.forms[i]) == 0 {
@@ -487,10 +487,10 @@ func (d *run) tombstone() []string {
 			}
 		}
 		stays := count(d.elsewhere, d.forms[i])+count(d.foreignAll, d.forms[i]) > 0
+		starts = append(starts, len(keys))
 		for _, n := range d.forms[i] {
 			k := identity.KeyOfNormalized([]byte(n))
 			keys = append(keys, k)
-			owner = append(owner, i)
 			left[k] = left[k] || stays
 		}
 	}
@@ -503,16 +503,12 @@ func (d *run) tombstone() []string {
 		}
 	}
 	// A prompt counts once: newly tombstoned when one of its keys is new.
-	anyNew := false
-	for j := range keys {
-		anyNew = anyNew || isNew[j]
-		if j == len(keys)-1 || owner[j+1] != owner[j] {
-			if anyNew {
-				d.res.Tombstones++
-			} else {
-				d.res.AlreadyHidden++
-			}
-			anyNew = false
+	starts = append(starts, len(keys))
+	for j := range len(starts) - 1 {
+		if slices.Contains(isNew[starts[j]:starts[j+1]], true) {
+			d.res.Tombstones++
+		} else {
+			d.res.AlreadyHidden++
 		}
 	}
 	return keys

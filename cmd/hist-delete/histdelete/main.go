@@ -368,10 +368,7 @@ func nothingMatched(r deletion.Result) bool {
 // the scope, copies left outside it, tombstones hidden.json's cap dropped.
 func notes(e *cli.Env, r deletion.Result, where string) {
 	if n := len(r.NotFound); n > 0 && !nothingMatched(r) {
-		what := "nothing removed for it"
-		if n > 1 {
-			what = "nothing removed for them"
-		}
+		what := map[bool]string{true: "nothing removed for it", false: "nothing removed for them"}[n == 1]
 		if r.Tombstones+r.AlreadyHidden > 0 {
 			what += ", tombstoned all the same (--hide)"
 		}
@@ -404,10 +401,7 @@ func report(e *cli.Env, r deletion.Result, where string) int {
 		return cli.ExitUsage
 	}
 	if nothingMatched(r) && r.Outcome == deletion.Clean {
-		dry := ""
-		if r.DryRun {
-			dry = "dry run: "
-		}
+		dry := map[bool]string{true: "dry run: "}[r.DryRun]
 		if len(r.NotFound) == 1 {
 			e.Say("%sno copy of %s %s: nothing removed; --hide hides it from imports anyway", dry, quoted(r.NotFound[0]), where)
 		} else {
@@ -450,13 +444,7 @@ func report(e *cli.Env, r deletion.Result, where string) int {
 	for _, f := range r.Failed {
 		e.Errorf("could not rewrite %v", f)
 	}
-	code := exitPartlyHidden
-	switch r.Outcome {
-	case deletion.RemovedNotHidden:
-		code = exitNotHidden
-	case deletion.Both:
-		code = exitBoth
-	}
+	code := map[deletion.Outcome]int{deletion.PartlyHidden: exitPartlyHidden, deletion.RemovedNotHidden: exitNotHidden, deletion.Both: exitBoth}[r.Outcome]
 	if code != exitPartlyHidden {
 		e.Errorf("could not write the tombstone: %v", r.Err)
 	}
