@@ -295,14 +295,7 @@ func newMerger(hidden *tombstone.Set, rep *Report) *merger {
 	if hidden != nil && hidden.Empty() {
 		hidden = nil
 	}
-	n := 0
-	for _, f := range rep.Plan.Merge {
-		n += f.Entries
-	}
-	// Sized once for the lines the plan counted: growing it would leave
-	// garbage, and every collection costs the most on a busy machine.
-	seen := make(map[[2]uint64]struct{}, n+n/8)
-	return &merger{hidden: hidden, seen: seen, s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), rep: rep}
+	return &merger{hidden: hidden, seen: map[[2]uint64]struct{}{}, s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), rep: rep}
 }
 
 // keep says whether line (with its newline) goes to the compact file.

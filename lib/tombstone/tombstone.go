@@ -289,17 +289,16 @@ func (s *Set) HidesOthers() *Set {
 	for _, e := range s.Entries {
 		own[e] = true
 	}
-	o := &Set{Path: s.Path}
+	var o []string
 	for _, e := range s.others {
 		if !own[e] {
-			o.Entries = append(o.Entries, e)
+			o = append(o, e)
 		}
 	}
-	if len(o.Entries) == 0 {
+	if len(o) == 0 {
 		return nil
 	}
-	o.index()
-	return o
+	return New(o)
 }
 
 func parse(data []byte, out *[]string) error {
