@@ -7,13 +7,14 @@
 package audit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"hist/lib/atomicfile"
@@ -73,8 +74,11 @@ type Report struct {
 	MigLock     string   // the migration lock folder, when present
 	RewriterNow bool     // a rewriter holds the store's lock
 
-	st     store.Store
-	legacy bool // st's machine owns the files without a machine id
+	st       store.Store
+	legacy   bool // st's machine owns the files without a machine id
+	root     string
+	reg      store.Registry
+	projects map[string]*Project
 }
 
 // Check walks the store at st.Root. redactEnv/redactSet are
@@ -99,31 +103,15 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 	}
 	r.RewriterNow = lock.Held(st.Lock())
 
-	reg := st.LoadRegistry()
-	projects := map[string]*Project{}
-	// visit checks one path; rel is its path from the store root as
-	// readers see it (a linked project folder's files under the link).
-	var visit func(base, prefix string) fs.WalkDirFunc
-	visit = func(base, prefix string) fs.WalkDirFunc {
-		return func(path string, d fs.DirEntry, err error) error {
-			path = filepath.Clean(path)
-			sub, _ := filepath.Rel(base, path)
-			return r.visit(reg, projects, path, filepath.Join(prefix, sub), d, err, visit)
-		}
+	r.root, r.reg, r.projects = root, st.LoadRegistry(), map[string]*Project{}
+	if err := filepath.WalkDir(root+string(filepath.Separator), r.visit); err != nil {
+		r.unreadable(root, err)
 	}
-	walkErr := filepath.WalkDir(root+string(filepath.Separator), visit(root, ""))
-	if walkErr != nil {
-		r.unreadable(root, walkErr)
-	}
-	for _, p := range projects {
+	for _, p := range r.projects {
 		r.Projects = append(r.Projects, *p)
 	}
-	sort.Slice(r.Projects, func(i, j int) bool {
-		a, b := r.Projects[i], r.Projects[j]
-		if a.Entries != b.Entries {
-			return a.Entries > b.Entries
-		}
-		return a.Hash < b.Hash
+	slices.SortFunc(r.Projects, func(a, b Project) int {
+		return cmp.Or(cmp.Compare(b.Entries, a.Entries), strings.Compare(a.Hash, b.Hash))
 	})
 
 	if set, err := tombstone.Load(st.Hidden()); err != nil {
@@ -134,9 +122,11 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 	return r
 }
 
-// visit checks one entry of the walk.
-func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, rel string,
-	d fs.DirEntry, err error, walk func(base, prefix string) fs.WalkDirFunc) error {
+// visit checks one entry of the walk. A linked project folder is walked
+// under the link, as readers see it.
+func (r *Report) visit(path string, d fs.DirEntry, err error) error {
+	path = filepath.Clean(path)
+	rel, _ := filepath.Rel(r.root, path)
 	if err != nil {
 		r.unreadable(path, err)
 		if d != nil && d.IsDir() {
@@ -165,7 +155,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 			if ti, err := os.Stat(path); err == nil && ti.IsDir() {
 				// Allowed: a project folder kept elsewhere, followed.
 				r.Links = append(r.Links, fmt.Sprintf("project folder %s is a symbolic link to %s (followed)", path, target))
-				if err := filepath.WalkDir(path+string(filepath.Separator), walk(path, rel)); err != nil {
+				if err := filepath.WalkDir(path+string(filepath.Separator), r.visit); err != nil {
 					r.unreadable(path, err)
 				}
 				return nil
@@ -205,7 +195,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	case store.Claim:
 		cwd := ""
 		if inProject {
-			cwd = reg[filepath.Base(dir)]
+			cwd = r.reg[filepath.Base(dir)]
 		}
 		r.Claims = append(r.Claims, Leftover{Path: path, Cwd: cwd, Gone: !r.RewriterNow && r.st.Owns(name, r.legacy)})
 	case store.Carry:
@@ -221,10 +211,10 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 		return nil
 	}
 	h := filepath.Base(dir)
-	p := projects[h]
+	p := r.projects[h]
 	if p == nil {
-		p = &Project{Hash: h, Cwd: reg[h]}
-		projects[h] = p
+		p = &Project{Hash: h, Cwd: r.reg[h]}
+		r.projects[h] = p
 	}
 	p.Files++
 	p.Entries += n
