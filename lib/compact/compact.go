@@ -115,9 +115,8 @@ type Plan struct {
 	Merge      []FileInfo  `json:"merge,omitempty"` // the files to merge, oldest first
 	Kept       int         `json:"kept"`            // readable files that stay
 	Reason     string      `json:"reason,omitempty"`
-	Stale      []string    `json:"-"`                 // temp files whose process is gone
 	Foreign    int         `json:"foreign,omitempty"` // other machines' store files: never read, merged or counted above
-	Machine    string      `json:"-"`                 // the machine whose compact file is written
+	st         store.Store // the machine's store
 }
 
 // Runs reports whether the plan merges anything.
@@ -128,7 +127,7 @@ func (p *Plan) Runs() bool { return p.Reason == "" }
 // Files it cannot read are left out (Plan.Unreadable) and never touched.
 func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	dir := st.ProjectDir(hash)
-	p := &Plan{Project: hash, Dir: dir, Machine: st.Machine}
+	p := &Plan{Project: hash, Dir: dir, st: st}
 	legacy := st.OwnsLegacy(false)
 	// --current names the capture file by its instance or its plain name:
 	// this machine's file of that name is the one it means.
@@ -147,12 +146,6 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	var infos []FileInfo
 	for _, e := range ents {
 		name := e.Name()
-		if atomicfile.IsTemp(name) {
-			if st.Owns(store.TempOrigin(name), legacy) && atomicfile.Stale(name) {
-				p.Stale = append(p.Stale, filepath.Join(dir, name))
-			}
-			continue
-		}
 		k := store.Classify(name)
 		if k == store.NotStore || k == store.GlobalFile {
 			continue
@@ -359,11 +352,7 @@ func DryRun(p *Plan, opt Options) *Report {
 // line on disk; Report.Errors says what stays.
 func Run(p *Plan, opt Options) *Report {
 	rep := &Report{Plan: p}
-	for _, t := range p.Stale {
-		if atomicfile.Stale(filepath.Base(t)) && os.Remove(t) == nil {
-			rep.Stale++
-		}
-	}
+	rep.Stale = deletion.SweepTemps(p.st, store.Scope{Project: p.Project})
 	if !p.Runs() {
 		return rep
 	}
@@ -418,7 +407,7 @@ func (r *runner) claim() {
 // copy is step 2: the claims' lines go to the compact file, committed.
 func (r *runner) copy() bool {
 	rep := r.rep
-	compact := filepath.Join(rep.Plan.Dir, store.CompactFile(rep.Plan.Machine, time.Now().UnixMilli()))
+	compact := filepath.Join(rep.Plan.Dir, store.CompactFile(rep.Plan.st.Machine, time.Now().UnixMilli()))
 	if err := r.writeCompact(compact); err != nil {
 		rep.Written, rep.Hidden, rep.Duplicates, rep.Malformed = 0, 0, 0, 0
 		rep.fail(compact, "writing the compact file: %s: the claimed files stay on disk and are still read", words.Describe(err))

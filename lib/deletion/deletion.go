@@ -439,7 +439,7 @@ func (d *run) rewrite() {
 	sort.Strings(d.res.Rewritten)
 	sort.Strings(d.res.Carry)
 	if !d.opt.DryRun {
-		sweepTemps(d.st, d.sc, d.legacy)
+		SweepTemps(d.st, d.sc)
 	}
 }
 
@@ -621,36 +621,30 @@ func rewriteAll(files []store.File, m matcher, dry bool) []fileResult {
 }
 
 // SweepTemps removes the temp files of the scope's folders whose process
-// is gone (left by a killed rewrite): they may hold copies of deleted
-// prompts. The caller holds the rewriters' lock.
-func SweepTemps(st store.Store, sc store.Scope) { sweepTemps(st, sc, st.OwnsLegacy(false)) }
-
-// sweepTemps touches only this machine's temp files (store.TempOrigin):
-// another machine's pid says nothing here.
-func sweepTemps(st store.Store, sc store.Scope, legacy bool) {
-	var dirs []string
-	if sc.All {
-		dirs = append(dirs, st.Root)
-		hashes, _ := st.ProjectHashes()
-		for _, h := range hashes {
-			dirs = append(dirs, st.ProjectDir(h))
-		}
-	} else {
-		for _, h := range append([]string{sc.Project}, sc.Also...) {
-			dirs = append(dirs, st.ProjectDir(h))
-		}
+// is gone (left by a killed rewrite: they may hold copies of deleted
+// prompts), only this machine's (store.TempOrigin: another machine's pid
+// says nothing here), and returns how many. The caller holds the
+// rewriters' lock.
+func SweepTemps(st store.Store, sc store.Scope) int {
+	dirs := []string{st.Root}
+	hashes, _ := st.ProjectHashes()
+	if !sc.All {
+		dirs, hashes = nil, append([]string{sc.Project}, sc.Also...)
 	}
+	for _, h := range hashes {
+		dirs = append(dirs, st.ProjectDir(h))
+	}
+	legacy, n := st.OwnsLegacy(false), 0
 	for _, d := range dirs {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			continue
-		}
+		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
-			if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && st.Owns(store.TempOrigin(e.Name()), legacy) && atomicfile.Stale(e.Name()) {
-				os.Remove(filepath.Join(d, e.Name()))
+			name := e.Name()
+			if e.Type().IsRegular() && atomicfile.IsTemp(name) && st.Owns(store.TempOrigin(name), legacy) && atomicfile.Stale(name) && os.Remove(filepath.Join(d, name)) == nil {
+				n++
 			}
 		}
 	}
+	return n
 }
 
 // Sweep removes from this machine's files of the scope the records that
