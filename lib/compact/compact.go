@@ -79,11 +79,7 @@ func CurrentName(v string) string {
 	if v == "" {
 		return ""
 	}
-	base := filepath.Base(v)
-	if !strings.HasSuffix(base, ".jsonl") {
-		base += ".jsonl"
-	}
-	return base
+	return strings.TrimSuffix(filepath.Base(v), ".jsonl") + ".jsonl"
 }
 
 // FileInfo is one store file of a project's folder, as the plan saw it.

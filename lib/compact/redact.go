@@ -23,9 +23,6 @@ type RedactReport struct {
 	Errors    []FileError `json:"errors,omitempty"`
 }
 
-// Failed reports whether some file could not be read or rewritten.
-func (r *RedactReport) Failed() bool { return len(r.Errors) > 0 }
-
 // Redact re-redacts every store file of this machine in the scope (seed
 // files, claims, carries and, with sc.All, history-global.jsonl included;
 // docs/hist-compact.md, "Redacting a store"): each record whose text

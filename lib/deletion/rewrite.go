@@ -72,9 +72,7 @@ type fileResult struct {
 // Each worker has its own copy.
 type matcher struct {
 	targets map[string]struct{} // the normalized prompts
-	// only, when not nil, limits the copies to records naming one of
-	// these sessions.
-	only map[string]struct{}
+	only    map[string]struct{} // when not nil, copies are only records naming one of these sessions
 	// sweep, when not nil, also matches the records it hides (other
 	// machines' tombstones); swept says the last match was one of those.
 	sweep *tombstone.Set
@@ -205,9 +203,9 @@ func (r *LineReader) Each(fn func(line []byte) error) error {
 	}
 }
 
-// tornRetries and tornDelay bound how long step 4 waits for a last line
-// without a newline to be completed by a write in flight; after that it is
-// a torn line from a writer that died, and it is kept as it is.
+// tornRetries and tornDelay bound how long step 4 waits for a write in
+// flight to complete a last line; after that it is a torn line from a
+// writer that died, and is kept as it is.
 const (
 	tornRetries = 100
 	tornDelay   = time.Millisecond

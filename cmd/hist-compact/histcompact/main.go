@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -477,10 +478,8 @@ func summary(r *compact.Report, dry bool) string {
 }
 
 func anyDir(st store.Store, hashes []string) bool {
-	for _, h := range hashes {
-		if _, err := os.Stat(st.ProjectDir(h)); !errors.Is(err, fs.ErrNotExist) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(hashes, func(h string) bool {
+		_, err := os.Stat(st.ProjectDir(h))
+		return !errors.Is(err, fs.ErrNotExist)
+	})
 }

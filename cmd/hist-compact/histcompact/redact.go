@@ -75,7 +75,7 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 	for _, fe := range r.Errors {
 		e.Errorf("%s: %s: left as it is; run hist-compact --redact again once fixed", fe.Path, fe.Err)
 	}
-	if r.Failed() {
+	if len(r.Errors) > 0 {
 		return done(cli.ExitFailure)
 	}
 	return done(cli.ExitOK)
