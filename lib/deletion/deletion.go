@@ -566,14 +566,6 @@ func projectSessions(files []store.File, want map[string]struct{}) map[string]st
 	return out
 }
 
-// rewriteAll removes the delete's prompts from files (or, dry, only
-// counts them). With sweep set, the records it hides go too (counted
-// apart: swept); with only set, a copy counts only in a record naming one
-// of its sessions.
-func (d *run) rewriteAll(files []store.File, dry bool, sweep *tombstone.Set, only map[string]struct{}) []fileResult {
-	return rewriteAll(files, matcher{targets: d.targets, sweep: sweep, only: only, pins: d.pins}, dry)
-}
-
 // read counts the copies in files, read only. A file that was gone when
 // it was read is read again once it is back, for up to vanishWait (a
 // file being replaced, as lookAgain says).
@@ -596,21 +588,22 @@ func (d *run) read(files []store.File) []fileResult {
 // vanishWait is how long a delete waits for a file to be back.
 const vanishWait = 500 * time.Millisecond
 
-// rewriteAll runs rewriteFile over files, a few at a time (at least 4 even
-// on fewer cores, so that one file's fsync overlaps another's scan), each
-// worker with its own copy of m.
-func rewriteAll(files []store.File, m matcher, dry bool) []fileResult {
+// rewriteAll removes the delete's prompts from files (or, dry, only
+// counts them). With sweep set, the records it hides go too (counted
+// apart: swept); with only set, a copy counts only in a record naming one
+// of its sessions. Files are rewritten a few at a time (at least 4 even on
+// fewer cores, so that one file's fsync overlaps another's scan).
+func (d *run) rewriteAll(files []store.File, dry bool, sweep *tombstone.Set, only map[string]struct{}) []fileResult {
 	out := make([]fileResult, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(max(runtime.GOMAXPROCS(0), 4), 8, len(files)) {
-		wg.Add(1)
-		go func(m matcher) {
-			defer wg.Done()
+		wg.Go(func() {
+			m := matcher{targets: d.targets, sweep: sweep, only: only, pins: d.pins}
 			for i := range next {
 				out[i] = rewriteFile(files[i].Path, &m, dry)
 			}
-		}(m)
+		})
 	}
 	for i := range files {
 		next <- i
@@ -665,7 +658,7 @@ func Sweep(st store.Store, sc store.Scope, hidden *tombstone.Set) (int, error) {
 	files, _ := d.split(all)
 	n := 0
 	var errs []error
-	for _, fr := range rewriteAll(files, matcher{sweep: sweep}, false) {
+	for _, fr := range d.rewriteAll(files, false, sweep, nil) {
 		n += fr.swept
 		if fr.Err != nil {
 			errs = append(errs, &FileError{Path: fr.path, Err: fr.Err})

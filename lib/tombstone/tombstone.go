@@ -481,18 +481,12 @@ func (s *Set) AddKeys(keys []string) (isNew []bool) {
 		had[k] = true
 		last[k] = i
 	}
-	out := s.Entries[:0:0]
-	for _, e := range s.Entries {
-		if _, moved := last[e]; !moved {
-			out = append(out, e)
-		}
-	}
+	s.Entries = slices.DeleteFunc(slices.Clone(s.Entries), func(e string) bool { _, moved := last[e]; return moved })
 	for i, k := range keys {
 		if last[k] == i {
-			out = append(out, k)
+			s.Entries = append(s.Entries, k)
 		}
 	}
-	s.Entries = out
 	s.index()
 	return isNew
 }
