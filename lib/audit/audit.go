@@ -7,14 +7,14 @@
 package audit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"hist/lib/words"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"hist/lib/atomicfile"
@@ -24,6 +24,7 @@ import (
 	"hist/lib/shellquote"
 	"hist/lib/store"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 // MigrationLockName is the folder the legacy migration holds while it
@@ -42,9 +43,7 @@ type Project struct {
 type Leftover struct {
 	Path string
 	Cwd  string // a claim's project folder, from the registry ("" when unknown)
-	// Gone says the process that made it is gone: for a temp file, its
-	// pid no longer runs; for a claim, no rewriter holds the store's lock.
-	Gone bool
+	Gone bool   // its maker is gone: a temp file's pid, or for a claim the store's rewriter
 }
 
 // Report is the store's health.
@@ -75,8 +74,11 @@ type Report struct {
 	MigLock     string   // the migration lock folder, when present
 	RewriterNow bool     // a rewriter holds the store's lock
 
-	st     store.Store
-	legacy bool // st's machine owns the files without a machine id
+	st       store.Store
+	legacy   bool // st's machine owns the files without a machine id
+	root     string
+	reg      store.Registry
+	projects map[string]*Project
 }
 
 // Check walks the store at st.Root. redactEnv/redactSet are
@@ -101,31 +103,15 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 	}
 	r.RewriterNow = lock.Held(st.Lock())
 
-	reg := st.LoadRegistry()
-	projects := map[string]*Project{}
-	// visit checks one path; rel is its path from the store root as
-	// readers see it (a linked project folder's files under the link).
-	var visit func(base, prefix string) fs.WalkDirFunc
-	visit = func(base, prefix string) fs.WalkDirFunc {
-		return func(path string, d fs.DirEntry, err error) error {
-			path = filepath.Clean(path)
-			sub, _ := filepath.Rel(base, path)
-			return r.visit(reg, projects, path, filepath.Join(prefix, sub), d, err, visit)
-		}
+	r.root, r.reg, r.projects = root, st.LoadRegistry(), map[string]*Project{}
+	if err := filepath.WalkDir(root+string(filepath.Separator), r.visit); err != nil {
+		r.unreadable(root, err)
 	}
-	walkErr := filepath.WalkDir(root+string(filepath.Separator), visit(root, ""))
-	if walkErr != nil {
-		r.unreadable(root, walkErr)
-	}
-	for _, p := range projects {
+	for _, p := range r.projects {
 		r.Projects = append(r.Projects, *p)
 	}
-	sort.Slice(r.Projects, func(i, j int) bool {
-		a, b := r.Projects[i], r.Projects[j]
-		if a.Entries != b.Entries {
-			return a.Entries > b.Entries
-		}
-		return a.Hash < b.Hash
+	slices.SortFunc(r.Projects, func(a, b Project) int {
+		return cmp.Or(cmp.Compare(b.Entries, a.Entries), strings.Compare(a.Hash, b.Hash))
 	})
 
 	if set, err := tombstone.Load(st.Hidden()); err != nil {
@@ -136,9 +122,11 @@ func Check(st store.Store, redactEnv string, redactSet bool) *Report {
 	return r
 }
 
-// visit checks one entry of the walk.
-func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, rel string,
-	d fs.DirEntry, err error, walk func(base, prefix string) fs.WalkDirFunc) error {
+// visit checks one entry of the walk. A linked project folder is walked
+// under the link, as readers see it.
+func (r *Report) visit(path string, d fs.DirEntry, err error) error {
+	path = filepath.Clean(path)
+	rel, _ := filepath.Rel(r.root, path)
 	if err != nil {
 		r.unreadable(path, err)
 		if d != nil && d.IsDir() {
@@ -167,7 +155,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 			if ti, err := os.Stat(path); err == nil && ti.IsDir() {
 				// Allowed: a project folder kept elsewhere, followed.
 				r.Links = append(r.Links, fmt.Sprintf("project folder %s is a symbolic link to %s (followed)", path, target))
-				if err := filepath.WalkDir(path+string(filepath.Separator), walk(path, rel)); err != nil {
+				if err := filepath.WalkDir(path+string(filepath.Separator), r.visit); err != nil {
 					r.unreadable(path, err)
 				}
 				return nil
@@ -207,7 +195,7 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 	case store.Claim:
 		cwd := ""
 		if inProject {
-			cwd = reg[filepath.Base(dir)]
+			cwd = r.reg[filepath.Base(dir)]
 		}
 		r.Claims = append(r.Claims, Leftover{Path: path, Cwd: cwd, Gone: !r.RewriterNow && r.st.Owns(name, r.legacy)})
 	case store.Carry:
@@ -223,10 +211,10 @@ func (r *Report) visit(reg store.Registry, projects map[string]*Project, path, r
 		return nil
 	}
 	h := filepath.Base(dir)
-	p := projects[h]
+	p := r.projects[h]
 	if p == nil {
-		p = &Project{Hash: h, Cwd: reg[h]}
-		projects[h] = p
+		p = &Project{Hash: h, Cwd: r.reg[h]}
+		r.projects[h] = p
 	}
 	p.Files++
 	p.Entries += n
@@ -353,19 +341,16 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "claims:       %s\n", leftovers(r.Claims, "no rewriter running", "a rewriter is running"))
 	fmt.Fprintf(w, "carries:      %d (merged by the next compaction)\n", len(r.Carries))
 	fmt.Fprintf(w, "temp files:   %s\n", leftovers(r.Temps, "process gone", "process running"))
-	state, env := "off", "unset"
-	if r.RedactOn {
-		state = "on"
-	}
+	state, env := map[bool]string{true: "on", false: "off"}[r.RedactOn], "unset"
 	if r.RedactSet {
 		env = fmt.Sprintf("%q", r.RedactEnv)
 	}
 	fmt.Fprintf(w, "redaction:    %s (%s=%s); %s it would still change\n", state, redact.EnvVar, env, words.Plural(r.Unredacted, "stored prompt", "stored prompts"))
+	mig := "no lock"
 	if r.MigLock != "" {
-		fmt.Fprintf(w, "migration:    lock folder present (%s)\n", r.MigLock)
-	} else {
-		fmt.Fprintf(w, "migration:    no lock\n")
+		mig = "lock folder present (" + r.MigLock + ")"
 	}
+	fmt.Fprintf(w, "migration:    %s\n", mig)
 	fmt.Fprintf(w, "permissions:  %s\n", words.Plural(len(r.Permissions), "problem", "problems"))
 	for _, l := range r.Links {
 		fmt.Fprintf(w, "note: %s\n", l)
@@ -381,9 +366,8 @@ func (r *Report) Print(w io.Writer) {
 	}
 }
 
-// hiddenFiles is the tombstone files' entries: "2 entries
-// (hidden@alpha.json)", "3 entries (1 in hidden@m1.json, 2 in
-// hidden@alpha.json)".
+// hiddenFiles is the tombstone files' entries: "3 entries (1 in
+// hidden@m1.json, 2 in hidden@alpha.json)".
 func hiddenFiles(files []tombstone.FileCount) string {
 	total, each := 0, make([]string, len(files))
 	for i, f := range files {
@@ -391,7 +375,7 @@ func hiddenFiles(files []tombstone.FileCount) string {
 		each[i] = fmt.Sprintf("%d in %s", f.Entries, filepath.Base(f.Path))
 	}
 	if len(files) == 1 {
-		each[0] = filepath.Base(files[0].Path)
+		each[0] = filepath.Base(files[0].Path) // "2 entries (hidden@alpha.json)"
 	}
 	return fmt.Sprintf("%s (%s)", words.Plural(total, "entry", "entries"), strings.Join(each, ", "))
 }

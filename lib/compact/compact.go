@@ -3,72 +3,58 @@
 // more than MaxEntries entries, every file older than the Keep newest is
 // merged, oldest first, into one new compact-<ms>-<rand>@<machine>.jsonl;
 // only the running machine's own files (docs/store-format.md). It is
-// housekeeping, not a retention limit: no visible prompt ever leaves the
-// store through it; only prompts hidden by a tombstone (any machine's)
-// are left out.
+// housekeeping, not a retention limit: only prompts hidden by a tombstone
+// (any machine's) are left out.
 //
 // # Never losing a line
 //
 // Other processes may still append to the files being merged, and the
 // compaction itself may be killed at any instant. The order of the steps
-// is what makes both safe:
+// (docs/hist-compact.md, "Safe while agents append") makes both safe:
 //
-//  1. Claim: each file to merge is renamed to
-//     "<name>.gc-<ms>-<rand>.jsonl" before it is read, and kept open. A
-//     later append by path starts a fresh file under the original name. A
-//     claim left by an earlier, killed run is taken as it is.
-//  2. Copy: every complete line of every claim (oldest file first), minus
-//     hidden prompts and byte-identical repeats, goes to one temp file
-//     that is fsynced and renamed to compact-<ms>-<rand>.jsonl, and the
-//     folder is fsynced (atomicfile). Until then no claim is removed, and
-//     claims are store files that every reader reads.
-//  3. For each claim: complete lines written to it after it was read are
-//     appended to the compact file (one O_APPEND write, fsynced). If that
-//     fails the claim stays on disk with every byte. Else the claim is
-//     removed, and read once more through the still-open descriptor for a
-//     write that landed in between; those lines are appended too, or, if
-//     that fails, written to a carry file beside it.
+//  1. Claim: each file to merge is renamed to a claim before it is read,
+//     and kept open; a later append by path starts a fresh file.
+//  2. Copy: every complete line of every claim goes to one compact file,
+//     committed (atomicfile) before any claim is removed.
+//  3. For each claim: lines written to it after it was read are appended
+//     to the compact file (if that fails the claim stays); then the claim
+//     is removed and read once more through the still-open descriptor,
+//     for a write that landed in between (kept in a carry file if the
+//     append fails).
 //
 // A kill at any point leaves every line in a claim, the compact file, or
-// both (readers drop the duplicates); the next run merges leftover claims
-// and earlier compact files like any other file, and removes temp files
-// whose process is gone (atomicfile.Stale).
-//
-// # Lines that are not records
+// both (readers drop the duplicates); the next run merges leftover claims.
 //
 // Blank lines are dropped. A complete line that is not a record this
-// version reads (bad JSON, another "v") is not a prompt to any reader, but
-// it may be a record of a newer format, so it is copied verbatim and
-// counted (Report.Malformed); compaction is not a way for bytes to leave
-// the store. An unterminated last line of a claim may be a write in
-// progress: it is never copied on the first read, only once a later read
-// finds it complete. Whatever is still unterminated when the claim has
-// been removed and read for the last time was never a complete line (a
-// writer died mid-write, or already wrote it again by path, as
-// store.Append does); it is dropped and counted (Report.Torn).
+// version reads may be a record of a newer format: it is copied verbatim
+// (Report.Malformed). An unterminated last line of a claim may be a write
+// in progress: it is copied only once a later read finds it complete;
+// still unterminated when the claim has been removed and read for the
+// last time, it was never a complete line, and is dropped (Report.Torn).
 package compact
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"hist/lib/words"
-	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
 	"hist/lib/atomicfile"
+	"hist/lib/deletion"
 	"hist/lib/identity"
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 // The default thresholds (docs/hist-compact.md).
@@ -80,19 +66,11 @@ const (
 
 // Options says when and how to compact.
 type Options struct {
-	MaxFiles   int    // compact when the folder holds more files than this
-	MaxEntries int    // ... or more entries than this
-	Keep       int    // the newest files that stay as they are
-	Current    string // base name of the capture file never merged ("" for none)
-	// Hidden is the loaded hidden.json; nil hides nothing.
-	Hidden *tombstone.Set
-	// Now is the clock for new file names (time.Now when nil).
-	Now func() time.Time
-}
-
-// DefaultOptions returns the default thresholds.
-func DefaultOptions() Options {
-	return Options{MaxFiles: DefaultMaxFiles, MaxEntries: DefaultMaxEntries, Keep: DefaultKeep}
+	MaxFiles   int            // compact when the folder holds more files than this
+	MaxEntries int            // ... or more entries than this
+	Keep       int            // the newest files that stay as they are
+	Current    string         // base name of the capture file never merged ("" for none)
+	Hidden     *tombstone.Set // the loaded tombstones; nil hides nothing
 }
 
 // CurrentName turns what --current names (a path, a base name or an
@@ -101,25 +79,19 @@ func CurrentName(v string) string {
 	if v == "" {
 		return ""
 	}
-	base := filepath.Base(v)
-	if !strings.HasSuffix(base, ".jsonl") {
-		base += ".jsonl"
-	}
-	return base
+	return strings.TrimSuffix(filepath.Base(v), ".jsonl") + ".jsonl"
 }
 
 // FileInfo is one store file of a project's folder, as the plan saw it.
 type FileInfo struct {
-	Path      string     `json:"-"`
-	Name      string     `json:"name"`
-	Kind      store.Kind `json:"-"`
-	Entries   int        `json:"entries"`
-	Newest    int64      `json:"newest"`     // most recent entry ts, or the mtime (ms) when it has none
-	FromMtime bool       `json:"from_mtime"` // Newest is the mtime
-	Size      int64      `json:"size"`
-	// Link is set for a store file that is a symbolic link: it is read
-	// but never merged (merging would remove the link and leave the
-	// copies in its target, out of reach of later deletes).
+	Path      string `json:"-"`
+	Name      string `json:"name"`
+	Entries   int    `json:"entries"`
+	Newest    int64  `json:"newest"`     // most recent entry ts, or the mtime (ms) when it has none
+	FromMtime bool   `json:"from_mtime"` // Newest is the mtime
+	Size      int64  `json:"size"`
+	// Link: a symbolic link is read but never merged, which would leave
+	// the copies in its target out of reach of later deletes.
 	Link bool `json:"link,omitempty"`
 }
 
@@ -139,28 +111,19 @@ type Plan struct {
 	Merge      []FileInfo  `json:"merge,omitempty"` // the files to merge, oldest first
 	Kept       int         `json:"kept"`            // readable files that stay
 	Reason     string      `json:"reason,omitempty"`
-	Stale      []string    `json:"-"` // temp files whose process is gone
-	// Foreign counts the store files of other machines in the folder:
-	// they are never read, merged or counted above (their machine
-	// compacts them).
-	Foreign int    `json:"foreign,omitempty"`
-	Machine string `json:"-"` // the machine whose compact file is written
+	Foreign    int         `json:"foreign,omitempty"` // other machines' store files: never read, merged or counted above
+	st         store.Store // the machine's store
 }
 
 // Runs reports whether the plan merges anything.
 func (p *Plan) Runs() bool { return p.Reason == "" }
 
-// PlanProject reads every store file of a project's folder and decides
-// what to merge: nothing unless the folder holds more than MaxFiles files
-// or more than MaxEntries entries; never the Keep newest files, seed files
-// (and their carries and claims), symbolic links or the current capture
-// file; nothing unless at least two files can be merged. Files it cannot
-// read are left out (Plan.Unreadable) and never touched. Only this
-// machine's files are planned (store.Owns): other machines' are counted
-// in Plan.Foreign and left alone, so each file keeps one writer.
+// PlanProject reads every store file of this machine's in a project's
+// folder and decides what to merge (docs/hist-compact.md, "When it runs").
+// Files it cannot read are left out (Plan.Unreadable) and never touched.
 func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	dir := st.ProjectDir(hash)
-	p := &Plan{Project: hash, Dir: dir, Machine: st.Machine}
+	p := &Plan{Project: hash, Dir: dir, st: st}
 	legacy := st.OwnsLegacy(false)
 	// --current names the capture file by its instance or its plain name:
 	// this machine's file of that name is the one it means.
@@ -177,15 +140,8 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		return p, err
 	}
 	var infos []FileInfo
-	var sc scanner
 	for _, e := range ents {
 		name := e.Name()
-		if atomicfile.IsTemp(name) {
-			if st.Owns(store.TempOrigin(name), legacy) && atomicfile.Stale(name) {
-				p.Stale = append(p.Stale, filepath.Join(dir, name))
-			}
-			continue
-		}
 		k := store.Classify(name)
 		if k == store.NotStore || k == store.GlobalFile {
 			continue
@@ -196,12 +152,12 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		}
 		p.Files++
 		path := filepath.Join(dir, name)
-		info, err := sc.info(path)
+		info, err := info(path)
 		if err != nil {
 			p.Unreadable = append(p.Unreadable, FileError{Path: path, Err: words.Describe(err)})
 			continue
 		}
-		info.Name, info.Kind = name, k
+		info.Name = name
 		info.Link = e.Type()&fs.ModeSymlink != 0
 		p.Entries += info.Entries
 		infos = append(infos, info)
@@ -213,17 +169,15 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		return p, nil
 	}
 	// Newest first; the name breaks ties so that a plan is deterministic.
-	sort.Slice(infos, func(i, j int) bool {
-		if infos[i].Newest != infos[j].Newest {
-			return infos[i].Newest > infos[j].Newest
-		}
-		return infos[i].Name > infos[j].Name
-	})
+	older := func(a, b FileInfo) int {
+		return cmp.Or(cmp.Compare(a.Newest, b.Newest), strings.Compare(a.Name, b.Name))
+	}
+	slices.SortFunc(infos, func(a, b FileInfo) int { return older(b, a) })
 	// A claim left by a killed run is not a file to keep: its name already
 	// serves a fresh file, so it is merged whatever its age.
 	var files, leftover []FileInfo
 	for _, f := range infos {
-		if isClaim(f.Name) && !store.IsSeed(f.Name) {
+		if store.Classify(f.Name) == store.Claim && !store.IsSeed(f.Name) {
 			leftover = append(leftover, f)
 		} else {
 			files = append(files, f)
@@ -239,13 +193,7 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		}
 		p.Merge = append(p.Merge, f)
 	}
-	// Oldest first.
-	sort.SliceStable(p.Merge, func(i, j int) bool {
-		if p.Merge[i].Newest != p.Merge[j].Newest {
-			return p.Merge[i].Newest < p.Merge[j].Newest
-		}
-		return p.Merge[i].Name < p.Merge[j].Name
-	})
+	slices.SortFunc(p.Merge, older)
 	if len(p.Merge) < 2 {
 		p.Reason = fmt.Sprintf("%s and %s, but only %s can be merged (the %d newest, seed files, linked files and the current capture file stay)",
 			words.Plural(p.Files, "file", "files"), words.Plural(p.Entries, "entry", "entries"), words.Plural(len(p.Merge), "file", "files"), opt.Keep)
@@ -255,11 +203,8 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 	return p, nil
 }
 
-// scanner reads files for the plan with one reusable buffer.
-type scanner struct{ br *bufio.Reader }
-
 // info counts a file's records and finds its newest entry.
-func (s *scanner) info(path string) (FileInfo, error) {
+func info(path string) (FileInfo, error) {
 	f, err := store.Open(path)
 	if err != nil {
 		return FileInfo{}, err
@@ -270,63 +215,17 @@ func (s *scanner) info(path string) (FileInfo, error) {
 		return FileInfo{}, err
 	}
 	info := FileInfo{Path: path, Size: fi.Size(), Newest: math.MinInt64}
-	if s.br == nil {
-		s.br = bufio.NewReaderSize(f, readSize)
-	} else {
-		s.br.Reset(f)
-	}
-	var v record.View
-	_, err = eachLine(s.br, func(line []byte) error {
-		if record.ParseView(line, &v) == nil {
-			info.Entries++
-			info.Newest = max(info.Newest, v.TS)
-		}
+	if _, err := record.Scan(f, func(l *record.Line) error {
+		info.Entries++
+		info.Newest = max(info.Newest, l.TS)
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return FileInfo{}, err
 	}
 	if info.Entries == 0 {
 		info.Newest, info.FromMtime = fi.ModTime().UnixMilli(), true
 	}
 	return info, nil
-}
-
-const readSize = 256 << 10
-
-// errStop wraps an error returned by a line callback, so that eachLine's
-// caller can tell it from a read error.
-type errStop struct{ err error }
-
-func (e errStop) Error() string { return e.err.Error() }
-
-// eachLine calls fn for every complete line of br (without its newline)
-// and returns the number of bytes those lines take. An unterminated last
-// line is not passed on and not counted: it may be a write in progress.
-func eachLine(br *bufio.Reader, fn func(line []byte) error) (int64, error) {
-	var n int64
-	var long []byte
-	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long[:0], line...)
-			for err == bufio.ErrBufferFull {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		if ferr := fn(line[:len(line)-1]); ferr != nil {
-			return n, errStop{ferr}
-		}
-		n += int64(len(line))
-	}
 }
 
 // Report is what a compaction of one project did.
@@ -366,8 +265,8 @@ type claim struct {
 	path string
 	orig string // the file's name before the claim
 	f    *os.File
-	done int64 // bytes of complete lines already handled
-	bad  error // why it could not be read whole: it stays
+	r    *deletion.LineReader // its Pos: the complete lines already handled
+	bad  error                // why it could not be read whole: it stays
 }
 
 // merger writes lines to the compact file: hidden prompts out, repeated
@@ -385,34 +284,27 @@ func newMerger(hidden *tombstone.Set, rep *Report) *merger {
 	if hidden != nil && hidden.Empty() {
 		hidden = nil
 	}
-	n := 0
-	for _, f := range rep.Plan.Merge {
-		n += f.Entries
-	}
-	// Sized once for the lines the plan counted: growing it would leave
-	// garbage, and every collection costs the most on a busy machine.
-	seen := make(map[[2]uint64]struct{}, n+n/8)
-	return &merger{hidden: hidden, seen: seen, s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), rep: rep}
+	return &merger{hidden: hidden, seen: map[[2]uint64]struct{}{}, s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), rep: rep}
 }
 
-// add decides whether line goes to the compact file, and appends it (with
-// its newline) to out when it does.
-func (m *merger) add(out []byte, line []byte, late bool) []byte {
-	if len(bytes.TrimSpace(line)) == 0 {
-		return out
+// keep says whether line (with its newline) goes to the compact file.
+func (m *merger) keep(line []byte, late bool) bool {
+	body := line[:len(line)-1]
+	if len(bytes.TrimSpace(body)) == 0 {
+		return false
 	}
-	isRec := record.ParseView(line, &m.view) == nil
+	isRec := record.ParseView(body, &m.view) == nil
 	if isRec && m.hidden != nil {
 		m.norm = identity.AppendNormalized(m.norm[:0], string(m.view.Text))
 		if m.hidden.HiddenNormalized(m.norm) {
 			m.rep.Hidden++
-			return out
+			return false
 		}
 	}
-	k := [2]uint64{maphash.Bytes(m.s1, line), maphash.Bytes(m.s2, line)}
+	k := [2]uint64{maphash.Bytes(m.s1, body), maphash.Bytes(m.s2, body)}
 	if _, dup := m.seen[k]; dup {
 		m.rep.Duplicates++
-		return out
+		return false
 	}
 	m.seen[k] = struct{}{}
 	if isRec {
@@ -423,8 +315,7 @@ func (m *merger) add(out []byte, line []byte, late bool) []byte {
 	if late {
 		m.rep.Late++
 	}
-	out = append(out, line...)
-	return append(out, '\n')
+	return true
 }
 
 // DryRun reports what Run would write, changing nothing.
@@ -434,20 +325,15 @@ func DryRun(p *Plan, opt Options) *Report {
 		return rep
 	}
 	m := newMerger(opt.Hidden, rep)
-	br := bufio.NewReaderSize(nil, readSize)
-	var buf []byte
 	for _, fi := range p.Merge {
 		f, err := store.Open(fi.Path)
-		if err != nil {
-			rep.fail(fi.Path, "%s: it would stay as it is", words.Describe(err))
-			continue
+		if err == nil {
+			err = deletion.NewLineReader(f).Each(func(line []byte) error {
+				m.keep(line, false)
+				return nil
+			})
+			f.Close()
 		}
-		br.Reset(f)
-		_, err = eachLine(br, func(line []byte) error {
-			buf = m.add(buf[:0], line, false)
-			return nil
-		})
-		f.Close()
 		if err != nil {
 			rep.fail(fi.Path, "%s: it would stay as it is", words.Describe(err))
 			continue
@@ -462,44 +348,30 @@ func DryRun(p *Plan, opt Options) *Report {
 // line on disk; Report.Errors says what stays.
 func Run(p *Plan, opt Options) *Report {
 	rep := &Report{Plan: p}
-	for _, t := range p.Stale {
-		if atomicfile.Stale(filepath.Base(t)) && os.Remove(t) == nil {
-			rep.Stale++
-		}
-	}
+	rep.Stale = deletion.SweepTemps(p.st, store.Scope{Project: p.Project})
 	if !p.Runs() {
 		return rep
 	}
-	r := &runner{rep: rep, now: time.Now}
-	if opt.Now != nil {
-		r.now = opt.Now
-	}
+	r := &runner{rep: rep, m: newMerger(opt.Hidden, rep)}
 	defer r.close()
 	r.claim()
-	if len(r.claims) == 0 || !r.copy(opt.Hidden) {
-		return rep
+	if len(r.claims) > 0 && r.copy() {
+		r.finish()
 	}
-	r.finish()
 	return rep
 }
 
 // runner is one compaction, step by step (see the package comment).
 type runner struct {
 	rep    *Report
-	now    func() time.Time
 	claims []*claim
 	m      *merger
-	out    *appender // the committed compact file
-	br     *bufio.Reader
-	buf    []byte
+	broken error // the compact file could not be cut back after a failed append
 }
 
 func (r *runner) close() {
 	for _, c := range r.claims {
 		c.f.Close()
-	}
-	if r.out != nil {
-		r.out.close()
 	}
 }
 
@@ -508,8 +380,8 @@ func (r *runner) claim() {
 	p := r.rep.Plan
 	for _, fi := range p.Merge {
 		c := &claim{path: fi.Path, orig: fi.Name}
-		if !isClaim(fi.Name) {
-			c.path = filepath.Join(p.Dir, store.ClaimFile(fi.Name, r.now().UnixMilli()))
+		if store.Classify(fi.Name) != store.Claim {
+			c.path = filepath.Join(p.Dir, store.ClaimFile(fi.Name, time.Now().UnixMilli()))
 			if err := os.Rename(fi.Path, c.path); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) { // removed by hand since the plan: nothing to merge
 					r.rep.fail(fi.Path, "claiming it: %s: it stays as it is", words.Describe(err))
@@ -523,17 +395,16 @@ func (r *runner) claim() {
 			r.rep.ClaimsLeft = append(r.rep.ClaimsLeft, c.path)
 			continue
 		}
-		c.f = f
+		c.f, c.r = f, deletion.NewLineReader(f)
 		r.claims = append(r.claims, c)
 	}
 }
 
 // copy is step 2: the claims' lines go to the compact file, committed.
-func (r *runner) copy(hidden *tombstone.Set) bool {
+func (r *runner) copy() bool {
 	rep := r.rep
-	r.m = newMerger(hidden, rep)
-	compact := filepath.Join(rep.Plan.Dir, store.CompactFile(rep.Plan.Machine, r.now().UnixMilli()))
-	if err := writeCompact(compact, r.claims, r.m); err != nil {
+	compact := filepath.Join(rep.Plan.Dir, store.CompactFile(rep.Plan.st.Machine, time.Now().UnixMilli()))
+	if err := r.writeCompact(compact); err != nil {
 		rep.Written, rep.Hidden, rep.Duplicates, rep.Malformed = 0, 0, 0, 0
 		rep.fail(compact, "writing the compact file: %s: the claimed files stay on disk and are still read", words.Describe(err))
 		for _, c := range r.claims {
@@ -552,11 +423,33 @@ func (r *runner) copy(hidden *tombstone.Set) bool {
 	return true
 }
 
+// writeCompact copies every claim's complete lines into a new compact file
+// and commits it. A claim that cannot be read whole is marked bad (it will
+// stay); what was read of it is in the compact file too, which is harmless.
+func (r *runner) writeCompact(path string) error {
+	pf, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer pf.Cleanup()
+	w := bufio.NewWriterSize(pf.File, 1<<20)
+	for _, c := range r.claims {
+		c.bad = c.r.Each(func(line []byte) error {
+			if r.m.keep(line, false) {
+				w.Write(line) // a write error sticks and surfaces at Flush
+			}
+			return nil
+		})
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return pf.Commit()
+}
+
 // finish is step 3, for each claim: its late lines, its removal, its last
 // read.
 func (r *runner) finish() {
-	r.out = &appender{path: r.rep.Compact}
-	r.br = bufio.NewReaderSize(nil, readSize)
 	for _, c := range r.claims {
 		if c.bad != nil {
 			r.rep.fail(c.path, "reading the claim: %s: it stays on disk and is still read", words.Describe(c.bad))
@@ -565,9 +458,6 @@ func (r *runner) finish() {
 		}
 		r.finishClaim(c)
 	}
-	if err := r.out.close(); err != nil {
-		r.rep.fail(r.rep.Compact, "closing the compact file: %s", words.Describe(err))
-	}
 	if err := atomicfile.SyncDir(r.rep.Plan.Dir); err != nil {
 		r.rep.fail(r.rep.Plan.Dir, "syncing the folder: %s", words.Describe(err))
 	}
@@ -575,18 +465,15 @@ func (r *runner) finish() {
 
 func (r *runner) finishClaim(c *claim) {
 	rep := r.rep
-	var n int64
-	var err error
-	r.buf, n, err = readLate(r.br, c, r.m, r.buf[:0])
-	if err == nil && len(r.buf) > 0 {
-		err = r.out.append(r.buf)
+	late, err := r.readLate(c)
+	if err == nil && len(late) > 0 {
+		err = r.append(late)
 	}
 	if err != nil {
 		rep.fail(c.path, "adding the lines written to it after it was read: %s: the claim stays on disk with every byte", words.Describe(err))
 		rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
 		return
 	}
-	c.done += n
 	if err := os.Remove(c.path); err != nil {
 		rep.fail(c.path, "removing the claim: %s: it stays on disk; its prompts are listed once", words.Describe(err))
 		rep.ClaimsLeft = append(rep.ClaimsLeft, c.path)
@@ -596,133 +483,68 @@ func (r *runner) finishClaim(c *claim) {
 	if hookAfterRemove != nil {
 		hookAfterRemove(c.path)
 	}
-	r.buf, n, err = readLate(r.br, c, r.m, r.buf[:0])
-	if err != nil {
+	if late, err = r.readLate(c); err != nil {
 		rep.fail(c.path, "reading the removed claim once more: %s", words.Describe(err))
 		return
 	}
-	c.done += n
-	if len(r.buf) > 0 {
-		if err := r.out.append(r.buf); err != nil {
-			carry, cerr := writeCarry(rep.Plan.Dir, c.orig, r.buf, r.now)
+	if len(late) > 0 {
+		if err := r.append(late); err != nil {
+			carry, cerr := deletion.WriteCarry(filepath.Join(rep.Plan.Dir, c.orig), late)
 			if cerr != nil {
-				rep.fail(c.path, "%s written to the claim while it was removed could not be kept (%s; carry file: %s)", words.Plural(len(r.buf), "byte", "bytes"), words.Describe(err), words.Describe(cerr))
+				rep.fail(c.path, "%s written to the claim while it was removed could not be kept (%s; carry file: %s)", words.Plural(len(late), "byte", "bytes"), words.Describe(err), words.Describe(cerr))
 				return
 			}
 			rep.Carries = append(rep.Carries, carry)
 		}
 	}
-	if fi, err := c.f.Stat(); err == nil && fi.Size() > c.done {
+	if fi, err := c.f.Stat(); err == nil && fi.Size() > c.r.Pos {
 		rep.Torn++
 	}
 }
 
-// isClaim reports whether a base name is a claim (of any file, a carry
-// file included).
-func isClaim(name string) bool { return store.Classify(name) == store.Claim }
-
-// writeCompact copies every claim's complete lines into a new compact file
-// and commits it. A claim that cannot be read whole is marked bad (it will
-// stay); what was read of it is in the compact file too, which is harmless.
-func writeCompact(path string, claims []*claim, m *merger) error {
-	pf, err := atomicfile.Create(path)
-	if err != nil {
-		return err
-	}
-	defer pf.Cleanup()
-	w := bufio.NewWriterSize(pf.File, 1<<20)
-	br := bufio.NewReaderSize(nil, readSize)
-	var buf []byte
-	for _, c := range claims {
-		br.Reset(io.NewSectionReader(c.f, 0, math.MaxInt64))
-		n, err := eachLine(br, func(line []byte) error {
-			buf = m.add(buf[:0], line, false)
-			_, err := w.Write(buf)
-			return err
-		})
-		var stop errStop
-		if errors.As(err, &stop) {
-			return stop.err
+// readLate returns the complete lines written to c after its last read
+// that go to the compact file.
+func (r *runner) readLate(c *claim) ([]byte, error) {
+	var late []byte
+	err := c.r.Each(func(line []byte) error {
+		if r.m.keep(line, true) {
+			late = append(late, line...)
 		}
-		c.bad = err
-		c.done = n
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return pf.Commit()
-}
-
-// readLate reads the complete lines written to c after c.done and returns
-// what goes to the compact file, and how many bytes were read.
-func readLate(br *bufio.Reader, c *claim, m *merger, buf []byte) ([]byte, int64, error) {
-	br.Reset(io.NewSectionReader(c.f, c.done, math.MaxInt64-c.done))
-	n, err := eachLine(br, func(line []byte) error {
-		buf = m.add(buf, line, true)
 		return nil
 	})
-	return buf, n, err
+	return late, err
 }
 
-// appender appends to the committed compact file: each call is one
-// O_APPEND write, fsynced. A failed write is cut back off so that the file
-// still ends with a complete line; if even that fails, no more is written
-// to it (every later claim stays).
-type appender struct {
-	path   string
-	f      *os.File
-	size   int64
-	broken error
-}
-
-func (a *appender) append(b []byte) error {
-	if a.broken != nil {
-		return a.broken
+// append appends b to the committed compact file in one O_APPEND write,
+// fsynced. A failed write is cut back off so that the file still ends
+// with a complete line; if even that fails, no more is appended to it
+// (every later claim stays).
+func (r *runner) append(b []byte) error {
+	if r.broken != nil {
+		return r.broken
 	}
-	if a.f == nil {
-		f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			return err
-		}
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return err
-		}
-		a.f, a.size = f, fi.Size()
-	}
-	var err error
-	if hookAppend != nil {
-		err = hookAppend(a.path, b)
-	}
-	if err == nil {
-		_, err = a.f.Write(b)
-	}
-	if err == nil {
-		err = a.f.Sync()
-	}
+	f, err := os.OpenFile(r.rep.Compact, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		if terr := a.f.Truncate(a.size); terr != nil {
-			a.broken = fmt.Errorf("%w (and the compact file could not be cut back: %v)", err, terr)
-		}
 		return err
 	}
-	a.size += int64(len(b))
-	return nil
-}
-
-func (a *appender) close() error {
-	if a.f == nil {
-		return nil
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
 	}
-	err := a.f.Close()
-	a.f = nil
+	if hookAppend != nil {
+		err = hookAppend(r.rep.Compact, b)
+	}
+	if err == nil {
+		_, err = f.Write(b)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		if terr := f.Truncate(fi.Size()); terr != nil {
+			r.broken = fmt.Errorf("%w (and the compact file could not be cut back: %v)", err, terr)
+		}
+	}
 	return err
-}
-
-// writeCarry keeps lines the compact file could not take in a carry file
-// beside the file they came from.
-func writeCarry(dir, orig string, b []byte, now func() time.Time) (string, error) {
-	path := filepath.Join(dir, store.CarryFile(orig, now().UnixMilli()))
-	return path, atomicfile.WriteBytes(path, b)
 }

@@ -23,28 +23,14 @@ type RedactReport struct {
 	Errors    []FileError `json:"errors,omitempty"`
 }
 
-// Failed reports whether some file could not be read or rewritten.
-func (r *RedactReport) Failed() bool { return len(r.Errors) > 0 }
-
-// Redact re-redacts every store file of the scope (seed files, claims,
-// carries and, with sc.All, history-global.jsonl included): each record
-// whose text redact.Text changes is written again with the redacted text
-// (same ts, src and session). It is not a compaction: files are not
-// merged, and a file where nothing changes is left alone (same bytes,
-// same mtime). A file that changes is rewritten under the rules of a
-// delete's rewrites (deletion.EditFile): temp file, fsync, rename, folder
-// fsync, lines appended meanwhile carried over and redacted too.
-//
-// A record hidden by hidden.json whose text would change is removed
-// rather than redacted: its tombstone names the text as it was, so the
-// redacted copy would no longer be hidden.
-//
-// Only this machine's files are rewritten (store.Owns): other machines'
-// are counted in Foreign, and their own machine's --redact does them.
-//
-// Lines that are not records this version reads are kept as they are.
-// Temp files whose process is gone are removed. The caller holds the
-// rewriters' lock (store.Lock), unless dry.
+// Redact re-redacts every store file of this machine in the scope (seed
+// files, claims, carries and, with sc.All, history-global.jsonl included;
+// docs/hist-compact.md, "Redacting a store"): each record whose text
+// redact.Text changes is written again with the redacted text, by
+// deletion.EditFile; a file where nothing changes is left alone. A hidden
+// record that would change is removed rather than redacted: its tombstone
+// names the text as it was. The caller holds the rewriters' lock, unless
+// dry.
 func Redact(st store.Store, sc store.Scope, hidden *tombstone.Set, dry bool) *RedactReport {
 	rep := &RedactReport{Rewritten: []string{}}
 	files, err := st.Files(sc)

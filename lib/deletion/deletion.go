@@ -1,23 +1,18 @@
 // Package deletion removes every copy of a prompt from a scope of the store
-// and tombstones it in hidden.json. hist-delete and the selector both call
-// Delete.
-//
-// A delete holds the rewriters' lock (store.Lock) for its whole run, so it
-// never interleaves with a compaction, a seed or another delete; captures
-// never lock and keep appending while files are rewritten. See rewrite.go
-// for how no concurrent append is lost.
-//
-// The order (docs/hist-delete.md): hidden.json is loaded first (an untrusted file
-// stops everything), the scope's files are rewritten, then the tombstones
-// are written, and only then is the outcome chosen, so it describes the
-// final state.
+// and tombstones it in hidden.json (docs/hist-delete.md); hist-delete and
+// the selector both call Delete. A delete holds the rewriters' lock
+// (store.Lock) for its whole run; captures never lock and keep appending
+// (rewrite.go says how no append is lost). hidden.json is loaded first (an
+// untrusted file stops everything), the files are rewritten, the
+// tombstones written, and only then is the outcome chosen, so that it
+// describes the final state.
 package deletion
 
 import (
 	"errors"
 	"fmt"
-	"hist/lib/words"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -34,6 +29,7 @@ import (
 	"hist/lib/redact"
 	"hist/lib/store"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 // Outcome is the final state of a delete; it picks the notice shown to users.
@@ -49,41 +45,20 @@ const (
 	NotStored                       // Options.Stored: a prompt has no copy in the store; refused, nothing changed
 )
 
+var outcomes = [...]string{"clean", "nothing-removed", "partly-rewritten-hidden", "removed-not-hidden", "partly-rewritten-not-hidden", "untrusted", "not-stored"}
+
 // String names the outcome for scripts (hist-delete --json).
-func (o Outcome) String() string {
-	switch o {
-	case Clean:
-		return "clean"
-	case NothingRemoved:
-		return "nothing-removed"
-	case PartlyHidden:
-		return "partly-rewritten-hidden"
-	case RemovedNotHidden:
-		return "removed-not-hidden"
-	case Both:
-		return "partly-rewritten-not-hidden"
-	case Untrusted:
-		return "untrusted"
-	case NotStored:
-		return "not-stored"
-	}
-	return fmt.Sprintf("outcome(%d)", int(o))
-}
+func (o Outcome) String() string { return outcomes[o] }
 
 // Notice is the user notice for o (docs/hist-delete.md) ("" for Clean; Untrusted
 // has none: show Result.Err, the recovery message, instead).
 func (o Outcome) Notice() string {
-	switch o {
-	case NothingRemoved:
-		return "Store delete failed; nothing was removed."
-	case PartlyHidden:
-		return "Some history files could not be rewritten; the prompt is hidden, but copies may remain on disk."
-	case RemovedNotHidden:
-		return "Deleted from the store, but hiding failed — the prompt may reappear from session transcripts."
-	case Both:
-		return "Some history files could not be rewritten and hiding failed — the prompt may reappear from those files or from session transcripts."
-	}
-	return ""
+	return map[Outcome]string{
+		NothingRemoved:   "Store delete failed; nothing was removed.",
+		PartlyHidden:     "Some history files could not be rewritten; the prompt is hidden, but copies may remain on disk.",
+		RemovedNotHidden: "Deleted from the store, but hiding failed — the prompt may reappear from session transcripts.",
+		Both:             "Some history files could not be rewritten and hiding failed — the prompt may reappear from those files or from session transcripts.",
+	}[o]
 }
 
 // Result reports what Delete did.
@@ -110,20 +85,14 @@ type Result struct {
 	Carry   []string // carry files written for lines that could not be put back
 	DryRun  bool
 
-	// Foreign counts the copies of the deleted prompts in other machines'
-	// files anywhere in the store (and, on a machine that does not own
-	// them, in files without a machine id): a delete never rewrites those,
-	// the tombstone hides them, and their machine removes them at its next
-	// delete, compaction or import (docs/store-format.md).
+	// Foreign counts the copies in other machines' files anywhere in the
+	// store: their machine removes them (docs/store-format.md).
 	Foreign int
-	// Swept counts the lines removed from this machine's files because
-	// another machine's tombstone hides them.
-	Swept int
+	Swept   int // lines removed from this machine's files that other machines' tombstones hide
 }
 
 // Elsewhere counts the copies of the deleted prompts a delete leaves
-// outside its scope (a tombstone hides them, until hidden.json's cap drops
-// it).
+// outside its scope.
 type Elsewhere struct {
 	ProjectCopies int // in other projects' files
 	Projects      int // how many other projects hold them
@@ -143,10 +112,7 @@ func (e Elsewhere) String() string {
 	if n == 0 {
 		return ""
 	}
-	verb := "remain"
-	if n == 1 {
-		verb = "remains"
-	}
+	verb := map[bool]string{true: "remains", false: "remain"}[n == 1]
 	return fmt.Sprintf("%s %s %s: hist-delete --all removes them", words.Plural(n, "copy", "copies"), verb, strings.Join(where, " and "))
 }
 
@@ -160,32 +126,24 @@ type FileError struct {
 func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
-// DefaultWait is how long a delete waits for another rewriter to finish.
-const DefaultWait = 30 * time.Second
+// lockWait is how long a delete waits for another rewriter to finish.
+const lockWait = 30 * time.Second
 
 // Options tune Delete.
 type Options struct {
-	DryRun bool          // report what would be removed; change nothing (no lock is taken)
-	Wait   time.Duration // how long to wait for the rewriters' lock (0: DefaultWait)
-	// Hide tombstones the prompts with no copy in the scope too, so they
-	// stay hidden wherever a copy turns up and are not imported again.
-	Hide bool
+	DryRun bool // report what would be removed; change nothing (no lock is taken)
+	Hide   bool // tombstone the prompts with no copy in the scope too
 	// Stored refuses the whole delete (NotStored), before anything is
 	// changed, when a prompt has no copy anywhere in the store and Hide is
-	// not set: prompts read from a pipe must be ones the store holds, so
-	// a garbled or cut record never deletes another prompt.
+	// not set, so that a garbled or cut record read from a pipe never
+	// deletes another prompt.
 	Stored bool
 }
 
 // Delete removes every copy of each prompt (by identity) in the scope's
-// files, then tombstones the prompts it found. Blank prompts are ignored.
-// A project's delete also removes the copies in history-global.jsonl that
-// came from the project: those whose session id the project's own records
-// name (the legacy migration copied its recall files there). Copies left
-// elsewhere in the store are counted in Result.Elsewhere.
-//
-// A prompt with no copy in the scope is listed in Result.NotFound and is
-// tombstoned only with Options.Hide.
+// files, then tombstones the prompts it found (docs/hist-delete.md). A
+// project's delete also removes the copies in history-global.jsonl whose
+// session id the project's own records name. Blank prompts are ignored.
 func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Result {
 	d := newRun(st, sc, prompts, opt)
 	// An untrusted hidden.json, or a scope that cannot be listed, refuses
@@ -195,21 +153,16 @@ func Delete(st store.Store, sc store.Scope, prompts []string, opt Options) Resul
 		return d.res
 	}
 	if !opt.DryRun {
-		wait := opt.Wait
-		if wait <= 0 {
-			wait = DefaultWait
-		}
-		lk, err := lock.Acquire(st.Lock(), wait)
+		lk, err := lock.Acquire(st.Lock(), lockWait)
 		if err != nil {
 			d.res.Outcome, d.res.Err = NothingRemoved, fmt.Errorf("taking the store's rewrite lock: %w", err)
 			return d.res
 		}
 		defer lk.Release()
 	}
-	// Only this machine's files are rewritten; other machines' are read
-	// for the report (their machine removes the copies, and the tombstone
-	// hides them meanwhile). Claimed before st.Hidden() names the file to
-	// write, which may be hidden.json for the machine that owns it.
+	// Only this machine's files are rewritten. Claimed before st.Hidden()
+	// names the file to write, which may be hidden.json for the machine
+	// that owns it.
 	d.legacy = st.OwnsLegacy(!opt.DryRun)
 	// Loaded again under the lock, so two deletes never lose each other's
 	// entry.
@@ -266,7 +219,8 @@ type run struct {
 func newRun(st store.Store, sc store.Scope, prompts []string, opt Options) *run {
 	d := &run{st: st, sc: sc, opt: opt, prompts: prompts,
 		forms: make([][]string, len(prompts)), targets: map[string]struct{}{},
-		found: map[string]int{}, foreignAll: map[string]int{}, elsewhere: map[string]int{}, removed: map[string]int{}}
+		found: map[string]int{}, foreignAll: map[string]int{}, elsewhere: map[string]int{}, removed: map[string]int{},
+		globalSessions: map[string]struct{}{}}
 	d.res = Result{Prompts: len(prompts), DryRun: opt.DryRun}
 	given := map[string]bool{}
 	for i, p := range prompts {
@@ -330,14 +284,8 @@ func (d *run) listOthers() bool {
 		d.res.Outcome, d.res.Err = NothingRemoved, listError(err)
 		return false
 	}
-	var outside []store.File
-	for _, f := range whole {
-		if !d.inScope[f.Path] {
-			outside = append(outside, f)
-		}
-	}
 	var more []store.File
-	d.others, more = d.split(outside)
+	d.others, more = d.split(slices.DeleteFunc(whole, func(f store.File) bool { return d.inScope[f.Path] }))
 	d.foreign = append(d.foreign, more...)
 	return true
 }
@@ -400,12 +348,7 @@ func (d *run) readOthers() {
 			}
 		}
 		if project == "" {
-			for s := range fr.sessions {
-				if d.globalSessions == nil {
-					d.globalSessions = map[string]struct{}{}
-				}
-				d.globalSessions[s] = struct{}{}
-			}
+			maps.Copy(d.globalSessions, fr.sessions)
 		}
 	}
 	d.res.Elsewhere.Projects = len(projects)
@@ -432,12 +375,11 @@ func (d *run) allStored() bool {
 	return len(d.res.NotStored) == 0
 }
 
-// lookAgain reads, read only, the other machines' files of the scope that
-// a fresh listing shows and no earlier one did, while a prompt is not
-// done yet: a file that Syncthing is replacing is missing from a listing
-// for an instant (the old file is removed before the new one is renamed
-// into place), and a copy it holds must not go unseen. It lists again,
-// for up to vanishWait, while Syncthing writes in the scope's folders.
+// lookAgain reads the other machines' files of the scope that a fresh
+// listing shows and no earlier one did, while a prompt is not done yet: a
+// file that Syncthing is replacing is missing from a listing for an
+// instant, and a copy it holds must not go unseen. It lists again, for up
+// to vanishWait, while Syncthing writes in the scope's folders.
 func (d *run) lookAgain(done func(i int) bool) {
 	pending := func() bool {
 		for i := range d.prompts {
@@ -497,23 +439,23 @@ func (d *run) rewrite() {
 	sort.Strings(d.res.Rewritten)
 	sort.Strings(d.res.Carry)
 	if !d.opt.DryRun {
-		sweepTemps(d.st, d.sc, d.legacy)
+		SweepTemps(d.st, d.sc)
 	}
 }
 
 // collect adds the results of rewrites to Result.
 func (d *run) collect(frs []fileResult) {
 	for _, fr := range frs {
-		if fr.err != nil {
-			d.res.Failed = append(d.res.Failed, &FileError{Path: fr.path, Err: fr.err})
+		if fr.Err != nil {
+			d.res.Failed = append(d.res.Failed, &FileError{Path: fr.path, Err: fr.Err})
 		}
-		if fr.rewritten {
-			d.res.Copies += fr.copies - fr.swept
+		if fr.Rewritten {
+			d.res.Copies += fr.Changed - fr.swept
 			d.res.Swept += fr.swept
 			d.res.Rewritten = append(d.res.Rewritten, fr.path)
 		}
-		if fr.carry != "" {
-			d.res.Carry = append(d.res.Carry, fr.carry)
+		if fr.Carry != "" {
+			d.res.Carry = append(d.res.Carry, fr.Carry)
 		}
 		for n, c := range fr.hits {
 			d.removed[n] += c
@@ -532,7 +474,7 @@ func (d *run) tombstone() []string {
 	}
 	d.lookAgain(found)
 	var keys []string
-	var owner []int // the prompt of each key
+	var starts []int // where each prompt's keys start
 	left := map[string]bool{}
 	for i, p := range d.prompts {
 		if len(d.forms[i]) == 0 {
@@ -545,10 +487,10 @@ func (d *run) tombstone() []string {
 			}
 		}
 		stays := count(d.elsewhere, d.forms[i])+count(d.foreignAll, d.forms[i]) > 0
+		starts = append(starts, len(keys))
 		for _, n := range d.forms[i] {
 			k := identity.KeyOfNormalized([]byte(n))
 			keys = append(keys, k)
-			owner = append(owner, i)
 			left[k] = left[k] || stays
 		}
 	}
@@ -561,16 +503,12 @@ func (d *run) tombstone() []string {
 		}
 	}
 	// A prompt counts once: newly tombstoned when one of its keys is new.
-	anyNew := false
-	for j := range keys {
-		anyNew = anyNew || isNew[j]
-		if j == len(keys)-1 || owner[j+1] != owner[j] {
-			if anyNew {
-				d.res.Tombstones++
-			} else {
-				d.res.AlreadyHidden++
-			}
-			anyNew = false
+	starts = append(starts, len(keys))
+	for j := range len(starts) - 1 {
+		if slices.Contains(isNew[starts[j]:starts[j+1]], true) {
+			d.res.Tombstones++
+		} else {
+			d.res.AlreadyHidden++
 		}
 	}
 	return keys
@@ -628,19 +566,9 @@ func projectSessions(files []store.File, want map[string]struct{}) map[string]st
 	return out
 }
 
-// rewriteAll removes the delete's prompts from files (or, dry, only
-// counts them). With sweep set, the records it hides go too (counted
-// apart: swept); with only set, a copy counts only in a record naming one
-// of its sessions.
-func (d *run) rewriteAll(files []store.File, dry bool, sweep *tombstone.Set, only map[string]struct{}) []fileResult {
-	return rewriteAll(files, matcher{targets: d.targets, sweep: sweep, only: only, pins: d.pins}, dry)
-}
-
 // read counts the copies in files, read only. A file that was gone when
-// it was read is read again once it is back, for up to vanishWait:
-// another machine's file that its sync engine is replacing is missing for
-// an instant (the old one removed, the new one not yet in place), and a
-// copy it holds must not go unseen.
+// it was read is read again once it is back, for up to vanishWait (a
+// file being replaced, as lookAgain says).
 func (d *run) read(files []store.File) []fileResult {
 	frs := d.rewriteAll(files, true, nil, nil)
 	for i := range frs {
@@ -660,21 +588,22 @@ func (d *run) read(files []store.File) []fileResult {
 // vanishWait is how long a delete waits for a file to be back.
 const vanishWait = 500 * time.Millisecond
 
-// rewriteAll runs rewriteFile over files, a few at a time (at least 4 even
-// on fewer cores, so that one file's fsync overlaps another's scan), each
-// worker with its own copy of m.
-func rewriteAll(files []store.File, m matcher, dry bool) []fileResult {
+// rewriteAll removes the delete's prompts from files (or, dry, only
+// counts them). With sweep set, the records it hides go too (counted
+// apart: swept); with only set, a copy counts only in a record naming one
+// of its sessions. Files are rewritten a few at a time (at least 4 even on
+// fewer cores, so that one file's fsync overlaps another's scan).
+func (d *run) rewriteAll(files []store.File, dry bool, sweep *tombstone.Set, only map[string]struct{}) []fileResult {
 	out := make([]fileResult, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(max(runtime.GOMAXPROCS(0), 4), 8, len(files)) {
-		wg.Add(1)
-		go func(m matcher) {
-			defer wg.Done()
+		wg.Go(func() {
+			m := matcher{targets: d.targets, sweep: sweep, only: only, pins: d.pins}
 			for i := range next {
 				out[i] = rewriteFile(files[i].Path, &m, dry)
 			}
-		}(m)
+		})
 	}
 	for i := range files {
 		next <- i
@@ -685,45 +614,37 @@ func rewriteAll(files []store.File, m matcher, dry bool) []fileResult {
 }
 
 // SweepTemps removes the temp files of the scope's folders whose process
-// is gone (left by a killed rewrite): they may hold copies of deleted
-// prompts. The caller holds the rewriters' lock.
-func SweepTemps(st store.Store, sc store.Scope) { sweepTemps(st, sc, st.OwnsLegacy(false)) }
-
-// sweepTemps touches only this machine's temp files (store.TempOrigin):
-// another machine's pid says nothing here.
-func sweepTemps(st store.Store, sc store.Scope, legacy bool) {
-	var dirs []string
-	if sc.All {
-		dirs = append(dirs, st.Root)
-		hashes, _ := st.ProjectHashes()
-		for _, h := range hashes {
-			dirs = append(dirs, st.ProjectDir(h))
-		}
-	} else {
-		for _, h := range append([]string{sc.Project}, sc.Also...) {
-			dirs = append(dirs, st.ProjectDir(h))
-		}
+// is gone (left by a killed rewrite: they may hold copies of deleted
+// prompts), only this machine's (store.TempOrigin: another machine's pid
+// says nothing here), and returns how many. The caller holds the
+// rewriters' lock.
+func SweepTemps(st store.Store, sc store.Scope) int {
+	dirs := []string{st.Root}
+	hashes, _ := st.ProjectHashes()
+	if !sc.All {
+		dirs, hashes = nil, append([]string{sc.Project}, sc.Also...)
 	}
+	for _, h := range hashes {
+		dirs = append(dirs, st.ProjectDir(h))
+	}
+	legacy, n := st.OwnsLegacy(false), 0
 	for _, d := range dirs {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			continue
-		}
+		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
-			if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) && st.Owns(store.TempOrigin(e.Name()), legacy) && atomicfile.Stale(e.Name()) {
-				os.Remove(filepath.Join(d, e.Name()))
+			name := e.Name()
+			if e.Type().IsRegular() && atomicfile.IsTemp(name) && st.Owns(store.TempOrigin(name), legacy) && atomicfile.Stale(name) && os.Remove(filepath.Join(d, name)) == nil {
+				n++
 			}
 		}
 	}
+	return n
 }
 
 // Sweep removes from this machine's files of the scope the records that
-// only other machines' tombstones hide (a prompt deleted on another
-// machine: see docs/sync.md); hidden is the union hist read. hist-seed
-// sweeps the projects it imports into, as a delete sweeps its scope. The
-// caller holds the store's rewriters' lock. It returns the records
-// removed; a file it could not rewrite keeps them (the tombstones still
-// hide them) and is named in the error.
+// only other machines' tombstones hide (docs/sync.md), as a delete sweeps
+// its scope; hist-seed sweeps the projects it imports into. The caller
+// holds the rewriters' lock. It returns the records removed; a file it
+// could not rewrite keeps them (still hidden) and is named in the error.
 func Sweep(st store.Store, sc store.Scope, hidden *tombstone.Set) (int, error) {
 	sweep := hidden.HidesOthers()
 	if sweep == nil {
@@ -737,10 +658,10 @@ func Sweep(st store.Store, sc store.Scope, hidden *tombstone.Set) (int, error) {
 	files, _ := d.split(all)
 	n := 0
 	var errs []error
-	for _, fr := range rewriteAll(files, matcher{sweep: sweep}, false) {
+	for _, fr := range d.rewriteAll(files, false, sweep, nil) {
 		n += fr.swept
-		if fr.err != nil {
-			errs = append(errs, &FileError{Path: fr.path, Err: fr.err})
+		if fr.Err != nil {
+			errs = append(errs, &FileError{Path: fr.path, Err: fr.Err})
 		}
 	}
 	return n, errors.Join(errs...)

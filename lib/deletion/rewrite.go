@@ -2,10 +2,10 @@ package deletion
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hist/lib/words"
 	"io"
 	"io/fs"
 	"math"
@@ -19,6 +19,7 @@ import (
 	"hist/lib/record"
 	"hist/lib/store"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 // How a file is rewritten while captures may still append to it (they
@@ -39,8 +40,7 @@ import (
 //     where step 3 stopped: lines that landed after step 3 (from a writer
 //     that opened the old file before the rename) are appended to the new
 //     file, those it does not hold already, under its lock
-//     (store.AppendMissing). If that fails they are kept in a sibling
-//     "<name>.carry-<ms>-<rand>.jsonl", a store file of the same scope.
+//     (store.AppendMissing). If that fails they are kept in a carry file.
 //
 // A writer whose record lands in the old inode and who sees, after its
 // write, that the path names another inode adds the record to the new
@@ -59,34 +59,25 @@ func hook(h func(string), path string) {
 	}
 }
 
-// fileResult is what happened to one file.
+// fileResult is what a delete did to one file.
 type fileResult struct {
-	path      string
-	copies    int
-	rewritten bool   // the file was replaced (or would be, dry run)
-	carry     string // carry file written
-	err       error
-
-	vanished bool                // the file was gone when it was opened
+	EditResult
+	path     string
 	hits     map[string]int      // copies by normalized prompt (nil: none)
 	sessions map[string]struct{} // the session ids the copies name
-	swept    int                 // of copies: records the sweep set hid (not in hits)
+	swept    int                 // of Changed: records the sweep set hid (not in hits)
 }
 
 // matcher says whether a line is a copy of one of the deleted prompts.
 // Each worker has its own copy.
 type matcher struct {
 	targets map[string]struct{} // the normalized prompts
-	// only, when not nil, limits the copies to records naming one of
-	// these sessions.
-	only map[string]struct{}
+	only    map[string]struct{} // when not nil, copies are only records naming one of these sessions
 	// sweep, when not nil, also matches the records it hides (other
 	// machines' tombstones); swept says the last match was one of those.
 	sweep *tombstone.Set
 	swept bool
-	// pins, when not nil, notes the tombstones that hide a line that
-	// stays.
-	pins *pins
+	pins  *pins // when not nil, notes the tombstones that hide a line that stays
 
 	view    record.View
 	norm    []byte
@@ -121,7 +112,7 @@ func (m *matcher) text(line []byte) (string, bool) {
 		m.session = m.view.Session
 		return string(m.view.Text), true
 	}
-	if t := trimLeft(line); len(t) == 0 || t[0] != '{' {
+	if t := bytes.TrimLeft(line, " \t\r"); len(t) == 0 || t[0] != '{' {
 		return "", false
 	}
 	var w struct {
@@ -165,105 +156,81 @@ func (p *pins) note(norm []byte) {
 
 func (p *pins) has(entry string) bool { return p != nil && p.found[entry] }
 
-func trimLeft(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
-		b = b[1:]
-	}
-	return b
-}
-
-// lineReader reads complete lines of a file from an offset, so a read can
-// resume where the last one stopped.
-type lineReader struct {
-	f    *os.File
+// LineReader reads the complete lines of a file from an offset, so that a
+// read can resume where the last one stopped.
+type LineReader struct {
+	f    io.ReaderAt
 	br   *bufio.Reader
-	pos  int64  // offset just past the last complete line returned
 	long []byte // a line longer than the buffer
-	tail []byte // the bytes after the last newline at the last EOF
+	Pos  int64  // offset just past the last complete line read
+	Tail []byte // the bytes after the last newline at the last end of file
 }
 
 const bufSize = 256 << 10
 
-func newLineReader(f *os.File) *lineReader {
-	r := &lineReader{f: f, br: bufio.NewReaderSize(nil, bufSize)}
-	r.reset()
-	return r
+// NewLineReader reads f from its start.
+func NewLineReader(f io.ReaderAt) *LineReader {
+	return &LineReader{f: f, br: bufio.NewReaderSize(nil, bufSize)}
 }
 
-// reset makes the next read start at pos, seeing what was appended since.
-func (r *lineReader) reset() {
-	r.br.Reset(io.NewSectionReader(r.f, r.pos, math.MaxInt64-r.pos))
-	r.tail = r.tail[:0]
-}
-
-// next returns the next complete line, its newline included, valid until
-// the next call; nil at the end of the file, where tail holds a last line
-// that has no newline (yet).
-func (r *lineReader) next() ([]byte, error) {
-	line, err := r.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		r.long = append(r.long[:0], line...)
-		for err == bufio.ErrBufferFull {
-			line, err = r.br.ReadSlice('\n')
-			r.long = append(r.long, line...)
+// Each calls fn for every complete line from Pos on, its newline
+// included (valid during the call), and moves Pos past it; a last line
+// without its newline may be a write still landing: it is left in Tail,
+// for a later read. An error from fn stops it and is returned.
+func (r *LineReader) Each(fn func(line []byte) error) error {
+	r.br.Reset(io.NewSectionReader(r.f, r.Pos, math.MaxInt64-r.Pos))
+	for {
+		line, err := r.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			r.long = append(r.long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = r.br.ReadSlice('\n')
+				r.long = append(r.long, line...)
+			}
+			line = r.long
 		}
-		line = r.long
+		if err == io.EOF {
+			r.Tail = append(r.Tail[:0], line...)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r.Pos += int64(len(line))
+		if err := fn(line); err != nil {
+			return err
+		}
 	}
-	switch err {
-	case nil:
-		r.pos += int64(len(line))
-		return line, nil
-	case io.EOF:
-		r.tail = append(r.tail[:0], line...)
-		return nil, nil
-	}
-	return nil, err
 }
 
-// tornRetries and tornDelay bound how long step 4 waits for a last line
-// without a newline to be completed by a write in flight; after that it is
-// a torn line from a writer that died, and it is kept as it is.
+// tornRetries and tornDelay bound how long step 4 waits for a write in
+// flight to complete a last line; after that it is a torn line from a
+// writer that died, and is kept as it is.
 const (
 	tornRetries = 100
 	tornDelay   = time.Millisecond
 )
 
 // rewriteFile removes the copies of m's prompts from the file at path.
-func rewriteFile(path string, m *matcher, dry bool) (fr fileResult) {
-	fr.path = path
-	f, err := store.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			fr.vanished = true
-			return fr // gone since the listing: nothing to remove
-		}
-		fr.err = err
-		return fr
-	}
-	defer f.Close()
-
-	var hits map[string]int
-	var sessions map[string]struct{}
-	swept := 0
-	drop := func(line []byte) ([]byte, bool) {
+func rewriteFile(path string, m *matcher, dry bool) fileResult {
+	fr := fileResult{path: path}
+	fr.EditResult = EditFile(path, func(line []byte) ([]byte, bool) {
 		if !m.match(line) {
 			return nil, false
 		}
 		if m.swept {
-			swept++
+			fr.swept++
 			return nil, true
 		}
-		if hits == nil {
-			hits, sessions = map[string]int{}, map[string]struct{}{}
+		if fr.hits == nil {
+			fr.hits, fr.sessions = map[string]int{}, map[string]struct{}{}
 		}
-		hits[string(m.norm)]++
+		fr.hits[string(m.norm)]++
 		if len(m.session) > 0 {
-			sessions[string(m.session)] = struct{}{}
+			fr.sessions[string(m.session)] = struct{}{}
 		}
 		return nil, true
-	}
-	fr = editOpen(path, f, drop, dry)
-	fr.hits, fr.sessions, fr.swept = hits, sessions, swept
+	}, dry)
 	return fr
 }
 
@@ -280,70 +247,59 @@ type EditResult struct {
 	Rewritten bool   // the file was replaced (or would be, dry run)
 	Carry     string // carry file written for late lines that could not be put back
 	Err       error
+	vanished  bool // the file was gone when it was opened
 }
 
 // EditFile rewrites the store file at path with edit applied to every
-// complete line, under the same rules as a delete's rewrites (see the top
-// of this file): a file where edit changes nothing is left alone (same
-// bytes, same mtime); otherwise a temp file in the same folder is
-// fsynced and renamed over it, the folder fsynced, and lines appended by
-// captures meanwhile are carried over (edited too). The caller holds the
-// rewriters' lock (store.Lock). A missing file is not an error.
+// complete line, under the same rules as a delete's rewrites (steps 1 to
+// 4 above): a file where edit changes nothing is left alone (same bytes,
+// same mtime). The caller holds the rewriters' lock (store.Lock). A
+// missing file is not an error.
 func EditFile(path string, edit EditFunc, dry bool) EditResult {
 	f, err := store.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return EditResult{vanished: true} // gone since the listing: nothing to edit
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return EditResult{}
-		}
 		return EditResult{Err: err}
 	}
 	defer f.Close()
-	fr := editOpen(path, f, edit, dry)
-	return EditResult{Changed: fr.copies, Rewritten: fr.rewritten, Carry: fr.carry, Err: fr.err}
-}
-
-// editOpen rewrites the file at path, open as f, with edit applied to
-// every complete line (steps 1 to 4 above). fr.copies counts the lines
-// edit changed.
-func editOpen(path string, f *os.File, edit EditFunc, dry bool) fileResult {
-	e := &editor{fr: fileResult{path: path}, path: path, f: f, edit: edit, dry: dry, r: newLineReader(f)}
+	e := &editor{path: path, f: f, edit: edit, dry: dry, r: NewLineReader(f)}
 	defer func() {
 		if e.p != nil {
 			e.p.Cleanup() // a no-op after a commit
 		}
 	}()
-	var err error
 	if e.old, err = f.Stat(); err != nil {
-		e.fr.err = err
-		return e.fr
+		return EditResult{Err: err}
 	}
-	if err := e.copyAll(); err != nil || e.fr.copies == 0 {
-		e.fr.err = err
-		return e.fr
+	if err := e.copyAll(); err != nil || e.res.Changed == 0 {
+		e.res.Err = err
+		return e.res
 	}
 	if dry {
-		e.fr.rewritten = true
-		return e.fr
+		e.res.Rewritten = true
+		return e.res
 	}
 	if err := e.commit(); err != nil {
-		e.fr.err = err
-		return e.fr
+		e.res.Err = err
+		return e.res
 	}
-	e.fr.rewritten = true
+	e.res.Rewritten = true
 	hook(hookAfterRename, path)
 	e.putBackLate()
-	return e.fr
+	return e.res
 }
 
 // editor is one file's rewrite.
 type editor struct {
-	fr   fileResult
+	res  EditResult
 	path string
 	f    *os.File    // the old file, open to the end
 	old  os.FileInfo // f's identity
 	edit EditFunc
 	dry  bool
-	r    *lineReader
+	r    *LineReader
 	p    *atomicfile.Pending // the new file, from the first changed line on
 	w    *bufio.Writer       // p's writer
 }
@@ -352,30 +308,27 @@ type editor struct {
 // goes to the new file, which is created at the first line edit changes.
 func (e *editor) copyAll() error {
 	var failed error // the first line edit changed cannot be written: the rest is still counted
-	for {
-		line, err := e.r.next()
-		if err != nil {
-			return fmt.Errorf("reading: %w", err)
-		}
-		if line == nil {
-			return failed
-		}
+	err := e.r.Each(func(line []byte) error {
 		out, changed := e.edit(line[:len(line)-1])
-		switch {
-		case !changed:
+		if !changed {
 			out = line
-		case e.w == nil && failed == nil:
-			e.fr.copies++
-			if failed = e.start(int64(len(line))); failed != nil && !errors.Is(failed, errSymlink) {
-				return failed
+		} else {
+			e.res.Changed++
+			if e.w == nil && failed == nil {
+				if failed = e.start(int64(len(line))); failed != nil && !errors.Is(failed, errSymlink) {
+					return failed
+				}
 			}
-		default:
-			e.fr.copies++
 		}
 		if e.w != nil {
 			e.w.Write(out) // a write error sticks and surfaces at Flush
 		}
+		return nil
+	})
+	if err != nil && err != failed {
+		return fmt.Errorf("reading: %w", err)
 	}
+	return failed
 }
 
 // errSymlink refuses to rewrite a store file that is a symbolic link.
@@ -396,7 +349,7 @@ func (e *editor) start(n int64) error {
 		return fmt.Errorf("creating a temp file: %w", err)
 	}
 	e.p, e.w = p, bufio.NewWriterSize(p.File, bufSize)
-	if _, err := io.Copy(e.w, io.NewSectionReader(e.f, 0, e.r.pos-n)); err != nil {
+	if _, err := io.Copy(e.w, io.NewSectionReader(e.f, 0, e.r.Pos-n)); err != nil {
 		return fmt.Errorf("copying: %w", err)
 	}
 	return nil
@@ -406,123 +359,75 @@ func (e *editor) start(n int64) error {
 // another program replaced the file.
 func (e *editor) commit() error {
 	hook(hookScanned, e.path)
-	e.r.reset()
-	if err := e.r.copyEdited(e.edit, e.w, &e.fr.copies); err != nil {
+	if err := e.copyEdited(e.w); err != nil {
 		return fmt.Errorf("reading: %w", err)
 	}
 	if err := e.w.Flush(); err != nil {
 		return fmt.Errorf("writing the new file: %w", err)
 	}
 	hook(hookBeforeRename, e.path)
-	if !e.stillOld() {
+	if now, err := os.Stat(e.path); err != nil || !os.SameFile(now, e.old) {
 		return errors.New("replaced by another program while being rewritten: left as it is")
 	}
-	if err := e.p.Commit(); err != nil && !e.renamed() {
-		return fmt.Errorf("replacing it: %w", err)
+	if err := e.p.Commit(); err != nil {
+		// When only the folder fsync failed, the new file is in place.
+		if now, serr := os.Stat(e.path); serr != nil || os.SameFile(now, e.old) {
+			return fmt.Errorf("replacing it: %w", err)
+		}
 	}
-	// Renamed (when only the folder fsync failed, the new file is in place).
 	return nil
-}
-
-// stillOld reports whether path still names the old file.
-func (e *editor) stillOld() bool {
-	now, err := os.Stat(e.path)
-	return err == nil && os.SameFile(now, e.old)
-}
-
-// renamed reports whether path names a file other than the old one.
-func (e *editor) renamed() bool {
-	now, err := os.Stat(e.path)
-	return err == nil && !os.SameFile(now, e.old)
 }
 
 // putBackLate is step 4: the lines that reached the old file after step 3
 // read it are appended to the new one.
 func (e *editor) putBackLate() {
-	var late []byte
-	lw := &sliceWriter{&late}
+	var late bytes.Buffer
 	for attempt := 0; ; attempt++ {
-		e.r.reset()
-		if err := e.r.copyEdited(e.edit, lw, &e.fr.copies); err != nil {
+		if err := e.copyEdited(&late); err != nil {
 			// The old inode is unreadable now: lines appended after step 3
 			// are still put back by their writers (they see the rename).
-			e.fr.err = fmt.Errorf("reading lines appended during the rewrite: %w", err)
+			e.res.Err = fmt.Errorf("reading lines appended during the rewrite: %w", err)
 			break
 		}
-		if len(e.r.tail) == 0 || attempt == tornRetries {
-			late = append(late, e.r.tail...) // a torn line stays as it was
+		if len(e.r.Tail) == 0 || attempt == tornRetries {
+			late.Write(e.r.Tail) // a torn line stays as it was
 			break
 		}
 		time.Sleep(tornDelay)
 	}
-	if len(late) > 0 {
-		e.fr.carry, e.fr.err = putBack(e.path, late, e.fr.err)
+	if late.Len() == 0 {
+		return
 	}
+	appendErr := store.AppendMissing(e.path, late.Bytes())
+	if appendErr == nil {
+		return
+	}
+	carry, err := WriteCarry(e.path, late.Bytes())
+	if err != nil {
+		e.res.Err = errors.Join(e.res.Err, fmt.Errorf("%s appended during the rewrite could not be put back (%v) nor kept in a carry file (%v)", words.Plural(late.Len(), "byte", "bytes"), appendErr, err))
+		return
+	}
+	e.res.Carry = carry
 }
 
-// copyEdited copies the complete lines from pos on to w, edited (changed
-// lines counted in n).
-func (r *lineReader) copyEdited(edit EditFunc, w io.Writer, n *int) error {
-	for {
-		line, err := r.next()
-		if err != nil || line == nil {
-			return err
-		}
-		out, changed := edit(line[:len(line)-1])
-		if changed {
-			*n++
-			w.Write(out)
-			continue
+// copyEdited copies the complete lines from the reader's offset on to w,
+// edited.
+func (e *editor) copyEdited(w io.Writer) error {
+	return e.r.Each(func(line []byte) error {
+		if out, changed := e.edit(line[:len(line)-1]); changed {
+			e.res.Changed++
+			line = out
 		}
 		w.Write(line)
-	}
+		return nil
+	})
 }
 
-type sliceWriter struct{ b *[]byte }
-
-func (s *sliceWriter) Write(p []byte) (int, error) {
-	*s.b = append(*s.b, p...)
-	return len(p), nil
-}
-
-// putBack appends lines that reached the old file after the rename to the
-// new file, or else keeps them in a carry file beside it.
-func putBack(path string, late []byte, prev error) (carry string, err error) {
-	appendErr := store.AppendMissing(path, late)
-	if appendErr == nil {
-		return "", prev
-	}
+// WriteCarry keeps lines that could not be put back into the store file
+// at path in a new carry file beside it (atomicfile), and returns its
+// path.
+func WriteCarry(path string, data []byte) (string, error) {
 	dir, base := filepath.Split(path)
-	for range 10 {
-		name := filepath.Join(dir, store.CarryFile(base, time.Now().UnixMilli()))
-		err := writeNew(name, late)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err == nil {
-			return name, prev
-		}
-		return "", errors.Join(prev, fmt.Errorf("%s appended during the rewrite could not be put back (%v) nor kept in a carry file (%v)", words.Plural(len(late), "byte", "bytes"), appendErr, err))
-	}
-	return "", errors.Join(prev, fmt.Errorf("%s appended during the rewrite could not be put back (%v) nor kept in a carry file", words.Plural(len(late), "byte", "bytes"), appendErr))
-}
-
-// writeNew creates name (0600, exclusively) holding data, durably.
-func writeNew(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, atomicfile.FilePerm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return err
-	}
-	return atomicfile.SyncDir(filepath.Dir(name))
+	name := filepath.Join(dir, store.CarryFile(base, time.Now().UnixMilli()))
+	return name, atomicfile.WriteBytes(name, data)
 }

@@ -68,6 +68,7 @@ var (
 	wordT       = table(word)
 	urlsafeT    = table(urlsafe)
 	dashedT     = table(dashed)
+	blankT      = table(func(c byte) bool { return c == ' ' || c == '\t' })
 	pemT        = table(func(c byte) bool { return upperDigit(c) || c == ' ' })
 	webhookT    = table(func(c byte) bool { return urlsafe(c) || c == '/' })
 )
@@ -248,14 +249,11 @@ func urlPasswords(text string, spans []span) []span {
 		if s == at || !isLetter(text[s]) || s > 0 && word(text[s-1]) {
 			continue
 		}
-		end := q
-		for end < len(text) && !authorityEndT[text[end]] {
-			end++
-		}
-		user, _, ok := cutLast(text[q:end], '@')
-		if !ok {
+		u := strings.LastIndexByte(text[q:run(text, q, authorityT)], '@')
+		if u < 0 {
 			continue
 		}
+		user := text[q : q+u]
 		if c := strings.IndexByte(user, ':'); c >= 0 && !placeholder(user[c+1:]) {
 			spans = append(spans, span{q + c + 1, q + len(user), "url-password"})
 		}
@@ -265,8 +263,8 @@ func urlPasswords(text string, spans []span) []span {
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 var (
-	schemeT       = table(func(c byte) bool { return alnum(c) || c == '+' || c == '-' || c == '.' })
-	authorityEndT = table(func(c byte) bool { return strings.IndexByte("/?\"'<>` \t\r\n", c) >= 0 })
+	schemeT    = table(func(c byte) bool { return alnum(c) || c == '+' || c == '-' || c == '.' })
+	authorityT = table(func(c byte) bool { return strings.IndexByte("/?\"'<>` \t\r\n", c) < 0 })
 )
 
 // placeholder reports whether a URL's password is empty or stands for
@@ -281,14 +279,6 @@ func placeholder(p string) bool {
 		}
 	}
 	return false
-}
-
-// cutLast cuts s around the last sep.
-func cutLast(s string, sep byte) (before, after string, found bool) {
-	if i := strings.LastIndexByte(s, sep); i >= 0 {
-		return s[:i], s[i+1:], true
-	}
-	return s, "", false
 }
 
 // match reports where the rule's token that starts at p (with a prefix of
@@ -366,40 +356,23 @@ const (
 // name ends in a keyword and whose value looks like a secret. It scans
 // linearly, so a large prompt full of the word "key" stays cheap.
 func assignments(text string, spans []span) []span {
-	// Every assignment has a ":" or "=": start from those (found with
-	// IndexByte, a vector scan) and read the name backwards, so a prompt
-	// without one costs two scans and allocates nothing.
+	// Every assignment has a ":" or "=": start from those and read the
+	// name backwards.
 	var v valueRun
 	last := 0 // the end of the last value redacted
-	colon, eq := -2, -2
-	for q := 0; q < len(text); {
-		if colon < q && colon != -1 {
-			if colon = strings.IndexByte(text[q:], ':'); colon >= 0 {
-				colon += q
-			}
-		}
-		if eq < q && eq != -1 {
-			if eq = strings.IndexByte(text[q:], '='); eq >= 0 {
-				eq += q
-			}
-		}
-		switch {
-		case colon < 0 && eq < 0:
+	for q := 0; ; q++ {
+		i := strings.IndexAny(text[q:], ":=")
+		if i < 0 {
 			return spans
-		case colon < 0 || (eq >= 0 && eq < colon):
-			q = eq
-		default:
-			q = colon
 		}
+		q += i
 		// A value that starts inside the last one redacted ends where it
 		// does ("key=a1.key=a1.key=…"): Text would keep only the first.
 		if sp, ok := assignmentAt(text, q, &v); ok && sp.s >= last {
 			spans = append(spans, sp)
 			last = sp.e
 		}
-		q++
 	}
-	return spans
 }
 
 // assignmentAt reads the name before the ":" or "=" at q and, when it ends
@@ -415,7 +388,7 @@ func assignmentAt(text string, q int, v *valueRun) (span, bool) {
 	}
 	const maxName = 64
 	start := end
-	for start > 0 && end-start <= maxName && (isIdent(text[start-1]) || text[start-1] == '-') {
+	for start > 0 && end-start <= maxName && (word(text[start-1]) || text[start-1] == '-') {
 		start--
 	}
 	if start == end || end-start > maxName {
@@ -451,7 +424,7 @@ func assignmentAt(text string, q int, v *valueRun) (span, bool) {
 	if ve-vs < least {
 		return span{}, false
 	}
-	if (kw == "secret" || kw == "key") && ve-vs == 40 && containsFold(name, "aws") {
+	if (kw == "secret" || kw == "key") && ve-vs == 40 && strings.Contains(strings.ToLower(name), "aws") {
 		return span{vs, ve, "aws-secret-key"}, true
 	}
 	if !credential() {
@@ -470,23 +443,17 @@ func looksSecret(v string) bool {
 // valueStart finds where the value after a name ending at i starts: past
 // an optional quote, spaces, ":" or "=", spaces and an optional quote.
 func valueStart(text string, i int) (int, bool) {
-	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
-		i++
+	quote := func(i int) int {
+		if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+			i++
+		}
+		return i
 	}
-	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
-		i++
-	}
+	i = run(text, quote(i), blankT)
 	if i >= len(text) || (text[i] != ':' && text[i] != '=') {
 		return 0, false
 	}
-	i++
-	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
-		i++
-	}
-	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
-		i++
-	}
-	return i, true
+	return quote(run(text, i+1, blankT)), true
 }
 
 // valueRun is the last run of value characters read, with the last offset
@@ -542,11 +509,7 @@ func (v *valueRun) credential(vs int) bool {
 	return v.dot < vs || v.punct >= vs
 }
 
-func isIdent(c byte) bool {
-	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
-}
-
-var valueT = table(func(c byte) bool { return isIdent(c) || strings.IndexByte("-+/=.~!@#$%^&*", c) >= 0 })
+var valueT = table(func(c byte) bool { return word(c) || strings.IndexByte("-+/=.~!@#$%^&*", c) >= 0 })
 
 // foldEqual reports whether a name (letters, digits, '_' and '-') is
 // lower, a word in lower-case letters, in any case: setting bit 0x20
@@ -561,16 +524,6 @@ func foldEqual(name, lower string) bool {
 		}
 	}
 	return true
-}
-
-// containsFold reports whether a name holds lower in any case.
-func containsFold(name, lower string) bool {
-	for i := 0; i+len(lower) <= len(name); i++ {
-		if foldEqual(name[i:i+len(lower)], lower) {
-			return true
-		}
-	}
-	return false
 }
 
 // Changed reports whether Text would change text.

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"hist/lib/atomicfile"
@@ -39,10 +40,8 @@ import (
 // Trim).
 const Cap = 1000
 
-// maxRead bounds what is read of one tombstone file: 4 MiB holds some
-// 55,000 keys, far more than hist writes. Of a larger file (another
-// machine's, written by something else) only the last 4 MiB are read:
-// its newest entries.
+// maxRead bounds what is read of one tombstone file: some 55,000 keys
+// (docs/store-format.md, "Bounds").
 const maxRead = 4 << 20
 
 // PrefixLen is the length, in characters, of a legacy prefix entry (see
@@ -77,30 +76,19 @@ func (e *UntrustedError) fix() string {
 }
 
 // PrevSuffix names the copy of a tombstone file's previous version that
-// Save keeps beside it ("hidden@M.json.prev"): readers never read it; it
-// is there to restore by hand.
+// Save keeps beside it, to restore by hand.
 const PrevSuffix = ".prev"
 
 // Set is a loaded tombstone file, with the other machines' ones beside it.
 type Set struct {
 	Path    string
-	Entries []string // in file order, oldest first
-	Exists  bool     // the file was there when loaded
-	// Files are the tombstone files read, each with its number of
-	// entries: Path first when it exists, then the others in its folder
-	// (other machines' files, conflict copies).
-	Files []FileCount
+	Entries []string    // in file order, oldest first
+	Exists  bool        // the file was there when loaded
+	Files   []FileCount // the files read: Path first when it exists, then the others beside it
 
-	// others are the entries of the other tombstone files in Path's
-	// folder (hidden.json, every machine's hidden@<machine>.json): they
-	// hide too, and Save never writes them. copies are Syncthing's
-	// conflict copies of Path: their entries are merged into Entries, and
-	// Save removes them once the merge is written.
-	others []string
-	copies []string
-	// raw is Path's content as loaded (nil when it was not read whole):
-	// Save keeps it as the previous version.
-	raw []byte
+	others []string // the other tombstone files' entries: they hide too, and Save never writes them
+	copies []string // Syncthing's conflict copies of Path, merged into Entries: Save removes them
+	raw    []byte   // Path's content as loaded (nil when not read whole): Save keeps it as PrevSuffix
 
 	// Each entry by what it hides: keys by hash, legacy plain entries of
 	// under 120 characters by their normalized form, and legacy prefixes
@@ -118,10 +106,10 @@ type FileCount struct {
 	Entries int
 }
 
-// Load reads the tombstone file at path, and, when its name is a
-// tombstone file's (hidden.json, hidden@<machine>.json), every other
-// tombstone file in its folder, conflict copies included: a set hides what
-// any of them hides (docs/store-format.md). A missing file is an empty,
+// Load reads the tombstone file at path (hidden.json,
+// hidden@<machine>.json) and every other tombstone file in its folder,
+// conflict copies included: a set hides what any of them hides
+// (docs/store-format.md). A missing file is an empty,
 // trusted set; any file that exists but cannot be trusted is an
 // *UntrustedError.
 func Load(path string) (*Set, error) {
@@ -134,24 +122,22 @@ func Load(path string) (*Set, error) {
 	default:
 		s.Entries, s.raw, s.Exists = entries, raw, true
 	}
-	if isTombstoneName(filepath.Base(path)) {
-		own := s.Entries
-		// Another machine's tombstone file that Syncthing is replacing is
-		// missing for an instant (the old file removed before its temp
-		// file is renamed into place): read again until the listing and
-		// the reads agree, for up to replaceWait.
-		for deadline := time.Now().Add(replaceWait); ; time.Sleep(replaceWait / 50) {
-			s.Entries, s.others, s.copies, s.Files = own, nil, nil, nil
-			if s.Exists {
-				s.Files = []FileCount{{path, len(own)}}
-			}
-			settled, err := s.loadOthers(path)
-			if err != nil {
-				return nil, err
-			}
-			if settled || time.Now().After(deadline) {
-				break
-			}
+	own := s.Entries
+	// Another machine's tombstone file that Syncthing is replacing is
+	// missing for an instant (the old file removed before its temp file
+	// is renamed into place): read again until the listing and the reads
+	// agree, for up to replaceWait.
+	for deadline := time.Now().Add(replaceWait); ; time.Sleep(replaceWait / 50) {
+		s.Entries, s.others, s.copies, s.Files = own, nil, nil, nil
+		if s.Exists {
+			s.Files = []FileCount{{path, len(own)}}
+		}
+		settled, err := s.loadOthers(path)
+		if err != nil {
+			return nil, err
+		}
+		if settled || time.Now().After(deadline) {
+			break
 		}
 	}
 	s.index()
@@ -295,10 +281,6 @@ func mergeEntries(a, copy []string) []string {
 	return out
 }
 
-// Others reports how many entries the set holds from other tombstone
-// files than its own.
-func (s *Set) Others() int { return len(s.others) }
-
 // HidesOthers returns a set that hides what the other machines' tombstone
 // files hide and this one's does not: what this machine's rewriters still
 // have to remove from its own files. Nil when there is nothing.
@@ -307,17 +289,16 @@ func (s *Set) HidesOthers() *Set {
 	for _, e := range s.Entries {
 		own[e] = true
 	}
-	o := &Set{Path: s.Path}
+	var o []string
 	for _, e := range s.others {
 		if !own[e] {
-			o.Entries = append(o.Entries, e)
+			o = append(o, e)
 		}
 	}
-	if len(o.Entries) == 0 {
+	if len(o) == 0 {
 		return nil
 	}
-	o.index()
-	return o
+	return New(o)
 }
 
 func parse(data []byte, out *[]string) error {
@@ -384,15 +365,9 @@ func (s *Set) index() {
 // code units), so an entry that is 120 long by either count is one: a
 // prompt that begins with it stays hidden whichever way it was cut.
 func isPrefixEntry(e string) bool {
-	if utf8.RuneCountInString(e) >= PrefixLen {
-		return true
-	}
-	n := 0
+	n := 0 // UTF-16 code units, never fewer than characters
 	for _, r := range e {
-		n++
-		if r >= 0x10000 {
-			n++ // a surrogate pair
-		}
+		n += utf16.RuneLen(r)
 	}
 	return n >= PrefixLen
 }
@@ -428,10 +403,8 @@ func parseKey(e string) ([32]byte, bool) {
 	if len(h) != 64 {
 		return sum, false
 	}
-	if _, err := hex.Decode(sum[:], []byte(strings.ToLower(h))); err != nil {
-		return sum, false
-	}
-	return sum, true
+	_, err := hex.Decode(sum[:], []byte(h))
+	return sum, err == nil
 }
 
 func truncRunes(s string, n int) string {
@@ -508,18 +481,12 @@ func (s *Set) AddKeys(keys []string) (isNew []bool) {
 		had[k] = true
 		last[k] = i
 	}
-	out := s.Entries[:0:0]
-	for _, e := range s.Entries {
-		if _, moved := last[e]; !moved {
-			out = append(out, e)
-		}
-	}
+	s.Entries = slices.DeleteFunc(slices.Clone(s.Entries), func(e string) bool { _, moved := last[e]; return moved })
 	for i, k := range keys {
 		if last[k] == i {
-			out = append(out, k)
+			s.Entries = append(s.Entries, k)
 		}
 	}
-	s.Entries = out
 	s.index()
 	return isNew
 }
@@ -546,16 +513,13 @@ func (s *Set) Trim(keep func(entry string) bool) (dropped []string) {
 	return dropped
 }
 
-// Save writes the set's own entries to its path atomically (0600), then
-// removes the conflict copies Load merged into them. The file's previous
-// version, as loaded, is kept beside it (PrevSuffix) first.
+// Save keeps the file's previous version (PrevSuffix), writes the set's
+// own entries to its path atomically, then removes the conflict copies
+// Load merged into them.
 func (s *Set) Save() error {
-	data, err := json.Marshal(s.Entries)
+	data, err := json.Marshal(append([]string{}, s.Entries...))
 	if err != nil {
 		return err
-	}
-	if s.Entries == nil {
-		data = []byte("[]")
 	}
 	data = append(data, '\n')
 	if s.raw != nil && !bytes.Equal(s.raw, data) {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hist/lib/store"
-	"hist/lib/store/storetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"hist/lib/identity"
+	"hist/lib/store"
+	"hist/lib/store/storetest"
 )
 
 func write(t *testing.T, data string) string {

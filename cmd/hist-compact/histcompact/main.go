@@ -7,18 +7,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"hist/lib/words"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"hist/lib/audit"
 	"hist/lib/cli"
 	"hist/lib/compact"
 	"hist/lib/lock"
+	"hist/lib/redact"
 	"hist/lib/store"
 	"hist/lib/termsafe"
+	"hist/lib/words"
 )
 
 const usage = `Usage:
@@ -238,6 +241,17 @@ func (f *options) problem(args []string, set map[string]bool) string {
 	return ""
 }
 
+// runCheck is --check: the store's health report, read-only.
+func runCheck(e *cli.Env, st store.Store) int {
+	v, set := e.Lookup(redact.EnvVar)
+	r := audit.Check(st, v, set)
+	r.Print(termsafe.Writer(e.Stdout)) // folder names shown escaped on a terminal
+	if len(r.Problems()) > 0 {
+		return exitProblems
+	}
+	return cli.ExitOK
+}
+
 // runCompact compacts the scope's project folders.
 func runCompact(e *cli.Env, st store.Store, sc store.Scope, dir string, f *options) int {
 	opt := compact.Options{MaxFiles: f.maxFiles, MaxEntries: f.maxEntries, Keep: f.keep, Current: compact.CurrentName(f.current)}
@@ -263,14 +277,9 @@ func runCompact(e *cli.Env, st store.Store, sc store.Scope, dir string, f *optio
 		hashes, label = folders(st, sc, dir, reg)
 	}
 	if !f.dry && anyDir(st, hashes) {
-		l, err := lock.Acquire(st.Lock(), f.wait)
-		if errors.Is(err, lock.ErrTimeout) {
-			e.Errorf("%v: nothing was changed; run it again later", err)
-			return finish(e, out, f.asJSON, exitBusy)
-		}
-		if err != nil {
-			e.Errorf("%v: nothing was changed%s", err, chmodHint(st.Lock(), err))
-			return finish(e, out, f.asJSON, cli.ExitFailure)
+		l, code := lockStore(e, st, f.wait)
+		if l == nil {
+			return finish(e, out, f.asJSON, code)
 		}
 		defer l.Release()
 		st.OwnsLegacy(true) // under the lock: see docs/store-format.md
@@ -326,6 +335,21 @@ func folders(st store.Store, sc store.Scope, dir string, reg store.Registry) ([]
 	}
 }
 
+// lockStore takes the rewriters' lock, or says why it could not and
+// returns the exit code.
+func lockStore(e *cli.Env, st store.Store, wait time.Duration) (*lock.Lock, int) {
+	l, err := lock.Acquire(st.Lock(), wait)
+	switch {
+	case errors.Is(err, lock.ErrTimeout):
+		e.Errorf("%v: nothing was changed; run it again later", err)
+		return nil, exitBusy
+	case err != nil:
+		e.Errorf("%v: nothing was changed%s", err, chmodHint(st.Lock(), err))
+		return nil, cli.ExitFailure
+	}
+	return l, cli.ExitOK
+}
+
 // chmodHint ends a message on a permission error with the chmod that
 // gives hist back path ("" for any other error).
 func chmodHint(path string, err error) string {
@@ -370,7 +394,8 @@ func compactProject(st store.Store, h string, opt compact.Options, dry bool) *pr
 	return pr
 }
 
-func finish(e *cli.Env, out *report, asJSON bool, code int) int {
+// finish prints out with --json and returns code.
+func finish(e *cli.Env, out any, asJSON bool, code int) int {
 	if asJSON {
 		data, err := json.Marshal(out)
 		if err == nil {
@@ -453,10 +478,8 @@ func summary(r *compact.Report, dry bool) string {
 }
 
 func anyDir(st store.Store, hashes []string) bool {
-	for _, h := range hashes {
-		if _, err := os.Stat(st.ProjectDir(h)); !errors.Is(err, fs.ErrNotExist) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(hashes, func(h string) bool {
+		_, err := os.Stat(st.ProjectDir(h))
+		return !errors.Is(err, fs.ErrNotExist)
+	})
 }

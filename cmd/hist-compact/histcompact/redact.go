@@ -1,18 +1,15 @@
 package histcompact
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"hist/lib/words"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"hist/lib/cli"
 	"hist/lib/compact"
-	"hist/lib/lock"
 	"hist/lib/store"
+	"hist/lib/words"
 )
 
 // redactReport is the --redact --json output.
@@ -26,19 +23,7 @@ type redactReport struct {
 // runRedact is --redact: one rewrite pass over the scope's files.
 func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wait time.Duration) int {
 	out := &redactReport{Capture: "on", DryRun: dry, RedactReport: &compact.RedactReport{Rewritten: []string{}}}
-	done := func(code int) int {
-		if asJSON {
-			data, err := json.Marshal(out)
-			if err == nil {
-				data = append(data, '\n')
-				_, err = e.Stdout.Write(data)
-			}
-			if err != nil && code == cli.ExitOK {
-				return cli.ExitFailure
-			}
-		}
-		return code
-	}
+	done := func(code int) int { return finish(e, out, asJSON, code) }
 	pol := e.Policy()
 	if !pol.On {
 		out.Capture, out.Reason = "off", pol.OffHint()
@@ -55,14 +40,9 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 		return done(cli.ExitOK)
 	}
 	if !dry {
-		l, err := lock.Acquire(st.Lock(), wait)
-		if errors.Is(err, lock.ErrTimeout) {
-			e.Errorf("%v: nothing was changed; run it again later", err)
-			return done(exitBusy)
-		}
-		if err != nil {
-			e.Errorf("%v: nothing was changed%s", err, chmodHint(st.Lock(), err))
-			return done(cli.ExitFailure)
+		l, code := lockStore(e, st, wait)
+		if l == nil {
+			return done(code)
 		}
 		defer l.Release()
 	}
@@ -95,7 +75,7 @@ func runRedact(e *cli.Env, st store.Store, sc store.Scope, dry, asJSON bool, wai
 	for _, fe := range r.Errors {
 		e.Errorf("%s: %s: left as it is; run hist-compact --redact again once fixed", fe.Path, fe.Err)
 	}
-	if r.Failed() {
+	if len(r.Errors) > 0 {
 		return done(cli.ExitFailure)
 	}
 	return done(cli.ExitOK)

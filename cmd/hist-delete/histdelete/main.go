@@ -4,9 +4,7 @@ package histdelete
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"hist/lib/words"
 	"io"
 	"os"
 	"slices"
@@ -23,6 +21,7 @@ import (
 	"hist/lib/store"
 	"hist/lib/termsafe"
 	"hist/lib/tombstone"
+	"hist/lib/words"
 )
 
 const usage = `Usage:
@@ -143,10 +142,8 @@ const (
 // format is the --stdin flag: a bool flag that also takes a format name.
 type format struct{ name string }
 
-func (f *format) String() string { return f.name }
-func (f *format) IsBoolFlag() bool {
-	return true
-}
+func (f *format) String() string   { return f.name }
+func (f *format) IsBoolFlag() bool { return true }
 func (f *format) Set(v string) error {
 	switch v {
 	case "true", "lines", "line", "text":
@@ -260,7 +257,7 @@ func run(e *cli.Env) int {
 		e.Say("the scope is the repository %s: every folder of it (%s in the store)", scope.Repo,
 			words.Plural(len(slices.DeleteFunc(append([]string{sc.Project}, sc.Also...), func(h string) bool { return !st.HasProject(h) })), "folder", "folders"))
 	}
-	return report(e, res, st.Hidden(), where)
+	return report(e, res, where)
 }
 
 // selected lists the prompts of the scope that filter selects, as
@@ -371,10 +368,7 @@ func nothingMatched(r deletion.Result) bool {
 // the scope, copies left outside it, tombstones hidden.json's cap dropped.
 func notes(e *cli.Env, r deletion.Result, where string) {
 	if n := len(r.NotFound); n > 0 && !nothingMatched(r) {
-		what := "nothing removed for it"
-		if n > 1 {
-			what = "nothing removed for them"
-		}
+		what := map[bool]string{true: "nothing removed for it", false: "nothing removed for them"}[n == 1]
 		if r.Tombstones+r.AlreadyHidden > 0 {
 			what += ", tombstoned all the same (--hide)"
 		}
@@ -384,10 +378,7 @@ func notes(e *cli.Env, r deletion.Result, where string) {
 		e.Say("%s", s)
 	}
 	if r.Foreign > 0 {
-		verb := "are"
-		if r.Foreign == 1 {
-			verb = "is"
-		}
+		verb := map[bool]string{true: "is", false: "are"}[r.Foreign == 1]
 		e.Say("%s in other machines' files %s hidden; their machines remove them", words.Plural(r.Foreign, "copy", "copies"), verb)
 	}
 	if r.Swept > 0 {
@@ -403,17 +394,14 @@ func notes(e *cli.Env, r deletion.Result, where string) {
 	}
 }
 
-func report(e *cli.Env, r deletion.Result, hiddenPath, where string) int {
+func report(e *cli.Env, r deletion.Result, where string) int {
 	if r.Outcome == deletion.NotStored {
 		e.Errorf("standard input names %s, which the store holds no copy of: nothing was changed; check the input's format (hist-list -0 pairs with -0, --json with --stdin=json), or pass --hide to tombstone such prompts",
 			some(r.NotStored))
 		return cli.ExitUsage
 	}
 	if nothingMatched(r) && r.Outcome == deletion.Clean {
-		dry := ""
-		if r.DryRun {
-			dry = "dry run: "
-		}
+		dry := map[bool]string{true: "dry run: "}[r.DryRun]
 		if len(r.NotFound) == 1 {
 			e.Say("%sno copy of %s %s: nothing removed; --hide hides it from imports anyway", dry, quoted(r.NotFound[0]), where)
 		} else {
@@ -445,12 +433,7 @@ func report(e *cli.Env, r deletion.Result, hiddenPath, where string) int {
 		notes(e, r, where)
 		return cli.ExitOK
 	case deletion.Untrusted:
-		var u *tombstone.UntrustedError
-		if errors.As(r.Err, &u) {
-			e.Errorf("refused: %v; nothing was changed", u)
-		} else {
-			e.Errorf("refused: %s cannot be trusted (%v); nothing was changed", hiddenPath, r.Err)
-		}
+		e.Errorf("refused: %v; nothing was changed", r.Err) // its recovery message
 		return cli.ExitUntrusted
 	case deletion.NothingRemoved:
 		e.Errorf("%s (%v)", r.Outcome.Notice(), r.Err)
@@ -461,13 +444,7 @@ func report(e *cli.Env, r deletion.Result, hiddenPath, where string) int {
 	for _, f := range r.Failed {
 		e.Errorf("could not rewrite %v", f)
 	}
-	code := exitPartlyHidden
-	switch r.Outcome {
-	case deletion.RemovedNotHidden:
-		code = exitNotHidden
-	case deletion.Both:
-		code = exitBoth
-	}
+	code := map[deletion.Outcome]int{deletion.PartlyHidden: exitPartlyHidden, deletion.RemovedNotHidden: exitNotHidden, deletion.Both: exitBoth}[r.Outcome]
 	if code != exitPartlyHidden {
 		e.Errorf("could not write the tombstone: %v", r.Err)
 	}
@@ -504,29 +481,18 @@ type jsonReport struct {
 func writeJSON(e *cli.Env, r deletion.Result, hiddenPath string) {
 	rep := jsonReport{
 		Outcome: r.Outcome.String(), Notice: r.Outcome.Notice(), DryRun: r.DryRun,
-		Prompts: r.Prompts, Copies: r.Copies, FilesRewritten: r.Rewritten, CarryFiles: r.Carry,
-		Tombstones: r.Tombstones, FilesScanned: r.Scanned, Hidden: hiddenPath,
-		FilesFailed: []jsonFailure{},
-		Already:     r.AlreadyHidden, NotFound: len(r.NotFound),
+		Prompts: r.Prompts, Copies: r.Copies, FilesRewritten: append([]string{}, r.Rewritten...),
+		CarryFiles: append([]string{}, r.Carry...), Tombstones: r.Tombstones, FilesScanned: r.Scanned,
+		Hidden: hiddenPath, FilesFailed: []jsonFailure{}, Already: r.AlreadyHidden, NotFound: len(r.NotFound),
 		Elsewhere: r.Elsewhere.ProjectCopies + r.Elsewhere.Global, Dropped: r.Dropped + r.DroppedOwn,
 		Foreign: r.Foreign, Swept: r.Swept,
 	}
 	if nothingMatched(r) && r.Outcome == deletion.Clean {
 		rep.Outcome = "no-copy"
 	}
-	if rep.FilesRewritten == nil {
-		rep.FilesRewritten = []string{}
-	}
-	if rep.CarryFiles == nil {
-		rep.CarryFiles = []string{}
-	}
 	for _, f := range r.Failed {
-		var fe *deletion.FileError
-		if errors.As(f, &fe) {
-			rep.FilesFailed = append(rep.FilesFailed, jsonFailure{Path: fe.Path, Error: fe.Err.Error()})
-		} else {
-			rep.FilesFailed = append(rep.FilesFailed, jsonFailure{Error: f.Error()})
-		}
+		fe := f.(*deletion.FileError)
+		rep.FilesFailed = append(rep.FilesFailed, jsonFailure{Path: fe.Path, Error: fe.Err.Error()})
 	}
 	if r.Err != nil {
 		rep.Error = r.Err.Error()
