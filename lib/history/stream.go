@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"hash/maphash"
 	"math"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,11 +16,10 @@ import (
 
 // Options tune a stream.
 type Options struct {
-	// Richer, when set, is called when an older copy of a prompt already
-	// sent, the n-th sent (from 0), is richer than the copies met before
-	// and at most richerWindow older than its newest one: e's Src,
-	// Session, File and Project replace the ones sent (its Text and TS
-	// are empty).
+	// Richer, when set, is called when an older copy of the n-th prompt
+	// sent (from 0) is richer than the copies met before and at most
+	// richerWindow older than its newest one: e's Src, Session, File and
+	// Project replace the ones sent (its Text is empty).
 	Richer func(n int, e Entry)
 	// Hold sends each prompt only once no richer copy can come, with its
 	// richest copy's provenance, still newest first: at once when the copy
@@ -29,19 +29,17 @@ type Options struct {
 	Hold bool
 	// Filter selects the copies read.
 	Filter Filter
-	// Uses, when set, is called for each use of a prompt sent, the n-th
-	// sent: each copy selected that is more than useGap older than the
-	// last one counted, the copy sent first included, newest first. e
-	// is that copy's time and provenance (its Text is empty).
+	// Uses, when set, is called for each use of the n-th prompt sent:
+	// each copy selected that is more than useGap older than the last one
+	// counted, the copy sent first included. e is that copy's time and
+	// provenance (its Text is empty).
 	Uses func(n int, e Entry)
 }
 
 // richerWindow is how much older than a prompt's newest copy a richer copy
 // can be and still give the prompt its provenance (ms), and maxPending
-// how many prompts at most wait for one: a stream holds only the prompts
-// sent within the window, and when more wait, the oldest is settled
-// early. Both are part of the order and provenance hist-list --json and
-// the selector show.
+// how many prompts at most wait for one. Both are part of the order and
+// provenance hist-list --json and the selector show.
 const (
 	richerWindow = 60 * 60 * 1000
 	maxPending   = 1 << 16
@@ -57,8 +55,6 @@ var seed1, seed2 = maphash.MakeSeed(), maphash.MakeSeed()
 
 func keyOf(norm []byte) key { return key{maphash.Bytes(seed1, norm), maphash.Bytes(seed2, norm)} }
 
-type prov struct{ src, session string }
-
 // pend is a prompt sent whose provenance may still change: its place
 // among the prompts sent, the richness of its richest copy met, and its
 // newest copy's time.
@@ -68,6 +64,13 @@ type pend struct {
 	ts   int64
 }
 
+// use is a prompt's place in the stream and the time of its last use
+// counted.
+type use struct {
+	n  int
+	ts int64
+}
+
 // streamer merges the tails of a stream's files on their records' times.
 type streamer struct {
 	files   []store.File
@@ -75,43 +78,29 @@ type streamer struct {
 	seen    seenSet
 	res     *StreamResult
 	norm    []byte
-	provs   map[prov]prov // the src and session strings met, each kept once
-	track   bool          // the stream follows provenance (Richer or Hold)
-	pending map[key]pend  // prompts a richer copy may still change
-	fifo    []key         // pending's keys, in the order sent (some settled already)
+	opt     Options
+	pending map[key]pend // prompts a richer copy may still change (nil: provenance is not followed)
+	fifo    []key        // pending's keys, in the order sent (some settled already)
+	last    map[key]use  // with Uses: each prompt's last use counted
 
 	send    func(e Entry, final bool) bool
 	richer  func(n int, e Entry)
 	settled func(n int) bool
-
-	filter Filter
-	uses   func(n int, e Entry)
-	last   map[key]use // with uses: each prompt's last use counted
-}
-
-// use is a prompt's place in the stream and the time of its last use
-// counted.
-type use struct {
-	n  int32
-	ts int64
 }
 
 // streamFiles sends the visible prompts of files to fn, newest first,
 // each once: none that hidden hides (hidden may be nil), none that seen
-// holds, whose identities it adds. The prompts of earlier streams, sent
-// counts, so that Options.Richer names prompts across streams.
+// holds, whose identities it adds. sent counts the prompts of earlier
+// streams, so that Options.Richer names prompts across streams.
 //
 // Each file is read up to the size it had when it was opened: lines
 // appended later are not read, and a last line with no newline yet (a
 // writer still finishing it) is skipped and counted as malformed.
 func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent int, opt Options, fn func(Entry) bool) *StreamResult {
-	if opt.Filter.Machine != "" {
-		files = slices.DeleteFunc(slices.Clone(files), func(f store.File) bool { return !opt.Filter.file(f) })
+	if m := opt.Filter.Machine; m != "" {
+		files = slices.DeleteFunc(slices.Clone(files), func(f store.File) bool { return store.MachineOf(filepath.Base(f.Path)) != m })
 	}
-	s := &streamer{files: files, seen: seen, res: &StreamResult{sent: sent}, provs: map[prov]prov{}, filter: opt.Filter, uses: opt.Uses}
-	if s.uses != nil {
-		s.last = map[key]use{}
-	}
+	s := &streamer{files: files, seen: seen, res: &StreamResult{sent: sent}, opt: opt, last: map[key]use{}}
 	if hidden != nil && !hidden.Empty() {
 		s.hidden = hidden
 	}
@@ -123,7 +112,7 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 	case opt.Richer != nil:
 		s.richer, s.settled = opt.Richer, func(int) bool { return true }
 	}
-	if s.track = s.richer != nil; s.track {
+	if s.richer != nil {
 		s.pending = map[key]pend{}
 	}
 	var tails tailHeap
@@ -131,19 +120,17 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 	for i, t := range all {
 		if errs[i] != nil {
 			s.res.Failed = append(s.res.Failed, FileError{Path: files[i].Path, Err: errs[i]})
-			continue
-		}
-		if s.advance(t) {
+		} else if s.advance(t) {
 			tails = append(tails, t)
 		}
 	}
 	heap.Init(&tails)
-	for len(tails) > 0 && !s.res.Stopped {
+	for len(tails) > 0 {
 		t := tails[0]
-		if s.filter.Since != 0 && t.view.TS < s.filter.Since {
+		if opt.Filter.Since != 0 && t.view.TS < opt.Filter.Since {
 			break // every copy left is older
 		}
-		if !s.settle(t.view.TS) || s.filter.keep(&t.view) && !s.emit(t) {
+		if !s.settle(t.view.TS) || opt.Filter.keep(&t.view) && !s.emit(t) {
 			s.res.Stopped = true
 			break
 		}
@@ -192,44 +179,48 @@ func (s *streamer) advance(t *tail) bool {
 }
 
 // emit handles t's current record: it sends its prompt when the stream
-// meets it first, unless it is hidden; a later (older) copy may give a
-// prompt sent its provenance.
+// meets it first, unless it is hidden; a later (older) copy counts as a
+// use, and may give a prompt sent its provenance.
 func (s *streamer) emit(t *tail) bool {
-	text := string(t.view.Text)
-	s.norm = identity.AppendNormalized(s.norm[:0], text)
+	v := &t.view
+	s.norm = identity.AppendNormalized(s.norm[:0], string(v.Text))
 	k := keyOf(s.norm)
-	f := s.files[t.file]
-	rk := rank(t.view.Src, t.view.Session, f.Project)
+	rk := rank(v.Src, v.Session, s.files[t.file].Project)
 	if _, met := s.seen[k]; met {
-		if u, ok := s.last[k]; ok && t.view.TS <= u.ts-useGap {
-			s.last[k] = use{u.n, t.view.TS}
-			p := s.prov(t.view.Src, t.view.Session)
-			s.uses(int(u.n), Entry{TS: t.view.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project})
+		if u, ok := s.last[k]; ok && v.TS <= u.ts-useGap {
+			s.last[k] = use{u.n, v.TS}
+			s.opt.Uses(u.n, s.entry(t))
 		}
-		return !s.track || s.richerCopy(k, rk, t)
+		return s.pending == nil || s.richerCopy(k, rk, t)
 	}
 	s.seen[k] = struct{}{}
 	if s.hidden != nil && s.hidden.HiddenNormalized(s.norm) {
 		s.res.Hidden++
 		return true
 	}
-	p := s.prov(t.view.Src, t.view.Session)
 	n := s.res.sent
 	s.res.sent++
-	final := !s.track || rk == maxRank
+	final := s.pending == nil || rk == maxRank
 	if !final {
-		s.pending[k] = pend{n: n, rank: rk, ts: t.view.TS}
+		s.pending[k] = pend{n: n, rank: rk, ts: v.TS}
 		s.fifo = append(s.fifo, k)
 	}
-	e := Entry{Text: text, TS: t.view.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project}
-	if s.uses != nil {
-		s.last[k] = use{int32(n), e.TS}
-		s.uses(n, e)
+	e := s.entry(t)
+	if s.opt.Uses != nil {
+		s.last[k] = use{n, v.TS}
+		s.opt.Uses(n, e)
 	}
+	e.Text = string(v.Text)
 	return s.send(e, final)
 }
 
-// richerCopy gives the prompt of key k its provenance from t's current
+// entry is the time and provenance of t's current record.
+func (s *streamer) entry(t *tail) Entry {
+	f := s.files[t.file]
+	return Entry{TS: t.view.TS, Src: string(t.view.Src), Session: string(t.view.Session), File: f.Path, Project: f.Project}
+}
+
+// richerCopy gives the prompt of key k the provenance of t's current
 // record, an older copy of richness rk, if it is richer than what was
 // sent and the prompt is not settled yet.
 func (s *streamer) richerCopy(k key, rk int8, t *tail) bool {
@@ -237,9 +228,7 @@ func (s *streamer) richerCopy(k key, rk int8, t *tail) bool {
 	if !ok || rk <= o.rank {
 		return true
 	}
-	f := s.files[t.file]
-	p := s.prov(t.view.Src, t.view.Session)
-	s.richer(o.n, Entry{Src: p.src, Session: p.session, File: f.Path, Project: f.Project})
+	s.richer(o.n, s.entry(t))
 	if rk == maxRank { // none can be richer
 		delete(s.pending, k)
 		return s.settled(o.n)
@@ -260,28 +249,14 @@ func (s *streamer) settle(front int64) bool {
 			return true
 		}
 		s.fifo = s.fifo[1:]
-		if !ok {
-			continue // settled already
-		}
-		delete(s.pending, k)
-		if !s.settled(p.n) {
-			return false
+		if ok {
+			delete(s.pending, k)
+			if !s.settled(p.n) {
+				return false
+			}
 		}
 	}
 	return true
-}
-
-// prov returns src and session as strings, one copy of each pair kept.
-func (s *streamer) prov(src, session []byte) prov {
-	if len(src) == 0 && len(session) == 0 {
-		return prov{}
-	}
-	if p, ok := s.provs[prov{string(src), string(session)}]; ok {
-		return p
-	}
-	p := prov{string(src), string(session)}
-	s.provs[p] = p
-	return p
 }
 
 // holder holds prompts back until their provenance is settled

@@ -58,7 +58,6 @@ type tail struct {
 	buf   []byte       // file bytes [pos, pos+len(buf))
 	end   int          // buf[:end] holds the lines still to read, less the newline that ends the last
 	done  bool         // buf[:end] is all that is left
-	skip  bool         // dropping a line longer than maxLine
 	refs  []lineRef    // an indexed file's records, by time; read from the last
 	view  record.View  // the current record
 	st    record.Stats // what was read so far
@@ -192,59 +191,36 @@ func (t *tail) fill() error {
 // dropTorn drops what follows the file's last newline: a line a writer
 // is still finishing, counted as malformed.
 func (t *tail) dropTorn() error {
-	torn := false
-	for {
-		if i := bytes.LastIndexByte(t.buf[:t.end], '\n'); i >= 0 {
-			torn = torn || i+1 < t.end
-			t.end = i
-			break
-		}
-		if t.end > maxLine { // too long to keep: drop it as it is read
-			torn, t.buf, t.end = true, nil, 0
-		}
-		if t.pos == 0 { // no newline at all
-			torn = torn || t.end > 0
-			t.buf, t.end, t.done = nil, 0, true
-			break
-		}
-		if err := t.fill(); err != nil {
-			return err
-		}
-	}
-	if torn {
+	line, long, _, err := t.cut()
+	if long || len(line) > 0 {
 		t.st.Malformed++
 	}
-	return nil
+	return err
 }
 
-// prev returns the line before the ones returned so far, without its
-// newline; ok is false at the start of the file. The bytes are valid
-// until the next call.
-func (t *tail) prev() (line []byte, ok bool, err error) {
+// cut cuts the last line off buf[:end] and returns it without its
+// newline, reading the blocks before it as needed; ok is false at the
+// start of the file. A line longer than maxLine is dropped as it is read,
+// without being held in memory whole: its start is returned with long
+// set. The bytes are valid until the next call.
+func (t *tail) cut() (line []byte, long, ok bool, err error) {
 	for !t.done {
 		if i := bytes.LastIndexByte(t.buf[:t.end], '\n'); i >= 0 {
 			line, t.end = t.buf[i+1:t.end], i
-		} else if t.pos == 0 {
+			return line, long, true, nil
+		}
+		if t.pos == 0 {
 			line, t.end, t.done = t.buf[:t.end], 0, true
-		} else {
-			if t.end > maxLine {
-				// Drop it and look for the line before it, without
-				// holding it in memory.
-				t.skip, t.buf, t.end = true, nil, 0
-			}
-			if err := t.fill(); err != nil {
-				return nil, false, err
-			}
-			continue
+			return line, long, true, nil
 		}
-		if t.skip { // the start of a line too long
-			t.skip = false
-			t.st.Malformed++
-			continue
+		if t.end > maxLine {
+			long, t.buf, t.end = true, nil, 0
 		}
-		return line, true, nil
+		if err := t.fill(); err != nil {
+			return nil, false, false, err
+		}
 	}
-	return nil, false, nil
+	return nil, false, false, nil
 }
 
 // line returns the bytes of the record at ref, valid until the next call.
@@ -283,7 +259,7 @@ func (t *tail) next() (bool, error) {
 		return false, nil
 	}
 	for {
-		line, ok, err := t.prev()
+		line, long, ok, err := t.cut()
 		if err != nil {
 			t.buf = nil
 			return false, err
@@ -291,6 +267,10 @@ func (t *tail) next() (bool, error) {
 		if !ok {
 			t.buf, t.st.Bytes = nil, t.size
 			return false, nil
+		}
+		if long {
+			t.st.Malformed++
+			continue
 		}
 		t.st.Lines++
 		if len(bytes.TrimSpace(line)) == 0 {
