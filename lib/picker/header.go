@@ -35,8 +35,6 @@ const (
 	wide
 )
 
-func (c class) String() string { return [...]string{"narrow", "medium", "wide"}[c] }
-
 // classOf is the class of a terminal width.
 func classOf(cols int) class {
 	switch {
@@ -100,50 +98,30 @@ func radio(all, repo bool, width int) string {
 	return "○ " + short + " | ◉ All projects"
 }
 
-// count formats n with thousands separators.
+// count formats n (0 or more) with thousands separators.
 func count(n int) string {
 	s := strconv.Itoa(n)
-	if n < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// position is "pos/matches".
-func position(h headerState) string { return count(h.Pos) + "/" + count(h.Matches) }
-
-// loadedCount is the loaded count, with an ellipsis while more are coming.
-func loadedCount(h headerState) string {
-	s := count(h.Loaded) + " loaded"
-	if h.Loading {
-		s += "…"
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
 	}
 	return s
 }
 
-// header returns the header's rows for h (without fzf's gutter).
+// header returns the header's rows for h (without fzf's gutter): the
+// position "pos/matches", the loaded count (with an ellipsis while more
+// are coming), the radio and the status.
 func header(h headerState) []string {
-	width := h.Cols - gutter - 1
-	if width < 1 {
-		width = 1
+	width := max(1, h.Cols-gutter-1)
+	pos, loaded := count(h.Pos)+"/"+count(h.Matches), count(h.Loaded)+" loaded"
+	if h.Loading {
+		loaded += "…"
 	}
-	pos, loaded := position(h), loadedCount(h)
 	var rows []string
 	switch classOf(h.Cols) {
 	case wide:
 		left := title + "  " + pos + "  " + loaded
 		scope := radio(h.All, h.Repo, width)
-		pad := width - runewidth.StringWidth(left) - runewidth.StringWidth(scope)
-		if pad < 2 {
-			pad = 2
-		}
+		pad := max(2, width-runewidth.StringWidth(left)-runewidth.StringWidth(scope))
 		rows = []string{left + strings.Repeat(" ", pad) + scope, h.Status}
 	case medium:
 		rows = []string{title + "  " + pos + "  " + loaded, radio(h.All, h.Repo, width) + "  " + h.Status}

@@ -91,10 +91,8 @@ func (p *picker) footer(r *run) string {
 // of All projects, for the footer's hint (othersHint). It runs in fzf's
 // background load callback, so the selector never waits for the read.
 func (p *picker) countOthers(n int) {
-	p.mu.Lock()
-	r := p.cur
-	p.mu.Unlock()
-	if r == nil || r.n != n || r.kind != normalRun || r.list.all {
+	r := p.current(n)
+	if r == nil || r.armed || r.list.all {
 		return
 	}
 	files, err := p.cfg.Store.Files(store.Scope{All: true})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"hist/lib/history"
 	"hist/lib/shellquote"
 )
 
@@ -105,17 +106,17 @@ func TestOriginAndLabel(t *testing.T) {
 		}
 	}
 	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
-	it := previewItem{Text: "t", TS: now.UnixMilli(), Project: "abcd", Src: "claude", Session: "s-1", Origin: "captured live"}
-	if got := preview(it, "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (captured live)\n") {
+	it := history.Entry{Text: "t", TS: now.UnixMilli(), Project: "abcd", Src: "claude", Session: "s-1", File: "/s/projects/h/0b7c1e2a@m1.jsonl"}
+	if got := preview(it, "", "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (captured live)\n") {
 		t.Errorf("a live capture's preview:\n%s", got)
 	}
-	it.Origin = "imported"
-	if got := preview(it, "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (imported)\n") {
+	it.File = "/s/projects/h/seed-claude.jsonl"
+	if got := preview(it, "", "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (imported)\n") {
 		t.Errorf("an imported prompt's preview:\n%s", got)
 	}
 	// A compact file merges capture and import files: it does not say.
-	it.Origin = ""
-	if got := preview(it, "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code\n") {
+	it.File = "/s/projects/h/compact-1700000000000-ab12.jsonl"
+	if got := preview(it, "", "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code\n") {
 		t.Errorf("a compacted prompt's preview:\n%s", got)
 	}
 }

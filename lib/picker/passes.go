@@ -116,7 +116,7 @@ func (p *picker) armedArgs(r *run) []string {
 	p.mu.Unlock()
 	args := p.commonArgs(r, h)
 	args = append(args,
-		"--query="+r.query, // filters the list as it was; the box is hidden
+		"--query="+r.arm.query, // filters the list as it was; the box is hidden
 		"--no-input", "--no-mouse", "--highlight-line",
 		// Draw only once the items are in and pos(N) has run, so the red
 		// row is the armed one from the first frame.
@@ -125,7 +125,7 @@ func (p *picker) armedArgs(r *run) []string {
 		"--bind=y:transform("+cb(r, "yes")+")",
 		"--bind=n:transform("+cb(r, "no")+")",
 		"--bind=esc:transform("+cb(r, "no")+")",
-		"--bind=load:pos("+strconv.Itoa(r.armPos)+")+transform("+cb(r, "armcheck {n}")+")",
+		"--bind=load:pos("+strconv.Itoa(r.arm.pos)+")+transform("+cb(r, "armcheck {n}")+")",
 	)
 	keys := append(append([]string(nil), armedIgnore...), p.cfg.ResumeKey)
 	keys = append(keys, p.cfg.DeleteKeys...)
@@ -143,6 +143,6 @@ func (p *picker) armedArgs(r *run) []string {
 // when the delete was armed, then the query where the hidden search box
 // was, so the list does not move.
 func (p *picker) armedHeader(r *run, cols int) []string {
-	h := header(headerState{Cols: cols, Pos: r.armPos, Matches: r.armMatch, Loaded: r.armTotal, All: r.list.all, Repo: p.cfg.Repo, Status: p.status(r.query)})
-	return append(h, "> "+row(r.query))
+	h := header(headerState{Cols: cols, Pos: r.arm.pos, Matches: r.arm.match, Loaded: r.arm.total, All: r.list.all, Repo: p.cfg.Repo, Status: p.status(r.arm.query)})
+	return append(h, "> "+row(r.arm.query))
 }

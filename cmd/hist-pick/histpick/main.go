@@ -315,7 +315,7 @@ func configure(e *cli.Env, o options) (cfg picker.Config, code int, ok bool) {
 	return picker.Config{
 		Store: st, Hidden: hidden, Project: project, Also: also, Repo: repo, All: sc.All, Query: o.query,
 		Filter: filter, Filters: o.filters.Words(), Now: func() time.Time { now, _ := e.Now(); return now },
-		ResumeKey: o.resumeKey, NoResumeKey: o.resumeKey == "", DeleteKeys: o.deleteKeys, Shell: o.shell,
+		ResumeKey: o.resumeKey, DeleteKeys: o.deleteKeys, Shell: o.shell,
 	}, cli.ExitOK, true
 }
 
