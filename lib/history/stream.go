@@ -6,8 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"hist/lib/identity"
 	"hist/lib/store"
@@ -151,20 +149,12 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 	return s.res
 }
 
-// openTails opens files, a few at a time: most of the time to the first
-// prompt goes in opening each file and reading its first block.
+// openTails opens files.
 func openTails(files []store.File) ([]*tail, []error) {
 	tails, errs := make([]*tail, len(files)), make([]error, len(files))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(len(files), 4) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
-				tails[i], errs[i] = openTail(files[i], i, len(files))
-			}
-		})
+	for i, f := range files {
+		tails[i], errs[i] = openTail(f, i, len(files))
 	}
-	wg.Wait()
 	return tails, errs
 }
 
