@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 
 	"hist/lib/jsonscan"
 )
@@ -110,7 +109,7 @@ func Parse(line []byte) (Record, error) {
 	if err := ParseView(line, &v); err != nil {
 		return Record{}, err
 	}
-	return Record{Text: string(v.Text), TS: v.TS, Src: string(v.Src), Session: string(v.Session)}, nil
+	return v.Record(), nil
 }
 
 // View is a parsed record whose byte fields point into the line or into
@@ -147,7 +146,7 @@ func ParseView(line []byte, v *View) error {
 	v.Text, v.TS, v.Src, v.Session = nil, 0, nil, nil
 	v.scratch = v.scratch[:0]
 	var ver int64
-	var haveV, haveText, haveTS bool
+	var have [fieldOther]bool // v, text and ts are present
 	p := jsonscan.SkipSpace(line, 0)
 	if p >= len(line) || line[p] != '{' {
 		return ErrMalformed
@@ -170,23 +169,12 @@ func ParseView(line []byte, v *View) error {
 			ok = ok && json.Valid(line[p:np])
 		case null:
 			np = p + len("null")
-			switch f {
-			case fieldV:
-				haveV = false
-			case fieldText:
-				haveText = false
-			case fieldTS:
-				haveTS = false
-			}
 		case f == fieldV:
 			ver, np, ok = integer(line, p)
-			haveV = true
 		case f == fieldTS:
 			v.TS, np, ok = integer(line, p)
-			haveTS = true
 		case f == fieldText:
 			v.Text, np, ok = decodeString(line, p, &v.scratch)
-			haveText = true
 		case f == fieldSrc:
 			v.Src, np, ok = decodeString(line, p, nil)
 		case f == fieldSession:
@@ -194,6 +182,9 @@ func ParseView(line []byte, v *View) error {
 		}
 		if !ok {
 			return ErrMalformed
+		}
+		if f != fieldOther {
+			have[f] = !null
 		}
 		p = jsonscan.SkipSpace(line, np)
 		if p < len(line) && line[p] == ',' {
@@ -203,7 +194,7 @@ func ParseView(line []byte, v *View) error {
 		if p >= len(line) || line[p] != '}' || jsonscan.SkipSpace(line, p+1) != len(line) {
 			return ErrMalformed
 		}
-		if !haveV || ver != Version || !haveText || !haveTS {
+		if !have[fieldV] || ver != Version || !have[fieldText] || !have[fieldTS] {
 			return ErrMalformed
 		}
 		return nil
@@ -235,38 +226,20 @@ func member(b []byte, p int) (field int, next int, ok bool) {
 }
 
 // fieldOf is the field a member name sets, matched as encoding/json
-// matches struct fields: exactly, or else after folding the case of both
-// (so "TEXT" and "ſrc", with a long s, match too).
+// matches struct fields: exactly, or else as strings.EqualFold does (so
+// "TEXT" and "ſrc", with a long s, match too).
 func fieldOf(name string) int {
-	switch name {
-	case "v":
-		return fieldV
-	case "text":
-		return fieldText
-	case "ts":
-		return fieldTS
-	case "src":
-		return fieldSrc
-	case "session":
-		return fieldSession
-	}
-	folded := fold(name)
 	for i, n := range fieldNames {
-		if folded == fold(n) {
+		if name == n {
+			return i
+		}
+	}
+	for i, n := range fieldNames {
+		if strings.EqualFold(name, n) {
 			return i
 		}
 	}
 	return fieldOther
-}
-
-// fold is encoding/json's case folding of a member name: each rune
-// lowered, then raised.
-func fold(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteRune(unicode.ToUpper(unicode.ToLower(r)))
-	}
-	return b.String()
 }
 
 // integer reads the JSON number at b[p] as encoding/json decodes one into
@@ -372,9 +345,9 @@ type Line struct {
 	Raw    []byte // the line without its newline
 }
 
-// Record returns the line's record as strings that outlive the callback.
-func (l *Line) Record() Record {
-	return Record{Text: string(l.Text), TS: l.TS, Src: string(l.Src), Session: string(l.Session)}
+// Record returns the record as strings that outlive the view.
+func (v *View) Record() Record {
+	return Record{Text: string(v.Text), TS: v.TS, Src: string(v.Src), Session: string(v.Session)}
 }
 
 // readerSize is the buffer of a Scan. Longer lines are assembled in a
@@ -412,6 +385,7 @@ func Scan(r io.Reader, fn func(l *Line) error) (Stats, error) {
 		}
 		n := int64(len(line))
 		st.Bytes += n
+		off += n
 		if err != nil {
 			if err == io.EOF {
 				if len(line) > 0 {
@@ -424,16 +398,13 @@ func Scan(r io.Reader, fn func(l *Line) error) (Stats, error) {
 		st.Lines++
 		body := line[:len(line)-1]
 		if len(bytes.TrimSpace(body)) == 0 {
-			off += n
 			continue
 		}
-		if perr := ParseView(body, &l.View); perr != nil {
+		if ParseView(body, &l.View) != nil {
 			st.Malformed++
-			off += n
 			continue
 		}
-		l.Offset, l.Raw = off, body
-		off += n
+		l.Offset, l.Raw = off-n, body
 		st.Records++
 		if err := fn(&l); err != nil {
 			return st, err
