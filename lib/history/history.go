@@ -105,6 +105,20 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 	return res
 }
 
+// Report says what the stream left out, through warnf and errorf: the
+// malformed lines it skipped, and each file or folder it could not read,
+// whose prompts are "not <done>" ("listed"); true when some could not be
+// read.
+func (r *StreamResult) Report(warnf, errorf func(format string, args ...any), done string) bool {
+	if r.Stats.Malformed > 0 {
+		warnf("skipped %s", words.Plural(r.Stats.Malformed, "malformed store line", "malformed store lines"))
+	}
+	for _, f := range r.Failed {
+		errorf("could not read %v: its prompts are not %s%s", f, done, f.Hint())
+	}
+	return len(r.Failed) > 0
+}
+
 // StreamResult is what a stream saw.
 type StreamResult struct {
 	Stats   record.Stats

@@ -224,28 +224,14 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 			break
 		}
 	}
-	if werr != nil {
+	if werr != nil || out.Flush() != nil {
 		return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
 	}
-	if err := out.Flush(); err != nil {
-		return cli.ExitFailure
-	}
-	return report(e, res, withNUL)
-}
-
-// report says what the listing left out, and returns the exit code.
-func report(e *cli.Env, res *history.StreamResult, withNUL int) int {
-	if res.Stats.Malformed > 0 {
-		e.Warnf("skipped %s", words.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
-	}
-	for _, f := range res.Failed {
-		e.Errorf("could not read %v: its prompts are not listed%s", f, f.Hint())
-	}
+	failed := res.Report(e.Warnf, e.Errorf, "listed")
 	if withNUL > 0 {
 		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", words.Plural(withNUL, "prompt", "prompts"))
-		return cli.ExitFailure
 	}
-	if len(res.Failed) > 0 {
+	if failed || withNUL > 0 {
 		return cli.ExitFailure
 	}
 	return cli.ExitOK

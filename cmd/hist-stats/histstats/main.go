@@ -11,7 +11,6 @@ import (
 	"hist/lib/history"
 	"hist/lib/store"
 	"hist/lib/termsafe"
-	"hist/lib/words"
 )
 
 const usage = `Usage:
@@ -114,10 +113,10 @@ func run(e *cli.Env) int {
 	} else {
 		s.draw(out, reg, scopeName(sc, o.scope.Repo, reg), termsafe.IsTerminal(e.Stdout) && e.Getenv("NO_COLOR") == "")
 	}
-	if out.Flush() != nil {
+	if out.Flush() != nil || res.Report(e.Warnf, e.Errorf, "counted") {
 		return cli.ExitFailure
 	}
-	return report(e, res)
+	return cli.ExitOK
 }
 
 // scopeName names the scope in the charts' title.
@@ -131,16 +130,3 @@ func scopeName(sc store.Scope, repo string, reg store.Registry) string {
 	return reg.Label(sc.Project)
 }
 
-// report says what the counts left out, and returns the exit code.
-func report(e *cli.Env, res *history.StreamResult) int {
-	if res.Stats.Malformed > 0 {
-		e.Warnf("skipped %s", words.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
-	}
-	for _, f := range res.Failed {
-		e.Errorf("could not read %v: its prompts are not counted%s", f, f.Hint())
-	}
-	if len(res.Failed) > 0 {
-		return cli.ExitFailure
-	}
-	return cli.ExitOK
-}
