@@ -50,12 +50,8 @@ const armedQuestion = "Delete this prompt from history (y/n)? Prompt stays in se
 // emptyHint is the footer of an empty scope.
 const emptyHint = "No prompts yet: pi captures them while capture is on; hist-seed imports past ones from your agents' sessions."
 
-// Exit codes of Run.
-const (
-	ExitChosen    = 0
-	ExitCancelled = 130 // Esc or ctrl-c, like fzf
-	exitError     = 2
-)
+// ErrCancelled is Run's error when the user left with Esc or ctrl-c.
+var ErrCancelled = errors.New("cancelled")
 
 // Config is one selector session.
 type Config struct {
@@ -152,12 +148,11 @@ type picker struct {
 	previewMode previewMode // the preview key's choice
 }
 
-// Run opens the selector on the terminal and returns the choice with
-// ExitChosen, or ExitCancelled, or exitError with the error.
-func Run(cfg Config) (Choice, int, error) {
+// Run opens the selector on the terminal and returns the choice.
+func Run(cfg Config) (Choice, error) {
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return Choice{}, exitError, fmt.Errorf("no terminal to draw the selector on (%v): run hist-pick from a terminal", err)
+		return Choice{}, fmt.Errorf("no terminal to draw the selector on (%v): run hist-pick from a terminal", err)
 	}
 	cols, lines := 80, height
 	if w, h, err := term.GetSize(int(tty.Fd())); err == nil && w > 0 && h > 0 {
@@ -171,11 +166,11 @@ func Run(cfg Config) (Choice, int, error) {
 	defer func() { l.close() }()
 	rl, err := newRelay(p.respond)
 	if err != nil {
-		return Choice{}, exitError, fmt.Errorf("starting the selector's callback socket: %v", err)
+		return Choice{}, fmt.Errorf("starting the selector's callback socket: %v", err)
 	}
 	defer rl.close()
 	if p.exe, err = callbackExe(rl.dir); err != nil {
-		return Choice{}, exitError, err
+		return Choice{}, err
 	}
 	os.Setenv(relayEnv, rl.sock)
 	defer os.Unsetenv(relayEnv)
@@ -192,27 +187,27 @@ func Run(cfg Config) (Choice, int, error) {
 		d := p.finish(r)
 		if d == nil {
 			if code == fzf.ExitInterrupt || code == fzf.ExitNoMatch && err == nil {
-				return Choice{}, ExitCancelled, nil
+				return Choice{}, ErrCancelled
 			}
 			if err == nil {
 				err = fmt.Errorf("fzf exit %d", code)
 			}
-			return Choice{}, exitError, fmt.Errorf("the selector stopped: %v", err)
+			return Choice{}, fmt.Errorf("the selector stopped: %v", err)
 		}
 		query = d.query
 		switch d.verb {
 		case "pick", "resume":
 			e, ok := l.at(d.id)
 			if !ok {
-				return Choice{}, exitError, errors.New("the chosen prompt was deleted meanwhile: run hist-pick again")
+				return Choice{}, errors.New("the chosen prompt was deleted meanwhile: run hist-pick again")
 			}
 			c := Choice{Entry: e, Cwd: p.reg[e.Project]}
 			if d.verb == "resume" {
 				if c.Resume, err = ResumeCommand(c.Src, c.Session, c.Cwd, cfg.Shell); err != nil {
-					return Choice{}, exitError, err // the key's callback checked it
+					return Choice{}, err // the key's callback checked it
 				}
 			}
-			return c, ExitChosen, nil
+			return c, nil
 		case "scope", "agent":
 			l.close()
 			if d.verb == "scope" {

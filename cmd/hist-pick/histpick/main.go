@@ -3,6 +3,8 @@
 package histpick
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -159,12 +161,11 @@ func run(e *cli.Env) int {
 	if !ok {
 		return code
 	}
-	c, code, err := picker.Run(cfg)
-	switch code {
-	case picker.ExitChosen:
-	case picker.ExitCancelled:
-		return picker.ExitCancelled
-	default:
+	c, err := picker.Run(cfg)
+	switch {
+	case errors.Is(err, picker.ErrCancelled):
+		return 130 // like fzf
+	case err != nil:
 		e.Errorf("%v", err)
 		return cli.ExitFailure
 	}
@@ -212,7 +213,7 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 		e.Errorf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
 		return o, cli.ExitUsage, false
 	case *shellName != "" && !*word && !*resumeOnly:
-		return o, bindings(e, *shellName, firstNonEmpty(*bindKey, shell.DefaultKey)), false
+		return o, bindings(e, *shellName, cmp.Or(strings.TrimSpace(*bindKey), shell.DefaultKey)), false
 	case *bindKey != "":
 		e.Errorf("--key KEY chooses the shell bindings' key: use it with --shell bash|zsh|fish alone")
 		return o, cli.ExitUsage, false
@@ -257,17 +258,18 @@ func bindings(e *cli.Env, sh, key string) int {
 }
 
 // keys sets the resume and delete keys from the flags, else the
-// environment, else the defaults, and checks that fzf can bind them.
+// environment, else the defaults, and asks fzf whether it can bind them.
 func keys(e *cli.Env, o *options, resumeKey, deleteKey string, noResumeKey bool) bool {
-	rk := firstNonEmpty(resumeKey, e.Getenv("HIST_PICK_RESUME_KEY"), "ctrl-o")
-	dk := firstNonEmpty(deleteKey, e.Getenv("HIST_PICK_DELETE_KEY"), "ctrl-delete,alt-d")
+	trim := strings.TrimSpace
+	rk := cmp.Or(trim(resumeKey), trim(e.Getenv("HIST_PICK_RESUME_KEY")), "ctrl-o")
+	dk := cmp.Or(trim(deleteKey), trim(e.Getenv("HIST_PICK_DELETE_KEY")), "ctrl-delete,alt-d")
 	for _, k := range strings.Split(dk, ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			o.deleteKeys = append(o.deleteKeys, k)
 		}
 	}
 	for _, k := range append([]string{rk}, o.deleteKeys...) {
-		if err := checkKey(k); err != nil {
+		if _, err := fzf.ParseOptions(false, []string{"--bind=" + k + ":ignore"}); err != nil {
 			e.Errorf("key %q: %v: use an fzf key name such as ctrl-o, alt-d or ctrl-delete", k, err)
 			return false
 		}
@@ -330,19 +332,4 @@ func output(c picker.Choice, o options) []byte {
 		l.Text = shellquote.Quote(c.Text, o.shell)
 	}
 	return o.format.Append(nil, l)
-}
-
-// checkKey asks fzf whether it can bind k.
-func checkKey(k string) error {
-	_, err := fzf.ParseOptions(false, []string{"--bind=" + k + ":ignore"})
-	return err
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
