@@ -14,11 +14,6 @@ import (
 
 // Options tune a stream.
 type Options struct {
-	// Richer, when set, is called when an older copy of the n-th prompt
-	// sent (from 0) is richer than the copies met before and at most
-	// richerWindow older than its newest one: e's Src, Session, File and
-	// Project replace the ones sent (its Text is empty).
-	Richer func(n int, e Entry)
 	// Hold sends each prompt only once no richer copy can come, with its
 	// richest copy's provenance, still newest first: at once when the copy
 	// met first has a project and a session; else once the stream is
@@ -27,10 +22,11 @@ type Options struct {
 	Hold bool
 	// Filter selects the copies read.
 	Filter Filter
-	// Uses, when set, is called for each use of the n-th prompt sent:
-	// each copy selected that is more than useGap older than the last one
-	// counted, the copy sent first included. e is that copy's time and
-	// provenance (its Text is empty).
+	// Uses, when set, is called for each use of the n-th prompt sent
+	// (from 0, across the reads of a Stream): each copy selected that is
+	// more than useGap older than the last one counted, the copy sent
+	// first included. e is that copy's time and provenance (its Text is
+	// empty).
 	Uses func(n int, e Entry)
 }
 
@@ -77,19 +73,16 @@ type streamer struct {
 	res     *StreamResult
 	norm    []byte
 	opt     Options
-	pending map[key]pend // prompts a richer copy may still change (nil: provenance is not followed)
+	held    holder
+	pending map[key]pend // with Hold: the prompts a richer copy may still change
 	fifo    []key        // pending's keys, in the order sent (some settled already)
 	last    map[key]use  // with Uses: each prompt's last use counted
-
-	send    func(e Entry, final bool) bool
-	richer  func(n int, e Entry)
-	settled func(n int) bool
 }
 
 // streamFiles sends the visible prompts of files to fn, newest first,
 // each once: none that hidden hides (hidden may be nil), none that seen
 // holds, whose identities it adds. sent counts the prompts of earlier
-// streams, so that Options.Richer names prompts across streams.
+// streams, so that Options.Uses names prompts across streams.
 //
 // Each file is read up to the size it had when it was opened: lines
 // appended later are not read, and a last line with no newline yet (a
@@ -98,19 +91,11 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 	if m := opt.Filter.Machine; m != "" {
 		files = slices.DeleteFunc(slices.Clone(files), func(f store.File) bool { return store.MachineOf(filepath.Base(f.Path)) != m })
 	}
-	s := &streamer{files: files, seen: seen, res: &StreamResult{sent: sent}, opt: opt, last: map[key]use{}}
+	s := &streamer{files: files, seen: seen, res: &StreamResult{sent: sent}, opt: opt, last: map[key]use{}, held: holder{base: sent, fn: fn}}
 	if hidden != nil && !hidden.Empty() {
 		s.hidden = hidden
 	}
-	s.send = func(e Entry, _ bool) bool { return fn(e) }
-	switch {
-	case opt.Hold:
-		h := &holder{base: sent, fn: fn}
-		s.send, s.richer, s.settled = h.send, h.richer, h.settled
-	case opt.Richer != nil:
-		s.richer, s.settled = opt.Richer, func(int) bool { return true }
-	}
-	if s.richer != nil {
+	if opt.Hold {
 		s.pending = map[key]pend{}
 	}
 	var tails tailHeap
@@ -201,7 +186,7 @@ func (s *streamer) emit(t *tail) bool {
 		s.opt.Uses(n, e)
 	}
 	e.Text = string(v.Text)
-	return s.send(e, final)
+	return s.held.send(e, final)
 }
 
 // entry is the time and provenance of t's current record.
@@ -218,10 +203,10 @@ func (s *streamer) richerCopy(k key, rk int8, t *tail) bool {
 	if !ok || rk <= o.rank {
 		return true
 	}
-	s.richer(o.n, s.entry(t))
+	s.held.richer(o.n, s.entry(t))
 	if rk == maxRank { // none can be richer
 		delete(s.pending, k)
-		return s.settled(o.n)
+		return s.held.settled(o.n)
 	}
 	o.rank = rk
 	s.pending[k] = o
@@ -241,7 +226,7 @@ func (s *streamer) settle(front int64) bool {
 		s.fifo = s.fifo[1:]
 		if ok {
 			delete(s.pending, k)
-			if !s.settled(p.n) {
+			if !s.held.settled(p.n) {
 				return false
 			}
 		}
@@ -259,6 +244,10 @@ type holder struct {
 }
 
 func (h *holder) send(e Entry, final bool) bool {
+	if final && len(h.held) == 0 {
+		h.base++
+		return h.fn(e)
+	}
 	h.held, h.final = append(h.held, e), append(h.final, final)
 	return h.flush()
 }

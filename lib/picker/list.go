@@ -46,47 +46,24 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set, f history.Filte
 	return l
 }
 
-// stream adds the scope's prompts to the list in batches, each larger
-// than the last, so that the first screen comes at once and the feeder
-// wakes rarely after it.
+// stream adds the scope's prompts to the list as they come.
 func (l *list) stream(st store.Store, sc store.Scope, hidden *tombstone.Set, f history.Filter) *history.StreamResult {
-	var batch []history.Entry
-	limit := 16
-	flush := func() {
-		l.mu.Lock()
-		l.ents = append(l.ents, batch...)
-		l.mu.Unlock()
-		l.cond.Broadcast()
-		batch = batch[:0]
-		limit = min(4*limit, 4096)
-	}
-	defer flush()
-	// An older, richer copy of the n-th prompt: its provenance (what the
-	// preview and the resume key use) is the prompt's.
-	richer := func(n int, e history.Entry) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		var p *history.Entry
-		if have := len(l.ents); n < have {
-			p = &l.ents[n]
-		} else {
-			p = &batch[n-have]
-		}
-		p.Src, p.Session, p.File, p.Project = e.Src, e.Session, e.File, e.Project
-	}
 	uses := func(n int, e history.Entry) {
 		l.mu.Lock()
 		l.tally.Add(n, e.TS)
 		l.agents[history.AgentOf(e.Src)] = true
 		l.mu.Unlock()
 	}
-	return history.Stream(st, sc, hidden, history.Options{Richer: richer, Uses: uses, Filter: f}, func(e history.Entry) bool {
+	// Each prompt comes with its richest copy's provenance (what the preview
+	// and the resume key use), as hist-list --json prints it.
+	return history.Stream(st, sc, hidden, history.Options{Hold: true, Uses: uses, Filter: f}, func(e history.Entry) bool {
 		if l.stop.Load() {
 			return false
 		}
-		if batch = append(batch, e); len(batch) >= limit {
-			flush()
-		}
+		l.mu.Lock()
+		l.ents = append(l.ents, e)
+		l.mu.Unlock()
+		l.cond.Broadcast()
 		return true
 	})
 }
