@@ -23,44 +23,8 @@ const (
 	mediumMin = 60
 	// Below mediumMin the header is narrow: title and position, the loaded
 	// count with the order and filters, and the radio each take a row, so
-	// the list shows 9 prompts.
+	// the list shows 9 prompts (10 otherwise).
 )
-
-// Width classes.
-type class int
-
-const (
-	narrow class = iota
-	medium
-	wide
-)
-
-// classOf is the class of a terminal width.
-func classOf(cols int) class {
-	switch {
-	case cols >= wideMin:
-		return wide
-	case cols >= mediumMin:
-		return medium
-	}
-	return narrow
-}
-
-// listRows is how many prompts the list shows in a class.
-func listRows(c class) int {
-	if c == narrow {
-		return 9
-	}
-	return 10
-}
-
-// headerRows is how many rows the header takes in a class.
-func headerRows(c class) int {
-	if c == narrow {
-		return 3
-	}
-	return 2
-}
 
 // headerState is what the header shows.
 type headerState struct {
@@ -117,13 +81,13 @@ func header(h headerState) []string {
 		loaded += "…"
 	}
 	var rows []string
-	switch classOf(h.Cols) {
-	case wide:
+	switch {
+	case h.Cols >= wideMin:
 		left := title + "  " + pos + "  " + loaded
 		scope := radio(h.All, h.Repo, width)
 		pad := max(2, width-runewidth.StringWidth(left)-runewidth.StringWidth(scope))
 		rows = []string{left + strings.Repeat(" ", pad) + scope, h.Status}
-	case medium:
+	case h.Cols >= mediumMin:
 		rows = []string{title + "  " + pos + "  " + loaded, radio(h.All, h.Repo, width) + "  " + h.Status}
 	default:
 		rows = []string{title + "  " + pos, loaded + "  " + h.Status, radio(h.All, h.Repo, width)}

@@ -31,9 +31,11 @@ const (
 )
 
 // previewSize is the preview pane's height, its border included, in a
-// selector lines rows tall in class c, and whether it shows.
-func previewSize(lines int, c class, mode previewMode) (rows int, shown bool) {
-	rows = min(previewRows, lines-headerRows(c)-1-listRows(c)-1)
+// selector lines rows tall, and whether it shows. The header, the search
+// box, the list and the footer take 14 rows at every width: 2+1+10+1, or
+// 3+1+9+1 on a narrow terminal.
+func previewSize(lines int, mode previewMode) (rows int, shown bool) {
+	rows = min(previewRows, lines-14)
 	shown = mode == previewShown || mode == previewAuto && rows >= minPreviewRows
 	if rows < minPreviewRows {
 		// Shown on request on a short terminal: half of it.
@@ -44,7 +46,7 @@ func previewSize(lines int, c class, mode previewMode) (rows int, shown bool) {
 
 // previewWindow is fzf's --preview-window now. p.mu is held.
 func (p *picker) previewWindow() string {
-	rows, shown := previewSize(p.lines, classOf(p.cols), p.previewMode)
+	rows, shown := previewSize(p.lines, p.previewMode)
 	w := "down," + strconv.Itoa(rows-1) + ",wrap,border-top"
 	if !shown {
 		w += ",hidden"
@@ -56,9 +58,8 @@ func (p *picker) previewWindow() string {
 // A press that gives what the terminal's size gives goes back to that
 // rule, so the preview follows later resizes again. p.mu is held.
 func (p *picker) togglePreview() {
-	c := classOf(p.cols)
-	_, shown := previewSize(p.lines, c, p.previewMode)
-	_, auto := previewSize(p.lines, c, previewAuto)
+	_, shown := previewSize(p.lines, p.previewMode)
+	_, auto := previewSize(p.lines, previewAuto)
 	switch {
 	case !shown == auto:
 		p.previewMode = previewAuto

@@ -80,32 +80,23 @@ func (p *picker) normalArgs(r *run, query string) []string {
 	p.mu.Lock()
 	h := header(headerState{Cols: p.cols, Loading: true, All: r.list.all, Repo: p.cfg.Repo, Status: p.status(query)})
 	p.mu.Unlock()
-	args := p.commonArgs(r, h)
-	args = append(args,
-		"--query="+query,
-		"--bind=enter:transform("+cb(r, "pick {n}")+")",
-		"--bind=double-click:transform("+cb(r, "pick {n}")+")",
-		"--bind=tab:transform("+cb(r, "scope")+")",
-		"--bind=btab:transform("+cb(r, "scope")+")",
-		"--bind=ctrl-s:transform("+cb(r, "scope")+")",
-		"--bind="+orderKey+":transform("+cb(r, "order")+")",
-		"--bind="+agentKey+":transform("+cb(r, "agent")+")",
-		"--bind=home:transform("+cb(r, "home")+")",
-		"--bind=end:transform("+cb(r, "end")+")",
+	args := append(p.commonArgs(r, h), "--query="+query,
 		"--bind=result:bg-transform("+cb(r, "result")+")", // never holds up drawing the list
-		"--bind=focus:transform("+cb(r, "focus")+")",
 		"--bind=load:bg-transform("+cb(r, "load")+")+transform("+cb(r, "reload")+")",
 		"--bind=ctrl-r:toggle-sort+transform("+cb(r, "sort")+")",
 		"--bind=change:first", // editing the query selects the first match
 	)
-	if k := p.cfg.ResumeKey; k != "" {
-		args = append(args, "--bind="+k+":transform("+cb(r, "resume {n}")+")")
-	}
-	if k := p.toggleKey(); k != "" {
-		args = append(args, "--bind="+k+":transform("+cb(r, "toggle")+")")
-	}
+	// Each key's callback; the user's keys last, so that they win.
+	keys := [][2]string{{"enter", "pick {n}"}, {"double-click", "pick {n}"}, {"tab", "scope"}, {"btab", "scope"},
+		{"ctrl-s", "scope"}, {orderKey, "order"}, {agentKey, "agent"}, {"home", "home"}, {"end", "end"},
+		{"focus", "focus"}, {p.cfg.ResumeKey, "resume {n}"}, {p.toggleKey(), "toggle"}}
 	for _, k := range p.cfg.DeleteKeys {
-		args = append(args, "--bind="+k+":transform("+cb(r, "arm {n}")+")")
+		keys = append(keys, [2]string{k, "arm {n}"})
+	}
+	for _, k := range keys {
+		if k[0] != "" {
+			args = append(args, "--bind="+k[0]+":transform("+cb(r, k[1])+")")
+		}
 	}
 	return args
 }

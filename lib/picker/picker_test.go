@@ -14,18 +14,6 @@ import (
 	"hist/lib/termsafe"
 )
 
-func TestClassAndRows(t *testing.T) {
-	for _, tc := range []struct {
-		cols int
-		cls  class
-		rows int
-	}{{200, wide, 10}, {100, wide, 10}, {99, medium, 10}, {60, medium, 10}, {59, narrow, 9}, {20, narrow, 9}} {
-		if c := classOf(tc.cols); c != tc.cls || listRows(c) != tc.rows {
-			t.Errorf("%d columns: %v with %d rows, want %v with %d", tc.cols, c, listRows(c), tc.cls, tc.rows)
-		}
-	}
-}
-
 func TestHeader(t *testing.T) {
 	for _, tc := range []struct {
 		h    headerState
@@ -33,10 +21,14 @@ func TestHeader(t *testing.T) {
 	}{
 		{headerState{Cols: 100, Pos: 3, Matches: 1234567, Loaded: 1234567, Loading: true, Repo: true, Status: "newest first"},
 			[]string{"Prompt history  3/1,234,567  1,234,567 loaded…" + strings.Repeat(" ", 17) + "◉ This repository | ○ All projects", "newest first"}},
+		{headerState{Cols: 99, Pos: 1, Matches: 2, Loaded: 2, Status: "newest first"},
+			[]string{"Prompt history  1/2  2 loaded", "◉ This folder | ○ All projects  newest first"}},
 		{headerState{Cols: 80, Pos: 1, Matches: 2, Loaded: 2, All: true, Status: "most used · claude"},
 			[]string{"Prompt history  1/2  2 loaded", "○ This folder | ◉ All projects  most used · claude"}},
 		{headerState{Cols: 60, Pos: 1, Matches: 2, Loaded: 2, Repo: true, Status: "most used · claude · since 7d"},
 			[]string{"Prompt history  1/2  2 loaded", "◉ This repository | ○ All projects  most used · claude ·…"}},
+		{headerState{Cols: 59, Pos: 0, Matches: 0, Loaded: 10, Repo: true, Status: "relevance"},
+			[]string{"Prompt history  0/0", "10 loaded  relevance", "◉ This repository | ○ All projects"}},
 		{headerState{Cols: 50, Pos: 0, Matches: 0, Loaded: 10, Repo: true, Status: "relevance"},
 			[]string{"Prompt history  0/0", "10 loaded  relevance", "◉ This repository | ○ All projects"}},
 		{headerState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1, Repo: true, Status: "newest first"},
