@@ -266,17 +266,12 @@ func (p *picker) current(n int) *run {
 
 // preview renders the preview pane for fzf's item index arg.
 func (p *picker) preview(n int, arg string) string {
-	r := p.current(n)
-	if r == nil {
-		return ""
+	if r := p.current(n); r != nil {
+		if id, ok := r.lookup(arg); ok {
+			if e, ok := r.list.at(id); ok {
+				return preview(e, p.reg[e.Project], p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
+			}
+		}
 	}
-	id, ok := r.lookup(arg)
-	if !ok {
-		return ""
-	}
-	e, ok := r.list.at(id)
-	if !ok {
-		return ""
-	}
-	return preview(e, p.reg[e.Project], p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
+	return ""
 }

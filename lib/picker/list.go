@@ -2,6 +2,7 @@ package picker
 
 import (
 	"maps"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,23 +73,22 @@ func (l *list) stream(st store.Store, sc store.Scope, hidden *tombstone.Set, f h
 func (l *list) close() { l.stop.Store(true) }
 
 // endPass tells the feeders waiting in snapshot that q's pass is over.
-// The flag is set under the list's mutex, which snapshot holds from its
-// check of the flag to its Wait, so no feeder misses the broadcast.
-func (l *list) endPass(q *quitter) {
+// q is closed under the list's mutex, which snapshot holds from its
+// check of q to its Wait, so no feeder misses the broadcast.
+func (l *list) endPass(q quitter) {
 	l.mu.Lock()
-	q.flag.Store(true)
+	close(q)
 	l.mu.Unlock()
 	l.cond.Broadcast()
-	close(q.ch)
 }
 
 // snapshot waits until the list holds more than have entries or is done,
 // and returns how many it holds and whether it is done. quit ends the
 // wait.
-func (l *list) snapshot(have int, quit *quitter) (int, bool) {
+func (l *list) snapshot(have int, quit quitter) (int, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for len(l.ents) <= have && !l.done && !quit.Load() {
+	for len(l.ents) <= have && !l.done && !quit.over() {
 		l.cond.Wait()
 	}
 	return len(l.ents), l.done
@@ -104,25 +104,28 @@ func (l *list) at(i int32) (history.Entry, bool) {
 	return l.ents[i], true
 }
 
-// uses is how many times entry i was used, as counted so far.
-func (l *list) uses(i int32) int {
+// item is entry i's item (see item), with its uses counted so far;
+// "(deleted)" once it is gone.
+func (l *list) item(i int32, now time.Time) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if int(i) < len(l.tally.Uses) {
-		return int(l.tally.Uses[i])
+	e, uses := history.Entry{Text: "(deleted)"}, 0
+	if !l.gone[i] {
+		e = l.ents[i]
 	}
-	return 0
+	if int(i) < len(l.tally.Uses) {
+		uses = int(l.tally.Uses[i])
+	}
+	return item(e, uses, now)
 }
 
 // ranked waits until the list is done (or quit ends the wait) and returns
 // its entries most used first.
-func (l *list) ranked(quit *quitter) []int32 {
+func (l *list) ranked(quit quitter) []int32 {
+	n, _ := l.snapshot(math.MaxInt, quit)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for !l.done && !quit.Load() {
-		l.cond.Wait()
-	}
-	return l.tally.Ranked(len(l.ents))
+	return l.tally.Ranked(n)
 }
 
 // agentsRead adds the agents of the copies read so far to seen.

@@ -183,7 +183,7 @@ func Run(cfg Config) (Choice, error) {
 		r.restorePos, r.restoreTotal = restorePos, restoreTotal
 		restorePos, restoreTotal = 0, 0
 		frecent := p.frecent
-		code, err := p.fzf(p.normalArgs(r, query), func(in chan<- string, quit *quitter) { p.feedList(r, l, frecent, in, quit) }, l)
+		code, err := p.fzf(p.normalArgs(r, query), func(in chan<- string, quit quitter) { p.feedList(r, l, frecent, in, quit) }, l)
 		d := p.finish(r)
 		if d == nil {
 			if code == fzf.ExitInterrupt || code == fzf.ExitNoMatch && err == nil {
@@ -269,7 +269,7 @@ func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
 	prev.idsMu.Unlock()
 	r := p.newRun(true, l)
 	r.arm = *d
-	_, err := p.fzf(p.armedArgs(r), func(in chan<- string, quit *quitter) {
+	_, err := p.fzf(p.armedArgs(r), func(in chan<- string, quit quitter) {
 		defer close(in)
 		p.feedIDs(r, l, ids, in, quit)
 	}, l)
@@ -334,7 +334,7 @@ func (p *picker) finish(r *run) *decision {
 }
 
 // fzf runs one pass.
-func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list) (int, error) {
+func (p *picker) fzf(args []string, feed func(chan<- string, quitter), l *list) (int, error) {
 	opts, err := fzf.ParseOptions(false, args)
 	if err != nil {
 		return fzf.ExitError, err
@@ -343,7 +343,7 @@ func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list)
 	// an unbuffered channel costs a goroutine switch per prompt.
 	in, out := make(chan string, 4096), make(chan string)
 	opts.Input, opts.Output = in, out
-	quit := &quitter{ch: make(chan struct{})}
+	quit := make(quitter)
 	go feed(in, quit)
 	drained := make(chan struct{})
 	go func() {
@@ -362,13 +362,13 @@ func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list)
 
 // feedList sends the list's entries to fzf: newest first as they stream
 // in, or, most used first (frecent), once they are all in.
-func (p *picker) feedList(r *run, l *list, frecent bool, in chan<- string, quit *quitter) {
+func (p *picker) feedList(r *run, l *list, frecent bool, in chan<- string, quit quitter) {
 	defer close(in)
 	if frecent {
 		p.feedIDs(r, l, l.ranked(quit), in, quit)
 		return
 	}
-	for i := 0; !quit.Load(); {
+	for i := 0; !quit.over(); {
 		n, done := l.snapshot(i, quit)
 		if !done {
 			r.partial.Store(true)
@@ -386,28 +386,19 @@ func (p *picker) feedList(r *run, l *list, frecent bool, in chan<- string, quit 
 }
 
 // feedIDs sends the given entries; false when the pass ended first.
-func (p *picker) feedIDs(r *run, l *list, ids []int32, in chan<- string, quit *quitter) bool {
+func (p *picker) feedIDs(r *run, l *list, ids []int32, in chan<- string, quit quitter) bool {
 	now := p.cfg.Now()
 	for _, id := range ids {
 		r.idsMu.Lock()
 		r.ids = append(r.ids, id)
 		r.idsMu.Unlock()
 		select {
-		case in <- p.itemOf(l, id, now):
-		case <-quit.ch:
+		case in <- l.item(id, now):
+		case <-quit:
 			return false
 		}
 	}
 	return true
-}
-
-// itemOf is entry id's item.
-func (p *picker) itemOf(l *list, id int32, now time.Time) string {
-	e, ok := l.at(id)
-	if !ok {
-		e.Text = "(deleted)"
-	}
-	return item(e, l.uses(id), now)
 }
 
 // writeItems writes every item run r sent, in order, with the uses
@@ -420,19 +411,23 @@ func (p *picker) writeItems(r *run, w io.Writer) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	now := p.cfg.Now()
 	for _, id := range ids {
-		bw.WriteString(p.itemOf(r.list, id, now))
+		bw.WriteString(r.list.item(id, now))
 		bw.WriteByte('\n')
 	}
 	bw.Flush()
 }
 
-// quitter says a pass is over: ch is closed and flag set.
-type quitter struct {
-	ch   chan struct{}
-	flag atomic.Bool
-}
+// quitter is closed when a pass is over.
+type quitter chan struct{}
 
-func (q *quitter) Load() bool { return q.flag.Load() }
+func (q quitter) over() bool {
+	select {
+	case <-q:
+		return true
+	default:
+		return false
+	}
+}
 
 // callbackExe is the program fzf runs for callbacks: this one. fzf
 // splits --with-shell on spaces, so a path with a space is reached

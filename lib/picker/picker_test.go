@@ -196,16 +196,16 @@ func TestResumeCommand(t *testing.T) {
 		if (a.Resume != nil) != resumed[a.Name] {
 			t.Errorf("agent %q: resume command %q, but resumed by a case here: %v", a.Name, a.Resume, resumed[a.Name])
 		}
-		if got := Agent(a.Name); got != a.Display {
-			t.Errorf("Agent(%q) = %q, want %q", a.Name, got, a.Display)
+		if got := preview(history.Entry{Src: a.Name}, "", "", shellquote.POSIX, time.Now()); !strings.Contains(got, "Agent    "+a.Display+" (imported)\n") {
+			t.Errorf("%q's preview:\n%s", a.Name, got)
 		}
 		delete(resumed, a.Name)
 	}
 	for src := range resumed {
 		t.Errorf("%q is resumed but is not in agent.List", src)
 	}
-	if got := Agent("unknown"); got != "unknown" {
-		t.Errorf("Agent(%q) = %q: an unknown source is shown as it is", "unknown", got)
+	if got := preview(history.Entry{Src: "unknown"}, "", "", shellquote.POSIX, time.Now()); !strings.Contains(got, "Agent    unknown (imported)\n") {
+		t.Errorf("an unknown source is shown as it is:\n%s", got)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"hist/lib/agent"
 	"hist/lib/history"
 	"hist/lib/shellquote"
 	"hist/lib/store"
@@ -64,11 +65,14 @@ func preview(e history.Entry, cwd, resumeKey string, sh shellquote.Shell, now ti
 		fmt.Fprintf(&b, "Project  %s (folder unknown: not in registry.json)\n", e.Project)
 	}
 	if e.Src != "" {
-		if o := origin(e.File); o != "" {
-			fmt.Fprintf(&b, "Agent    %s (%s)\n", row(Agent(e.Src)), o)
-		} else {
-			fmt.Fprintf(&b, "Agent    %s\n", row(Agent(e.Src)))
+		name := e.Src // an unknown agent as it is
+		if a, ok := agent.Lookup(e.Src); ok {
+			name = a.Display
 		}
+		if o := origin(e.File); o != "" {
+			name += " (" + o + ")"
+		}
+		fmt.Fprintf(&b, "Agent    %s\n", row(name))
 		if e.Session != "" {
 			fmt.Fprintf(&b, "Session  %s\n", row(e.Session))
 		}

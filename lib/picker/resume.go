@@ -9,14 +9,6 @@ import (
 	"hist/lib/shellquote"
 )
 
-// Agent is the name shown for an import source.
-func Agent(src string) string {
-	if a, ok := agent.Lookup(src); ok {
-		return a.Display
-	}
-	return src
-}
-
 // errNoSession says a prompt has no agent session to resume.
 var errNoSession = errors.New("this prompt was not imported from an agent's session: there is no session to resume")
 
