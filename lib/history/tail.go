@@ -135,41 +135,29 @@ func (t *tail) index(f *os.File) error {
 }
 
 // readAt reads len(b) bytes at off from the file, if it is still the one
-// first opened.
+// first opened, at least as long as it was.
 func (t *tail) readAt(b []byte, off int64) error {
+	replaced := &fs.PathError{Op: "read", Path: t.path, Err: errReplaced}
 	f := t.open
 	if f == nil {
 		var err error
-		if f, err = t.reopen(); err != nil {
+		if f, err = store.Open(t.path); err != nil {
 			return err
 		}
 		defer f.Close()
-	}
-	if _, err := f.ReadAt(b, off); err != nil {
-		if err == io.EOF { // truncated since it was opened
-			err = &fs.PathError{Op: "read", Path: t.path, Err: errReplaced}
+		fi, err := f.Stat()
+		if err != nil {
+			return err
 		}
-		return err
+		if !os.SameFile(fi, t.id) || fi.Size() < t.size {
+			return replaced
+		}
 	}
-	return nil
-}
-
-// reopen opens the file again, if it is still the one first opened, at
-// least as long as it was.
-func (t *tail) reopen() (*os.File, error) {
-	f, err := store.Open(t.path)
-	if err != nil {
-		return nil, err
+	_, err := f.ReadAt(b, off)
+	if err == io.EOF { // truncated since it was opened
+		return replaced
 	}
-	fi, err := f.Stat()
-	if err == nil && (!os.SameFile(fi, t.id) || fi.Size() < t.size) {
-		err = &fs.PathError{Op: "read", Path: t.path, Err: errReplaced}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return err
 }
 
 // fill reads the block before buf, keeping buf[:end] after it. A line
