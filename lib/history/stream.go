@@ -98,12 +98,14 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 	if opt.Hold {
 		s.pending = map[key]pend{}
 	}
-	var tails tailHeap
-	all, errs := openTails(files)
-	for i, t := range all {
-		if errs[i] != nil {
-			s.res.Failed = append(s.res.Failed, FileError{Path: files[i].Path, Err: errs[i]})
-		} else if s.advance(t) {
+	var all, tails tailHeap
+	for i, f := range files {
+		t, err := openTail(f, i, len(files))
+		if err != nil {
+			s.res.Failed = append(s.res.Failed, FileError{Path: f.Path, Err: err})
+			continue
+		}
+		if all = append(all, t); s.advance(t) {
 			tails = append(tails, t)
 		}
 	}
@@ -127,20 +129,9 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 		s.res.Stopped = true
 	}
 	for _, t := range all {
-		if t != nil {
-			s.res.Stats.Add(t.st)
-		}
+		s.res.Stats.Add(t.st)
 	}
 	return s.res
-}
-
-// openTails opens files.
-func openTails(files []store.File) ([]*tail, []error) {
-	tails, errs := make([]*tail, len(files)), make([]error, len(files))
-	for i, f := range files {
-		tails[i], errs[i] = openTail(f, i, len(files))
-	}
-	return tails, errs
 }
 
 // advance moves t to its next record; false when it has none left (a
