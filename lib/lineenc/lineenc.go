@@ -50,7 +50,7 @@ func (f Format) Append(dst []byte, l Listed) []byte {
 	case JSON:
 		return AppendJSON(dst, l)
 	}
-	return append(Append(dst, l.Text), '\n')
+	return append(append(dst, Encode(l.Text)...), '\n')
 }
 
 // The Lines format's escapes.
@@ -58,9 +58,6 @@ var (
 	encoder = strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\x00", `\0`)
 	decoder = strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\0`, "\x00")
 )
-
-// Append appends text in the Lines format (without a line end) to dst.
-func Append(dst []byte, text string) []byte { return append(dst, Encode(text)...) }
 
 // Encode returns text in the Lines format.
 func Encode(text string) string { return encoder.Replace(text) }

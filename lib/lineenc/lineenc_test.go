@@ -25,7 +25,7 @@ func TestEncode(t *testing.T) {
 		if got := Decode(c.want); got != c.in {
 			t.Errorf("Decode(%q) = %q, want %q", c.want, got, c.in)
 		}
-		if got := string(Append([]byte("x:"), c.in)); got != "x:"+c.want {
+		if got := string(Lines.Append([]byte("x:"), Listed{Text: c.in})); got != "x:"+c.want+"\n" {
 			t.Errorf("Append = %q", got)
 		}
 	}

@@ -29,9 +29,6 @@ const (
 	Fish
 )
 
-// Names lists the shell names Parse accepts.
-var Names = []string{"bash", "zsh", "fish", "sh"}
-
 // Parse maps a shell's name (bash, zsh, fish, sh) to its Shell.
 func Parse(name string) (Shell, error) {
 	switch name {
@@ -42,7 +39,7 @@ func Parse(name string) (Shell, error) {
 	case "fish":
 		return Fish, nil
 	}
-	return Any, fmt.Errorf("unknown shell %q: choose one of %s", name, strings.Join(Names, ", "))
+	return Any, fmt.Errorf("unknown shell %q: choose one of bash, zsh, fish, sh", name)
 }
 
 // Quote returns s as one word for sh: s itself when it holds only

@@ -26,9 +26,6 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
-// Newline is how Line shows a newline.
-const Newline = "↵"
-
 // Cut returns where the first character of s that does not show as
 // itself on a terminal starts, i, and its length in bytes, n (1 for a byte
 // that is not UTF-8); len(s) and 0 when every character shows as itself.
@@ -55,7 +52,7 @@ func Cut(s string) (i, n int) {
 
 // Line is text as one line: each newline (and "\r\n") shows as ↵, tabs
 // stay, and every other character Cut finds shows visibly.
-func Line(text string) string { return LineSep(text, Newline) }
+func Line(text string) string { return LineSep(text, "↵") }
 
 // LineSep is Line with each newline shown as sep.
 func LineSep(text, sep string) string {
