@@ -188,7 +188,9 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	storeDir := cli.StoreFlag(fs)
 	o.scope.Register(fs)
 	o.filters.Register(fs)
-	query := fs.String("query", "", "")
+	fs.StringVar(&o.query, "query", "", "")
+	fs.BoolVar(&o.word, "word", false, "")
+	fs.BoolVar(&o.resumeOnly, "resume", false, "")
 	nul := fs.Bool("0", false, "")
 	asJSON := fs.Bool("json", false, "")
 	resumeKey := fs.String("resume-key", "", "")
@@ -196,32 +198,32 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	deleteKey := fs.String("delete-key", "", "")
 	shellName := fs.String("shell", "", "")
 	bindKey := fs.String("key", "", "")
-	word := fs.Bool("word", false, "")
-	resumeOnly := fs.Bool("resume", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
 	if stop {
 		return o, code, false
 	}
-	o.store, o.query, o.word, o.resumeOnly, o.format = *storeDir, *query, *word, *resumeOnly, lineenc.Raw
+	o.store, o.format = *storeDir, lineenc.Raw
 	if *nul {
 		o.format = lineenc.NUL
 	} else if *asJSON {
 		o.format = lineenc.JSON
 	}
+	if *shellName != "" && !o.word && !o.resumeOnly && len(args) == 0 {
+		return o, bindings(e, *shellName, cmp.Or(strings.TrimSpace(*bindKey), shell.DefaultKey)), false
+	}
+	msg := ""
 	switch {
 	case len(args) > 0:
-		e.Errorf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
-		return o, cli.ExitUsage, false
-	case *shellName != "" && !*word && !*resumeOnly:
-		return o, bindings(e, *shellName, cmp.Or(strings.TrimSpace(*bindKey), shell.DefaultKey)), false
+		msg = fmt.Sprintf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
 	case *bindKey != "":
-		e.Errorf("--key KEY chooses the shell bindings' key: use it with --shell bash|zsh|fish alone")
-		return o, cli.ExitUsage, false
+		msg = "--key KEY chooses the shell bindings' key: use it with --shell bash|zsh|fish alone"
 	case *nul && *asJSON:
-		e.Errorf("-0 and --json are two formats: choose one")
-		return o, cli.ExitUsage, false
-	case (*word || *resumeOnly) && (*nul || *asJSON || *word && *resumeOnly):
-		e.Errorf("--word and --resume each choose what is printed: use one of them, without -0 or --json")
+		msg = "-0 and --json are two formats: choose one"
+	case (o.word || o.resumeOnly) && (*nul || *asJSON || o.word && o.resumeOnly):
+		msg = "--word and --resume each choose what is printed: use one of them, without -0 or --json"
+	}
+	if msg != "" {
+		e.Errorf("%s", msg)
 		return o, cli.ExitUsage, false
 	}
 	o.shell = shellquote.Any
