@@ -230,9 +230,6 @@ func (p *picker) handleArmed(r *run, req request, verb, arg string) string {
 func (p *picker) reply(r *run, acts []string, header []string) string {
 	if f := p.footer(r); f != r.footerSent {
 		r.footerSent = f
-		if f == "" {
-			f = " "
-		}
 		acts = append(acts, "change-footer"+wrapArg(row(f)))
 	}
 	if w := p.previewWindow(); w != r.windowSent {

@@ -80,7 +80,8 @@ func (p *picker) toggleKey() string {
 }
 
 // footer is what the footer row shows: the run's notice or question, or
-// else the key hint. p.mu is held.
+// else the key hint; never empty, so the row stays and the list never
+// moves. p.mu is held.
 func (p *picker) footer(r *run) string {
 	if r.footer != "" {
 		return r.footer

@@ -24,13 +24,9 @@ func (p *picker) commonArgs(r *run, header []string) []string {
 	sort := "--sort"
 	p.mu.Lock()
 	noSort := p.noSort
-	footer := p.footer(r)
-	r.footerSent, r.windowSent = footer, p.previewWindow()
-	window := r.windowSent
+	r.footerSent, r.windowSent = p.footer(r), p.previewWindow()
+	footer, window := r.footerSent, r.windowSent
 	p.mu.Unlock()
-	if footer == "" {
-		footer = " " // keeps the footer's row, so the list never moves
-	}
 	if noSort {
 		sort = "--no-sort" // ctrl-r turned sorting off: every pass follows
 	}
