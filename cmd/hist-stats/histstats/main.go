@@ -62,20 +62,14 @@ Examples:
 // Main runs hist-stats with the process's arguments and exits with its status.
 func Main() { os.Exit(run(cli.OSEnv("hist-stats"))) }
 
-// options are hist-stats' flags.
-type options struct {
-	scope   cli.ScopeFlags
-	filters cli.FilterFlags
-	asJSON  bool
-}
-
 func run(e *cli.Env) int {
-	var o options
+	var scope cli.ScopeFlags
+	var filters cli.FilterFlags
 	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
-	o.scope.Register(fs)
-	o.filters.Register(fs)
-	fs.BoolVar(&o.asJSON, "json", false, "")
+	scope.Register(fs)
+	filters.Register(fs)
+	asJSON := fs.Bool("json", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project", 0))
 	if stop {
 		return code
@@ -85,11 +79,11 @@ func run(e *cli.Env) int {
 		return cli.ExitUsage
 	}
 	st := e.Store(*storeDir)
-	sc, _, ok := e.Scope(&o.scope, st)
+	sc, _, ok := e.Scope(&scope, st)
 	if !ok {
 		return cli.ExitUsage
 	}
-	filter, ok := e.Filter(&o.filters)
+	filter, ok := e.Filter(&filters)
 	if !ok {
 		return cli.ExitUsage
 	}
@@ -106,12 +100,12 @@ func run(e *cli.Env) int {
 	res := history.Stream(st, sc, hidden, history.Options{Filter: filter, Uses: s.use}, s.prompt)
 	out := bufio.NewWriter(e.Stdout)
 	reg := st.LoadRegistry()
-	if o.asJSON {
+	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
 		enc.Encode(s.json(reg))
 	} else {
-		s.draw(out, reg, scopeName(sc, o.scope.Repo, reg), termsafe.IsTerminal(e.Stdout) && e.Getenv("NO_COLOR") == "")
+		s.draw(out, reg, scopeName(sc, scope.Repo, reg), termsafe.IsTerminal(e.Stdout) && e.Getenv("NO_COLOR") == "")
 	}
 	if out.Flush() != nil || res.Report(e.Warnf, e.Errorf, "counted") {
 		return cli.ExitFailure
