@@ -208,38 +208,55 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	} else if *asJSON {
 		o.format = lineenc.JSON
 	}
-	if *shellName != "" && !o.word && !o.resumeOnly && len(args) == 0 {
-		return o, bindings(e, *shellName, cmp.Or(strings.TrimSpace(*bindKey), shell.DefaultKey)), false
-	}
-	msg := ""
 	switch {
 	case len(args) > 0:
-		msg = fmt.Sprintf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
+		e.Errorf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
+	case *shellName != "" && !o.word && !o.resumeOnly:
+		return o, bindings(e, *shellName, cmp.Or(strings.TrimSpace(*bindKey), shell.DefaultKey)), false
 	case *bindKey != "":
-		msg = "--key KEY chooses the shell bindings' key: use it with --shell bash|zsh|fish alone"
+		e.Errorf("--key KEY chooses the shell bindings' key: use it with --shell bash|zsh|fish alone")
 	case *nul && *asJSON:
-		msg = "-0 and --json are two formats: choose one"
+		e.Errorf("-0 and --json are two formats: choose one")
 	case (o.word || o.resumeOnly) && (*nul || *asJSON || o.word && o.resumeOnly):
-		msg = "--word and --resume each choose what is printed: use one of them, without -0 or --json"
+		e.Errorf("--word and --resume each choose what is printed: use one of them, without -0 or --json")
+	default:
+		return keys(e, o, *shellName, *resumeKey, *deleteKey, *noResumeKey)
 	}
-	if msg != "" {
-		e.Errorf("%s", msg)
-		return o, cli.ExitUsage, false
-	}
+	return o, cli.ExitUsage, false
+}
+
+// keys reads the shell, and the resume and delete keys from the flags,
+// else the environment, else the defaults, and asks fzf whether it can
+// bind them; ok is false on a usage error.
+func keys(e *cli.Env, o options, shellName, resumeKey, deleteKey string, noResumeKey bool) (_ options, code int, ok bool) {
 	o.shell = shellquote.Any
-	if *shellName != "" {
+	if shellName != "" {
 		var err error
-		if o.shell, err = shellquote.Parse(*shellName); err != nil {
-			e.Errorf("--shell %s: %v", *shellName, err)
+		if o.shell, err = shellquote.Parse(shellName); err != nil {
+			e.Errorf("--shell %s: %v", shellName, err)
 			return o, cli.ExitUsage, false
 		}
 	}
-	if *noResumeKey && *resumeKey != "" {
+	if noResumeKey && resumeKey != "" {
 		e.Errorf("--resume-key and --no-resume-key contradict each other: use one")
 		return o, cli.ExitUsage, false
 	}
-	if !keys(e, &o, *resumeKey, *deleteKey, *noResumeKey) {
-		return o, cli.ExitUsage, false
+	trim := strings.TrimSpace
+	rk := cmp.Or(trim(resumeKey), trim(e.Getenv("HIST_PICK_RESUME_KEY")), "ctrl-o")
+	dk := cmp.Or(trim(deleteKey), trim(e.Getenv("HIST_PICK_DELETE_KEY")), "ctrl-delete,alt-d")
+	for _, k := range strings.Split(dk, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			o.deleteKeys = append(o.deleteKeys, k)
+		}
+	}
+	for _, k := range append([]string{rk}, o.deleteKeys...) {
+		if _, err := fzf.ParseOptions(false, []string{"--bind=" + k + ":ignore"}); err != nil {
+			e.Errorf("key %q: %v: use an fzf key name such as ctrl-o, alt-d or ctrl-delete", k, err)
+			return o, cli.ExitUsage, false
+		}
+	}
+	if !noResumeKey {
+		o.resumeKey = rk
 	}
 	return o, cli.ExitOK, true
 }
@@ -257,29 +274,6 @@ func bindings(e *cli.Env, sh, key string) int {
 	}
 	fmt.Fprint(e.Stdout, s)
 	return cli.ExitOK
-}
-
-// keys sets the resume and delete keys from the flags, else the
-// environment, else the defaults, and asks fzf whether it can bind them.
-func keys(e *cli.Env, o *options, resumeKey, deleteKey string, noResumeKey bool) bool {
-	trim := strings.TrimSpace
-	rk := cmp.Or(trim(resumeKey), trim(e.Getenv("HIST_PICK_RESUME_KEY")), "ctrl-o")
-	dk := cmp.Or(trim(deleteKey), trim(e.Getenv("HIST_PICK_DELETE_KEY")), "ctrl-delete,alt-d")
-	for _, k := range strings.Split(dk, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			o.deleteKeys = append(o.deleteKeys, k)
-		}
-	}
-	for _, k := range append([]string{rk}, o.deleteKeys...) {
-		if _, err := fzf.ParseOptions(false, []string{"--bind=" + k + ":ignore"}); err != nil {
-			e.Errorf("key %q: %v: use an fzf key name such as ctrl-o, alt-d or ctrl-delete", k, err)
-			return false
-		}
-	}
-	if !noResumeKey {
-		o.resumeKey = rk
-	}
-	return true
 }
 
 // configure resolves the scope and reads what the selector needs; ok is
