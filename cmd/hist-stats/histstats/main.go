@@ -123,4 +123,3 @@ func scopeName(sc store.Scope, repo string, reg store.Registry) string {
 	}
 	return reg.Label(sc.Project)
 }
-
