@@ -2,10 +2,11 @@ package picker
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
+
+	"hist/lib/words"
 )
 
 // title is the header's first word.
@@ -62,21 +63,12 @@ func radio(all, repo bool, width int) string {
 	return "○ " + short + " | ◉ All projects"
 }
 
-// count formats n (0 or more) with thousands separators.
-func count(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
 // header returns the header's rows for h (without fzf's gutter): the
 // position "pos/matches", the loaded count (with an ellipsis while more
 // are coming), the radio and the status.
 func header(h headerState) []string {
 	width := max(1, h.Cols-gutter-1)
-	pos, loaded := count(h.Pos)+"/"+count(h.Matches), count(h.Loaded)+" loaded"
+	pos, loaded := words.Count(h.Pos)+"/"+words.Count(h.Matches), words.Count(h.Loaded)+" loaded"
 	if h.Loading {
 		loaded += "…"
 	}

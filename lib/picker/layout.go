@@ -6,6 +6,7 @@ import (
 
 	"hist/lib/history"
 	"hist/lib/store"
+	"hist/lib/words"
 )
 
 // The preview pane takes what the selector's height leaves under the
@@ -118,5 +119,5 @@ func othersHint(n int, repo bool) string {
 	if repo {
 		where = "repository"
 	}
-	return "No prompts in this " + where + " yet: tab shows All projects (" + count(n) + " " + prompts + ")."
+	return "No prompts in this " + where + " yet: tab shows All projects (" + words.Count(n) + " " + prompts + ")."
 }
