@@ -50,21 +50,16 @@ func (f Format) Append(dst []byte, l Listed) []byte {
 	case JSON:
 		return AppendJSON(dst, l)
 	}
-	return append(append(dst, Encode(l.Text)...), '\n')
+	return append(append(dst, encode(l.Text)...), '\n')
 }
 
-// The Lines format's escapes.
+// The Lines format's escapes: encode writes them, decode reverses it. In
+// decode, a backslash followed by anything but "\", "n" or "0" (which
+// encode never writes) is kept as it is.
 var (
-	encoder = strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\x00", `\0`)
-	decoder = strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\0`, "\x00")
+	encode = strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\x00", `\0`).Replace
+	decode = strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\0`, "\x00").Replace
 )
-
-// Encode returns text in the Lines format.
-func Encode(text string) string { return encoder.Replace(text) }
-
-// Decode reverses Encode. A backslash followed by anything but "\", "n" or
-// "0" (which Encode never writes) is kept as it is.
-func Decode(line string) string { return decoder.Replace(line) }
 
 // Parse reads back the prompts of data printed in f (Lines, NUL or
 // JSON), leaving out blank ones. Lines input that holds NUL bytes, or
@@ -113,7 +108,7 @@ func Parse(data []byte, f Format) ([]string, error) {
 		if looksListedJSON(line) {
 			jsonish++
 		}
-		out = append(out, Decode(string(line)))
+		out = append(out, decode(string(line)))
 	}
 	if jsonish > 0 && jsonish == len(out) {
 		return nil, errors.New("--stdin: standard input looks like hist-list --json output: read it with --stdin=json")
