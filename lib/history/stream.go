@@ -49,15 +49,6 @@ var seed1, seed2 = maphash.MakeSeed(), maphash.MakeSeed()
 
 func keyOf(norm []byte) key { return key{maphash.Bytes(seed1, norm), maphash.Bytes(seed2, norm)} }
 
-// pend is a prompt sent whose provenance may still change: its place
-// among the prompts sent, the richness of its richest copy met, and its
-// newest copy's time.
-type pend struct {
-	n    int
-	rank int8
-	ts   int64
-}
-
 // use is a prompt's place in the stream and the time of its last use
 // counted.
 type use struct {
@@ -74,9 +65,8 @@ type streamer struct {
 	norm    []byte
 	opt     Options
 	held    holder
-	pending map[key]pend // with Hold: the prompts a richer copy may still change
-	fifo    []key        // pending's keys, in the order sent (some settled already)
-	last    map[key]use  // with Uses: each prompt's last use counted
+	pending map[key]int // with Hold: the prompts a richer copy may still change, by place
+	last    map[key]use // with Uses: each prompt's last use counted
 }
 
 // streamFiles sends the visible prompts of files to fn, newest first,
@@ -96,7 +86,7 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 		s.hidden = hidden
 	}
 	if opt.Hold {
-		s.pending = map[key]pend{}
+		s.pending = map[key]int{}
 	}
 	var all, tails tailHeap
 	for i, f := range files {
@@ -168,8 +158,7 @@ func (s *streamer) emit(t *tail) bool {
 	s.res.sent++
 	final := s.pending == nil || rk == maxRank
 	if !final {
-		s.pending[k] = pend{n: n, rank: rk, ts: v.TS}
-		s.fifo = append(s.fifo, k)
+		s.pending[k] = n
 	}
 	e := s.entry(t)
 	if s.opt.Uses != nil {
@@ -177,7 +166,7 @@ func (s *streamer) emit(t *tail) bool {
 		s.opt.Uses(n, e)
 	}
 	e.Text = string(v.Text)
-	return s.held.send(e, final)
+	return s.held.send(hold{Entry: e, k: k, rank: rk, final: final})
 }
 
 // entry is the time and provenance of t's current record.
@@ -190,36 +179,33 @@ func (s *streamer) entry(t *tail) Entry {
 // record, an older copy of richness rk, if it is richer than what was
 // sent and the prompt is not settled yet.
 func (s *streamer) richerCopy(k key, rk int8, t *tail) bool {
-	o, ok := s.pending[k]
-	if !ok || rk <= o.rank {
+	n, ok := s.pending[k]
+	if !ok {
 		return true
 	}
-	s.held.richer(o.n, s.entry(t))
-	if rk == maxRank { // none can be richer
-		delete(s.pending, k)
-		return s.held.settled(o.n)
+	if p := &s.held.held[n-s.held.base]; rk > p.rank {
+		e := s.entry(t)
+		p.Src, p.Session, p.File, p.Project, p.rank = e.Src, e.Session, e.File, e.Project, rk
+		if rk == maxRank { // none can be richer
+			return s.held.settle(p, s.pending)
+		}
 	}
-	o.rank = rk
-	s.pending[k] = o
 	return true
 }
 
-// settle settles the pending prompts that no copy at front or older can
+// settle settles the held prompts that no copy at front or older can
 // make richer (all of them at math.MinInt64), and the oldest while too
-// many wait.
+// many wait. The first held is never settled (flush sent those), and the
+// others are newer than it.
 func (s *streamer) settle(front int64) bool {
-	for len(s.fifo) > 0 {
-		k := s.fifo[0]
-		p, ok := s.pending[k]
-		if ok && len(s.pending) <= maxPending && front != math.MinInt64 && p.ts-richerWindow <= front {
-			return true
-		}
-		s.fifo = s.fifo[1:]
-		if ok {
-			delete(s.pending, k)
-			if !s.held.settled(p.n) {
+	h := &s.held
+	for len(h.held) > 0 {
+		if p := &h.held[0]; h.waiting > maxPending || front == math.MinInt64 || p.TS-richerWindow > front {
+			if !h.settle(p, s.pending) {
 				return false
 			}
+		} else {
+			return true
 		}
 	}
 	return true
@@ -228,35 +214,45 @@ func (s *streamer) settle(front int64) bool {
 // holder holds prompts back until their provenance is settled
 // (Options.Hold), and sends them in the order they came.
 type holder struct {
-	held  []Entry
-	final []bool
-	base  int // the number of prompts sent before held[0]
-	fn    func(Entry) bool
+	held    []hold
+	waiting int // the held prompts not settled
+	base    int // the number of prompts sent before held[0]
+	fn      func(Entry) bool
 }
 
-func (h *holder) send(e Entry, final bool) bool {
-	if final && len(h.held) == 0 {
+// hold is a prompt sent to a holder: its key, its richest copy's richness
+// so far, and whether it is settled.
+type hold struct {
+	Entry
+	k     key
+	rank  int8
+	final bool
+}
+
+func (h *holder) send(x hold) bool {
+	if x.final && len(h.held) == 0 {
 		h.base++
-		return h.fn(e)
+		return h.fn(x.Entry)
 	}
-	h.held, h.final = append(h.held, e), append(h.final, final)
+	if !x.final {
+		h.waiting++
+	}
+	h.held = append(h.held, x)
 	return h.flush()
 }
 
-func (h *holder) richer(n int, e Entry) {
-	p := &h.held[n-h.base]
-	p.Src, p.Session, p.File, p.Project = e.Src, e.Session, e.File, e.Project
-}
-
-func (h *holder) settled(n int) bool {
-	h.final[n-h.base] = true
+// settle settles p, one of h's prompts, which pending no longer holds.
+func (h *holder) settle(p *hold, pending map[key]int) bool {
+	delete(pending, p.k)
+	p.final = true
+	h.waiting--
 	return h.flush()
 }
 
 func (h *holder) flush() bool {
-	for len(h.held) > 0 && h.final[0] {
-		e := h.held[0]
-		h.held, h.final, h.base = h.held[1:], h.final[1:], h.base+1
+	for len(h.held) > 0 && h.held[0].final {
+		e := h.held[0].Entry
+		h.held, h.base = h.held[1:], h.base+1
 		if !h.fn(e) {
 			return false
 		}
