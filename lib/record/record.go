@@ -80,18 +80,9 @@ func AppendString(dst []byte, s string) []byte {
 			continue
 		}
 		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
+		if k := strings.IndexByte("\"\\\n\r\t", c); k >= 0 {
+			dst = append(dst, '\\', `"\nrt`[k])
+		} else {
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
 		start = i + 1
@@ -253,10 +244,7 @@ func integer(b []byte, p int) (int64, int, bool) {
 	for p < len(b) && b[p] >= '0' && b[p] <= '9' {
 		p++
 	}
-	if p == digits || p-digits > 19 || (b[digits] == '0' && p-digits > 1) {
-		return 0, start, false
-	}
-	if p < len(b) && (b[p] == '.' || b[p] == 'e' || b[p] == 'E') {
+	if p == digits || p-digits > 19 || b[digits] == '0' && p-digits > 1 || p < len(b) && strings.IndexByte(".eE", b[p]) >= 0 {
 		return 0, start, false
 	}
 	n, err := strconv.ParseInt(string(b[start:p]), 10, 64)
