@@ -88,7 +88,8 @@ func inOrder(f store.File) bool {
 }
 
 // openTail opens the store file f, the i-th of n, to be read newest
-// first, and reads its first block.
+// first, and reads its first block (or indexes it); the tail is of no use
+// with an error.
 func openTail(f store.File, i, n int) (*tail, error) {
 	fh, err := store.Open(f.Path)
 	if err != nil {
@@ -110,10 +111,7 @@ func openTail(f store.File, i, n int) (*tail, error) {
 	default:
 		err = t.dropTorn()
 	}
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+	return t, err
 }
 
 // index reads the file from its start and keeps where its records are,
@@ -127,10 +125,7 @@ func (t *tail) index(f *os.File) error {
 		return err
 	}
 	slices.SortStableFunc(t.refs, func(a, b lineRef) int { return cmp.Compare(a.ts, b.ts) })
-	t.st = st
-	if t.refs == nil {
-		t.done = true
-	}
+	t.st, t.done = st, t.refs == nil
 	return nil
 }
 

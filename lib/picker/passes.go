@@ -1,6 +1,7 @@
 package picker
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -114,12 +115,8 @@ func (p *picker) armedArgs(r *run) []string {
 		"--bind=esc:transform("+cb(r, "no")+")",
 		"--bind=load:pos("+strconv.Itoa(r.arm.pos)+")+transform("+cb(r, "armcheck {n}")+")",
 	)
-	keys := append(append([]string(nil), armedIgnore...), p.cfg.ResumeKey)
-	keys = append(keys, p.cfg.DeleteKeys...)
-	seen := map[string]bool{"y": true, "n": true, "esc": true}
-	for _, k := range keys {
-		if k != "" && !seen[k] {
-			seen[k] = true
+	for _, k := range slices.Concat(armedIgnore, []string{p.cfg.ResumeKey}, p.cfg.DeleteKeys) {
+		if k != "" && k != "y" && k != "n" && k != "esc" {
 			args = append(args, "--bind="+k+":ignore")
 		}
 	}
