@@ -9,12 +9,7 @@ import (
 	"hist/lib/words"
 )
 
-// The preview pane takes what the selector's height leaves under the
-// header, the search box, the list and the footer, up to previewRows: on a
-// short terminal the list keeps its prompts and the preview shrinks, or
-// hides when too little is left. The preview key shows or hides it; the
-// choice holds, across passes and resizes, until a press gives back what
-// the size gives.
+// The preview pane's layout: docs/hist-pick.md ("Layout").
 
 // previewKey toggles the preview pane.
 const previewKey = "ctrl-p"
