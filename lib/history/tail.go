@@ -35,12 +35,10 @@ func blockLimit(n int) int { return min(256<<10, max(16<<10, (16<<20)/max(n, 1))
 // a file that vanished does).
 var errReplaced = fmt.Errorf("%w: replaced while it was read", fs.ErrNotExist)
 
-// A tail reads the records of one store file newest first. A file whose
-// lines are in time order by the way it is written (inOrder) is read
-// backwards from its end, a block at a time; any other, and any file of
-// one block, is read once from its start and then in time order through
-// an index of its lines (24 bytes a line; each text is read again from
-// the file).
+// A tail reads the records of one store file newest first: backwards
+// from its end a block at a time when its lines are in time order
+// (inOrder), else through an index of its lines in time order
+// (docs/hist-pick.md, "How it works").
 //
 // The file is open only while a block is read: a stream over hundreds of
 // files would otherwise hold hundreds of descriptors, and a process that

@@ -188,11 +188,8 @@ func limitSet(fs *flag.FlagSet) (set bool) {
 	return set
 }
 
-// list prints the scope's prompts as they stream in, newest first: the
-// default format and -0 at first sight; --json, which shows the
-// provenance of a prompt's richest copy, once no richer copy can come
-// (history.Options.Hold). On a terminal, control characters in prompts
-// show escaped; a pipe gets the raw bytes.
+// list prints the scope's prompts as they stream in (see usage): --json
+// with history.Options.Hold, escaped on a terminal.
 func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o options) int {
 	var reg store.Registry
 	if o.format == lineenc.JSON {
