@@ -113,7 +113,6 @@ type options struct {
 	filters cli.FilterFlags
 	filter  history.Filter
 	frecent bool
-	now     int64 // Unix ms, for --order frecent
 	format  lineenc.Format
 	limit   int
 }
@@ -131,10 +130,7 @@ func run(e *cli.Env) int {
 	if o.filter, ok = e.Filter(&o.filters); !ok {
 		return cli.ExitUsage
 	}
-	now, _ := e.Now() // e.Filter checked it
-	o.now = now.UnixMilli()
-	pol := e.Policy()
-	if !pol.On {
+	if pol := e.Policy(); !pol.On {
 		e.Warnf("%s", pol.OffHint())
 		return cli.ExitOK
 	}
@@ -210,7 +206,8 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 		return werr == nil && (o.limit == 0 || printed < o.limit)
 	}
 	opt := history.Options{Hold: o.format == lineenc.JSON, Filter: o.filter}
-	fn, tally, all := emit, history.Tally{Now: o.now}, []history.Entry(nil)
+	now, _ := e.Now() // e.Filter checked it
+	fn, tally, all := emit, history.Tally{Now: now.UnixMilli()}, []history.Entry(nil)
 	if o.frecent {
 		opt.Uses = func(n int, u history.Entry) { tally.Add(n, u.TS) }
 		fn = func(en history.Entry) bool { all = append(all, en); return true }

@@ -297,8 +297,7 @@ func configure(e *cli.Env, o options) (cfg picker.Config, code int, ok bool) {
 			project, also, repo = ps.Project, ps.Also, cur.Repo != ""
 		}
 	}
-	pol := e.Policy()
-	if !pol.On {
+	if pol := e.Policy(); !pol.On {
 		e.Warnf("%s", pol.OffHint())
 		return cfg, cli.ExitFailure, false
 	}
