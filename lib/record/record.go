@@ -182,10 +182,8 @@ func ParseView(line []byte, v *View) error {
 			p = jsonscan.SkipSpace(line, p+1)
 			continue
 		}
-		if p >= len(line) || line[p] != '}' || jsonscan.SkipSpace(line, p+1) != len(line) {
-			return ErrMalformed
-		}
-		if !have[fieldV] || ver != Version || !have[fieldText] || !have[fieldTS] {
+		if p >= len(line) || line[p] != '}' || jsonscan.SkipSpace(line, p+1) != len(line) ||
+			!have[fieldV] || ver != Version || !have[fieldText] || !have[fieldTS] {
 			return ErrMalformed
 		}
 		return nil
@@ -205,26 +203,19 @@ func member(b []byte, p int) (field int, next int, ok bool) {
 	if end < len(b) && b[end] == '"' { // printable ASCII: as it is
 		return fieldOf(string(b[p+1 : end])), end + 1, true
 	}
-	end, ok = jsonscan.SkipValue(b, p)
-	if !ok {
-		return 0, p, false
+	if end, ok = jsonscan.SkipValue(b, p); ok {
+		if name, ok := jsonscan.StrictString(b[p:end]); ok {
+			return fieldOf(name), end, true
+		}
 	}
-	name, ok := jsonscan.StrictString(b[p:end])
-	if !ok {
-		return 0, p, false
-	}
-	return fieldOf(name), end, true
+	return 0, p, false
 }
 
 // fieldOf is the field a member name sets, matched as encoding/json
 // matches struct fields: exactly, or else as strings.EqualFold does (so
-// "TEXT" and "ſrc", with a long s, match too).
+// "TEXT" and "ſrc", with a long s, match too; no two field names fold
+// alike, so the one that matches is the exact one when there is one).
 func fieldOf(name string) int {
-	for i, n := range fieldNames {
-		if name == n {
-			return i
-		}
-	}
 	for i, n := range fieldNames {
 		if strings.EqualFold(name, n) {
 			return i
