@@ -276,28 +276,19 @@ func decodeString(b []byte, p int, scratch *[]byte) ([]byte, int, bool) {
 		out = (*scratch)[:0]
 		defer func() { *scratch = out[:0] }()
 	}
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c == '"':
-			return out, i + 1, true
-		case c < 0x20:
+	for {
+		k := bytes.IndexAny(b[i:], `"\`)
+		if k < 0 || jsonscan.HasControl(b[i:i+k]) {
 			return nil, p, false
-		case c != '\\':
-			j := i + 1
-			for j < len(b) && b[j] != '"' && b[j] != '\\' && b[j] >= 0x20 {
-				j++
-			}
-			out = append(out, b[i:j]...)
-			i = j
-			continue
+		}
+		if out, i = append(out, b[i:i+k]...), i+k; b[i] == '"' {
+			return out, i + 1, true
 		}
 		var ok bool
 		if out, i, ok = jsonscan.AppendEscape(out, b, i); !ok {
 			return nil, p, false
 		}
 	}
-	return nil, p, false
 }
 
 // Stats counts what a Scan saw.
