@@ -66,8 +66,6 @@ func StoredText(text string) string {
 	return strings.ReplaceAll(text, "\x00", "\uFFFD")
 }
 
-const hexDigits = "0123456789abcdef"
-
 // AppendString appends s as a JSON string. Bytes that are not valid UTF-8
 // are kept as they are (the line then is not strict JSON, but Parse reads
 // it back byte for byte, so no prompt is altered by a round trip).
@@ -83,7 +81,7 @@ func AppendString(dst []byte, s string) []byte {
 		if k := strings.IndexByte("\"\\\n\r\t", c); k >= 0 {
 			dst = append(dst, '\\', `"\nrt`[k])
 		} else {
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			dst = append(dst, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
 		}
 		start = i + 1
 	}
@@ -356,13 +354,12 @@ func Scan(r io.Reader, fn func(l *Line) error) (Stats, error) {
 		n := int64(len(line))
 		st.Bytes += n
 		off += n
-		if err != nil {
-			if err == io.EOF {
-				if len(line) > 0 {
-					st.Malformed++ // torn last line
-				}
-				return st, nil
-			}
+		if err == io.EOF && len(line) > 0 {
+			st.Malformed++ // torn last line
+		}
+		if err == io.EOF {
+			return st, nil
+		} else if err != nil {
 			return st, err
 		}
 		st.Lines++
