@@ -97,7 +97,10 @@ func run(e *cli.Env) int {
 		return cli.ExitUntrusted
 	}
 	s := newStats(filter, now)
-	res := history.Stream(st, sc, hidden, history.Options{Filter: filter, Uses: s.use}, s.prompt)
+	res := history.Stream(st, sc, hidden, history.Options{Filter: filter, Uses: s.use}, func(e history.Entry) bool {
+		s.texts = append(s.texts, e.Text)
+		return true
+	})
 	out := bufio.NewWriter(e.Stdout)
 	reg := st.LoadRegistry()
 	if *asJSON {
