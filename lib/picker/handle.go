@@ -146,7 +146,7 @@ func (p *picker) loaded(r *run, req request) []string {
 	case req.Total == 0 && r.footer == "":
 		r.footer = emptyHint
 		switch {
-		case p.filtered():
+		case len(p.src) > 0 || len(p.cfg.Filters) > 0: // a filter hides prompts
 			r.footer = "No prompt here matches the filters."
 		case r.others > 0:
 			r.footer = othersHint(r.others, p.cfg.Repo)
@@ -179,7 +179,8 @@ func (p *picker) decide(r *run, req request, verb, arg string) *decision {
 	if verb == "resume" {
 		e, _ := r.list.at(id)
 		if _, err := ResumeCommand(e.Src, e.Session, "", p.cfg.Shell); err != nil {
-			r.footer = sentence(err)
+			s := err.Error() // as a sentence, for the footer
+			r.footer = strings.ToUpper(s[:1]) + s[1:] + "."
 			return nil
 		}
 	}

@@ -70,9 +70,6 @@ func (p *picker) status(query string) string {
 	return strings.Join(words, " · ")
 }
 
-// filtered reports whether a filter hides prompts.
-func (p *picker) filtered() bool { return len(p.src) > 0 || len(p.cfg.Filters) > 0 }
-
 func (p *picker) normalArgs(r *run, query string) []string {
 	p.mu.Lock()
 	h := header(headerState{Cols: p.cols, Loading: true, All: r.list.all, Repo: p.cfg.Repo, Status: p.status(query)})

@@ -36,10 +36,3 @@ func ResumeCommand(src, session, cwd string, sh shellquote.Shell) (string, error
 	}
 	return cmd, nil
 }
-
-// sentence is err's message with a capital letter and a full stop, for the
-// footer.
-func sentence(err error) string {
-	s := err.Error()
-	return strings.ToUpper(s[:1]) + s[1:] + "."
-}
