@@ -38,7 +38,9 @@ func newStats(f history.Filter, now time.Time) *stats {
 	return s
 }
 
-func midnight(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location()) }
+func midnight(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
+}
 
 // day is the index of t's day from s.from (a day of 23 or 25 hours is
 // one all the same).
