@@ -126,14 +126,5 @@ var fishEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 // only (no = or %, which zsh and old fish expand at a word's start): a
 // word that every shell reads as itself.
 func Plain(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_./:@+,-", c) >= 0) {
-			return false
-		}
-	}
-	return true
+	return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@+,-") == ""
 }
