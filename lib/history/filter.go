@@ -1,13 +1,12 @@
 package history
 
 import (
+	"cmp"
 	"math"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"hist/lib/record"
-	"hist/lib/store"
 )
 
 // Filter selects the copies a stream reads (docs/hist-pick.md, "Filters");
@@ -34,11 +33,6 @@ func AgentOf(src string) string {
 	return src
 }
 
-// file reports whether the filter reads the store file f at all.
-func (f *Filter) file(sf store.File) bool {
-	return f.Machine == "" || store.MachineOf(filepath.Base(sf.Path)) == f.Machine
-}
-
 // keep reports whether the filter selects the copy v.
 func (f *Filter) keep(v *record.View) bool {
 	switch {
@@ -62,15 +56,9 @@ func (f *Filter) keep(v *record.View) bool {
 // left in two files, are seconds apart at most.
 const useGap = 5000
 
-// HalfLife is frecency's half-life: a use a week old counts half as much
+// halfLife is frecency's half-life: a use a week old counts half as much
 // as one now (docs/hist-pick.md, "Most used").
-const HalfLife = 7 * 24 * time.Hour
-
-// Weight is what one use at ts adds to its prompt's frecency at now (both
-// Unix ms): 2^(-age/HalfLife), a use from the future counting as now.
-func Weight(ts, now int64) float64 {
-	return math.Exp2(-float64(max(0, now-ts)) / float64(HalfLife.Milliseconds()))
-}
+const halfLife = 7 * 24 * time.Hour
 
 // Tally counts the uses of the prompts a stream sends (Options.Uses), by
 // their place in the stream: how many, and their frecency at Now.
@@ -80,13 +68,14 @@ type Tally struct {
 	Score []float64
 }
 
-// Add counts a use at ts of the n-th prompt sent.
+// Add counts a use at ts of the n-th prompt sent: 2^(-age/halfLife), a
+// use from the future counting as now.
 func (t *Tally) Add(n int, ts int64) {
 	for len(t.Uses) <= n {
 		t.Uses, t.Score = append(t.Uses, 0), append(t.Score, 0)
 	}
 	t.Uses[n]++
-	t.Score[n] += Weight(ts, t.Now)
+	t.Score[n] += math.Exp2(-float64(max(0, t.Now-ts)) / float64(halfLife.Milliseconds()))
 }
 
 // Ranked returns the indexes of the n prompts tallied, most used first
@@ -96,22 +85,10 @@ func (t *Tally) Ranked(n int) []int32 {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	score := func(i int32) float64 {
-		if int(i) < len(t.Score) {
-			return t.Score[i]
-		}
-		return 0
+	for len(t.Score) < n {
+		t.Score = append(t.Score, 0)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int {
-		sa, sb := score(a), score(b)
-		switch {
-		case sa > sb:
-			return -1
-		case sa < sb:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(t.Score[b], t.Score[a]) })
 	return order
 }
 

@@ -1,21 +1,11 @@
 // Package history reads the visible history of a scope: every store file's
 // records, each prompt once, none that a tombstone hides, newest first.
-//
-// A prompt with several copies (a hook capture, a transcript import, a
-// copy migrated from an agent's recall file) shows at its newest copy's
-// time and text, with the provenance (src, session, file and project) of
-// its richest copy: one with a project and a session beats one with a
-// project only, which beats one with a session only, which beats one with
-// neither; among equally rich copies the newest wins. So a prompt keeps
-// its project and resume command when a bare copy of it
-// (history-global.jsonl) is a little newer. A richer copy counts only
-// within richerWindow of the newest one, so that a reader need not hold
-// every prompt until the end: hist-list and the selector stream the same
-// way, and agree on order and provenance.
-//
-// Every file is read from its end and the files are merged on the
-// records' timestamps (stream.go), so the newest prompts come after a few
-// kilobytes of each file, however large the store.
+// A prompt shows at its newest copy's time and text, with the provenance
+// (src, session, file and project) of its richest copy (see rank) within
+// richerWindow of the newest one. Every file is read from its end and the
+// files are merged on the records' timestamps, so the newest prompts come
+// after a few kilobytes of each file, however large the store
+// (docs/hist-pick.md, "How it works").
 package history
 
 import (
@@ -113,6 +103,20 @@ func Read(files []store.File, hidden *tombstone.Set) *Result {
 	})
 	res.StreamResult = *sr
 	return res
+}
+
+// Report says what the stream left out, through warnf and errorf: the
+// malformed lines it skipped, and each file or folder it could not read,
+// whose prompts are "not <done>" ("listed"); true when some could not be
+// read.
+func (r *StreamResult) Report(warnf, errorf func(format string, args ...any), done string) bool {
+	if r.Stats.Malformed > 0 {
+		warnf("skipped %s", words.Plural(r.Stats.Malformed, "malformed store line", "malformed store lines"))
+	}
+	for _, f := range r.Failed {
+		errorf("could not read %v: its prompts are not %s%s", f, done, f.Hint())
+	}
+	return len(r.Failed) > 0
 }
 
 // StreamResult is what a stream saw.

@@ -23,20 +23,16 @@ var afterList func()
 
 // Stream sends the visible prompts of a scope of st to fn, newest first,
 // each once, none that hidden hides (hidden may be nil); fn returning
-// false stops it. Without Options it sends each prompt at its newest copy
-// met, with that copy's provenance.
+// false stops it.
 //
 // A delete or a compaction running meanwhile may move prompts out of a
 // file before it is read (a capture file renamed to a claim, a claim
-// removed once its compact file is committed, lines that reached a
-// rewritten file's old inode put back after the rename). So the stream
-// starts once no rewrite holds the store's lock, and when one ran while
-// it read, it reads the scope again once the rewrite has ended, with
-// hidden.json read again (a prompt deleted meanwhile stays hidden; when
-// the file cannot be trusted, it stops there), and sends the prompts it
-// had missed. It waits settleWait at most in all. The result is the last
-// read's: a folder of the scope that cannot be listed is one of its
-// Failed, and the rest of the scope is read.
+// removed once its compact file is committed). So the stream starts once
+// no rewrite holds the store's lock, and when one ran while it read, it
+// reads the scope again once it has ended, with hidden.json read again
+// (it stops if the file cannot be trusted), and sends the prompts it had
+// missed, for settleWait at most in all. The result is the last read's: a
+// folder that cannot be listed is one of its Failed, and the rest is read.
 func Stream(st store.Store, sc store.Scope, hidden *tombstone.Set, opt Options, fn func(Entry) bool) *StreamResult {
 	seen := seenSet{}
 	sent := 0

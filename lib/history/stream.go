@@ -4,9 +4,8 @@ import (
 	"container/heap"
 	"hash/maphash"
 	"math"
+	"path/filepath"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"hist/lib/identity"
 	"hist/lib/store"
@@ -15,12 +14,6 @@ import (
 
 // Options tune a stream.
 type Options struct {
-	// Richer, when set, is called when an older copy of a prompt already
-	// sent, the n-th sent (from 0), is richer than the copies met before
-	// and at most richerWindow older than its newest one: e's Src,
-	// Session, File and Project replace the ones sent (its Text and TS
-	// are empty).
-	Richer func(n int, e Entry)
 	// Hold sends each prompt only once no richer copy can come, with its
 	// richest copy's provenance, still newest first: at once when the copy
 	// met first has a project and a session; else once the stream is
@@ -29,19 +22,18 @@ type Options struct {
 	Hold bool
 	// Filter selects the copies read.
 	Filter Filter
-	// Uses, when set, is called for each use of a prompt sent, the n-th
-	// sent: each copy selected that is more than useGap older than the
-	// last one counted, the copy sent first included, newest first. e
-	// is that copy's time and provenance (its Text is empty).
+	// Uses, when set, is called for each use of the n-th prompt sent
+	// (from 0, across the reads of a Stream): each copy selected that is
+	// more than useGap older than the last one counted, the copy sent
+	// first included. e is that copy's time and provenance (its Text is
+	// empty).
 	Uses func(n int, e Entry)
 }
 
 // richerWindow is how much older than a prompt's newest copy a richer copy
 // can be and still give the prompt its provenance (ms), and maxPending
-// how many prompts at most wait for one: a stream holds only the prompts
-// sent within the window, and when more wait, the oldest is settled
-// early. Both are part of the order and provenance hist-list --json and
-// the selector show.
+// how many prompts at most wait for one. Both are part of the order and
+// provenance hist-list --json and the selector show.
 const (
 	richerWindow = 60 * 60 * 1000
 	maxPending   = 1 << 16
@@ -57,15 +49,11 @@ var seed1, seed2 = maphash.MakeSeed(), maphash.MakeSeed()
 
 func keyOf(norm []byte) key { return key{maphash.Bytes(seed1, norm), maphash.Bytes(seed2, norm)} }
 
-type prov struct{ src, session string }
-
-// pend is a prompt sent whose provenance may still change: its place
-// among the prompts sent, the richness of its richest copy met, and its
-// newest copy's time.
-type pend struct {
-	n    int
-	rank int8
-	ts   int64
+// use is a prompt's place in the stream and the time of its last use
+// counted.
+type use struct {
+	n  int
+	ts int64
 }
 
 // streamer merges the tails of a stream's files on their records' times.
@@ -75,75 +63,49 @@ type streamer struct {
 	seen    seenSet
 	res     *StreamResult
 	norm    []byte
-	provs   map[prov]prov // the src and session strings met, each kept once
-	track   bool          // the stream follows provenance (Richer or Hold)
-	pending map[key]pend  // prompts a richer copy may still change
-	fifo    []key         // pending's keys, in the order sent (some settled already)
-
-	send    func(e Entry, final bool) bool
-	richer  func(n int, e Entry)
-	settled func(n int) bool
-
-	filter Filter
-	uses   func(n int, e Entry)
-	last   map[key]use // with uses: each prompt's last use counted
-}
-
-// use is a prompt's place in the stream and the time of its last use
-// counted.
-type use struct {
-	n  int32
-	ts int64
+	opt     Options
+	held    holder
+	pending map[key]int // with Hold: the prompts a richer copy may still change, by place
+	last    map[key]use // with Uses: each prompt's last use counted
 }
 
 // streamFiles sends the visible prompts of files to fn, newest first,
 // each once: none that hidden hides (hidden may be nil), none that seen
-// holds, whose identities it adds. The prompts of earlier streams, sent
-// counts, so that Options.Richer names prompts across streams.
+// holds, whose identities it adds. sent counts the prompts of earlier
+// streams, so that Options.Uses names prompts across streams.
 //
 // Each file is read up to the size it had when it was opened: lines
 // appended later are not read, and a last line with no newline yet (a
 // writer still finishing it) is skipped and counted as malformed.
 func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent int, opt Options, fn func(Entry) bool) *StreamResult {
-	if opt.Filter.Machine != "" {
-		files = slices.DeleteFunc(slices.Clone(files), func(f store.File) bool { return !opt.Filter.file(f) })
+	if m := opt.Filter.Machine; m != "" {
+		files = slices.DeleteFunc(slices.Clone(files), func(f store.File) bool { return store.MachineOf(filepath.Base(f.Path)) != m })
 	}
-	s := &streamer{files: files, seen: seen, res: &StreamResult{sent: sent}, provs: map[prov]prov{}, filter: opt.Filter, uses: opt.Uses}
-	if s.uses != nil {
-		s.last = map[key]use{}
-	}
+	s := &streamer{files: files, seen: seen, res: &StreamResult{sent: sent}, opt: opt, last: map[key]use{}, held: holder{base: sent, fn: fn}}
 	if hidden != nil && !hidden.Empty() {
 		s.hidden = hidden
 	}
-	s.send = func(e Entry, _ bool) bool { return fn(e) }
-	switch {
-	case opt.Hold:
-		h := &holder{base: sent, fn: fn}
-		s.send, s.richer, s.settled = h.send, h.richer, h.settled
-	case opt.Richer != nil:
-		s.richer, s.settled = opt.Richer, func(int) bool { return true }
+	if opt.Hold {
+		s.pending = map[key]int{}
 	}
-	if s.track = s.richer != nil; s.track {
-		s.pending = map[key]pend{}
-	}
-	var tails tailHeap
-	all, errs := openTails(files)
-	for i, t := range all {
-		if errs[i] != nil {
-			s.res.Failed = append(s.res.Failed, FileError{Path: files[i].Path, Err: errs[i]})
+	var all, tails tailHeap
+	for i, f := range files {
+		t, err := openTail(f, i, len(files))
+		if err != nil {
+			s.res.Failed = append(s.res.Failed, FileError{Path: f.Path, Err: err})
 			continue
 		}
-		if s.advance(t) {
+		if all = append(all, t); s.advance(t) {
 			tails = append(tails, t)
 		}
 	}
 	heap.Init(&tails)
-	for len(tails) > 0 && !s.res.Stopped {
+	for len(tails) > 0 {
 		t := tails[0]
-		if s.filter.Since != 0 && t.view.TS < s.filter.Since {
+		if opt.Filter.Since != 0 && t.view.TS < opt.Filter.Since {
 			break // every copy left is older
 		}
-		if !s.settle(t.view.TS) || s.filter.keep(&t.view) && !s.emit(t) {
+		if !s.settle(t.view.TS) || opt.Filter.keep(&t.view) && !s.emit(t) {
 			s.res.Stopped = true
 			break
 		}
@@ -157,28 +119,9 @@ func streamFiles(files []store.File, hidden *tombstone.Set, seen seenSet, sent i
 		s.res.Stopped = true
 	}
 	for _, t := range all {
-		if t != nil {
-			s.res.Stats.Add(t.st)
-		}
+		s.res.Stats.Add(t.st)
 	}
 	return s.res
-}
-
-// openTails opens files, a few at a time: most of the time to the first
-// prompt goes in opening each file and reading its first block.
-func openTails(files []store.File) ([]*tail, []error) {
-	tails, errs := make([]*tail, len(files)), make([]error, len(files))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(len(files), 4) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
-				tails[i], errs[i] = openTail(files[i], i, len(files))
-			}
-		})
-	}
-	wg.Wait()
-	return tails, errs
 }
 
 // advance moves t to its next record; false when it has none left (a
@@ -192,126 +135,124 @@ func (s *streamer) advance(t *tail) bool {
 }
 
 // emit handles t's current record: it sends its prompt when the stream
-// meets it first, unless it is hidden; a later (older) copy may give a
-// prompt sent its provenance.
+// meets it first, unless it is hidden; a later (older) copy counts as a
+// use, and may give a prompt sent its provenance.
 func (s *streamer) emit(t *tail) bool {
-	text := string(t.view.Text)
-	s.norm = identity.AppendNormalized(s.norm[:0], text)
+	v := &t.view
+	s.norm = identity.AppendNormalized(s.norm[:0], string(v.Text))
 	k := keyOf(s.norm)
-	f := s.files[t.file]
-	rk := rank(t.view.Src, t.view.Session, f.Project)
+	rk := rank(v.Src, v.Session, s.files[t.file].Project)
 	if _, met := s.seen[k]; met {
-		if u, ok := s.last[k]; ok && t.view.TS <= u.ts-useGap {
-			s.last[k] = use{u.n, t.view.TS}
-			p := s.prov(t.view.Src, t.view.Session)
-			s.uses(int(u.n), Entry{TS: t.view.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project})
+		if u, ok := s.last[k]; ok && v.TS <= u.ts-useGap {
+			s.last[k] = use{u.n, v.TS}
+			s.opt.Uses(u.n, s.entry(t))
 		}
-		return !s.track || s.richerCopy(k, rk, t)
+		return s.pending == nil || s.richerCopy(k, rk, t)
 	}
 	s.seen[k] = struct{}{}
 	if s.hidden != nil && s.hidden.HiddenNormalized(s.norm) {
 		s.res.Hidden++
 		return true
 	}
-	p := s.prov(t.view.Src, t.view.Session)
 	n := s.res.sent
 	s.res.sent++
-	final := !s.track || rk == maxRank
+	final := s.pending == nil || rk == maxRank
 	if !final {
-		s.pending[k] = pend{n: n, rank: rk, ts: t.view.TS}
-		s.fifo = append(s.fifo, k)
+		s.pending[k] = n
 	}
-	e := Entry{Text: text, TS: t.view.TS, Src: p.src, Session: p.session, File: f.Path, Project: f.Project}
-	if s.uses != nil {
-		s.last[k] = use{int32(n), e.TS}
-		s.uses(n, e)
+	e := s.entry(t)
+	if s.opt.Uses != nil {
+		s.last[k] = use{n, v.TS}
+		s.opt.Uses(n, e)
 	}
-	return s.send(e, final)
+	e.Text = string(v.Text)
+	return s.held.send(hold{Entry: e, k: k, rank: rk, final: final})
 }
 
-// richerCopy gives the prompt of key k its provenance from t's current
+// entry is the time and provenance of t's current record.
+func (s *streamer) entry(t *tail) Entry {
+	f := s.files[t.file]
+	return Entry{TS: t.view.TS, Src: string(t.view.Src), Session: string(t.view.Session), File: f.Path, Project: f.Project}
+}
+
+// richerCopy gives the prompt of key k the provenance of t's current
 // record, an older copy of richness rk, if it is richer than what was
 // sent and the prompt is not settled yet.
 func (s *streamer) richerCopy(k key, rk int8, t *tail) bool {
-	o, ok := s.pending[k]
-	if !ok || rk <= o.rank {
+	n, ok := s.pending[k]
+	if !ok {
 		return true
 	}
-	f := s.files[t.file]
-	p := s.prov(t.view.Src, t.view.Session)
-	s.richer(o.n, Entry{Src: p.src, Session: p.session, File: f.Path, Project: f.Project})
-	if rk == maxRank { // none can be richer
-		delete(s.pending, k)
-		return s.settled(o.n)
+	if p := &s.held.held[n-s.held.base]; rk > p.rank {
+		e := s.entry(t)
+		p.Src, p.Session, p.File, p.Project, p.rank = e.Src, e.Session, e.File, e.Project, rk
+		if rk == maxRank { // none can be richer
+			return s.held.settle(p, s.pending)
+		}
 	}
-	o.rank = rk
-	s.pending[k] = o
 	return true
 }
 
-// settle settles the pending prompts that no copy at front or older can
+// settle settles the held prompts that no copy at front or older can
 // make richer (all of them at math.MinInt64), and the oldest while too
-// many wait.
+// many wait. The first held is never settled (flush sent those), and the
+// others are newer than it.
 func (s *streamer) settle(front int64) bool {
-	for len(s.fifo) > 0 {
-		k := s.fifo[0]
-		p, ok := s.pending[k]
-		if ok && len(s.pending) <= maxPending && front != math.MinInt64 && p.ts-richerWindow <= front {
+	h := &s.held
+	for len(h.held) > 0 {
+		if p := &h.held[0]; h.waiting > maxPending || front == math.MinInt64 || p.TS-richerWindow > front {
+			if !h.settle(p, s.pending) {
+				return false
+			}
+		} else {
 			return true
 		}
-		s.fifo = s.fifo[1:]
-		if !ok {
-			continue // settled already
-		}
-		delete(s.pending, k)
-		if !s.settled(p.n) {
-			return false
-		}
 	}
 	return true
-}
-
-// prov returns src and session as strings, one copy of each pair kept.
-func (s *streamer) prov(src, session []byte) prov {
-	if len(src) == 0 && len(session) == 0 {
-		return prov{}
-	}
-	if p, ok := s.provs[prov{string(src), string(session)}]; ok {
-		return p
-	}
-	p := prov{string(src), string(session)}
-	s.provs[p] = p
-	return p
 }
 
 // holder holds prompts back until their provenance is settled
 // (Options.Hold), and sends them in the order they came.
 type holder struct {
-	held  []Entry
-	final []bool
-	base  int // the number of prompts sent before held[0]
-	fn    func(Entry) bool
+	held    []hold
+	waiting int // the held prompts not settled
+	base    int // the number of prompts sent before held[0]
+	fn      func(Entry) bool
 }
 
-func (h *holder) send(e Entry, final bool) bool {
-	h.held, h.final = append(h.held, e), append(h.final, final)
+// hold is a prompt sent to a holder: its key, its richest copy's richness
+// so far, and whether it is settled.
+type hold struct {
+	Entry
+	k     key
+	rank  int8
+	final bool
+}
+
+func (h *holder) send(x hold) bool {
+	if x.final && len(h.held) == 0 {
+		h.base++
+		return h.fn(x.Entry)
+	}
+	if !x.final {
+		h.waiting++
+	}
+	h.held = append(h.held, x)
 	return h.flush()
 }
 
-func (h *holder) richer(n int, e Entry) {
-	p := &h.held[n-h.base]
-	p.Src, p.Session, p.File, p.Project = e.Src, e.Session, e.File, e.Project
-}
-
-func (h *holder) settled(n int) bool {
-	h.final[n-h.base] = true
+// settle settles p, one of h's prompts, which pending no longer holds.
+func (h *holder) settle(p *hold, pending map[key]int) bool {
+	delete(pending, p.k)
+	p.final = true
+	h.waiting--
 	return h.flush()
 }
 
 func (h *holder) flush() bool {
-	for len(h.held) > 0 && h.final[0] {
-		e := h.held[0]
-		h.held, h.final, h.base = h.held[1:], h.final[1:], h.base+1
+	for len(h.held) > 0 && h.held[0].final {
+		e := h.held[0].Entry
+		h.held, h.base = h.held[1:], h.base+1
 		if !h.fn(e) {
 			return false
 		}

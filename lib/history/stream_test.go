@@ -26,14 +26,21 @@ func writeFile(t *testing.T, path string, data string) store.File {
 	return store.File{Path: path, Project: "p", Kind: store.Capture}
 }
 
-// early streams files as the selector does: each prompt at its newest
-// copy, a Richer call replacing the provenance of the prompt it names.
-func early(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
+// held streams files as the selector does (Options.Hold).
+func held(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
 	var got []Entry
-	res := streamFiles(files, hidden, seenSet{}, 0, Options{Richer: func(n int, e Entry) {
-		g := &got[n]
-		g.Src, g.Session, g.File, g.Project = e.Src, e.Session, e.File, e.Project
-	}}, func(e Entry) bool {
+	res := streamFiles(files, hidden, seenSet{}, 0, Options{Hold: true}, func(e Entry) bool {
+		got = append(got, e)
+		return true
+	})
+	return got, res
+}
+
+// plain streams files without options: each prompt at its newest copy,
+// with that copy's provenance.
+func plain(files []store.File, hidden *tombstone.Set) ([]Entry, *StreamResult) {
+	var got []Entry
+	res := streamFiles(files, hidden, seenSet{}, 0, Options{}, func(e Entry) bool {
 		got = append(got, e)
 		return true
 	})
@@ -48,9 +55,9 @@ func textsOf(es []Entry) string {
 	return strings.Join(out, "|")
 }
 
-// Read (Hold) and a stream with Richer calls applied agree on every
-// prompt, its order and its provenance, whatever the block boundaries;
-// a stream without options sends the same prompts in the same order.
+// Read (Hold) and a stream without options agree on every prompt, its
+// order and its time, whatever the block boundaries; Read gives a
+// prompt the provenance of its richest copy.
 func TestStreamModesAgree(t *testing.T) {
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -89,26 +96,29 @@ func TestStreamModesAgree(t *testing.T) {
 	hidden := hiddenSet(t, "BETA GAMMA")
 
 	want := Read(files, hidden)
-	got, res := early(files, hidden)
+	got, res := plain(files, hidden)
 	if len(got) != want.Len() {
 		t.Fatalf("stream sent %d, read has %d", len(got), want.Len())
 	}
+	richer := 0
 	for i, e := range got {
-		if w := want.At(i); e != w {
+		w := want.At(i)
+		if e.Text != w.Text || e.TS != w.TS || rank([]byte(w.Src), []byte(w.Session), w.Project) < rank([]byte(e.Src), []byte(e.Session), e.Project) {
 			t.Fatalf("entry %d: stream %d %.40q %q %q %s %q, read %d %.40q %q %q %s %q", i,
 				e.TS, e.Text, e.Src, e.Session, e.File, e.Project, w.TS, w.Text, w.Src, w.Session, w.File, w.Project)
 		}
+		if e != w {
+			richer++
+		}
+	}
+	if richer == 0 {
+		t.Errorf("no prompt got an older copy's provenance")
 	}
 	if res.Hidden != 1 || want.Hidden != 1 {
 		t.Errorf("hidden: stream %d, read %d, want 1", res.Hidden, want.Hidden)
 	}
 	if res.Stats != want.Stats || res.Stats.Malformed == 0 {
 		t.Errorf("stats: stream %+v, read %+v", res.Stats, want.Stats)
-	}
-	var plain []Entry
-	streamFiles(files, hidden, seenSet{}, 0, Options{}, func(e Entry) bool { plain = append(plain, e); return true })
-	if textsOf(plain) != textsOf(got) {
-		t.Errorf("without options the stream sends other prompts")
 	}
 }
 
@@ -123,7 +133,7 @@ func TestStreamTornAndNewest(t *testing.T) {
 		writeFile(t, filepath.Join(dir, "b.jsonl"), string(b)),
 		writeFile(t, filepath.Join(dir, "c.jsonl"), `{"v":1,"text":"only torn","ts":5}`),
 	}
-	got, res := early(files, nil)
+	got, res := held(files, nil)
 	if s := textsOf(got); s != "OLD   copy|first" {
 		t.Fatalf("got %q", s)
 	}
@@ -141,7 +151,7 @@ func TestStreamTornLargeFile(t *testing.T) {
 		b = record.Append(b, record.Record{Text: fmt.Sprintf("prompt %d %s", i, strings.Repeat("w", 100)), TS: int64(i)})
 	}
 	b = append(b, `{"v":1,"text":"torn`...)
-	got, res := early([]store.File{writeFile(t, filepath.Join(dir, "big.jsonl"), string(b))}, nil)
+	got, res := held([]store.File{writeFile(t, filepath.Join(dir, "big.jsonl"), string(b))}, nil)
 	if len(got) != 2000 || got[0].Text != "prompt 1999 "+strings.Repeat("w", 100) {
 		t.Fatalf("%d prompts, first %.20q", len(got), got[0].Text)
 	}
@@ -187,7 +197,7 @@ func TestStreamUnordered(t *testing.T) {
 	for _, r := range []record.Record{{Text: "a", TS: 5}, {Text: "b", TS: 1}, {Text: "A", TS: 9}, {Text: "c", TS: 2}} {
 		b = record.Append(b, r)
 	}
-	got, _ := early([]store.File{writeFile(t, filepath.Join(dir, "m.jsonl"), string(b))}, nil)
+	got, _ := held([]store.File{writeFile(t, filepath.Join(dir, "m.jsonl"), string(b))}, nil)
 	if s := textsOf(got); s != "A|c|b" {
 		t.Fatalf("got %q; want A|c|b", s)
 	}
@@ -216,7 +226,7 @@ func TestStreamUnordered(t *testing.T) {
 		big("seed.jsonl", store.Seed, 1),
 		big("cap.jsonl", store.Capture, 3),
 	}
-	got, res := early(files[:3], nil)
+	got, res := held(files[:3], nil)
 	if n := distinct(t, files[:3]); len(got) != n || res.Stats.Records != 3*6000 {
 		t.Fatalf("sent %d of %d prompts, read %d records", len(got), n, res.Stats.Records)
 	}
@@ -225,7 +235,7 @@ func TestStreamUnordered(t *testing.T) {
 			t.Fatalf("entry %d (%d) is newer than entry %d (%d)", i, got[i].TS, i-1, got[i-1].TS)
 		}
 	}
-	if got, _ = early(files[3:], nil); len(got) != distinct(t, files[3:]) {
+	if got, _ = held(files[3:], nil); len(got) != distinct(t, files[3:]) {
 		t.Fatalf("large capture file: sent %d, want %d", len(got), distinct(t, files[3:]))
 	}
 }
@@ -298,7 +308,7 @@ func TestStreamSkipsOverlongLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	got, res := early([]store.File{{Path: path, Kind: store.Capture}}, nil)
+	got, res := held([]store.File{{Path: path, Kind: store.Capture}}, nil)
 	if s := textsOf(got); s != "after|before" || res.Stats.Malformed != 1 {
 		t.Errorf("got %q, malformed %d; want after|before and 1", s, res.Stats.Malformed)
 	}
@@ -384,7 +394,7 @@ func openFDs(t *testing.T) int {
 // in history-global.jsonl) shows at that copy's time and text with the
 // provenance of its richest copy: a hook capture with a project and a
 // session beats an import with a project only, which beats the bare
-// copy. A stream gives it through Richer calls, Read at once.
+// copy. A stream sends it so with Options.Hold.
 func TestRichestProvenance(t *testing.T) {
 	dir := t.TempDir()
 	files := []store.File{
@@ -397,7 +407,7 @@ func TestRichestProvenance(t *testing.T) {
 		{Text: "fix  the build", TS: 1005, Src: "claude", Session: "s-1", File: files[0].Path, Project: "p1"},
 	}
 	res := Read(files, nil)
-	got, _ := early(files, nil)
+	got, _ := held(files, nil)
 	if res.Len() != len(want) || len(got) != len(want) {
 		t.Fatalf("read %d prompts, streamed %d, want %d", res.Len(), len(got), len(want))
 	}
@@ -426,20 +436,12 @@ func TestStreamHold(t *testing.T) {
 		mkfile(t, dir, "history-global.jsonl", "", rec("far", 9*h), rec("near", 10*h), rec("rich", 9*h+1), rec("bare", 9*h+2)),
 	}
 	var out []string
-	var early []string
 	streamFiles(files, nil, seenSet{}, 0, Options{Hold: true}, func(e Entry) bool {
 		out = append(out, e.Text+":"+e.Session)
 		return true
 	})
-	streamFiles(files, nil, seenSet{}, 0, Options{Richer: func(n int, e Entry) { early[n] += "+" + e.Session }}, func(e Entry) bool {
-		early = append(early, e.Text+":"+e.Session)
-		return true
-	})
 	if s := strings.Join(out, " "); s != "near:s bare: rich:s far:" {
 		t.Errorf("held: %s; want near:s bare: rich:s far:", s)
-	}
-	if s := strings.Join(early, " "); s != "near:+s bare: rich:+s far:" {
-		t.Errorf("early: %s; want near:+s bare: rich:+s far:", s)
 	}
 }
 
@@ -518,21 +520,23 @@ func TestStreamRereadsAfterRewrite(t *testing.T) {
 	}
 }
 
-// Richer calls name prompts across the reads of a scope: the second
-// read's first prompt is the n-th sent in all.
-func TestStreamRicherAcrossReads(t *testing.T) {
+// Uses calls name prompts across the reads of a scope: the second read's
+// first prompt is the n-th sent in all; a held prompt still gets its
+// richer copy's provenance.
+func TestStreamUsesAcrossReads(t *testing.T) {
 	dir := t.TempDir()
 	a := mkfile(t, dir, "a.jsonl", "p", rec("one", 1), rec("two", 2))
-	b := mkfile(t, dir, "history-global.jsonl", "", rec("three", 10))
+	b := mkfile(t, dir, "history-global.jsonl", "", rec("three", 10*useGap))
 	c := mkfile(t, dir, "c.jsonl", "p", record.Record{Text: "three", TS: 9, Src: "pi", Session: "s"})
 	seen := seenSet{}
 	var got []Entry
-	opt := Options{Richer: func(n int, e Entry) { got[n].Session = e.Session }}
+	uses := map[int]int{}
+	opt := Options{Hold: true, Uses: func(n int, e Entry) { uses[n]++ }}
 	fn := func(e Entry) bool { got = append(got, e); return true }
 	res := streamFiles([]store.File{a}, nil, seen, 0, opt, fn)
 	streamFiles([]store.File{a, b, c}, nil, seen, res.sent, opt, fn)
-	if textsOf(got) != "two|one|three" || got[2].Session != "s" {
-		t.Errorf("got %+v", got)
+	if textsOf(got) != "two|one|three" || got[2].Session != "s" || fmt.Sprint(uses) != "map[0:1 1:1 2:2]" {
+		t.Errorf("got %+v, uses %v", got, uses)
 	}
 }
 

@@ -35,12 +35,10 @@ func blockLimit(n int) int { return min(256<<10, max(16<<10, (16<<20)/max(n, 1))
 // a file that vanished does).
 var errReplaced = fmt.Errorf("%w: replaced while it was read", fs.ErrNotExist)
 
-// A tail reads the records of one store file newest first. A file whose
-// lines are in time order by the way it is written (inOrder) is read
-// backwards from its end, a block at a time; any other, and any file of
-// one block, is read once from its start and then in time order through
-// an index of its lines (24 bytes a line; each text is read again from
-// the file).
+// A tail reads the records of one store file newest first: backwards
+// from its end a block at a time when its lines are in time order
+// (inOrder), else through an index of its lines in time order
+// (docs/hist-pick.md, "How it works").
 //
 // The file is open only while a block is read: a stream over hundreds of
 // files would otherwise hold hundreds of descriptors, and a process that
@@ -58,7 +56,6 @@ type tail struct {
 	buf   []byte       // file bytes [pos, pos+len(buf))
 	end   int          // buf[:end] holds the lines still to read, less the newline that ends the last
 	done  bool         // buf[:end] is all that is left
-	skip  bool         // dropping a line longer than maxLine
 	refs  []lineRef    // an indexed file's records, by time; read from the last
 	view  record.View  // the current record
 	st    record.Stats // what was read so far
@@ -89,7 +86,8 @@ func inOrder(f store.File) bool {
 }
 
 // openTail opens the store file f, the i-th of n, to be read newest
-// first, and reads its first block.
+// first, and reads its first block (or indexes it); the tail is of no use
+// with an error.
 func openTail(f store.File, i, n int) (*tail, error) {
 	fh, err := store.Open(f.Path)
 	if err != nil {
@@ -111,10 +109,7 @@ func openTail(f store.File, i, n int) (*tail, error) {
 	default:
 		err = t.dropTorn()
 	}
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+	return t, err
 }
 
 // index reads the file from its start and keeps where its records are,
@@ -128,49 +123,34 @@ func (t *tail) index(f *os.File) error {
 		return err
 	}
 	slices.SortStableFunc(t.refs, func(a, b lineRef) int { return cmp.Compare(a.ts, b.ts) })
-	t.st = st
-	if t.refs == nil {
-		t.done = true
-	}
+	t.st, t.done = st, t.refs == nil
 	return nil
 }
 
 // readAt reads len(b) bytes at off from the file, if it is still the one
-// first opened.
+// first opened, at least as long as it was.
 func (t *tail) readAt(b []byte, off int64) error {
+	replaced := &fs.PathError{Op: "read", Path: t.path, Err: errReplaced}
 	f := t.open
 	if f == nil {
 		var err error
-		if f, err = t.reopen(); err != nil {
+		if f, err = store.Open(t.path); err != nil {
 			return err
 		}
 		defer f.Close()
-	}
-	if _, err := f.ReadAt(b, off); err != nil {
-		if err == io.EOF { // truncated since it was opened
-			err = &fs.PathError{Op: "read", Path: t.path, Err: errReplaced}
+		fi, err := f.Stat()
+		if err != nil {
+			return err
 		}
-		return err
+		if !os.SameFile(fi, t.id) || fi.Size() < t.size {
+			return replaced
+		}
 	}
-	return nil
-}
-
-// reopen opens the file again, if it is still the one first opened, at
-// least as long as it was.
-func (t *tail) reopen() (*os.File, error) {
-	f, err := store.Open(t.path)
-	if err != nil {
-		return nil, err
+	_, err := f.ReadAt(b, off)
+	if err == io.EOF { // truncated since it was opened
+		return replaced
 	}
-	fi, err := f.Stat()
-	if err == nil && (!os.SameFile(fi, t.id) || fi.Size() < t.size) {
-		err = &fs.PathError{Op: "read", Path: t.path, Err: errReplaced}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return err
 }
 
 // fill reads the block before buf, keeping buf[:end] after it. A line
@@ -192,59 +172,36 @@ func (t *tail) fill() error {
 // dropTorn drops what follows the file's last newline: a line a writer
 // is still finishing, counted as malformed.
 func (t *tail) dropTorn() error {
-	torn := false
-	for {
-		if i := bytes.LastIndexByte(t.buf[:t.end], '\n'); i >= 0 {
-			torn = torn || i+1 < t.end
-			t.end = i
-			break
-		}
-		if t.end > maxLine { // too long to keep: drop it as it is read
-			torn, t.buf, t.end = true, nil, 0
-		}
-		if t.pos == 0 { // no newline at all
-			torn = torn || t.end > 0
-			t.buf, t.end, t.done = nil, 0, true
-			break
-		}
-		if err := t.fill(); err != nil {
-			return err
-		}
-	}
-	if torn {
+	line, long, _, err := t.cut()
+	if long || len(line) > 0 {
 		t.st.Malformed++
 	}
-	return nil
+	return err
 }
 
-// prev returns the line before the ones returned so far, without its
-// newline; ok is false at the start of the file. The bytes are valid
-// until the next call.
-func (t *tail) prev() (line []byte, ok bool, err error) {
+// cut cuts the last line off buf[:end] and returns it without its
+// newline, reading the blocks before it as needed; ok is false at the
+// start of the file. A line longer than maxLine is dropped as it is read,
+// without being held in memory whole: its start is returned with long
+// set. The bytes are valid until the next call.
+func (t *tail) cut() (line []byte, long, ok bool, err error) {
 	for !t.done {
 		if i := bytes.LastIndexByte(t.buf[:t.end], '\n'); i >= 0 {
 			line, t.end = t.buf[i+1:t.end], i
-		} else if t.pos == 0 {
+			return line, long, true, nil
+		}
+		if t.pos == 0 {
 			line, t.end, t.done = t.buf[:t.end], 0, true
-		} else {
-			if t.end > maxLine {
-				// Drop it and look for the line before it, without
-				// holding it in memory.
-				t.skip, t.buf, t.end = true, nil, 0
-			}
-			if err := t.fill(); err != nil {
-				return nil, false, err
-			}
-			continue
+			return line, long, true, nil
 		}
-		if t.skip { // the start of a line too long
-			t.skip = false
-			t.st.Malformed++
-			continue
+		if t.end > maxLine {
+			long, t.buf, t.end = true, nil, 0
 		}
-		return line, true, nil
+		if err := t.fill(); err != nil {
+			return nil, false, false, err
+		}
 	}
-	return nil, false, nil
+	return nil, false, false, nil
 }
 
 // line returns the bytes of the record at ref, valid until the next call.
@@ -283,7 +240,7 @@ func (t *tail) next() (bool, error) {
 		return false, nil
 	}
 	for {
-		line, ok, err := t.prev()
+		line, long, ok, err := t.cut()
 		if err != nil {
 			t.buf = nil
 			return false, err
@@ -291,6 +248,10 @@ func (t *tail) next() (bool, error) {
 		if !ok {
 			t.buf, t.st.Bytes = nil, t.size
 			return false, nil
+		}
+		if long {
+			t.st.Malformed++
+			continue
 		}
 		t.st.Lines++
 		if len(bytes.TrimSpace(line)) == 0 {

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"hist/lib/identity"
@@ -49,65 +50,16 @@ func (f Format) Append(dst []byte, l Listed) []byte {
 	case JSON:
 		return AppendJSON(dst, l)
 	}
-	return append(Append(dst, l.Text), '\n')
+	return append(append(dst, encode(l.Text)...), '\n')
 }
 
-// Append appends text in the Lines format (without a line end) to dst.
-func Append(dst []byte, text string) []byte {
-	if strings.IndexByte(text, '\n') < 0 && strings.IndexByte(text, '\\') < 0 && strings.IndexByte(text, 0) < 0 {
-		return append(dst, text...)
-	}
-	start := 0
-	for i := 0; i < len(text); i++ {
-		var esc byte
-		switch text[i] {
-		case '\\':
-			esc = '\\'
-		case '\n':
-			esc = 'n'
-		case 0:
-			esc = '0'
-		default:
-			continue
-		}
-		dst = append(dst, text[start:i]...)
-		dst = append(dst, '\\', esc)
-		start = i + 1
-	}
-	return append(dst, text[start:]...)
-}
-
-// Encode returns text in the Lines format.
-func Encode(text string) string { return string(Append(nil, text)) }
-
-// Decode reverses Encode. A backslash followed by anything but "\", "n" or
-// "0" (which Encode never writes) is kept as it is.
-func Decode(line string) string {
-	if strings.IndexByte(line, '\\') < 0 {
-		return line
-	}
-	var b strings.Builder
-	b.Grow(len(line))
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		if c == '\\' && i+1 < len(line) {
-			switch line[i+1] {
-			case '\\':
-				c = '\\'
-			case 'n':
-				c = '\n'
-			case '0':
-				c = 0
-			default:
-				b.WriteByte('\\')
-				continue
-			}
-			i++
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+// The Lines format's escapes: encode writes them, decode reverses it. In
+// decode, a backslash followed by anything but "\", "n" or "0" (which
+// encode never writes) is kept as it is.
+var (
+	encode = strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\x00", `\0`).Replace
+	decode = strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\0`, "\x00").Replace
+)
 
 // Parse reads back the prompts of data printed in f (Lines, NUL or
 // JSON), leaving out blank ones. Lines input that holds NUL bytes, or
@@ -156,7 +108,7 @@ func Parse(data []byte, f Format) ([]string, error) {
 		if looksListedJSON(line) {
 			jsonish++
 		}
-		out = append(out, Decode(string(line)))
+		out = append(out, decode(string(line)))
 	}
 	if jsonish > 0 && jsonish == len(out) {
 		return nil, errors.New("--stdin: standard input looks like hist-list --json output: read it with --stdin=json")
@@ -176,4 +128,48 @@ func looksListedJSON(line []byte) bool {
 	_, t := o["ts"]
 	_, f := o["file"]
 	return t && f
+}
+
+// Listed is one prompt as hist-list and hist-pick print it; the JSON
+// format prints every field.
+type Listed struct {
+	Text    string
+	TS      int64
+	Cwd     string // the project folder from registry.json, "" when unknown
+	File    string // the store file of its richest copy
+	Src     string // the agent, for imported prompts
+	Session string // its session id, for imported prompts
+	Resume  string // the command that resumes the session (hist-pick's ctrl-o)
+}
+
+// AppendJSON appends l as one JSON object and a newline: text, ts, cwd and
+// file always; src, session and resume when set. The text keeps invalid
+// UTF-8 byte for byte, as the store does.
+func AppendJSON(buf []byte, l Listed) []byte {
+	buf = append(buf, `{"text":`...)
+	buf = record.AppendString(buf, l.Text)
+	buf = append(buf, `,"ts":`...)
+	buf = strconv.AppendInt(buf, l.TS, 10)
+	buf = append(buf, `,"cwd":`...)
+	buf = jsonString(buf, l.Cwd)
+	buf = append(buf, `,"file":`...)
+	buf = jsonString(buf, l.File)
+	if l.Src != "" {
+		buf = append(buf, `,"src":`...)
+		buf = record.AppendString(buf, l.Src)
+	}
+	if l.Session != "" {
+		buf = append(buf, `,"session":`...)
+		buf = record.AppendString(buf, l.Session)
+	}
+	if l.Resume != "" {
+		buf = append(buf, `,"resume":`...)
+		buf = jsonString(buf, l.Resume)
+	}
+	return append(buf, "}\n"...)
+}
+
+func jsonString(buf []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(buf, b...)
 }

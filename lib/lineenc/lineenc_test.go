@@ -19,13 +19,13 @@ func TestEncode(t *testing.T) {
 		{`literal \0 stays`, `literal \\0 stays`},
 	}
 	for _, c := range cases {
-		if got := Encode(c.in); got != c.want {
-			t.Errorf("Encode(%q) = %q, want %q", c.in, got, c.want)
+		if got := encode(c.in); got != c.want {
+			t.Errorf("encode(%q) = %q, want %q", c.in, got, c.want)
 		}
-		if got := Decode(c.want); got != c.in {
-			t.Errorf("Decode(%q) = %q, want %q", c.want, got, c.in)
+		if got := decode(c.want); got != c.in {
+			t.Errorf("decode(%q) = %q, want %q", c.want, got, c.in)
 		}
-		if got := string(Append([]byte("x:"), c.in)); got != "x:"+c.want {
+		if got := string(Lines.Append([]byte("x:"), Listed{Text: c.in})); got != "x:"+c.want+"\n" {
 			t.Errorf("Append = %q", got)
 		}
 	}
@@ -33,7 +33,7 @@ func TestEncode(t *testing.T) {
 
 // A line holds no NUL, so hist-delete --stdin takes it back whole.
 func TestEncodeNoNUL(t *testing.T) {
-	if e := Encode("a\x00\x00b\\0"); strings.IndexByte(e, 0) >= 0 {
+	if e := encode("a\x00\x00b\\0"); strings.IndexByte(e, 0) >= 0 {
 		t.Fatalf("Encode wrote a NUL: %q", e)
 	}
 }
@@ -41,8 +41,8 @@ func TestEncodeNoNUL(t *testing.T) {
 func TestDecodeLenient(t *testing.T) {
 	// Sequences Encode never writes are kept as they are.
 	for in, want := range map[string]string{`\t`: `\t`, `a\`: `a\`, `\x\\`: `\x\`, `\`: `\`} {
-		if got := Decode(in); got != want {
-			t.Errorf("Decode(%q) = %q, want %q", in, got, want)
+		if got := decode(in); got != want {
+			t.Errorf("decode(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -52,16 +52,16 @@ func FuzzRoundTrip(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		e := Encode(s)
+		e := encode(s)
 		if strings.ContainsRune(e, '\n') {
-			t.Fatalf("Encode(%q) = %q holds a newline", s, e)
+			t.Fatalf("encode(%q) = %q holds a newline", s, e)
 		}
-		if d := Decode(e); d != s {
-			t.Fatalf("Decode(Encode(%q)) = %q", s, d)
+		if d := decode(e); d != s {
+			t.Fatalf("decode(encode(%q)) = %q", s, d)
 		}
 		// Decode never panics and never lengthens its input.
-		if d := Decode(s); len(d) > len(s) {
-			t.Fatalf("Decode(%q) = %q is longer", s, d)
+		if d := decode(s); len(d) > len(s) {
+			t.Fatalf("decode(%q) = %q is longer", s, d)
 		}
 	})
 }

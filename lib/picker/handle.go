@@ -15,22 +15,22 @@ import (
 // items of a reload as they are made (a string of them all would double
 // the selector's memory for a moment), else handle's answer.
 func (p *picker) respond(req request, w io.Writer) {
-	if n, verb, _, err := parseCmd(req.Cmd); err == nil && verb == "items" {
+	n, verb, arg, err := parseCmd(req.Cmd)
+	switch {
+	case err != nil:
+		io.WriteString(w, "ignore")
+	case verb == "items":
 		if r := p.current(n); r != nil {
 			p.writeItems(r, w)
 		}
-		return
+	default:
+		io.WriteString(w, p.handle(req, n, verb, arg))
 	}
-	io.WriteString(w, p.handle(req))
 }
 
-// handle answers one callback from fzf (see relay.go). For the preview it
-// returns the pane's text; otherwise fzf actions, ending with the header.
-func (p *picker) handle(req request) string {
-	n, verb, arg, err := parseCmd(req.Cmd)
-	if err != nil {
-		return "ignore"
-	}
+// handle answers callback verb of pass n. For the preview it returns the
+// pane's text; otherwise fzf actions, ending with the header.
+func (p *picker) handle(req request, n int, verb, arg string) string {
 	switch verb {
 	case "preview":
 		return p.preview(n, arg)
@@ -72,7 +72,7 @@ func (p *picker) handle(req request) string {
 			p.lines = req.Lines
 		}
 	}
-	if r.kind == armedRun {
+	if r.armed {
 		return p.handleArmed(r, req, verb, arg)
 	}
 	return p.handleNormal(r, req, verb, arg)
@@ -108,7 +108,7 @@ func (p *picker) handleNormal(r *run, req request, verb, arg string) string {
 			return "accept"
 		}
 	case "scope", "order", "agent":
-		r.dec = &decision{kind: map[string]decisionKind{"scope": decScope, "order": decOrder, "agent": decAgent}[verb], query: req.Query}
+		r.dec = &decision{verb: verb, query: req.Query}
 		return "accept"
 	case "sort":
 		p.noSort = !p.noSort
@@ -146,7 +146,7 @@ func (p *picker) loaded(r *run, req request) []string {
 	case req.Total == 0 && r.footer == "":
 		r.footer = emptyHint
 		switch {
-		case p.filtered():
+		case len(p.src) > 0 || len(p.cfg.Filters) > 0: // a filter hides prompts
 			r.footer = "No prompt here matches the filters."
 		case r.others > 0:
 			r.footer = othersHint(r.others, p.cfg.Repo)
@@ -176,21 +176,15 @@ func (p *picker) decide(r *run, req request, verb, arg string) *decision {
 	if !ok {
 		return nil // no selection (an empty list)
 	}
-	d := &decision{id: id, pos: req.Pos, match: req.Match, total: req.Total, query: req.Query}
-	switch verb {
-	case "pick":
-		d.kind = decPick
-	case "arm":
-		d.kind = decArm
-	case "resume":
+	if verb == "resume" {
 		e, _ := r.list.at(id)
 		if _, err := ResumeCommand(e.Src, e.Session, "", p.cfg.Shell); err != nil {
-			r.footer = sentence(err)
+			s := err.Error() // as a sentence, for the footer
+			r.footer = strings.ToUpper(s[:1]) + s[1:] + "."
 			return nil
 		}
-		d.kind = decResume
 	}
-	return d
+	return &decision{verb: verb, id: id, pos: req.Pos, match: req.Match, total: req.Total, query: req.Query}
 }
 
 // resultEvery is how often at most the header follows fzf's result
@@ -203,10 +197,10 @@ const resultEvery = 500 * time.Millisecond
 // list is still loading and the header was updated less than resultEvery
 // ago.
 func (p *picker) throttled(n int) bool {
+	r := p.current(n)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.cur
-	return r != nil && r.n == n && r.kind == normalRun && !r.loaded && time.Since(r.resultAt) < resultEvery
+	return r != nil && !r.armed && !r.loaded && time.Since(r.resultAt) < resultEvery
 }
 
 func (p *picker) normalHeader(r *run) []string {
@@ -220,15 +214,12 @@ func (p *picker) normalHeader(r *run) []string {
 
 func (p *picker) handleArmed(r *run, req request, verb, arg string) string {
 	switch verb {
-	case "yes":
-		r.dec = &decision{kind: decYes}
-		return "accept"
-	case "no":
-		r.dec = &decision{kind: decNo}
+	case "yes", "no":
+		r.dec = &decision{verb: verb}
 		return "accept"
 	case "armcheck":
-		if id, ok := r.lookup(arg); !ok || id != r.armID {
-			r.dec = &decision{kind: decMismatch}
+		if id, ok := r.lookup(arg); !ok || id != r.arm.id {
+			r.dec = &decision{verb: "mismatch"}
 			return "accept"
 		}
 	}
@@ -240,9 +231,6 @@ func (p *picker) handleArmed(r *run, req request, verb, arg string) string {
 func (p *picker) reply(r *run, acts []string, header []string) string {
 	if f := p.footer(r); f != r.footerSent {
 		r.footerSent = f
-		if f == "" {
-			f = " "
-		}
 		acts = append(acts, "change-footer"+wrapArg(row(f)))
 	}
 	if w := p.previewWindow(); w != r.windowSent {
@@ -276,20 +264,12 @@ func (p *picker) current(n int) *run {
 
 // preview renders the preview pane for fzf's item index arg.
 func (p *picker) preview(n int, arg string) string {
-	r := p.current(n)
-	if r == nil {
-		return ""
+	if r := p.current(n); r != nil {
+		if id, ok := r.lookup(arg); ok {
+			if e, ok := r.list.at(id); ok {
+				return preview(e, p.reg[e.Project], p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
+			}
+		}
 	}
-	id, ok := r.lookup(arg)
-	if !ok {
-		return ""
-	}
-	e, ok := r.list.at(id)
-	if !ok {
-		return ""
-	}
-	return preview(previewItem{
-		Text: expandTabs(e.Text), TS: e.TS, Project: e.Project, Cwd: p.reg[e.Project], Src: e.Src, Session: e.Session,
-		Origin: origin(e.File),
-	}, p.cfg.ResumeKey, p.cfg.Shell, p.cfg.Now())
+	return ""
 }

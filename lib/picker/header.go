@@ -2,10 +2,11 @@ package picker
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
+
+	"hist/lib/words"
 )
 
 // title is the header's first word.
@@ -23,46 +24,8 @@ const (
 	mediumMin = 60
 	// Below mediumMin the header is narrow: title and position, the loaded
 	// count with the order and filters, and the radio each take a row, so
-	// the list shows 9 prompts.
+	// the list shows 9 prompts (10 otherwise).
 )
-
-// Width classes.
-type class int
-
-const (
-	narrow class = iota
-	medium
-	wide
-)
-
-func (c class) String() string { return [...]string{"narrow", "medium", "wide"}[c] }
-
-// classOf is the class of a terminal width.
-func classOf(cols int) class {
-	switch {
-	case cols >= wideMin:
-		return wide
-	case cols >= mediumMin:
-		return medium
-	}
-	return narrow
-}
-
-// listRows is how many prompts the list shows in a class.
-func listRows(c class) int {
-	if c == narrow {
-		return 9
-	}
-	return 10
-}
-
-// headerRows is how many rows the header takes in a class.
-func headerRows(c class) int {
-	if c == narrow {
-		return 3
-	}
-	return 2
-}
 
 // headerState is what the header shows.
 type headerState struct {
@@ -100,52 +63,23 @@ func radio(all, repo bool, width int) string {
 	return "○ " + short + " | ◉ All projects"
 }
 
-// count formats n with thousands separators.
-func count(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// position is "pos/matches".
-func position(h headerState) string { return count(h.Pos) + "/" + count(h.Matches) }
-
-// loadedCount is the loaded count, with an ellipsis while more are coming.
-func loadedCount(h headerState) string {
-	s := count(h.Loaded) + " loaded"
-	if h.Loading {
-		s += "…"
-	}
-	return s
-}
-
-// header returns the header's rows for h (without fzf's gutter).
+// header returns the header's rows for h (without fzf's gutter): the
+// position "pos/matches", the loaded count (with an ellipsis while more
+// are coming), the radio and the status.
 func header(h headerState) []string {
-	width := h.Cols - gutter - 1
-	if width < 1 {
-		width = 1
+	width := max(1, h.Cols-gutter-1)
+	pos, loaded := words.Count(h.Pos)+"/"+words.Count(h.Matches), words.Count(h.Loaded)+" loaded"
+	if h.Loading {
+		loaded += "…"
 	}
-	pos, loaded := position(h), loadedCount(h)
 	var rows []string
-	switch classOf(h.Cols) {
-	case wide:
+	switch {
+	case h.Cols >= wideMin:
 		left := title + "  " + pos + "  " + loaded
 		scope := radio(h.All, h.Repo, width)
-		pad := width - runewidth.StringWidth(left) - runewidth.StringWidth(scope)
-		if pad < 2 {
-			pad = 2
-		}
+		pad := max(2, width-runewidth.StringWidth(left)-runewidth.StringWidth(scope))
 		rows = []string{left + strings.Repeat(" ", pad) + scope, h.Status}
-	case medium:
+	case h.Cols >= mediumMin:
 		rows = []string{title + "  " + pos + "  " + loaded, radio(h.All, h.Repo, width) + "  " + h.Status}
 	default:
 		rows = []string{title + "  " + pos, loaded + "  " + h.Status, radio(h.All, h.Repo, width)}

@@ -6,14 +6,10 @@ import (
 
 	"hist/lib/history"
 	"hist/lib/store"
+	"hist/lib/words"
 )
 
-// The preview pane takes what the selector's height leaves under the
-// header, the search box, the list and the footer, up to previewRows: on a
-// short terminal the list keeps its prompts and the preview shrinks, or
-// hides when too little is left. The preview key shows or hides it; the
-// choice holds, across passes and resizes, until a press gives back what
-// the size gives.
+// The preview pane's layout: docs/hist-pick.md ("Layout").
 
 // previewKey toggles the preview pane.
 const previewKey = "ctrl-p"
@@ -31,9 +27,11 @@ const (
 )
 
 // previewSize is the preview pane's height, its border included, in a
-// selector lines rows tall in class c, and whether it shows.
-func previewSize(lines int, c class, mode previewMode) (rows int, shown bool) {
-	rows = min(previewRows, lines-headerRows(c)-1-listRows(c)-1)
+// selector lines rows tall, and whether it shows. The header, the search
+// box, the list and the footer take 14 rows at every width: 2+1+10+1, or
+// 3+1+9+1 on a narrow terminal.
+func previewSize(lines int, mode previewMode) (rows int, shown bool) {
+	rows = min(previewRows, lines-14)
 	shown = mode == previewShown || mode == previewAuto && rows >= minPreviewRows
 	if rows < minPreviewRows {
 		// Shown on request on a short terminal: half of it.
@@ -44,7 +42,7 @@ func previewSize(lines int, c class, mode previewMode) (rows int, shown bool) {
 
 // previewWindow is fzf's --preview-window now. p.mu is held.
 func (p *picker) previewWindow() string {
-	rows, shown := previewSize(p.lines, classOf(p.cols), p.previewMode)
+	rows, shown := previewSize(p.lines, p.previewMode)
 	w := "down," + strconv.Itoa(rows-1) + ",wrap,border-top"
 	if !shown {
 		w += ",hidden"
@@ -56,9 +54,8 @@ func (p *picker) previewWindow() string {
 // A press that gives what the terminal's size gives goes back to that
 // rule, so the preview follows later resizes again. p.mu is held.
 func (p *picker) togglePreview() {
-	c := classOf(p.cols)
-	_, shown := previewSize(p.lines, c, p.previewMode)
-	_, auto := previewSize(p.lines, c, previewAuto)
+	_, shown := previewSize(p.lines, p.previewMode)
+	_, auto := previewSize(p.lines, previewAuto)
 	switch {
 	case !shown == auto:
 		p.previewMode = previewAuto
@@ -79,7 +76,8 @@ func (p *picker) toggleKey() string {
 }
 
 // footer is what the footer row shows: the run's notice or question, or
-// else the key hint. p.mu is held.
+// else the key hint; never empty, so the row stays and the list never
+// moves. p.mu is held.
 func (p *picker) footer(r *run) string {
 	if r.footer != "" {
 		return r.footer
@@ -91,10 +89,8 @@ func (p *picker) footer(r *run) string {
 // of All projects, for the footer's hint (othersHint). It runs in fzf's
 // background load callback, so the selector never waits for the read.
 func (p *picker) countOthers(n int) {
-	p.mu.Lock()
-	r := p.cur
-	p.mu.Unlock()
-	if r == nil || r.n != n || r.kind != normalRun || r.list.all {
+	r := p.current(n)
+	if r == nil || r.armed || r.list.all {
 		return
 	}
 	files, err := p.cfg.Store.Files(store.Scope{All: true})
@@ -118,5 +114,5 @@ func othersHint(n int, repo bool) string {
 	if repo {
 		where = "repository"
 	}
-	return "No prompts in this " + where + " yet: tab shows All projects (" + count(n) + " " + prompts + ")."
+	return "No prompts in this " + where + " yet: tab shows All projects (" + words.Count(n) + " " + prompts + ")."
 }

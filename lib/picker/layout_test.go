@@ -5,31 +5,29 @@ import (
 	"testing"
 	"time"
 
+	"hist/lib/history"
 	"hist/lib/shellquote"
 )
 
 func TestPreviewSize(t *testing.T) {
 	for _, tc := range []struct {
 		lines int
-		c     class
 		mode  previewMode
 		rows  int
 		shown bool
 	}{
-		{30, wide, previewAuto, 16, true}, // the full preview: 2+1+10+1 rows above
-		{30, medium, previewAuto, 16, true},
-		{30, narrow, previewAuto, 16, true}, // 3+1+9+1 rows above
-		{24, medium, previewAuto, 10, true}, // 80x24: 10 prompts, 9 preview lines
-		{19, medium, previewAuto, 5, true},
-		{18, medium, previewAuto, 9, false}, // too short: hidden, half when asked
-		{18, medium, previewShown, 9, true},
-		{24, medium, previewHidden, 10, false},
-		{30, wide, previewHidden, 16, false},
-		{8, medium, previewShown, 5, true},
+		{30, previewAuto, 16, true}, // the full preview: 14 rows above
+		{24, previewAuto, 10, true}, // 80x24: 10 prompts, 9 preview lines
+		{19, previewAuto, 5, true},
+		{18, previewAuto, 9, false}, // too short: hidden, half when asked
+		{18, previewShown, 9, true},
+		{24, previewHidden, 10, false},
+		{30, previewHidden, 16, false},
+		{8, previewShown, 5, true},
 	} {
-		rows, shown := previewSize(tc.lines, tc.c, tc.mode)
+		rows, shown := previewSize(tc.lines, tc.mode)
 		if rows != tc.rows || shown != tc.shown {
-			t.Errorf("%d lines, %v, mode %d: %d rows, shown %v; want %d, %v", tc.lines, tc.c, tc.mode, rows, shown, tc.rows, tc.shown)
+			t.Errorf("%d lines, mode %d: %d rows, shown %v; want %d, %v", tc.lines, tc.mode, rows, shown, tc.rows, tc.shown)
 		}
 	}
 }
@@ -105,17 +103,17 @@ func TestOriginAndLabel(t *testing.T) {
 		}
 	}
 	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
-	it := previewItem{Text: "t", TS: now.UnixMilli(), Project: "abcd", Src: "claude", Session: "s-1", Origin: "captured live"}
-	if got := preview(it, "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (captured live)\n") {
+	it := history.Entry{Text: "t", TS: now.UnixMilli(), Project: "abcd", Src: "claude", Session: "s-1", File: "/s/projects/h/0b7c1e2a@m1.jsonl"}
+	if got := preview(it, "", "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (captured live)\n") {
 		t.Errorf("a live capture's preview:\n%s", got)
 	}
-	it.Origin = "imported"
-	if got := preview(it, "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (imported)\n") {
+	it.File = "/s/projects/h/seed-claude.jsonl"
+	if got := preview(it, "", "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code (imported)\n") {
 		t.Errorf("an imported prompt's preview:\n%s", got)
 	}
 	// A compact file merges capture and import files: it does not say.
-	it.Origin = ""
-	if got := preview(it, "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code\n") {
+	it.File = "/s/projects/h/compact-1700000000000-ab12.jsonl"
+	if got := preview(it, "", "ctrl-o", shellquote.POSIX, now); !strings.Contains(got, "Agent    Claude Code\n") {
 		t.Errorf("a compacted prompt's preview:\n%s", got)
 	}
 }

@@ -2,6 +2,7 @@ package picker
 
 import (
 	"maps"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,47 +47,24 @@ func load(st store.Store, sc store.Scope, hidden *tombstone.Set, f history.Filte
 	return l
 }
 
-// stream adds the scope's prompts to the list in batches, each larger
-// than the last, so that the first screen comes at once and the feeder
-// wakes rarely after it.
+// stream adds the scope's prompts to the list as they come.
 func (l *list) stream(st store.Store, sc store.Scope, hidden *tombstone.Set, f history.Filter) *history.StreamResult {
-	var batch []history.Entry
-	limit := 16
-	flush := func() {
-		l.mu.Lock()
-		l.ents = append(l.ents, batch...)
-		l.mu.Unlock()
-		l.cond.Broadcast()
-		batch = batch[:0]
-		limit = min(4*limit, 4096)
-	}
-	defer flush()
-	// An older, richer copy of the n-th prompt: its provenance (what the
-	// preview and the resume key use) is the prompt's.
-	richer := func(n int, e history.Entry) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		var p *history.Entry
-		if have := len(l.ents); n < have {
-			p = &l.ents[n]
-		} else {
-			p = &batch[n-have]
-		}
-		p.Src, p.Session, p.File, p.Project = e.Src, e.Session, e.File, e.Project
-	}
 	uses := func(n int, e history.Entry) {
 		l.mu.Lock()
 		l.tally.Add(n, e.TS)
 		l.agents[history.AgentOf(e.Src)] = true
 		l.mu.Unlock()
 	}
-	return history.Stream(st, sc, hidden, history.Options{Richer: richer, Uses: uses, Filter: f}, func(e history.Entry) bool {
+	// Each prompt comes with its richest copy's provenance (what the preview
+	// and the resume key use), as hist-list --json prints it.
+	return history.Stream(st, sc, hidden, history.Options{Hold: true, Uses: uses, Filter: f}, func(e history.Entry) bool {
 		if l.stop.Load() {
 			return false
 		}
-		if batch = append(batch, e); len(batch) >= limit {
-			flush()
-		}
+		l.mu.Lock()
+		l.ents = append(l.ents, e)
+		l.mu.Unlock()
+		l.cond.Broadcast()
 		return true
 	})
 }
@@ -95,23 +73,22 @@ func (l *list) stream(st store.Store, sc store.Scope, hidden *tombstone.Set, f h
 func (l *list) close() { l.stop.Store(true) }
 
 // endPass tells the feeders waiting in snapshot that q's pass is over.
-// The flag is set under the list's mutex, which snapshot holds from its
-// check of the flag to its Wait, so no feeder misses the broadcast.
-func (l *list) endPass(q *quitter) {
+// q is closed under the list's mutex, which snapshot holds from its
+// check of q to its Wait, so no feeder misses the broadcast.
+func (l *list) endPass(q quitter) {
 	l.mu.Lock()
-	q.flag.Store(true)
+	close(q)
 	l.mu.Unlock()
 	l.cond.Broadcast()
-	close(q.ch)
 }
 
 // snapshot waits until the list holds more than have entries or is done,
 // and returns how many it holds and whether it is done. quit ends the
 // wait.
-func (l *list) snapshot(have int, quit *quitter) (int, bool) {
+func (l *list) snapshot(have int, quit quitter) (int, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for len(l.ents) <= have && !l.done && !quit.Load() {
+	for len(l.ents) <= have && !l.done && !quit.over() {
 		l.cond.Wait()
 	}
 	return len(l.ents), l.done
@@ -127,25 +104,28 @@ func (l *list) at(i int32) (history.Entry, bool) {
 	return l.ents[i], true
 }
 
-// uses is how many times entry i was used, as counted so far.
-func (l *list) uses(i int32) int {
+// item is entry i's item (see item), with its uses counted so far;
+// "(deleted)" once it is gone.
+func (l *list) item(i int32, now time.Time) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if int(i) < len(l.tally.Uses) {
-		return int(l.tally.Uses[i])
+	e, uses := history.Entry{Text: "(deleted)"}, 0
+	if !l.gone[i] {
+		e = l.ents[i]
 	}
-	return 0
+	if int(i) < len(l.tally.Uses) {
+		uses = int(l.tally.Uses[i])
+	}
+	return item(e, uses, now)
 }
 
 // ranked waits until the list is done (or quit ends the wait) and returns
 // its entries most used first.
-func (l *list) ranked(quit *quitter) []int32 {
+func (l *list) ranked(quit quitter) []int32 {
+	n, _ := l.snapshot(math.MaxInt, quit)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for !l.done && !quit.Load() {
-		l.cond.Wait()
-	}
-	return l.tally.Ranked(len(l.ents))
+	return l.tally.Ranked(n)
 }
 
 // agentsRead adds the agents of the copies read so far to seen.

@@ -1,6 +1,7 @@
 package picker
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,13 +25,9 @@ func (p *picker) commonArgs(r *run, header []string) []string {
 	sort := "--sort"
 	p.mu.Lock()
 	noSort := p.noSort
-	footer := p.footer(r)
-	r.footerSent, r.windowSent = footer, p.previewWindow()
-	window := r.windowSent
+	r.footerSent, r.windowSent = p.footer(r), p.previewWindow()
+	footer, window := r.footerSent, r.windowSent
 	p.mu.Unlock()
-	if footer == "" {
-		footer = " " // keeps the footer's row, so the list never moves
-	}
 	if noSort {
 		sort = "--no-sort" // ctrl-r turned sorting off: every pass follows
 	}
@@ -73,39 +70,27 @@ func (p *picker) status(query string) string {
 	return strings.Join(words, " · ")
 }
 
-// filtered reports whether a filter hides prompts.
-func (p *picker) filtered() bool { return len(p.src) > 0 || len(p.cfg.Filters) > 0 }
-
 func (p *picker) normalArgs(r *run, query string) []string {
 	p.mu.Lock()
 	h := header(headerState{Cols: p.cols, Loading: true, All: r.list.all, Repo: p.cfg.Repo, Status: p.status(query)})
 	p.mu.Unlock()
-	args := p.commonArgs(r, h)
-	args = append(args,
-		"--query="+query,
-		"--bind=enter:transform("+cb(r, "pick {n}")+")",
-		"--bind=double-click:transform("+cb(r, "pick {n}")+")",
-		"--bind=tab:transform("+cb(r, "scope")+")",
-		"--bind=btab:transform("+cb(r, "scope")+")",
-		"--bind=ctrl-s:transform("+cb(r, "scope")+")",
-		"--bind="+orderKey+":transform("+cb(r, "order")+")",
-		"--bind="+agentKey+":transform("+cb(r, "agent")+")",
-		"--bind=home:transform("+cb(r, "home")+")",
-		"--bind=end:transform("+cb(r, "end")+")",
+	args := append(p.commonArgs(r, h), "--query="+query,
 		"--bind=result:bg-transform("+cb(r, "result")+")", // never holds up drawing the list
-		"--bind=focus:transform("+cb(r, "focus")+")",
 		"--bind=load:bg-transform("+cb(r, "load")+")+transform("+cb(r, "reload")+")",
 		"--bind=ctrl-r:toggle-sort+transform("+cb(r, "sort")+")",
 		"--bind=change:first", // editing the query selects the first match
 	)
-	if k := p.cfg.ResumeKey; k != "" {
-		args = append(args, "--bind="+k+":transform("+cb(r, "resume {n}")+")")
-	}
-	if k := p.toggleKey(); k != "" {
-		args = append(args, "--bind="+k+":transform("+cb(r, "toggle")+")")
-	}
+	// Each key's callback; the user's keys last, so that they win.
+	keys := [][2]string{{"enter", "pick {n}"}, {"double-click", "pick {n}"}, {"tab", "scope"}, {"btab", "scope"},
+		{"ctrl-s", "scope"}, {orderKey, "order"}, {agentKey, "agent"}, {"home", "home"}, {"end", "end"},
+		{"focus", "focus"}, {p.cfg.ResumeKey, "resume {n}"}, {p.toggleKey(), "toggle"}}
 	for _, k := range p.cfg.DeleteKeys {
-		args = append(args, "--bind="+k+":transform("+cb(r, "arm {n}")+")")
+		keys = append(keys, [2]string{k, "arm {n}"})
+	}
+	for _, k := range keys {
+		if k[0] != "" {
+			args = append(args, "--bind="+k[0]+":transform("+cb(r, k[1])+")")
+		}
 	}
 	return args
 }
@@ -116,7 +101,7 @@ func (p *picker) armedArgs(r *run) []string {
 	p.mu.Unlock()
 	args := p.commonArgs(r, h)
 	args = append(args,
-		"--query="+r.query, // filters the list as it was; the box is hidden
+		"--query="+r.arm.query, // filters the list as it was; the box is hidden
 		"--no-input", "--no-mouse", "--highlight-line",
 		// Draw only once the items are in and pos(N) has run, so the red
 		// row is the armed one from the first frame.
@@ -125,14 +110,10 @@ func (p *picker) armedArgs(r *run) []string {
 		"--bind=y:transform("+cb(r, "yes")+")",
 		"--bind=n:transform("+cb(r, "no")+")",
 		"--bind=esc:transform("+cb(r, "no")+")",
-		"--bind=load:pos("+strconv.Itoa(r.armPos)+")+transform("+cb(r, "armcheck {n}")+")",
+		"--bind=load:pos("+strconv.Itoa(r.arm.pos)+")+transform("+cb(r, "armcheck {n}")+")",
 	)
-	keys := append(append([]string(nil), armedIgnore...), p.cfg.ResumeKey)
-	keys = append(keys, p.cfg.DeleteKeys...)
-	seen := map[string]bool{"y": true, "n": true, "esc": true}
-	for _, k := range keys {
-		if k != "" && !seen[k] {
-			seen[k] = true
+	for _, k := range slices.Concat(armedIgnore, []string{p.cfg.ResumeKey}, p.cfg.DeleteKeys) {
+		if k != "" && k != "y" && k != "n" && k != "esc" {
 			args = append(args, "--bind="+k+":ignore")
 		}
 	}
@@ -143,6 +124,6 @@ func (p *picker) armedArgs(r *run) []string {
 // when the delete was armed, then the query where the hidden search box
 // was, so the list does not move.
 func (p *picker) armedHeader(r *run, cols int) []string {
-	h := header(headerState{Cols: cols, Pos: r.armPos, Matches: r.armMatch, Loaded: r.armTotal, All: r.list.all, Repo: p.cfg.Repo, Status: p.status(r.query)})
-	return append(h, "> "+row(r.query))
+	h := header(headerState{Cols: cols, Pos: r.arm.pos, Matches: r.arm.match, Loaded: r.arm.total, All: r.list.all, Repo: p.cfg.Repo, Status: p.status(r.arm.query)})
+	return append(h, "> "+row(r.arm.query))
 }

@@ -50,62 +50,40 @@ const armedQuestion = "Delete this prompt from history (y/n)? Prompt stays in se
 // emptyHint is the footer of an empty scope.
 const emptyHint = "No prompts yet: pi captures them while capture is on; hist-seed imports past ones from your agents' sessions."
 
-// Exit codes of Run.
-const (
-	ExitChosen    = 0
-	ExitCancelled = 130 // Esc or ctrl-c, like fzf
-	exitError     = 2
-)
+// ErrCancelled is Run's error when the user left with Esc or ctrl-c.
+var ErrCancelled = errors.New("cancelled")
 
 // Config is one selector session.
 type Config struct {
-	Store     store.Store
-	Hidden    *tombstone.Set // loaded and trusted; nil hides nothing
-	Project   string         // the current project's hash
-	Also      []string       // the current project's other folders (store.Scope)
-	Repo      bool           // the current project is a git repository
-	All       bool           // start on "All projects"
-	Filter    history.Filter // the prompts to show (the agent key changes Src)
-	Filters   []string       // Filter's other filters in words, for the header
-	Query     string
-	ResumeKey string // fzf key name, e.g. ctrl-o
-	// NoResumeKey leaves the resume key unbound and unshown (a caller
-	// that has no shell to run the command in).
-	NoResumeKey bool
-	Shell       shellquote.Shell // the shell the resume command is quoted for
-	DeleteKeys  []string         // fzf key names, e.g. ctrl-delete, alt-d
-	Exe         string           // this program, which fzf calls back (see Callback)
-	Now         func() time.Time
+	Store   store.Store
+	Hidden  *tombstone.Set // loaded and trusted; nil hides nothing
+	Project string         // the current project's hash
+	Also    []string       // the current project's other folders (store.Scope)
+	Repo    bool           // the current project is a git repository
+	All     bool           // start on "All projects"
+	Filter  history.Filter // the prompts to show (the agent key changes Src)
+	Filters []string       // Filter's other filters in words, for the header
+	Query   string
+	// ResumeKey is an fzf key name (ctrl-o), or "": no resume key, for a
+	// caller that has no shell to run the command in.
+	ResumeKey  string
+	Shell      shellquote.Shell // the shell the resume command is quoted for
+	DeleteKeys []string         // fzf key names, e.g. ctrl-delete, alt-d
+	Now        func() time.Time
 }
 
 // Choice is what the user chose.
 type Choice struct {
-	Text    string
-	TS      int64
-	Src     string
-	Session string
-	File    string
-	Project string
-	Cwd     string // the project's folder from registry.json
-	Resume  string // set when the resume key chose: the command to print
+	history.Entry
+	Cwd    string // the project's folder from registry.json
+	Resume string // set when the resume key chose: the command to print
 }
 
-type decisionKind int
-
-const (
-	decPick decisionKind = iota + 1
-	decResume
-	decScope
-	decOrder
-	decAgent
-	decArm
-	decYes
-	decNo
-	decMismatch
-)
-
+// decision is what ends a pass: the verb of the key's callback (pick,
+// resume, scope, order, agent, arm; in the armed pass yes, no, or
+// mismatch), the item chosen and where it was, and the query.
 type decision struct {
-	kind  decisionKind
+	verb  string
 	id    int32
 	pos   int
 	match int
@@ -113,17 +91,10 @@ type decision struct {
 	query string
 }
 
-type runKind int
-
-const (
-	normalRun runKind = iota
-	armedRun
-)
-
 // run is one fzf.Run.
 type run struct {
 	n      int
-	kind   runKind
+	armed  bool // the armed pass of a delete
 	list   *list
 	idsMu  sync.Mutex
 	ids    []int32 // fzf's item index -> entry index
@@ -134,16 +105,14 @@ type run struct {
 	partial atomic.Bool
 	dec     *decision
 
-	restorePos, restoreTotal   int // normal: select this position once loaded this far
-	armID                      int32
-	armPos, armMatch, armTotal int
-	query                      string // armed: the query shown
-	footer                     string
-	footerSent                 string    // what the footer row shows
-	windowSent                 string    // the preview layout fzf has
-	others                     int       // an empty project: All projects' prompts
-	latest                     request   // the newest state fzf reported
-	resultAt                   time.Time // when a result event last updated the header
+	restorePos, restoreTotal int      // normal: select this position once loaded this far
+	arm                      decision // armed: the delete armed (its query is shown)
+	footer                   string
+	footerSent               string    // what the footer row shows
+	windowSent               string    // the preview layout fzf has
+	others                   int       // an empty project: All projects' prompts
+	latest                   request   // the newest state fzf reported
+	resultAt                 time.Time // when a result event last updated the header
 }
 
 func (r *run) lookup(arg string) (int32, bool) {
@@ -160,10 +129,9 @@ func (r *run) lookup(arg string) (int32, bool) {
 }
 
 type picker struct {
-	cfg   Config
-	reg   store.Registry
-	relay *relay
-	exe   string
+	cfg Config
+	reg store.Registry
+	exe string
 
 	mu     sync.Mutex
 	cur    *run
@@ -180,24 +148,11 @@ type picker struct {
 	previewMode previewMode // the preview key's choice
 }
 
-// Run opens the selector on the terminal and returns the choice with
-// ExitChosen, or ExitCancelled, or exitError with the error.
-func Run(cfg Config) (Choice, int, error) {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	switch {
-	case cfg.NoResumeKey:
-		cfg.ResumeKey = "" // unbound from here on
-	case cfg.ResumeKey == "":
-		cfg.ResumeKey = "ctrl-o"
-	}
-	if len(cfg.DeleteKeys) == 0 {
-		cfg.DeleteKeys = []string{"ctrl-delete", "alt-d"}
-	}
+// Run opens the selector on the terminal and returns the choice.
+func Run(cfg Config) (Choice, error) {
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return Choice{}, exitError, fmt.Errorf("no terminal to draw the selector on (%v): run hist-pick from a terminal", err)
+		return Choice{}, fmt.Errorf("no terminal to draw the selector on (%v): run hist-pick from a terminal", err)
 	}
 	cols, lines := 80, height
 	if w, h, err := term.GetSize(int(tty.Fd())); err == nil && w > 0 && h > 0 {
@@ -211,12 +166,11 @@ func Run(cfg Config) (Choice, int, error) {
 	defer func() { l.close() }()
 	rl, err := newRelay(p.respond)
 	if err != nil {
-		return Choice{}, exitError, fmt.Errorf("starting the selector's callback socket: %v", err)
+		return Choice{}, fmt.Errorf("starting the selector's callback socket: %v", err)
 	}
 	defer rl.close()
-	p.relay = rl
-	if p.exe, err = callbackExe(cfg.Exe, rl.dir); err != nil {
-		return Choice{}, exitError, err
+	if p.exe, err = callbackExe(rl.dir); err != nil {
+		return Choice{}, err
 	}
 	os.Setenv(relayEnv, rl.sock)
 	defer os.Unsetenv(relayEnv)
@@ -225,37 +179,38 @@ func Run(cfg Config) (Choice, int, error) {
 	query := cfg.Query
 	restorePos, restoreTotal := 0, 0
 	for {
-		r := p.newRun(normalRun, l)
+		r := p.newRun(false, l)
 		r.restorePos, r.restoreTotal = restorePos, restoreTotal
 		restorePos, restoreTotal = 0, 0
 		frecent := p.frecent
-		code, err := p.fzf(p.normalArgs(r, query), func(in chan<- string, quit *quitter) { p.feedList(r, l, frecent, in, quit) }, l)
+		code, err := p.fzf(p.normalArgs(r, query), func(in chan<- string, quit quitter) { p.feedList(r, l, frecent, in, quit) }, l)
 		d := p.finish(r)
 		if d == nil {
 			if code == fzf.ExitInterrupt || code == fzf.ExitNoMatch && err == nil {
-				return Choice{}, ExitCancelled, nil
+				return Choice{}, ErrCancelled
 			}
 			if err == nil {
 				err = fmt.Errorf("fzf exit %d", code)
 			}
-			return Choice{}, exitError, fmt.Errorf("the selector stopped: %v", err)
+			return Choice{}, fmt.Errorf("the selector stopped: %v", err)
 		}
 		query = d.query
-		switch d.kind {
-		case decPick, decResume:
-			c, ok := p.choice(l, d.id)
+		switch d.verb {
+		case "pick", "resume":
+			e, ok := l.at(d.id)
 			if !ok {
-				return Choice{}, exitError, errors.New("the chosen prompt was deleted meanwhile: run hist-pick again")
+				return Choice{}, errors.New("the chosen prompt was deleted meanwhile: run hist-pick again")
 			}
-			if d.kind == decResume {
+			c := Choice{Entry: e, Cwd: p.reg[e.Project]}
+			if d.verb == "resume" {
 				if c.Resume, err = ResumeCommand(c.Src, c.Session, c.Cwd, cfg.Shell); err != nil {
-					return Choice{}, exitError, err // the key's callback checked it
+					return Choice{}, err // the key's callback checked it
 				}
 			}
-			return c, ExitChosen, nil
-		case decScope, decAgent:
+			return c, nil
+		case "scope", "agent":
 			l.close()
-			if d.kind == decScope {
+			if d.verb == "scope" {
 				all = !all
 			} else {
 				l.agentsRead(p.agents)
@@ -263,15 +218,20 @@ func Run(cfg Config) (Choice, int, error) {
 			}
 			l = p.load(all)
 			p.setNotice("")
-		case decOrder:
+		case "order":
 			p.frecent = !p.frecent
-		case decArm:
+		case "arm":
 			restorePos, restoreTotal = p.armed(l, r, d)
 		}
 	}
 }
 
-func (p *picker) scope(all bool) store.Scope { return scopeOf(all, p.cfg.Project, p.cfg.Also) }
+func (p *picker) scope(all bool) store.Scope {
+	if all {
+		return store.Scope{All: true}
+	}
+	return store.Scope{Project: p.cfg.Project, Also: p.cfg.Also}
+}
 
 // load starts loading a scope, with the filters in force.
 func (p *picker) load(all bool) *list {
@@ -295,13 +255,6 @@ func nextAgent(src []string, met map[string]bool) []string {
 	return nil
 }
 
-func scopeOf(all bool, project string, also []string) store.Scope {
-	if all {
-		return store.Scope{All: true}
-	}
-	return store.Scope{Project: project, Also: also}
-}
-
 // armed runs the armed pass for d and deletes on y. It returns the
 // position to select next and how many items must be loaded first.
 func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
@@ -314,9 +267,9 @@ func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
 	}
 	ids := append([]int32(nil), prev.ids[:n]...)
 	prev.idsMu.Unlock()
-	r := p.newRun(armedRun, l)
-	r.armID, r.armPos, r.armMatch, r.armTotal, r.query = d.id, d.pos, d.match, d.total, d.query
-	_, err := p.fzf(p.armedArgs(r), func(in chan<- string, quit *quitter) {
+	r := p.newRun(true, l)
+	r.arm = *d
+	_, err := p.fzf(p.armedArgs(r), func(in chan<- string, quit quitter) {
 		defer close(in)
 		p.feedIDs(r, l, ids, in, quit)
 	}, l)
@@ -324,11 +277,11 @@ func (p *picker) armed(l *list, prev *run, d *decision) (int, int) {
 	switch {
 	case err != nil:
 		p.setNotice("The delete was not armed: " + err.Error())
-	case ad == nil || ad.kind == decNo:
+	case ad == nil || ad.verb == "no":
 		p.setNotice("")
-	case ad.kind == decMismatch:
+	case ad.verb == "mismatch":
 		p.setNotice("The list changed before the delete was armed: nothing was deleted.")
-	case ad.kind == decYes:
+	case ad.verb == "yes":
 		e, ok := l.at(d.id)
 		if !ok {
 			p.setNotice("That prompt is already gone.")
@@ -361,12 +314,12 @@ func (p *picker) setNotice(s string) {
 	p.mu.Unlock()
 }
 
-func (p *picker) newRun(kind runKind, l *list) *run {
+func (p *picker) newRun(armed bool, l *list) *run {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.runs++
-	r := &run{n: p.runs, kind: kind, list: l, footer: p.notice}
-	if kind == armedRun {
+	r := &run{n: p.runs, armed: armed, list: l, footer: p.notice}
+	if armed {
 		r.footer = armedQuestion
 	}
 	p.cur = r
@@ -380,17 +333,8 @@ func (p *picker) finish(r *run) *decision {
 	return r.dec
 }
 
-// choice is entry id of l as chosen; false when it is gone.
-func (p *picker) choice(l *list, id int32) (Choice, bool) {
-	e, ok := l.at(id)
-	if !ok {
-		return Choice{}, false
-	}
-	return Choice{Text: e.Text, TS: e.TS, Src: e.Src, Session: e.Session, File: e.File, Project: e.Project, Cwd: p.reg[e.Project]}, true
-}
-
 // fzf runs one pass.
-func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list) (int, error) {
+func (p *picker) fzf(args []string, feed func(chan<- string, quitter), l *list) (int, error) {
 	opts, err := fzf.ParseOptions(false, args)
 	if err != nil {
 		return fzf.ExitError, err
@@ -399,7 +343,7 @@ func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list)
 	// an unbuffered channel costs a goroutine switch per prompt.
 	in, out := make(chan string, 4096), make(chan string)
 	opts.Input, opts.Output = in, out
-	quit := &quitter{ch: make(chan struct{})}
+	quit := make(quitter)
 	go feed(in, quit)
 	drained := make(chan struct{})
 	go func() {
@@ -418,57 +362,43 @@ func (p *picker) fzf(args []string, feed func(chan<- string, *quitter), l *list)
 
 // feedList sends the list's entries to fzf: newest first as they stream
 // in, or, most used first (frecent), once they are all in.
-func (p *picker) feedList(r *run, l *list, frecent bool, in chan<- string, quit *quitter) {
+func (p *picker) feedList(r *run, l *list, frecent bool, in chan<- string, quit quitter) {
 	defer close(in)
 	if frecent {
 		p.feedIDs(r, l, l.ranked(quit), in, quit)
 		return
 	}
-	i := 0
-	for !quit.Load() {
+	for i := 0; !quit.over(); {
 		n, done := l.snapshot(i, quit)
 		if !done {
 			r.partial.Store(true)
 		}
-		now := p.cfg.Now()
+		var ids []int32
 		for ; i < n; i++ {
-			e, ok := l.at(int32(i))
-			if !ok {
-				continue // deleted since it was loaded
-			}
-			r.idsMu.Lock()
-			r.ids = append(r.ids, int32(i))
-			r.idsMu.Unlock()
-			if !send(in, item(e, l.uses(int32(i)), now), quit) {
-				return
+			if _, ok := l.at(int32(i)); ok { // not deleted since it was loaded
+				ids = append(ids, int32(i))
 			}
 		}
-		if done && i >= n {
+		if !p.feedIDs(r, l, ids, in, quit) || done {
 			return
 		}
 	}
 }
 
-// feedIDs sends the given entries.
-func (p *picker) feedIDs(r *run, l *list, ids []int32, in chan<- string, quit *quitter) {
+// feedIDs sends the given entries; false when the pass ended first.
+func (p *picker) feedIDs(r *run, l *list, ids []int32, in chan<- string, quit quitter) bool {
 	now := p.cfg.Now()
 	for _, id := range ids {
 		r.idsMu.Lock()
 		r.ids = append(r.ids, id)
 		r.idsMu.Unlock()
-		if !send(in, p.itemOf(l, id, now), quit) {
-			return
+		select {
+		case in <- l.item(id, now):
+		case <-quit:
+			return false
 		}
 	}
-}
-
-// itemOf is entry id's item.
-func (p *picker) itemOf(l *list, id int32, now time.Time) string {
-	e, ok := l.at(id)
-	if !ok {
-		e.Text = "(deleted)"
-	}
-	return item(e, l.uses(id), now)
+	return true
 }
 
 // writeItems writes every item run r sent, in order, with the uses
@@ -481,38 +411,31 @@ func (p *picker) writeItems(r *run, w io.Writer) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	now := p.cfg.Now()
 	for _, id := range ids {
-		bw.WriteString(p.itemOf(r.list, id, now))
+		bw.WriteString(r.list.item(id, now))
 		bw.WriteByte('\n')
 	}
 	bw.Flush()
 }
 
-func send(in chan<- string, s string, q *quitter) bool {
+// quitter is closed when a pass is over.
+type quitter chan struct{}
+
+func (q quitter) over() bool {
 	select {
-	case in <- s:
+	case <-q:
 		return true
-	case <-q.ch:
+	default:
 		return false
 	}
 }
 
-// quitter says a pass is over: ch is closed and flag set.
-type quitter struct {
-	ch   chan struct{}
-	flag atomic.Bool
-}
-
-func (q *quitter) Load() bool { return q.flag.Load() }
-
-// callbackExe is the program fzf runs for callbacks. fzf splits
-// --with-shell on spaces, so a path with a space is reached through a
-// symlink in the private folder.
-func callbackExe(exe, dir string) (string, error) {
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return "", fmt.Errorf("finding hist-pick's own path for fzf's callbacks: %v", err)
-		}
+// callbackExe is the program fzf runs for callbacks: this one. fzf
+// splits --with-shell on spaces, so a path with a space is reached
+// through a symlink in the private folder.
+func callbackExe(dir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding hist-pick's own path for fzf's callbacks: %v", err)
 	}
 	if !strings.ContainsAny(exe, " \t\n") {
 		return exe, nil

@@ -14,18 +14,6 @@ import (
 	"hist/lib/termsafe"
 )
 
-func TestClassAndRows(t *testing.T) {
-	for _, tc := range []struct {
-		cols int
-		cls  class
-		rows int
-	}{{200, wide, 10}, {100, wide, 10}, {99, medium, 10}, {60, medium, 10}, {59, narrow, 9}, {20, narrow, 9}} {
-		if c := classOf(tc.cols); c != tc.cls || listRows(c) != tc.rows {
-			t.Errorf("%d columns: %v with %d rows, want %v with %d", tc.cols, c, listRows(c), tc.cls, tc.rows)
-		}
-	}
-}
-
 func TestHeader(t *testing.T) {
 	for _, tc := range []struct {
 		h    headerState
@@ -33,10 +21,14 @@ func TestHeader(t *testing.T) {
 	}{
 		{headerState{Cols: 100, Pos: 3, Matches: 1234567, Loaded: 1234567, Loading: true, Repo: true, Status: "newest first"},
 			[]string{"Prompt history  3/1,234,567  1,234,567 loaded…" + strings.Repeat(" ", 17) + "◉ This repository | ○ All projects", "newest first"}},
+		{headerState{Cols: 99, Pos: 1, Matches: 2, Loaded: 2, Status: "newest first"},
+			[]string{"Prompt history  1/2  2 loaded", "◉ This folder | ○ All projects  newest first"}},
 		{headerState{Cols: 80, Pos: 1, Matches: 2, Loaded: 2, All: true, Status: "most used · claude"},
 			[]string{"Prompt history  1/2  2 loaded", "○ This folder | ◉ All projects  most used · claude"}},
 		{headerState{Cols: 60, Pos: 1, Matches: 2, Loaded: 2, Repo: true, Status: "most used · claude · since 7d"},
 			[]string{"Prompt history  1/2  2 loaded", "◉ This repository | ○ All projects  most used · claude ·…"}},
+		{headerState{Cols: 59, Pos: 0, Matches: 0, Loaded: 10, Repo: true, Status: "relevance"},
+			[]string{"Prompt history  0/0", "10 loaded  relevance", "◉ This repository | ○ All projects"}},
 		{headerState{Cols: 50, Pos: 0, Matches: 0, Loaded: 10, Repo: true, Status: "relevance"},
 			[]string{"Prompt history  0/0", "10 loaded  relevance", "◉ This repository | ○ All projects"}},
 		{headerState{Cols: 30, Pos: 1, Matches: 1, Loaded: 1, Repo: true, Status: "newest first"},
@@ -204,23 +196,23 @@ func TestResumeCommand(t *testing.T) {
 		if (a.Resume != nil) != resumed[a.Name] {
 			t.Errorf("agent %q: resume command %q, but resumed by a case here: %v", a.Name, a.Resume, resumed[a.Name])
 		}
-		if got := Agent(a.Name); got != a.Display {
-			t.Errorf("Agent(%q) = %q, want %q", a.Name, got, a.Display)
+		if got := preview(history.Entry{Src: a.Name}, "", "", shellquote.POSIX, time.Now()); !strings.Contains(got, "Agent    "+a.Display+" (imported)\n") {
+			t.Errorf("%q's preview:\n%s", a.Name, got)
 		}
 		delete(resumed, a.Name)
 	}
 	for src := range resumed {
 		t.Errorf("%q is resumed but is not in agent.List", src)
 	}
-	if got := Agent("unknown"); got != "unknown" {
-		t.Errorf("Agent(%q) = %q: an unknown source is shown as it is", "unknown", got)
+	if got := preview(history.Entry{Src: "unknown"}, "", "", shellquote.POSIX, time.Now()); !strings.Contains(got, "Agent    unknown (imported)\n") {
+		t.Errorf("an unknown source is shown as it is:\n%s", got)
 	}
 }
 
 func TestPreview(t *testing.T) {
 	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
 	ts := time.Date(2025, 6, 2, 9, 30, 0, 0, time.Local).UnixMilli()
-	got := preview(previewItem{Text: "fix it\nplease\x1b[2J", TS: ts, Project: "abcd", Cwd: "/home/me/p", Src: "claude", Session: "s-1", Origin: "imported"}, "ctrl-o", shellquote.POSIX, now)
+	got := preview(history.Entry{Text: "fix it\nplease\x1b[2J", TS: ts, Project: "abcd", Src: "claude", Session: "s-1", File: "/s/seed.jsonl"}, "/home/me/p", "ctrl-o", shellquote.POSIX, now)
 	for _, w := range []string{
 		"Time     2025-06-02 09:30:00 (2h ago)\n", "Project  /home/me/p\n", "Agent    Claude Code (imported)\n",
 		"Session  s-1\n", "Resume   cd /home/me/p && claude --resume s-1   (ctrl-o prints it)\n", "fix it\nplease␛[2J\n",
@@ -229,17 +221,13 @@ func TestPreview(t *testing.T) {
 			t.Errorf("preview lacks %q:\n%s", w, got)
 		}
 	}
-	got = preview(previewItem{Text: "typed", TS: ts}, "ctrl-o", shellquote.POSIX, now)
+	got = preview(history.Entry{Text: "typed", TS: ts}, "", "ctrl-o", shellquote.POSIX, now)
 	if strings.Contains(got, "Agent") || strings.Contains(got, "Resume") || !strings.Contains(got, "history-global.jsonl") {
 		t.Errorf("a global captured prompt's preview:\n%s", got)
 	}
-	got = preview(previewItem{Text: "t", TS: ts, Project: "abcd", Src: "claude", Session: "--dangerously-skip-permissions"}, "ctrl-o", shellquote.POSIX, now)
+	got = preview(history.Entry{Text: "t", TS: ts, Project: "abcd", Src: "claude", Session: "--dangerously-skip-permissions"}, "", "ctrl-o", shellquote.POSIX, now)
 	if !strings.Contains(got, `Resume   refused: the session id "--dangerously-skip-permissions" is not a plain id`) || strings.Contains(got, "claude --resume") {
 		t.Errorf("a hostile id's preview:\n%s", got)
-	}
-	got = preview(previewItem{Text: "typed", TS: ts}, "ctrl-o", shellquote.POSIX, now)
-	if strings.Contains(got, "Agent") || strings.Contains(got, "Resume") || !strings.Contains(got, "history-global.jsonl") {
-		t.Errorf("a global captured prompt's preview:\n%s", got)
 	}
 }
 
@@ -273,7 +261,7 @@ func TestPassArgsParse(t *testing.T) {
 	r := &run{n: 1, list: l, footer: "a notice (with parens); and more"}
 	for name, args := range map[string][]string{
 		"normal": p.normalArgs(r, "a query"),
-		"armed":  p.armedArgs(&run{n: 2, kind: armedRun, list: l, armPos: 3, query: "q"}),
+		"armed":  p.armedArgs(&run{n: 2, armed: true, list: l, arm: decision{pos: 3, query: "q"}}),
 	} {
 		if _, err := fzf.ParseOptions(false, args); err != nil {
 			t.Errorf("%s pass: fzf rejects its arguments: %v", name, err)
@@ -292,7 +280,7 @@ func TestNoResumeKey(t *testing.T) {
 	p := &picker{cfg: Config{DeleteKeys: []string{"ctrl-delete", "alt-d"}}, exe: "/bin/hist-pick", cols: 100}
 	l := &list{all: true}
 	normal := p.normalArgs(&run{n: 1, list: l}, "")
-	armed := p.armedArgs(&run{n: 2, kind: armedRun, list: l, armPos: 3, query: "q"})
+	armed := p.armedArgs(&run{n: 2, armed: true, list: l, arm: decision{pos: 3, query: "q"}})
 	for name, args := range map[string][]string{"normal": normal, "armed": armed} {
 		if _, err := fzf.ParseOptions(false, args); err != nil {
 			t.Errorf("%s pass: fzf rejects its arguments: %v", name, err)
@@ -307,7 +295,7 @@ func TestNoResumeKey(t *testing.T) {
 	if h := p.footer(&run{}); strings.Contains(h, "resume") || !strings.Contains(h, "enter pick · tab scope") {
 		t.Errorf("hint %q", h)
 	}
-	pv := preview(previewItem{Text: "x", TS: 1, Project: "p", Cwd: "/w", Src: "pi", Session: "s1"}, "", shellquote.Any, time.UnixMilli(1))
+	pv := preview(history.Entry{Text: "x", TS: 1, Project: "p", Src: "pi", Session: "s1"}, "/w", "", shellquote.Any, time.UnixMilli(1))
 	if !strings.Contains(pv, "Resume   cd /w && pi --session s1\n") || strings.Contains(pv, "prints it") {
 		t.Errorf("preview:\n%s", pv)
 	}
@@ -317,9 +305,8 @@ func TestNoResumeKey(t *testing.T) {
 // the prompt keeps its lines; nothing in either drives the terminal.
 func TestPreviewHostile(t *testing.T) {
 	now := time.Date(2025, 6, 2, 12, 0, 0, 0, time.Local)
-	it := previewItem{Text: "a\x1b]0;t\a\nb\u202ec", TS: now.UnixMilli(), Project: "abcd",
-		Cwd: "/p\nSession  fake\x1b[2J\u200b", Src: "pi", Session: "s-1"}
-	got := preview(it, "ctrl-o", shellquote.Bash, now)
+	it := history.Entry{Text: "a\x1b]0;t\a\nb\u202ec", TS: now.UnixMilli(), Project: "abcd", Src: "pi", Session: "s-1"}
+	got := preview(it, "/p\nSession  fake\x1b[2J\u200b", "ctrl-o", shellquote.Bash, now)
 	for _, want := range []string{
 		"Project  /p\\nSession  fake␛[2J<U+200B>\n",
 		"Resume   cd /p$'\\n''Session  fake'$'\\e''[2J'$'\\xe2\\x80\\x8b' && pi --session s-1   (ctrl-o prints it)\n",

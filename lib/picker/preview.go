@@ -6,21 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"hist/lib/agent"
+	"hist/lib/history"
 	"hist/lib/shellquote"
 	"hist/lib/store"
 	"hist/lib/termsafe"
 )
-
-// previewItem is what the preview pane shows about one prompt.
-type previewItem struct {
-	Text    string
-	TS      int64  // unix ms
-	Project string // project hash ("" for history-global.jsonl)
-	Cwd     string // the project's folder from registry.json ("" when unknown)
-	Src     string
-	Session string
-	Origin  string // how it got into the store (see origin); "" unknown
-}
 
 // origin says how the prompts of the store file at path got there:
 // "captured live" for a capture file (or a carry or claim file of one),
@@ -54,33 +45,38 @@ func ago(t, now time.Time) string {
 	return fmt.Sprintf("%dmo ago", int(d/(30*24*time.Hour)))
 }
 
-// preview renders the preview pane: the prompt's time, project, and for a
-// prompt that names its agent (imported, or captured by an agent's hook)
-// the agent, session and resume command, then the whole prompt. The resume
-// command is quoted for sh. Each field shows as one line, as a row does;
-// the prompt keeps its newlines and tabs (termsafe.Text).
-func preview(it previewItem, resumeKey string, sh shellquote.Shell, now time.Time) string {
+// preview renders the preview pane of e, whose project's folder is cwd
+// ("" when unknown): the prompt's time, project, and for a prompt that
+// names its agent (imported, or captured by an agent's hook) the agent,
+// how it got into the store, session and resume command, then the whole
+// prompt. The resume command is quoted for sh. Each field shows as one
+// line, as a row does; the prompt keeps its newlines, and its tabs
+// expanded (termsafe.Text).
+func preview(e history.Entry, cwd, resumeKey string, sh shellquote.Shell, now time.Time) string {
 	var b strings.Builder
-	t := time.UnixMilli(it.TS)
+	t := time.UnixMilli(e.TS)
 	fmt.Fprintf(&b, "Time     %s (%s)\n", t.Format("2006-01-02 15:04:05"), ago(t, now))
 	switch {
-	case it.Project == "":
+	case e.Project == "":
 		b.WriteString("Project  (none: imported editor history, history-global.jsonl)\n")
-	case it.Cwd != "":
-		fmt.Fprintf(&b, "Project  %s\n", row(it.Cwd))
+	case cwd != "":
+		fmt.Fprintf(&b, "Project  %s\n", row(cwd))
 	default:
-		fmt.Fprintf(&b, "Project  %s (folder unknown: not in registry.json)\n", it.Project)
+		fmt.Fprintf(&b, "Project  %s (folder unknown: not in registry.json)\n", e.Project)
 	}
-	if it.Src != "" {
-		if it.Origin != "" {
-			fmt.Fprintf(&b, "Agent    %s (%s)\n", row(Agent(it.Src)), it.Origin)
-		} else {
-			fmt.Fprintf(&b, "Agent    %s\n", row(Agent(it.Src)))
+	if e.Src != "" {
+		name := e.Src // an unknown agent as it is
+		if a, ok := agent.Lookup(e.Src); ok {
+			name = a.Display
 		}
-		if it.Session != "" {
-			fmt.Fprintf(&b, "Session  %s\n", row(it.Session))
+		if o := origin(e.File); o != "" {
+			name += " (" + o + ")"
 		}
-		switch cmd, err := ResumeCommand(it.Src, it.Session, it.Cwd, sh); {
+		fmt.Fprintf(&b, "Agent    %s\n", row(name))
+		if e.Session != "" {
+			fmt.Fprintf(&b, "Session  %s\n", row(e.Session))
+		}
+		switch cmd, err := ResumeCommand(e.Src, e.Session, cwd, sh); {
 		case err == nil && resumeKey == "":
 			fmt.Fprintf(&b, "Resume   %s\n", row(cmd))
 		case err == nil:
@@ -90,7 +86,7 @@ func preview(it previewItem, resumeKey string, sh shellquote.Shell, now time.Tim
 		}
 	}
 	b.WriteString("────────\n")
-	b.WriteString(termsafe.Text(it.Text))
+	b.WriteString(termsafe.Text(expandTabs(e.Text)))
 	b.WriteByte('\n')
 	return b.String()
 }

@@ -13,11 +13,10 @@ import (
 	"time"
 )
 
-// fzf runs every command it is given (transforms, the preview) through
-// --with-shell, which hist-pick sets to itself with CallbackFlag: the child
-// passes the command and fzf's state ($FZF_POS, ...) to the selector over
-// a Unix socket in a private folder and prints the answer, so no shell is
-// involved and all state stays in the selector's process.
+// fzf runs every command it is given through --with-shell, which
+// hist-pick sets to itself with CallbackFlag: the child passes the command
+// and fzf's state to the selector over a Unix socket and prints the
+// answer (docs/hist-pick.md, "How it works").
 
 // CallbackFlag is the first argument of a callback child.
 const CallbackFlag = "--fzf-callback"

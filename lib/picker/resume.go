@@ -9,14 +9,6 @@ import (
 	"hist/lib/shellquote"
 )
 
-// Agent is the name shown for an import source.
-func Agent(src string) string {
-	if a, ok := agent.Lookup(src); ok {
-		return a.Display
-	}
-	return src
-}
-
 // errNoSession says a prompt has no agent session to resume.
 var errNoSession = errors.New("this prompt was not imported from an agent's session: there is no session to resume")
 
@@ -43,11 +35,4 @@ func ResumeCommand(src, session, cwd string, sh shellquote.Shell) (string, error
 		cmd = "cd " + shellquote.Quote(cwd, sh) + " && " + cmd
 	}
 	return cmd, nil
-}
-
-// sentence is err's message with a capital letter and a full stop, for the
-// footer.
-func sentence(err error) string {
-	s := err.Error()
-	return strings.ToUpper(s[:1]) + s[1:] + "."
 }

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 
 	"hist/lib/jsonscan"
 )
@@ -67,8 +66,6 @@ func StoredText(text string) string {
 	return strings.ReplaceAll(text, "\x00", "\uFFFD")
 }
 
-const hexDigits = "0123456789abcdef"
-
 // AppendString appends s as a JSON string. Bytes that are not valid UTF-8
 // are kept as they are (the line then is not strict JSON, but Parse reads
 // it back byte for byte, so no prompt is altered by a round trip).
@@ -81,19 +78,10 @@ func AppendString(dst []byte, s string) []byte {
 			continue
 		}
 		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		if k := strings.IndexByte("\"\\\n\r\t", c); k >= 0 {
+			dst = append(dst, '\\', `"\nrt`[k])
+		} else {
+			dst = append(dst, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
 		}
 		start = i + 1
 	}
@@ -110,7 +98,7 @@ func Parse(line []byte) (Record, error) {
 	if err := ParseView(line, &v); err != nil {
 		return Record{}, err
 	}
-	return Record{Text: string(v.Text), TS: v.TS, Src: string(v.Src), Session: string(v.Session)}, nil
+	return v.Record(), nil
 }
 
 // View is a parsed record whose byte fields point into the line or into
@@ -147,7 +135,7 @@ func ParseView(line []byte, v *View) error {
 	v.Text, v.TS, v.Src, v.Session = nil, 0, nil, nil
 	v.scratch = v.scratch[:0]
 	var ver int64
-	var haveV, haveText, haveTS bool
+	var have [fieldOther]bool // v, text and ts are present
 	p := jsonscan.SkipSpace(line, 0)
 	if p >= len(line) || line[p] != '{' {
 		return ErrMalformed
@@ -170,23 +158,12 @@ func ParseView(line []byte, v *View) error {
 			ok = ok && json.Valid(line[p:np])
 		case null:
 			np = p + len("null")
-			switch f {
-			case fieldV:
-				haveV = false
-			case fieldText:
-				haveText = false
-			case fieldTS:
-				haveTS = false
-			}
 		case f == fieldV:
 			ver, np, ok = integer(line, p)
-			haveV = true
 		case f == fieldTS:
 			v.TS, np, ok = integer(line, p)
-			haveTS = true
 		case f == fieldText:
 			v.Text, np, ok = decodeString(line, p, &v.scratch)
-			haveText = true
 		case f == fieldSrc:
 			v.Src, np, ok = decodeString(line, p, nil)
 		case f == fieldSession:
@@ -195,15 +172,16 @@ func ParseView(line []byte, v *View) error {
 		if !ok {
 			return ErrMalformed
 		}
+		if f != fieldOther {
+			have[f] = !null
+		}
 		p = jsonscan.SkipSpace(line, np)
 		if p < len(line) && line[p] == ',' {
 			p = jsonscan.SkipSpace(line, p+1)
 			continue
 		}
-		if p >= len(line) || line[p] != '}' || jsonscan.SkipSpace(line, p+1) != len(line) {
-			return ErrMalformed
-		}
-		if !haveV || ver != Version || !haveText || !haveTS {
+		if p >= len(line) || line[p] != '}' || jsonscan.SkipSpace(line, p+1) != len(line) ||
+			!have[fieldV] || ver != Version || !have[fieldText] || !have[fieldTS] {
 			return ErrMalformed
 		}
 		return nil
@@ -223,50 +201,25 @@ func member(b []byte, p int) (field int, next int, ok bool) {
 	if end < len(b) && b[end] == '"' { // printable ASCII: as it is
 		return fieldOf(string(b[p+1 : end])), end + 1, true
 	}
-	end, ok = jsonscan.SkipValue(b, p)
-	if !ok {
-		return 0, p, false
+	if end, ok = jsonscan.SkipValue(b, p); ok {
+		if name, ok := jsonscan.StrictString(b[p:end]); ok {
+			return fieldOf(name), end, true
+		}
 	}
-	name, ok := jsonscan.StrictString(b[p:end])
-	if !ok {
-		return 0, p, false
-	}
-	return fieldOf(name), end, true
+	return 0, p, false
 }
 
 // fieldOf is the field a member name sets, matched as encoding/json
-// matches struct fields: exactly, or else after folding the case of both
-// (so "TEXT" and "ſrc", with a long s, match too).
+// matches struct fields: exactly, or else as strings.EqualFold does (so
+// "TEXT" and "ſrc", with a long s, match too; no two field names fold
+// alike, so the one that matches is the exact one when there is one).
 func fieldOf(name string) int {
-	switch name {
-	case "v":
-		return fieldV
-	case "text":
-		return fieldText
-	case "ts":
-		return fieldTS
-	case "src":
-		return fieldSrc
-	case "session":
-		return fieldSession
-	}
-	folded := fold(name)
 	for i, n := range fieldNames {
-		if folded == fold(n) {
+		if strings.EqualFold(name, n) {
 			return i
 		}
 	}
 	return fieldOther
-}
-
-// fold is encoding/json's case folding of a member name: each rune
-// lowered, then raised.
-func fold(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteRune(unicode.ToUpper(unicode.ToLower(r)))
-	}
-	return b.String()
 }
 
 // integer reads the JSON number at b[p] as encoding/json decodes one into
@@ -280,10 +233,7 @@ func integer(b []byte, p int) (int64, int, bool) {
 	for p < len(b) && b[p] >= '0' && b[p] <= '9' {
 		p++
 	}
-	if p == digits || p-digits > 19 || (b[digits] == '0' && p-digits > 1) {
-		return 0, start, false
-	}
-	if p < len(b) && (b[p] == '.' || b[p] == 'e' || b[p] == 'E') {
+	if p == digits || p-digits > 19 || b[digits] == '0' && p-digits > 1 || p < len(b) && strings.IndexByte(".eE", b[p]) >= 0 {
 		return 0, start, false
 	}
 	n, err := strconv.ParseInt(string(b[start:p]), 10, 64)
@@ -324,28 +274,19 @@ func decodeString(b []byte, p int, scratch *[]byte) ([]byte, int, bool) {
 		out = (*scratch)[:0]
 		defer func() { *scratch = out[:0] }()
 	}
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c == '"':
-			return out, i + 1, true
-		case c < 0x20:
+	for {
+		k := bytes.IndexAny(b[i:], `"\`)
+		if k < 0 || jsonscan.HasControl(b[i:i+k]) {
 			return nil, p, false
-		case c != '\\':
-			j := i + 1
-			for j < len(b) && b[j] != '"' && b[j] != '\\' && b[j] >= 0x20 {
-				j++
-			}
-			out = append(out, b[i:j]...)
-			i = j
-			continue
+		}
+		if out, i = append(out, b[i:i+k]...), i+k; b[i] == '"' {
+			return out, i + 1, true
 		}
 		var ok bool
 		if out, i, ok = jsonscan.AppendEscape(out, b, i); !ok {
 			return nil, p, false
 		}
 	}
-	return nil, p, false
 }
 
 // Stats counts what a Scan saw.
@@ -372,9 +313,9 @@ type Line struct {
 	Raw    []byte // the line without its newline
 }
 
-// Record returns the line's record as strings that outlive the callback.
-func (l *Line) Record() Record {
-	return Record{Text: string(l.Text), TS: l.TS, Src: string(l.Src), Session: string(l.Session)}
+// Record returns the record as strings that outlive the view.
+func (v *View) Record() Record {
+	return Record{Text: string(v.Text), TS: v.TS, Src: string(v.Src), Session: string(v.Session)}
 }
 
 // readerSize is the buffer of a Scan. Longer lines are assembled in a
@@ -412,28 +353,25 @@ func Scan(r io.Reader, fn func(l *Line) error) (Stats, error) {
 		}
 		n := int64(len(line))
 		st.Bytes += n
-		if err != nil {
-			if err == io.EOF {
-				if len(line) > 0 {
-					st.Malformed++ // torn last line
-				}
-				return st, nil
-			}
+		off += n
+		if err == io.EOF && len(line) > 0 {
+			st.Malformed++ // torn last line
+		}
+		if err == io.EOF {
+			return st, nil
+		} else if err != nil {
 			return st, err
 		}
 		st.Lines++
 		body := line[:len(line)-1]
 		if len(bytes.TrimSpace(body)) == 0 {
-			off += n
 			continue
 		}
-		if perr := ParseView(body, &l.View); perr != nil {
+		if ParseView(body, &l.View) != nil {
 			st.Malformed++
-			off += n
 			continue
 		}
-		l.Offset, l.Raw = off, body
-		off += n
+		l.Offset, l.Raw = off-n, body
 		st.Records++
 		if err := fn(&l); err != nil {
 			return st, err

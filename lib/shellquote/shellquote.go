@@ -29,9 +29,6 @@ const (
 	Fish
 )
 
-// Names lists the shell names Parse accepts.
-var Names = []string{"bash", "zsh", "fish", "sh"}
-
 // Parse maps a shell's name (bash, zsh, fish, sh) to its Shell.
 func Parse(name string) (Shell, error) {
 	switch name {
@@ -42,7 +39,7 @@ func Parse(name string) (Shell, error) {
 	case "fish":
 		return Fish, nil
 	}
-	return Any, fmt.Errorf("unknown shell %q: choose one of %s", name, strings.Join(Names, ", "))
+	return Any, fmt.Errorf("unknown shell %q: choose one of bash, zsh, fish, sh", name)
 }
 
 // Quote returns s as one word for sh: s itself when it holds only
@@ -129,14 +126,5 @@ var fishEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 // only (no = or %, which zsh and old fish expand at a word's start): a
 // word that every shell reads as itself.
 func Plain(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_./:@+,-", c) >= 0) {
-			return false
-		}
-	}
-	return true
+	return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@+,-") == ""
 }

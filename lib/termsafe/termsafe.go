@@ -1,19 +1,12 @@
 // Package termsafe is the one rule for text from prompts, transcripts,
 // session ids, folder names and peer files that reaches a terminal: a
 // character that would act on the terminal or hide instead of showing as
-// itself is shown visibly. Such characters (Cut finds them) are the
-// control characters (C0, DEL, C1), the format characters (Unicode's Cf:
-// the bidi controls U+202A–202E, U+2066–2069, U+200E, U+200F, U+061C and
-// the zero-width ones U+200B–200D, U+2060, U+FEFF among them), the line
-// and paragraph separators, and bytes that are not UTF-8. C0 controls
-// show as their control pictures (␛ for ESC, ␇ for BEL), DEL as ␡, a
-// byte that is not UTF-8 as <0xFF>, the others as <U+202E>. So a stored
-// "ESC]0;title BEL" or "ESC[2J" cannot retitle the window, clear the
-// screen or write the clipboard (OSC 52), and a prompt cannot pass for
-// another by reordering or hiding its text. Output to a pipe or a file
-// keeps the raw bytes: only Writer and the callers that check IsTerminal
-// escape. lib/shellquote quotes the same characters with the shell's own
-// escapes.
+// itself (Cut finds them: control and format characters, line and
+// paragraph separators, bytes that are not UTF-8) is shown visibly, as
+// docs/store-format.md ("On a terminal") lists. Output to a pipe or a
+// file keeps the raw bytes: only Writer and the callers that check
+// IsTerminal escape. lib/shellquote quotes the same characters with the
+// shell's own escapes.
 package termsafe
 
 import (
@@ -25,9 +18,6 @@ import (
 
 	"github.com/mattn/go-isatty"
 )
-
-// Newline is how Line shows a newline.
-const Newline = "↵"
 
 // Cut returns where the first character of s that does not show as
 // itself on a terminal starts, i, and its length in bytes, n (1 for a byte
@@ -55,7 +45,7 @@ func Cut(s string) (i, n int) {
 
 // Line is text as one line: each newline (and "\r\n") shows as ↵, tabs
 // stay, and every other character Cut finds shows visibly.
-func Line(text string) string { return LineSep(text, Newline) }
+func Line(text string) string { return LineSep(text, "↵") }
 
 // LineSep is Line with each newline shown as sep.
 func LineSep(text, sep string) string {

@@ -22,6 +22,15 @@ func Plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + one
 }
 
+// Count is n (0 or more) with thousands separators: "1,234,567".
+func Count(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 // Describe is err without the path that an *fs.PathError or
 // *os.LinkError carries, for messages that name the file themselves.
 func Describe(err error) string {

@@ -113,7 +113,6 @@ type options struct {
 	filters cli.FilterFlags
 	filter  history.Filter
 	frecent bool
-	now     int64 // Unix ms, for --order frecent
 	format  lineenc.Format
 	limit   int
 }
@@ -131,10 +130,7 @@ func run(e *cli.Env) int {
 	if o.filter, ok = e.Filter(&o.filters); !ok {
 		return cli.ExitUsage
 	}
-	now, _ := e.Now() // e.Filter checked it
-	o.now = now.UnixMilli()
-	pol := e.Policy()
-	if !pol.On {
+	if pol := e.Policy(); !pol.On {
 		e.Warnf("%s", pol.OffHint())
 		return cli.ExitOK
 	}
@@ -188,11 +184,8 @@ func limitSet(fs *flag.FlagSet) (set bool) {
 	return set
 }
 
-// list prints the scope's prompts as they stream in, newest first: the
-// default format and -0 at first sight; --json, which shows the
-// provenance of a prompt's richest copy, once no richer copy can come
-// (history.Options.Hold). On a terminal, control characters in prompts
-// show escaped; a pipe gets the raw bytes.
+// list prints the scope's prompts as they stream in (see usage): --json
+// with history.Options.Hold, escaped on a terminal.
 func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o options) int {
 	var reg store.Registry
 	if o.format == lineenc.JSON {
@@ -213,7 +206,8 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 		return werr == nil && (o.limit == 0 || printed < o.limit)
 	}
 	opt := history.Options{Hold: o.format == lineenc.JSON, Filter: o.filter}
-	fn, tally, all := emit, history.Tally{Now: o.now}, []history.Entry(nil)
+	now, _ := e.Now() // e.Filter checked it
+	fn, tally, all := emit, history.Tally{Now: now.UnixMilli()}, []history.Entry(nil)
 	if o.frecent {
 		opt.Uses = func(n int, u history.Entry) { tally.Add(n, u.TS) }
 		fn = func(en history.Entry) bool { all = append(all, en); return true }
@@ -224,28 +218,14 @@ func list(e *cli.Env, st store.Store, sc store.Scope, hidden *tombstone.Set, o o
 			break
 		}
 	}
-	if werr != nil {
+	if werr != nil || out.Flush() != nil {
 		return cli.ExitFailure // stdout closed (e.g. | head): nothing more to say
 	}
-	if err := out.Flush(); err != nil {
-		return cli.ExitFailure
-	}
-	return report(e, res, withNUL)
-}
-
-// report says what the listing left out, and returns the exit code.
-func report(e *cli.Env, res *history.StreamResult, withNUL int) int {
-	if res.Stats.Malformed > 0 {
-		e.Warnf("skipped %s", words.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
-	}
-	for _, f := range res.Failed {
-		e.Errorf("could not read %v: its prompts are not listed%s", f, f.Hint())
-	}
+	failed := res.Report(e.Warnf, e.Errorf, "listed")
 	if withNUL > 0 {
 		e.Errorf("-0 left out %s holding a NUL byte, which would end its record early: list them with --json, or without -0 (a NUL is written \\0)", words.Plural(withNUL, "prompt", "prompts"))
-		return cli.ExitFailure
 	}
-	if len(res.Failed) > 0 {
+	if failed || withNUL > 0 {
 		return cli.ExitFailure
 	}
 	return cli.ExitOK

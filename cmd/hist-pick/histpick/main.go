@@ -3,6 +3,8 @@
 package histpick
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -159,12 +161,11 @@ func run(e *cli.Env) int {
 	if !ok {
 		return code
 	}
-	c, code, err := picker.Run(cfg)
-	switch code {
-	case picker.ExitChosen:
-	case picker.ExitCancelled:
-		return picker.ExitCancelled
-	default:
+	c, err := picker.Run(cfg)
+	switch {
+	case errors.Is(err, picker.ErrCancelled):
+		return 130 // like fzf
+	case err != nil:
 		e.Errorf("%v", err)
 		return cli.ExitFailure
 	}
@@ -187,7 +188,9 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	storeDir := cli.StoreFlag(fs)
 	o.scope.Register(fs)
 	o.filters.Register(fs)
-	query := fs.String("query", "", "")
+	fs.StringVar(&o.query, "query", "", "")
+	fs.BoolVar(&o.word, "word", false, "")
+	fs.BoolVar(&o.resumeOnly, "resume", false, "")
 	nul := fs.Bool("0", false, "")
 	asJSON := fs.Bool("json", false, "")
 	resumeKey := fs.String("resume-key", "", "")
@@ -195,13 +198,11 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	deleteKey := fs.String("delete-key", "", "")
 	shellName := fs.String("shell", "", "")
 	bindKey := fs.String("key", "", "")
-	word := fs.Bool("word", false, "")
-	resumeOnly := fs.Bool("resume", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project"))
 	if stop {
 		return o, code, false
 	}
-	o.store, o.query, o.word, o.resumeOnly, o.format = *storeDir, *query, *word, *resumeOnly, lineenc.Raw
+	o.store, o.format = *storeDir, lineenc.Raw
 	if *nul {
 		o.format = lineenc.NUL
 	} else if *asJSON {
@@ -210,33 +211,52 @@ func parseFlags(e *cli.Env) (o options, code int, ok bool) {
 	switch {
 	case len(args) > 0:
 		e.Errorf("unexpected argument %q: to start with a query, use --query %q", args[0], args[0])
-		return o, cli.ExitUsage, false
-	case *shellName != "" && !*word && !*resumeOnly:
-		return o, bindings(e, *shellName, firstNonEmpty(*bindKey, shell.DefaultKey)), false
+	case *shellName != "" && !o.word && !o.resumeOnly:
+		return o, bindings(e, *shellName, cmp.Or(strings.TrimSpace(*bindKey), shell.DefaultKey)), false
 	case *bindKey != "":
 		e.Errorf("--key KEY chooses the shell bindings' key: use it with --shell bash|zsh|fish alone")
-		return o, cli.ExitUsage, false
 	case *nul && *asJSON:
 		e.Errorf("-0 and --json are two formats: choose one")
-		return o, cli.ExitUsage, false
-	case (*word || *resumeOnly) && (*nul || *asJSON || *word && *resumeOnly):
+	case (o.word || o.resumeOnly) && (*nul || *asJSON || o.word && o.resumeOnly):
 		e.Errorf("--word and --resume each choose what is printed: use one of them, without -0 or --json")
-		return o, cli.ExitUsage, false
+	default:
+		return keys(e, o, *shellName, *resumeKey, *deleteKey, *noResumeKey)
 	}
+	return o, cli.ExitUsage, false
+}
+
+// keys reads the shell, and the resume and delete keys from the flags,
+// else the environment, else the defaults, and asks fzf whether it can
+// bind them; ok is false on a usage error.
+func keys(e *cli.Env, o options, shellName, resumeKey, deleteKey string, noResumeKey bool) (_ options, code int, ok bool) {
 	o.shell = shellquote.Any
-	if *shellName != "" {
+	if shellName != "" {
 		var err error
-		if o.shell, err = shellquote.Parse(*shellName); err != nil {
-			e.Errorf("--shell %s: %v", *shellName, err)
+		if o.shell, err = shellquote.Parse(shellName); err != nil {
+			e.Errorf("--shell %s: %v", shellName, err)
 			return o, cli.ExitUsage, false
 		}
 	}
-	if *noResumeKey && *resumeKey != "" {
+	if noResumeKey && resumeKey != "" {
 		e.Errorf("--resume-key and --no-resume-key contradict each other: use one")
 		return o, cli.ExitUsage, false
 	}
-	if !keys(e, &o, *resumeKey, *deleteKey, *noResumeKey) {
-		return o, cli.ExitUsage, false
+	trim := strings.TrimSpace
+	rk := cmp.Or(trim(resumeKey), trim(e.Getenv("HIST_PICK_RESUME_KEY")), "ctrl-o")
+	dk := cmp.Or(trim(deleteKey), trim(e.Getenv("HIST_PICK_DELETE_KEY")), "ctrl-delete,alt-d")
+	for _, k := range strings.Split(dk, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			o.deleteKeys = append(o.deleteKeys, k)
+		}
+	}
+	for _, k := range append([]string{rk}, o.deleteKeys...) {
+		if _, err := fzf.ParseOptions(false, []string{"--bind=" + k + ":ignore"}); err != nil {
+			e.Errorf("key %q: %v: use an fzf key name such as ctrl-o, alt-d or ctrl-delete", k, err)
+			return o, cli.ExitUsage, false
+		}
+	}
+	if !noResumeKey {
+		o.resumeKey = rk
 	}
 	return o, cli.ExitOK, true
 }
@@ -254,28 +274,6 @@ func bindings(e *cli.Env, sh, key string) int {
 	}
 	fmt.Fprint(e.Stdout, s)
 	return cli.ExitOK
-}
-
-// keys sets the resume and delete keys from the flags, else the
-// environment, else the defaults, and checks that fzf can bind them.
-func keys(e *cli.Env, o *options, resumeKey, deleteKey string, noResumeKey bool) bool {
-	rk := firstNonEmpty(resumeKey, e.Getenv("HIST_PICK_RESUME_KEY"), "ctrl-o")
-	dk := firstNonEmpty(deleteKey, e.Getenv("HIST_PICK_DELETE_KEY"), "ctrl-delete,alt-d")
-	for _, k := range strings.Split(dk, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			o.deleteKeys = append(o.deleteKeys, k)
-		}
-	}
-	for _, k := range append([]string{rk}, o.deleteKeys...) {
-		if err := checkKey(k); err != nil {
-			e.Errorf("key %q: %v: use an fzf key name such as ctrl-o, alt-d or ctrl-delete", k, err)
-			return false
-		}
-	}
-	if !noResumeKey {
-		o.resumeKey = rk
-	}
-	return true
 }
 
 // configure resolves the scope and reads what the selector needs; ok is
@@ -299,8 +297,7 @@ func configure(e *cli.Env, o options) (cfg picker.Config, code int, ok bool) {
 			project, also, repo = ps.Project, ps.Also, cur.Repo != ""
 		}
 	}
-	pol := e.Policy()
-	if !pol.On {
+	if pol := e.Policy(); !pol.On {
 		e.Warnf("%s", pol.OffHint())
 		return cfg, cli.ExitFailure, false
 	}
@@ -315,7 +312,7 @@ func configure(e *cli.Env, o options) (cfg picker.Config, code int, ok bool) {
 	return picker.Config{
 		Store: st, Hidden: hidden, Project: project, Also: also, Repo: repo, All: sc.All, Query: o.query,
 		Filter: filter, Filters: o.filters.Words(), Now: func() time.Time { now, _ := e.Now(); return now },
-		ResumeKey: o.resumeKey, NoResumeKey: o.resumeKey == "", DeleteKeys: o.deleteKeys, Shell: o.shell,
+		ResumeKey: o.resumeKey, DeleteKeys: o.deleteKeys, Shell: o.shell,
 	}, cli.ExitOK, true
 }
 
@@ -330,19 +327,4 @@ func output(c picker.Choice, o options) []byte {
 		l.Text = shellquote.Quote(c.Text, o.shell)
 	}
 	return o.format.Append(nil, l)
-}
-
-// checkKey asks fzf whether it can bind k.
-func checkKey(k string) error {
-	_, err := fzf.ParseOptions(false, []string{"--bind=" + k + ":ignore"})
-	return err
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }

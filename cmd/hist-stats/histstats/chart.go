@@ -11,6 +11,7 @@ import (
 
 	"hist/lib/store"
 	"hist/lib/termsafe"
+	"hist/lib/words"
 )
 
 // width is the charts' width: they fit in 80 columns.
@@ -50,15 +51,6 @@ func bar(n, top, cols int) string {
 	return b
 }
 
-// count formats n with thousands separators.
-func count(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
 // line is text from a prompt or a folder name as one safe line of at most
 // cols columns: newlines as ↵, tabs as spaces, control characters as
 // control pictures.
@@ -70,7 +62,7 @@ func line(text string, cols int) string {
 // project, by hour, and the most reused prompts.
 func (s *stats) draw(w io.Writer, reg store.Registry, scope string, color bool) {
 	p := painter{w, color}
-	fmt.Fprintf(w, "%s  %s typed, %s distinct, in %s\n", p.paint("1", "Prompts"), count(s.total), count(len(s.texts)), line(scope, 40))
+	fmt.Fprintf(w, "%s  %s typed, %s distinct, in %s\n", p.paint("1", "Prompts"), words.Count(s.total), words.Count(len(s.texts)), line(scope, 40))
 	if s.total == 0 {
 		return
 	}
@@ -107,7 +99,7 @@ func (s *stats) drawBars(p painter, cs []counted, name func(string) string) {
 		labels[i], lw = l, max(lw, runewidth.StringWidth(l))
 	}
 	for i, l := range labels {
-		fmt.Fprintf(p.w, "  %s  %s %s\n", runewidth.FillRight(l, lw), p.paint("36", bar(cs[i].n, cs[0].n, width-lw-12)), count(cs[i].n))
+		fmt.Fprintf(p.w, "  %s  %s %s\n", runewidth.FillRight(l, lw), p.paint("36", bar(cs[i].n, cs[0].n, width-lw-12)), words.Count(cs[i].n))
 	}
 	if len(cs) > 10 {
 		fmt.Fprintf(p.w, "  %s\n", p.paint("2", fmt.Sprintf("and %d more", len(cs)-10)))
@@ -156,7 +148,7 @@ func (s *stats) drawDays(p painter) {
 		}
 		label := ""
 		if r == rows-1 {
-			label = count(top)
+			label = words.Count(top)
 		} else if r == 0 {
 			label = "0"
 		}

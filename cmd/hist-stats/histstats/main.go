@@ -11,7 +11,6 @@ import (
 	"hist/lib/history"
 	"hist/lib/store"
 	"hist/lib/termsafe"
-	"hist/lib/words"
 )
 
 const usage = `Usage:
@@ -63,20 +62,14 @@ Examples:
 // Main runs hist-stats with the process's arguments and exits with its status.
 func Main() { os.Exit(run(cli.OSEnv("hist-stats"))) }
 
-// options are hist-stats' flags.
-type options struct {
-	scope   cli.ScopeFlags
-	filters cli.FilterFlags
-	asJSON  bool
-}
-
 func run(e *cli.Env) int {
-	var o options
+	var scope cli.ScopeFlags
+	var filters cli.FilterFlags
 	fs := e.Flags()
 	storeDir := cli.StoreFlag(fs)
-	o.scope.Register(fs)
-	o.filters.Register(fs)
-	fs.BoolVar(&o.asJSON, "json", false, "")
+	scope.Register(fs)
+	filters.Register(fs)
+	asJSON := fs.Bool("json", false, "")
 	args, code, stop := e.ParseArgs(fs, usage, cli.SplitOptional(e.Args, "project"))
 	if stop {
 		return code
@@ -86,11 +79,11 @@ func run(e *cli.Env) int {
 		return cli.ExitUsage
 	}
 	st := e.Store(*storeDir)
-	sc, _, ok := e.Scope(&o.scope, st)
+	sc, _, ok := e.Scope(&scope, st)
 	if !ok {
 		return cli.ExitUsage
 	}
-	filter, ok := e.Filter(&o.filters)
+	filter, ok := e.Filter(&filters)
 	if !ok {
 		return cli.ExitUsage
 	}
@@ -104,20 +97,23 @@ func run(e *cli.Env) int {
 		return cli.ExitUntrusted
 	}
 	s := newStats(filter, now)
-	res := history.Stream(st, sc, hidden, history.Options{Filter: filter, Uses: s.use}, s.prompt)
+	res := history.Stream(st, sc, hidden, history.Options{Filter: filter, Uses: s.use}, func(e history.Entry) bool {
+		s.texts = append(s.texts, e.Text)
+		return true
+	})
 	out := bufio.NewWriter(e.Stdout)
 	reg := st.LoadRegistry()
-	if o.asJSON {
+	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
 		enc.Encode(s.json(reg))
 	} else {
-		s.draw(out, reg, scopeName(sc, o.scope.Repo, reg), termsafe.IsTerminal(e.Stdout) && e.Getenv("NO_COLOR") == "")
+		s.draw(out, reg, scopeName(sc, scope.Repo, reg), termsafe.IsTerminal(e.Stdout) && e.Getenv("NO_COLOR") == "")
 	}
-	if out.Flush() != nil {
+	if out.Flush() != nil || res.Report(e.Warnf, e.Errorf, "counted") {
 		return cli.ExitFailure
 	}
-	return report(e, res)
+	return cli.ExitOK
 }
 
 // scopeName names the scope in the charts' title.
@@ -129,18 +125,4 @@ func scopeName(sc store.Scope, repo string, reg store.Registry) string {
 		return "the repository " + repo
 	}
 	return reg.Label(sc.Project)
-}
-
-// report says what the counts left out, and returns the exit code.
-func report(e *cli.Env, res *history.StreamResult) int {
-	if res.Stats.Malformed > 0 {
-		e.Warnf("skipped %s", words.Plural(res.Stats.Malformed, "malformed store line", "malformed store lines"))
-	}
-	for _, f := range res.Failed {
-		e.Errorf("could not read %v: its prompts are not counted%s", f, f.Hint())
-	}
-	if len(res.Failed) > 0 {
-		return cli.ExitFailure
-	}
-	return cli.ExitOK
 }

@@ -39,20 +39,13 @@ func newStats(f history.Filter, now time.Time) *stats {
 }
 
 func midnight(t time.Time) time.Time {
-	y, m, d := t.Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
 }
 
 // day is the index of t's day from s.from (a day of 23 or 25 hours is
 // one all the same).
 func (s *stats) day(t time.Time) int {
 	return int((midnight(t).Sub(s.from) + 12*time.Hour) / (24 * time.Hour))
-}
-
-// prompt keeps a prompt sent by the stream.
-func (s *stats) prompt(e history.Entry) bool {
-	s.texts = append(s.texts, e.Text)
-	return true
 }
 
 // use counts one use of the n-th prompt.
