@@ -49,8 +49,8 @@ Exit status:
        names them)
     2  usage error, a --project DIR that does not exist (and is not in the
        store), or HOME unset or not absolute while the store needs it
-    3  hidden.json cannot be trusted: nothing is printed; restore the file or
-       delete it yourself (hidden prompts may then reappear)
+    3  hidden.json cannot be trusted: nothing is printed; the message says how
+       to recover (chmod for a permission problem, cp from its .prev copy)
 
 Examples:
     $ hist-stats
