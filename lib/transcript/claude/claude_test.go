@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"hist/lib/identity"
@@ -462,7 +464,7 @@ func TestEmitError(t *testing.T) {
 
 func TestReaderError(t *testing.T) {
 	eio := errors.New("input/output error")
-	_, err := ScanReader(&ttest.FailingReader{R: strings.NewReader(lines(rec("a", nil))), Err: eio}, "t.jsonl", func(transcript.Prompt) error { return nil })
+	_, err := ScanReader(io.MultiReader(strings.NewReader(lines(rec("a", nil))), iotest.ErrReader(eio)), "t.jsonl", func(transcript.Prompt) error { return nil })
 	var re *transcript.ReadError
 	if !errors.As(err, &re) || re.Path != "t.jsonl" || !errors.Is(err, eio) {
 		t.Errorf("err = %v", err)

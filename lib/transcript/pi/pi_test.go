@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"hist/lib/transcript"
@@ -428,7 +430,7 @@ func TestEmitError(t *testing.T) {
 func TestReaderError(t *testing.T) {
 	eio := errors.New("input/output error")
 	content := lines(hdr3, userLine("a1", "", "one", 1767323046001))
-	_, err := ScanReader(&ttest.FailingReader{R: strings.NewReader(content), Err: eio}, "s.jsonl", func(transcript.Prompt) error { return nil })
+	_, err := ScanReader(io.MultiReader(strings.NewReader(content), iotest.ErrReader(eio)), "s.jsonl", func(transcript.Prompt) error { return nil })
 	var re *transcript.ReadError
 	if !errors.As(err, &re) || re.Path != "s.jsonl" || !errors.Is(err, eio) {
 		t.Errorf("err = %v, want a ReadError for s.jsonl wrapping %v", err, eio)

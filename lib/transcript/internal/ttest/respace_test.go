@@ -162,7 +162,7 @@ func unpack(t *testing.T, a *txtar.Archive, root string, respace bool, seed uint
 		}
 		data := f.Data
 		if respace && strings.HasPrefix(filepath.Ext(name), ".json") {
-			data = ttest.Respace(data, seed)
+			data = addSpace(data, seed)
 		}
 		path := filepath.Join(root, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -229,4 +229,43 @@ func FuzzRespace(f *testing.F) {
 			t.Fatalf("%s: re-spaced\n got %+v\nwant %+v", r.name, got, want)
 		}
 	})
+}
+
+// addSpace returns data with JSON white space (spaces and tabs, never a
+// newline: each line stays one line) after every '{', '[', ':' and ','
+// and before every '}' and ']' that stand outside strings; seed picks how
+// much goes where. A reader must read the result as it reads data. A
+// string is taken to end at its line's end, as no JSON string spans lines.
+func addSpace(data []byte, seed uint64) []byte {
+	pads := [...]string{"", " ", "\t", "  ", " \t "}
+	out := make([]byte, 0, len(data)*2)
+	inStr, esc := false, false
+	pad := func() {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		out = append(out, pads[seed>>61%uint64(len(pads))]...)
+	}
+	for _, c := range data {
+		switch {
+		case c == '\n':
+			inStr, esc = false, false
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '}' || c == ']':
+			pad()
+		}
+		out = append(out, c)
+		if !inStr && (c == '{' || c == '[' || c == ':' || c == ',') {
+			pad()
+		}
+	}
+	return out
 }
