@@ -63,21 +63,17 @@ func DefaultRoot(env transcript.Env, home string) string {
 	return filepath.Join(Config(env, home), "projects")
 }
 
-// Scan reads every *.jsonl transcript under root (recursively; root may also
-// be a single file) and calls emit once per typed prompt, deduplicated
-// across files by Prompt.Key (the record uuid: records replayed by a resume
-// or fork count once). Subagent transcripts (under "subagents" folders, or
-// named agent-*.jsonl) are passed over and counted in Stats.Subagent, files
-// that are not regular in Stats.Skipped. A missing root yields nothing. It stops at the
-// first I/O error and returns it as a *transcript.ReadError; malformed lines
-// are skipped and counted in Stats.Malformed. An error returned by emit
-// stops the scan and is returned as is.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan over the transcripts keep keeps.
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// Scan reads every *.jsonl transcript under root (recursively; root may
+// also be a single file) that keep keeps (nil keeps all) and calls emit
+// once per typed prompt, deduplicated across files by Prompt.Key (the
+// record uuid: records replayed by a resume or fork count once). Subagent
+// transcripts (under "subagents" folders, or named agent-*.jsonl) are
+// passed over and counted in Stats.Subagent, files that are not regular in
+// Stats.Skipped. A missing root yields nothing. It stops at the first I/O
+// error and returns it as a *transcript.ReadError; malformed lines are
+// skipped and counted in Stats.Malformed. An error returned by emit stops
+// the scan and is returned as is.
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := listFiles(root, keep, &st)
 	if err != nil {
@@ -94,16 +90,6 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		paths[i] = f.path
 	}
 	err = filescan.ScanPaths(paths, scanTranscript, emit, &st)
-	return st, err
-}
-
-// ScanReader reads one transcript from r (name is used in errors) and emits
-// its typed prompts; only repeats (by uuid) within this one stream are
-// dropped. A read error is returned as a *transcript.ReadError for name.
-func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := filescan.NewDedup(emit)
-	st, err := scanTranscript(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
-	st.Prompts = d.Count()
 	return st, err
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/filescan"
 	"hist/lib/transcript/internal/ttest"
 )
 
@@ -83,7 +84,7 @@ func TestRealTranscripts(t *testing.T) {
 			want = append(want, r)
 		}
 	}
-	got, st := ttest.Collect(t, Scan, "testdata/claude/projects")
+	got, st := ttest.Collect(t, scanAll, "testdata/claude/projects")
 	got = byTime(got)
 	if len(got) != 8 {
 		t.Fatalf("got %d prompts, want 8: %q", len(got), ttest.Texts(got))
@@ -127,7 +128,7 @@ func TestRealTUITranscript(t *testing.T) {
 	if len(runs) != 4 || runs[3].Typed != "/greet Ada [cc-tui-04]" {
 		t.Fatalf("manifest: %+v", runs)
 	}
-	got, st := ttest.Collect(t, Scan, "testdata/claude-tui/projects")
+	got, st := ttest.Collect(t, scanAll, "testdata/claude-tui/projects")
 	got = byTime(got)
 	if len(got) != 3 {
 		t.Fatalf("got %d prompts, want 3: %q", len(got), ttest.Texts(got))
@@ -401,7 +402,7 @@ func TestReplayDedup(t *testing.T) {
 	if err := os.Chtimes(parent, old, old); err != nil {
 		t.Fatal(err)
 	}
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	ttest.WantTexts(t, got, "asked once", "later in the parent", "only in the fork")
 	if len(got) == 3 && got[0].Session != "sess-1" {
 		t.Errorf("the copy counted is the fork's: %+v", got[0])
@@ -494,7 +495,7 @@ func TestLayouts(t *testing.T) {
 	var st transcript.Stats
 	go func() {
 		defer close(done)
-		got, st = ttest.Collect(t, Scan, root)
+		got, st = ttest.Collect(t, scanAll, root)
 	}()
 	select {
 	case <-done:
@@ -511,19 +512,19 @@ func TestLayouts(t *testing.T) {
 		only := t.TempDir()
 		ttest.WriteFile(t, filepath.Join(only, "-w-proj", "sess-2", "subagents", "agent-3c4d.jsonl"), looksTyped)
 		ttest.WriteFile(t, filepath.Join(only, "-w-proj", "agent-1a2b.jsonl"), looksTyped)
-		got, st := ttest.Collect(t, Scan, only)
+		got, st := ttest.Collect(t, scanAll, only)
 		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{Subagent: 2}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})
 	t.Run("missing root", func(t *testing.T) {
-		got, st := ttest.Collect(t, Scan, filepath.Join(root, "nope"))
+		got, st := ttest.Collect(t, scanAll, filepath.Join(root, "nope"))
 		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})
 	t.Run("file root", func(t *testing.T) {
-		got, _ := ttest.Collect(t, Scan, filepath.Join(root, "-w-proj", "sess-1.jsonl"))
+		got, _ := ttest.Collect(t, scanAll, filepath.Join(root, "-w-proj", "sess-1.jsonl"))
 		ttest.WantTexts(t, got, "flat")
 	})
 }
@@ -534,7 +535,7 @@ func TestReadErrorOnDirectory(t *testing.T) {
 	if err := os.MkdirAll(bad, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Scan(root, func(transcript.Prompt) error { return nil })
+	_, err := scanAll(root, func(transcript.Prompt) error { return nil })
 	var re *transcript.ReadError
 	if !errors.As(err, &re) || re.Path != bad || !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("err = %v (%T), want a ReadError for %s (EISDIR)", err, err, bad)
@@ -563,7 +564,7 @@ func TestScanOrderAndStop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ttest.CheckOrderAndStop(t, Scan, root, want, 20)
+	ttest.CheckOrderAndStop(t, scanAll, root, want, 20)
 	bad := filepath.Join(root, "-d0", "x.jsonl")
 	if err := os.Mkdir(bad, 0o700); err != nil {
 		t.Fatal(err)
@@ -572,5 +573,20 @@ func TestScanOrderAndStop(t *testing.T) {
 	if err := os.Chtimes(bad, tm, tm); err != nil {
 		t.Fatal(err)
 	}
-	ttest.CheckReadErrorStop(t, Scan, root, bad, want[:24], 8)
+	ttest.CheckReadErrorStop(t, scanAll, root, bad, want[:24], 8)
+}
+
+// scanAll is Scan keeping every file.
+func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return Scan(root, nil, emit)
+}
+
+// ScanReader reads one transcript from r (name is used in errors) as Scan
+// reads a file, and emits its typed prompts; only repeats (by uuid) within
+// this one stream are dropped.
+func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	d := filescan.NewDedup(emit)
+	st, err := scanTranscript(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
+	st.Prompts = d.Count()
+	return st, err
 }

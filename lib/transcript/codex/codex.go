@@ -68,20 +68,15 @@ func DefaultRoot(env transcript.Env, home string) string {
 }
 
 // Scan reads every rollout under root (sessions/ and archived_sessions/)
-// and calls emit once per typed prompt, deduplicated by Prompt.Key. A file
-// that cannot be read stops the scan with a *transcript.ReadError, so that
-// the import is retried later; a .jsonl.zst that is not a valid zstd
-// stream (cut short, say) is passed over, named in Stats.Undecodable (the
-// prompts before the fault count); malformed lines are counted in
-// Stats.Malformed. An error from emit stops the scan and is returned as it
-// is. A missing root holds no prompts.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan over the rollouts keep keeps, and the parents of the
-// legacy forks among them (which the fork rule needs).
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// that keep keeps (nil keeps all), and the parents of the legacy forks
+// among them (which the fork rule needs), and calls emit once per typed
+// prompt, deduplicated by Prompt.Key. A file that cannot be read stops the
+// scan with a *transcript.ReadError, so that the import is retried later;
+// a .jsonl.zst that is not a valid zstd stream (cut short, say) is passed
+// over, named in Stats.Undecodable (the prompts before the fault count);
+// malformed lines are counted in Stats.Malformed. An error from emit stops
+// the scan and is returned as it is. A missing root holds no prompts.
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
 	all, err := s.list(root, keep)
 	if err != nil {
@@ -125,21 +120,6 @@ func forkParents(s *scanner, read []string, all []rollout) []string {
 		}
 	}
 	return out
-}
-
-// ScanReader reads one rollout (plain JSONL) from r; name is its path, used
-// for the session id when the rollout has no session_meta and in errors.
-// It applies every rule of Scan except the legacy-fork one, which needs the
-// parent's file. A read error is returned as a *transcript.ReadError.
-func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	s := newScanner(emit)
-	cr := &countReader{r: r}
-	err := s.parse(cr, name)
-	s.stats.Bytes += cr.n
-	if err != nil {
-		return s.stats, err
-	}
-	return s.stats, s.flushForks()
 }
 
 type scanner struct {

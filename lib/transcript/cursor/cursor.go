@@ -67,20 +67,14 @@ func DefaultRoot(env transcript.Env, home string) string {
 	return Config(env, home)
 }
 
-// Scan reads every chat store and mirror transcript under root and calls
-// emit once per typed prompt, deduplicated by Prompt.Key, oldest chat
-// first. It returns a *transcript.ReadError on the first store or file that
-// cannot be read; malformed stores, blobs and lines are counted in
-// Stats.Malformed. An error from emit stops the scan and is returned as it
-// is.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan over the chat stores and mirror transcripts keep keeps.
-// A chat whose store is passed over stays the chat's source: its mirror
-// is not read in its place.
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// Scan reads every chat store and mirror transcript under root that keep
+// keeps (nil keeps all) and calls emit once per typed prompt, deduplicated
+// by Prompt.Key, oldest chat first. A chat whose store is passed over
+// stays the chat's source: its mirror is not read in its place. It returns
+// a *transcript.ReadError on the first store or file that cannot be read;
+// malformed stores, blobs and lines are counted in Stats.Malformed. An
+// error from emit stops the scan and is returned as it is.
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	stores, err := listStores(root)
 	if err != nil {
@@ -127,23 +121,6 @@ func kept(path string, keep transcript.Keep) bool {
 	}
 	fi, err := os.Stat(path)
 	return err != nil || keep(path, fi)
-}
-
-// ScanReader reads one mirror transcript (JSONL) from r; name is its path:
-// its base name gives the session. The mirror has no times: TS is 0 and
-// Approx is set (Scan uses the file's modification time), and Cwd is empty.
-func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	var st transcript.Stats
-	id := strings.TrimSuffix(filepath.Base(name), ".jsonl")
-	c := &chat{file: name, id: id, group: name}
-	n, malformed, err := mirrorPrompts(r, c)
-	st.Bytes += n
-	st.Malformed += malformed
-	if err != nil {
-		return st, &transcript.ReadError{Path: name, Err: err}
-	}
-	st.Files++
-	return st, emitChats([]*chat{c}, emit, &st)
 }
 
 // chat is one conversation's prompts.

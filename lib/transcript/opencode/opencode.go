@@ -77,16 +77,11 @@ func DefaultRoot(env transcript.Env, home string) string {
 // returns a *transcript.ReadError on the first file or database that
 // cannot be read; malformed rows and files are counted in Stats.Malformed.
 // An error from emit stops the scan and is returned as it is. A missing
-// root holds no prompts.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan when keep keeps any of opencode's files (its databases,
-// their write-ahead logs, its storage files; each is offered to keep);
-// otherwise it reads nothing. A message is found in one database or in
-// the storage, so opencode's files are read together.
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// root holds no prompts. A message is found in one database or in the
+// storage, so opencode's files are read together: when keep (nil keeps
+// all) keeps none of them (its databases, their write-ahead logs, its
+// storage files; each is offered to keep), nothing is read.
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	if keep != nil && !anyKept(root, keep) {
 		return transcript.Stats{}, nil
 	}

@@ -63,20 +63,16 @@ func DefaultRoot(env transcript.Env, home string) string {
 }
 
 // Scan reads every *.jsonl session under root (recursively; root may also
-// be a single file) and calls emit once per typed prompt, deduplicated
-// across files by Prompt.Key (fork and clone copies count once). A missing
-// root yields nothing. Files that are not regular (FIFOs, sockets, symlinks
-// to anything but a regular file) and files whose first line is valid JSON
-// but not a session header are passed over and counted in Stats.Skipped.
-// It stops at the first I/O error and returns it as a *transcript.ReadError;
-// malformed lines are skipped and counted in Stats.Malformed. An error
-// returned by emit stops the scan and is returned as is.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan over the sessions keep keeps.
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// be a single file) that keep keeps (nil keeps all) and calls emit once
+// per typed prompt, deduplicated across files by Prompt.Key (fork and
+// clone copies count once). A missing root yields nothing. Files that are
+// not regular (FIFOs, sockets, symlinks to anything but a regular file)
+// and files whose first line is valid JSON but not a session header are
+// passed over and counted in Stats.Skipped. It stops at the first I/O
+// error and returns it as a *transcript.ReadError; malformed lines are
+// skipped and counted in Stats.Malformed. An error returned by emit stops
+// the scan and is returned as is.
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := listFiles(root, keep, &st)
 	if err != nil {
@@ -94,16 +90,6 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		files[i] = n[1]
 	}
 	err = filescan.ScanPaths(files, scanSession, emit, &st)
-	return st, err
-}
-
-// ScanReader reads one session from r (name is used in errors) and emits
-// its typed prompts; only repeats within this one stream are dropped. A read
-// error is returned as a *transcript.ReadError for name.
-func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := filescan.NewDedup(emit)
-	st, err := scanSession(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
-	st.Prompts = d.Count()
 	return st, err
 }
 

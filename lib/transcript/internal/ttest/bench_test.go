@@ -85,7 +85,7 @@ func piCorpus(b *testing.B, size int, extra func(i int) []byte) (string, int64) 
 // BenchmarkPiScan reads the real pi sessions, replicated to 32 MB.
 func BenchmarkPiScan(b *testing.B) {
 	root, size := piCorpus(b, 32<<20, nil)
-	benchScan(b, pi.ScanKept, root, size)
+	benchScan(b, pi.Scan, root, size)
 }
 
 // BenchmarkPiScanToolHeavy adds large tool results and answers to every
@@ -98,7 +98,7 @@ func BenchmarkPiScanToolHeavy(b *testing.B) {
 			i, toolBody, i, i, toolBody))
 	}
 	root, size := piCorpus(b, 64<<20, extra)
-	benchScan(b, pi.ScanKept, root, size)
+	benchScan(b, pi.Scan, root, size)
 }
 
 // claudeCorpus writes copies of the real Claude Code transcripts (each
@@ -120,7 +120,7 @@ func claudeCorpus(b *testing.B, size int, extra func(i int) []byte) (string, int
 // records dropped), replicated to 32 MB.
 func BenchmarkClaudeScan(b *testing.B) {
 	root, size := claudeCorpus(b, 32<<20, nil)
-	benchScan(b, claude.ScanKept, root, size)
+	benchScan(b, claude.Scan, root, size)
 }
 
 // BenchmarkClaudeScanToolHeavy adds to every transcript what makes up the
@@ -134,5 +134,5 @@ func BenchmarkClaudeScanToolHeavy(b *testing.B) {
 			i, toolBody, i, toolBody, i, toolBody, i))
 	}
 	root, size := claudeCorpus(b, 64<<20, extra)
-	benchScan(b, claude.ScanKept, root, size)
+	benchScan(b, claude.Scan, root, size)
 }

@@ -37,11 +37,11 @@ func recall(file string, scan func(string, func(transcript.Prompt) error) (trans
 }
 
 var respaceReaders = []respaceReader{
-	{"pi", pi.Scan, []string{"../../pi/testdata/sessions"}},
-	{"claude", claude.Scan, []string{"../../claude/testdata/claude/projects", "../../claude/testdata/claude-tui/projects"}},
-	{"codex", codex.Scan, []string{"../../codex/testdata/codex", "../../codex/testdata/codex-tui"}},
-	{"cursor", cursor.Scan, nil},
-	{"opencode", opencode.Scan, nil},
+	{"pi", keepAll(pi.Scan), []string{"../../pi/testdata/sessions"}},
+	{"claude", keepAll(claude.Scan), []string{"../../claude/testdata/claude/projects", "../../claude/testdata/claude-tui/projects"}},
+	{"codex", keepAll(codex.Scan), []string{"../../codex/testdata/codex", "../../codex/testdata/codex-tui"}},
+	{"cursor", keepAll(cursor.Scan), nil},
+	{"opencode", keepAll(opencode.Scan), nil},
 	{"legacy claude", recall("history.jsonl", claude.ScanRecall), []string{"../../claude/testdata/recall"}},
 	{"legacy codex", recall("history.jsonl", codex.ScanRecall), []string{"../../codex/testdata/recall"}},
 	{"legacy opencode", recall("prompt-history.jsonl", opencode.ScanRecall), []string{"../../opencode/testdata/recall"}},
@@ -268,4 +268,11 @@ func addSpace(data []byte, seed uint64) []byte {
 		}
 	}
 	return out
+}
+
+// keepAll is a reader's Scan keeping every file.
+func keepAll(scan func(string, transcript.Keep, func(transcript.Prompt) error) (transcript.Stats, error)) ttest.ScanFunc {
+	return func(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+		return scan(root, nil, emit)
+	}
 }
