@@ -44,9 +44,11 @@ package claude
 
 import (
 	"bytes"
+	"cmp"
 	"io"
+	"io/fs"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -75,22 +77,38 @@ func DefaultRoot(env transcript.Env, home string) string {
 // the scan and is returned as is.
 func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	files, err := listFiles(root, keep, &st)
+	files, err := filescan.List(root, keep, &st, func(path string, d fs.DirEntry) bool {
+		switch name := d.Name(); {
+		case d.IsDir() && name == "subagents":
+			st.Subagent += countTranscripts(path)
+		case !d.IsDir() && strings.HasPrefix(name, "agent-") && strings.HasSuffix(name, ".jsonl"):
+			st.Subagent++
+		default:
+			return false
+		}
+		return true
+	})
 	if err != nil {
 		return st, err
 	}
-	sort.SliceStable(files, func(i, j int) bool {
-		if files[i].mtime != files[j].mtime {
-			return files[i].mtime < files[j].mtime
-		}
-		return files[i].path < files[j].path
+	// Oldest first, then by path.
+	slices.SortStableFunc(files, func(a, b filescan.File) int {
+		return cmp.Or(a.Info.ModTime().Compare(b.Info.ModTime()), strings.Compare(a.Path, b.Path))
 	})
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.path
-	}
-	err = filescan.ScanPaths(paths, scanTranscript, emit, &st)
-	return st, err
+	return st, filescan.ScanPaths(files, scanTranscript, emit, &st)
+}
+
+// countTranscripts counts the *.jsonl entries below dir (a subagents
+// folder, passed over); errors only make the count smaller.
+func countTranscripts(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // The line filter. A quoted token with its quotes can only be JSON

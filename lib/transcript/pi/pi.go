@@ -74,23 +74,15 @@ func DefaultRoot(env transcript.Env, home string) string {
 // the scan and is returned as is.
 func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	files, err := listFiles(root, keep, &st)
+	files, err := filescan.List(root, keep, &st, nil)
 	if err != nil {
 		return st, err
 	}
 	// By name (which starts with the session's creation time), then path.
-	byName := make([][2]string, len(files))
-	for i, f := range files {
-		byName[i] = [2]string{filepath.Base(f), f}
-	}
-	slices.SortFunc(byName, func(a, b [2]string) int {
-		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
+	slices.SortFunc(files, func(a, b filescan.File) int {
+		return cmp.Or(strings.Compare(filepath.Base(a.Path), filepath.Base(b.Path)), strings.Compare(a.Path, b.Path))
 	})
-	for i, n := range byName {
-		files[i] = n[1]
-	}
-	err = filescan.ScanPaths(files, scanSession, emit, &st)
-	return st, err
+	return st, filescan.ScanPaths(files, scanSession, emit, &st)
 }
 
 // userMarker is in every line that can hold a user message: a quoted

@@ -11,6 +11,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"hist/lib/transcript"
@@ -218,16 +220,97 @@ func (d *Dedup) Add(p transcript.Prompt) error {
 // count prompts.
 type ScanFunc func(lr *LineReader, name string, add func(transcript.Prompt) error) (transcript.Stats, error)
 
+// File is a transcript file to read.
+type File struct {
+	Path string
+	Info fs.FileInfo
+}
+
+// List returns the *.jsonl files under root (or root itself when it is
+// not a folder) that keep keeps (nil keeps all), and counts what it
+// passes over in st: files that are not regular (FIFOs, sockets, symlinks
+// to anything but a regular file) in Skipped. pass, when not nil, is
+// asked first about every entry below root: the ones it says yes to are
+// passed over (a folder with all it holds), and counted by pass. A missing
+// root yields nothing. Folders named like a transcript are listed too, so
+// that reading them reports the error.
+func List(root string, keep transcript.Keep, st *transcript.Stats, pass func(path string, d fs.DirEntry) bool) ([]File, error) {
+	info, err := os.Stat(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, &transcript.ReadError{Path: root, Err: err}
+	}
+	if !info.IsDir() {
+		if keep != nil && !keep(root, info) {
+			return nil, nil
+		}
+		return []File{{root, info}}, nil
+	}
+	walkRoot := root
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		if walkRoot, err = filepath.EvalSymlinks(root); err != nil {
+			return nil, &transcript.ReadError{Path: root, Err: err}
+		}
+	}
+	var files []File
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil && errors.Is(err, fs.ErrNotExist) && path != walkRoot:
+			return nil // removed while we walked
+		case err != nil:
+			return &transcript.ReadError{Path: path, Err: err}
+		case path == walkRoot:
+			return nil
+		case pass != nil && pass(path, d):
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		case !strings.HasSuffix(d.Name(), ".jsonl"):
+			return nil
+		}
+		var fi fs.FileInfo
+		switch t := d.Type(); {
+		case t.IsDir(), t.IsRegular():
+			fi, err = d.Info()
+		case t&fs.ModeSymlink != 0:
+			if fi, err = os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+				st.Skipped++ // dangling, or not to a regular file
+				return nil
+			}
+		default:
+			st.Skipped++ // a FIFO, socket or device: reading could block
+			return nil
+		}
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // removed while we walked
+		case err != nil:
+			return &transcript.ReadError{Path: path, Err: err}
+		case keep == nil || keep(path, fi):
+			files = append(files, File{path, fi})
+		}
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return files, err
+}
+
 // ScanPaths reads the files in order, each up to the size it had when it
 // was opened, and passes their prompts, deduplicated by Key and with
 // their File set, to emit. It
 // stops at the first error (an I/O error of a file, or one emit returns),
 // and adds what it saw to st.
-func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
+func ScanPaths(files []File, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
 	d := NewDedup(emit)
 	defer func() { st.Prompts += d.n }()
 	lr := NewLineReader(nil, readBufSize)
-	for _, path := range paths {
+	for _, file := range files {
+		path := file.Path
 		f, size, ok, err := Open(path)
 		if err != nil {
 			return err
