@@ -40,15 +40,6 @@ func SkipSpace(b []byte, i int) int {
 	return i
 }
 
-// SpaceBefore returns the index after the last byte of b[:i] that is not
-// JSON white space (0 when there is none).
-func SpaceBefore(b []byte, i int) int {
-	for i > 0 && isSpace(b[i-1]) {
-		i--
-	}
-	return i
-}
-
 // skipString scans the string starting at b[i] (a quote) and returns the
 // index after its closing quote, and whether it holds escapes. It finds
 // quotes and backslashes with bytes.IndexByte, keeping the next quote found
@@ -296,19 +287,58 @@ func StrictString(v []byte) (string, bool) {
 	return string(out), true
 }
 
-// TypeAndText returns the raw "type" and "text" members of a content block
-// (an object such as {"type":"text","text":"…"}); ok is false when el is
-// not an object.
-func TypeAndText(el []byte) (typ, txt []byte, ok bool) {
-	ok = EachMember(el, func(k, v []byte) {
-		switch string(k) {
-		case "type":
-			typ = v
-		case "text":
-			txt = v
+// TextBlocks returns the texts of a message's content as the agents
+// store it: a string, or an array of blocks such as
+// {"type":"text","text":"…"}, whose text blocks it returns in order (null
+// elements and blocks of other types pass). toolResult is true when a
+// block has type "tool_result". bad is true for content of another type,
+// or blocks that are not objects with a string (or null) type and text.
+func TextBlocks(v []byte) (texts []string, toolResult, bad bool) {
+	switch {
+	case IsNull(v):
+		return nil, false, false
+	case v[0] == '"':
+		s, ok := StringValue(v)
+		if !ok {
+			return nil, false, true
+		}
+		return []string{s}, false, false
+	case v[0] != '[':
+		return nil, false, true
+	}
+	ok := EachElement(v, func(el []byte) {
+		if bad || IsNull(el) {
+			return
+		}
+		var typ, txt []byte
+		if !EachMember(el, func(k, v []byte) {
+			switch string(k) {
+			case "type":
+				typ = v
+			case "text":
+				txt = v
+			}
+		}) {
+			bad = true
+			return
+		}
+		isText, ok := StrIs(typ, "text")
+		isToolResult, _ := StrIs(typ, "tool_result")
+		switch {
+		case !ok || !StringOrNull(txt):
+			bad = true
+		case isToolResult:
+			toolResult = true
+		case isText:
+			s, ok := OptString(txt)
+			bad = !ok
+			texts = append(texts, s)
 		}
 	})
-	return typ, txt, ok
+	if !ok || bad {
+		return nil, false, true
+	}
+	return texts, toolResult, false
 }
 
 // EachElement calls fn with every raw element of the array v (a value
@@ -346,46 +376,16 @@ func IsNull(v []byte) bool { return len(v) == 0 || string(v) == "null" }
 
 // StringValue decodes the raw string value v. ok is false when v is not a
 // string (or holds a bad escape).
-func StringValue(v []byte) (s string, ok bool) {
+func StringValue(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false
 	}
 	in := v[1 : len(v)-1]
-	esc := bytes.IndexByte(in, '\\')
-	valid := utf8.Valid(in)
-	if esc < 0 && valid {
+	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
 		return string(in), true
 	}
-	var out []byte
-	if valid && bytes.IndexByte(in, '"') < 0 {
-		out, ok = appendValid(make([]byte, 0, len(in)), in, esc)
-	} else {
-		out, ok = appendUnquoted(make([]byte, 0, len(in)), in)
-	}
+	out, ok := appendUnquoted(make([]byte, 0, len(in)), in)
 	return string(out), ok
-}
-
-// appendValid is appendUnquoted for s that is valid UTF-8 and holds no
-// quote, with its first backslash at esc: only the escapes need decoding,
-// and the runs between them are found with bytes.IndexByte (a vector
-// scan) and copied whole.
-func appendValid(dst, s []byte, esc int) ([]byte, bool) {
-	if esc < 0 {
-		esc = len(s)
-	}
-	for r := 0; ; {
-		dst = append(dst, s[r:r+esc]...)
-		if r += esc; r >= len(s) {
-			return dst, true
-		}
-		var ok bool
-		if dst, r, ok = AppendEscape(dst, s, r); !ok {
-			return dst, false
-		}
-		if esc = bytes.IndexByte(s[r:], '\\'); esc < 0 {
-			esc = len(s) - r
-		}
-	}
 }
 
 // AppendEscape decodes the escape at s[r] (a backslash) onto dst and

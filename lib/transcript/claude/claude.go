@@ -287,8 +287,8 @@ func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 	if isTrue(r.isSidechain) || present(r.agentID) || !human {
 		return p, false, false
 	}
-	parts, bad := textParts(content)
-	if bad || len(parts) == 0 {
+	parts, toolResult, bad := jsonscan.TextBlocks(content)
+	if bad || toolResult || len(parts) == 0 {
 		return p, false, bad
 	}
 	text, ok := promptText(parts)
@@ -390,56 +390,6 @@ func originHuman(v []byte) (human, ok bool) {
 		}
 	})
 	return jsonscan.StrIs(kind, "human")
-}
-
-// textParts returns the text of a message's content: the string, or each
-// text block. It returns nothing for content holding a tool result.
-func textParts(v []byte) (parts []string, bad bool) {
-	switch {
-	case jsonscan.IsNull(v):
-		return nil, false
-	case v[0] == '"':
-		s, ok := jsonscan.StringValue(v)
-		if !ok {
-			return nil, true
-		}
-		return []string{s}, false
-	case v[0] != '[':
-		return nil, true
-	}
-	toolResult := false
-	ok := jsonscan.EachElement(v, func(el []byte) {
-		if bad || jsonscan.IsNull(el) {
-			return
-		}
-		typ, txt, ok := jsonscan.TypeAndText(el)
-		if !ok {
-			bad = true
-			return
-		}
-		isText, ok1 := jsonscan.StrIs(typ, "text")
-		isToolResult, _ := jsonscan.StrIs(typ, "tool_result")
-		switch {
-		case !ok1 || !jsonscan.StringOrNull(txt):
-			bad = true
-		case isToolResult:
-			toolResult = true
-		case isText:
-			s, ok := jsonscan.OptString(txt)
-			if !ok {
-				bad = true
-				return
-			}
-			parts = append(parts, s)
-		}
-	})
-	if !ok || bad {
-		return nil, true
-	}
-	if toolResult {
-		return nil, false
-	}
-	return parts, false
 }
 
 // compactPrefix starts the summary Claude Code writes when it compacts a

@@ -231,10 +231,11 @@ func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 	if !isUser {
 		return p, false, false
 	}
-	text, found, bad := contentText(content)
-	if bad || !found {
+	texts, _, bad := jsonscan.TextBlocks(content)
+	if bad || texts == nil {
 		return p, false, bad
 	}
+	text := strings.Join(texts, "")
 	entryID, _ := jsonscan.OptString(id)
 	p, ok = userPrompt(text, entryID, msgTS, ts, h)
 	return p, ok, false
@@ -270,61 +271,6 @@ func userPrompt(text, entryID string, msgTS, entryTS []byte, h *header) (p trans
 		Key:     promptKey(tms, approx, entryID, text),
 		Approx:  approx,
 	}, true
-}
-
-// contentText returns a message's text: the string, or the text blocks
-// concatenated. found is false when there is no text at all; bad is true
-// for content of another type, or blocks that are not objects with string
-// "type" and "text".
-func contentText(v []byte) (text string, found, bad bool) {
-	switch {
-	case jsonscan.IsNull(v):
-		return "", false, false
-	case v[0] == '"':
-		text, ok := jsonscan.StringValue(v)
-		return text, ok, !ok
-	case v[0] != '[':
-		return "", false, true
-	}
-	var b []byte // the text when there are two text blocks or more
-	ok := jsonscan.EachElement(v, func(el []byte) {
-		if bad || jsonscan.IsNull(el) {
-			return
-		}
-		typ, txt, ok := jsonscan.TypeAndText(el)
-		if !ok {
-			bad = true
-			return
-		}
-		isText, ok := jsonscan.StrIs(typ, "text")
-		if !ok || !jsonscan.StringOrNull(txt) {
-			bad = true
-			return
-		}
-		if isText {
-			s, ok := jsonscan.OptString(txt)
-			if !ok {
-				bad = true
-				return
-			}
-			switch {
-			case !found:
-				text = s
-			case b == nil:
-				b = append(append(b, text...), s...)
-			default:
-				b = append(b, s...)
-			}
-			found = true
-		}
-	})
-	if !ok || bad {
-		return "", false, true
-	}
-	if b != nil {
-		text = string(b)
-	}
-	return text, found, false
 }
 
 // parseSkill recognises pi's expansion of "/skill:name args", as its
