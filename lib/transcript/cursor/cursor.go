@@ -212,24 +212,13 @@ func readStore(path string, st *transcript.Stats) (*chat, error) {
 		st.Skipped++
 		return nil, nil
 	}
-	db, err := rosqlite.Open(path)
 	var c *chat
-	if err == nil {
+	ok, err := rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
 		c, err = readChat(db, path, fi.ModTime(), st)
-		db.Close()
-	}
-	if rosqlite.Undecodable(err) {
-		st.Undecodable = append(st.Undecodable, transcript.Undecodable{Path: path, Err: err})
-		return nil, nil
-	}
-	if err != nil {
-		return nil, &transcript.ReadError{Path: path, Err: err}
-	}
-	st.Files++
-	for _, s := range []string{"", "-wal"} {
-		if fi, err := os.Stat(path + s); err == nil {
-			st.Bytes += fi.Size()
-		}
+		return err
+	})
+	if !ok {
+		return nil, err
 	}
 	return c, nil
 }

@@ -222,26 +222,11 @@ func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
 func (r *reader) db(path string) error {
 	n := len(r.recs)
 	r.file = path
-	db, err := rosqlite.Open(path)
-	if err == nil {
-		err = r.readRows(db)
-		db.Close()
+	ok, err := rosqlite.Read(path, &r.stats, r.readRows)
+	if !ok {
+		r.recs = r.recs[:n] // an undecodable database's rows are dropped
 	}
-	if rosqlite.Undecodable(err) {
-		r.recs = r.recs[:n]
-		r.stats.Undecodable = append(r.stats.Undecodable, transcript.Undecodable{Path: path, Err: err})
-		return nil
-	}
-	if err != nil {
-		return &transcript.ReadError{Path: path, Err: err}
-	}
-	r.stats.Files++
-	for _, s := range []string{"", "-wal"} {
-		if fi, err := os.Stat(path + s); err == nil {
-			r.stats.Bytes += fi.Size()
-		}
-	}
-	return nil
+	return err
 }
 
 func (r *reader) readRows(db *rosqlite.DB) error {

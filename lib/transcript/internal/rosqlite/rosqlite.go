@@ -28,6 +28,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"hist/lib/transcript"
 )
 
 // BusyTimeout is how long a reader of a database opened in place waits for
@@ -40,8 +42,7 @@ const copyAttempts = 4
 // DB is a database opened for reading.
 type DB struct {
 	*sql.DB
-	tmp    string // private copy's folder, removed by Close; "" when read in place
-	Copied bool   // read from a private copy
+	tmp string // private copy's folder, removed by Close; "" when read in place
 }
 
 // Close closes the database and removes the private copy, if any.
@@ -64,14 +65,24 @@ var errNotSQLite = errors.New("not a SQLite database")
 // fault: not SQLite, or corrupt (SQLite's SQLITE_CORRUPT and
 // SQLITE_NOTADB).
 func Undecodable(err error) bool {
+	c := code(err)
+	return c == sqliteCorrupt || c == sqliteNotADB || errors.Is(err, errNotSQLite)
+}
+
+// isBusy reports whether err is SQLite's "database is locked" or "table is
+// locked".
+func isBusy(err error) bool {
+	c := code(err)
+	return c == sqliteBusy || c == sqliteLocked
+}
+
+// code returns SQLite's primary result code in err, or 0.
+func code(err error) int {
 	var se interface{ Code() int } // the driver's error (modernc.org/sqlite's *Error)
 	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqliteCorrupt, sqliteNotADB:
-			return true
-		}
+		return se.Code() & 0xff
 	}
-	return errors.Is(err, errNotSQLite)
+	return 0
 }
 
 // Open opens the database at path for reading. An empty file is an empty
@@ -192,7 +203,7 @@ func openCopy(abs string) (*DB, error) {
 		return nil, err
 	}
 	ok = true
-	return &DB{DB: db, tmp: tmp, Copied: true}, nil
+	return &DB{DB: db, tmp: tmp}, nil
 }
 
 type stamp struct {
@@ -293,40 +304,18 @@ const (
 	sqliteNotADB  = 26
 )
 
-// isBusy reports whether err is SQLite's "database is locked" or "table is
-// locked".
-func isBusy(err error) bool {
-	var se interface{ Code() int } // the driver's error (modernc.org/sqlite's *Error)
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqliteBusy, sqliteLocked:
-			return true
-		}
-	}
-	return false
-}
-
 // Tables returns the names of the database's tables.
 func (d *DB) Tables() (map[string]bool, error) {
-	rows, err := d.Query("SELECT name FROM sqlite_master WHERE type = 'table'")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		out[name] = true
-	}
-	return out, rows.Err()
+	return d.names("SELECT name FROM sqlite_master WHERE type = 'table'")
 }
 
 // Columns returns the names of a table's columns.
 func (d *DB) Columns(table string) (map[string]bool, error) {
-	rows, err := d.Query("SELECT name FROM pragma_table_info(?)", table)
+	return d.names("SELECT name FROM pragma_table_info(?)", table)
+}
+
+func (d *DB) names(query string, args ...any) (map[string]bool, error) {
+	rows, err := d.Query(query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -340,4 +329,30 @@ func (d *DB) Columns(table string) (map[string]bool, error) {
 		out[name] = true
 	}
 	return out, rows.Err()
+}
+
+// Read opens the database at path, hands it to read and closes it. A
+// database whose content is at fault is named in st.Undecodable, and ok
+// is false; another error is returned as a *transcript.ReadError. A
+// database read is counted in st, with its write-ahead log's bytes.
+func Read(path string, st *transcript.Stats, read func(*DB) error) (ok bool, err error) {
+	db, err := Open(path)
+	if err == nil {
+		err = read(db)
+		db.Close()
+	}
+	if Undecodable(err) {
+		st.Undecodable = append(st.Undecodable, transcript.Undecodable{Path: path, Err: err})
+		return false, nil
+	}
+	if err != nil {
+		return false, &transcript.ReadError{Path: path, Err: err}
+	}
+	st.Files++
+	for _, s := range []string{"", "-wal"} {
+		if fi, err := os.Stat(path + s); err == nil {
+			st.Bytes += fi.Size()
+		}
+	}
+	return true, nil
 }
