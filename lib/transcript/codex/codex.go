@@ -265,7 +265,7 @@ func (s *scanner) read(path string) error {
 		return s.parse(cr, path)
 	}
 	if s.zdec == nil {
-		s.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+		s.zdec, err = newZstd(nil)
 		if err != nil {
 			return &transcript.ReadError{Path: path, Err: err}
 		}
@@ -362,4 +362,10 @@ func (c *countReader) Read(b []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
+}
+
+// newZstd returns a zstd decoder of r that decodes on the calling
+// goroutine, with a bounded window.
+func newZstd(r io.Reader) (*zstd.Decoder, error) {
+	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
 }

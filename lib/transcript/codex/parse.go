@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"hash/maphash"
 	"io"
 	"strconv"
@@ -60,7 +61,6 @@ type parser struct {
 	out      func(cand) error
 	session  string
 	metaSeen bool
-	subagent bool
 	// A legacy fork copies its parent's items into its own file.
 	forkedFrom string
 	legacyFork bool
@@ -103,11 +103,7 @@ type pendingLine struct {
 }
 
 // errStop ends a parse early (a subagent rollout).
-var errStop = stopError("subagent")
-
-type stopError string
-
-func (e stopError) Error() string { return string(e) }
+var errStop = errors.New("subagent")
 
 // run reads r to the end. It returns errStop when the rollout turned out to
 // be a subagent's, an error from out, or a read error.
@@ -436,7 +432,6 @@ func (p *parser) meta(m *metaPayload, rawTS string) error {
 	}
 	p.metaSeen = true
 	if isSubagent(m.Source) {
-		p.subagent = true
 		return errStop
 	}
 	if m.ID != "" {

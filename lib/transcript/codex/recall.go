@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/klauspost/compress/zstd"
-
 	"hist/lib/identity"
 	"hist/lib/transcript"
 	"hist/lib/transcript/internal/filescan"
@@ -128,19 +126,8 @@ func codexCwds(root string, ids map[string]bool) map[string]string {
 			if err != nil || d.IsDir() {
 				return nil
 			}
-			name := d.Name()
-			if !strings.HasPrefix(name, "rollout-") {
-				return nil
-			}
-			stem := strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".jsonl")
-			if i := strings.IndexByte(stem, '_'); i >= 0 {
-				stem = stem[:i]
-			}
-			if len(stem) < 36 {
-				return nil
-			}
-			id := stem[len(stem)-36:]
-			if !ids[id] || out[id] != "" {
+			id := sessionFromName(d.Name())
+			if id == "" || !isRollout(d.Name()) || !ids[id] || out[id] != "" {
 				return nil
 			}
 			if cwd := codexRolloutCwd(path); cwd != "" {
@@ -161,7 +148,7 @@ func codexRolloutCwd(path string) string {
 	defer f.Close()
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".zst") {
-		d, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+		d, err := newZstd(f)
 		if err != nil {
 			return ""
 		}
