@@ -6,11 +6,8 @@
 package transcript
 
 import (
-	"errors"
 	"io/fs"
-	"os"
 	"strings"
-	"syscall"
 )
 
 // Sources, as written in a record's "src" field: each names an agent of
@@ -105,28 +102,4 @@ func Getenv(env Env, key string) string {
 		return ""
 	}
 	return strings.TrimSpace(env(key))
-}
-
-// OpenRecall opens a prompt-recall file for reading without blocking on a
-// FIFO. ok is false when there is nothing to read (missing, or not a
-// regular file, which is counted as skipped).
-func OpenRecall(path string, st *Stats) (*os.File, os.FileInfo, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
-	}
-	if err != nil {
-		return nil, nil, false, &ReadError{Path: path, Err: err}
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, false, &ReadError{Path: path, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		st.Skipped++
-		return nil, nil, false, nil
-	}
-	return f, fi, true, nil
 }

@@ -1,21 +1,17 @@
 package claude
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode"
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // RecallPath is the path of Claude Code's prompt-recall file:
@@ -44,48 +40,32 @@ func RecallPath(env transcript.Env, home string) string {
 // returned by emit stops the scan and is returned as is.
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return st, nil
+	f, fi, err := filescan.Open(path) // a folder's read fails, which reports it
+	if f == nil {
+		if fi != nil {
+			st.Skipped++
 		}
-		return st, &transcript.ReadError{Path: path, Err: err}
+		return st, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return st, &transcript.ReadError{Path: path, Err: err}
-	}
-	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() {
-		st.Skipped++
-		return st, nil
-	}
 	pastes := claudePasteCache{dir: filepath.Join(filepath.Dir(path), "paste-cache")}
-	br := bufio.NewReaderSize(f, 256<<10)
-	for {
-		line, rerr := br.ReadBytes('\n')
-		st.Bytes += int64(len(line))
-		if len(line) > 0 {
-			p, ok, bad, err := claudeHistoryPrompt(line, pastes.read)
-			if err != nil {
-				return st, err
+	err = filescan.Lines(f, path, &st, func(_ int, line []byte) error {
+		p, ok, bad, err := claudeHistoryPrompt(line, pastes.read)
+		switch {
+		case err != nil:
+			return err
+		case bad:
+			st.Malformed++
+		case ok:
+			if err := emit(p); err != nil {
+				return err
 			}
-			switch {
-			case bad:
-				st.Malformed++
-			case ok:
-				if err := emit(p); err != nil {
-					return st, err
-				}
-				st.Prompts++
-			}
+			st.Prompts++
 		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return st, &transcript.ReadError{Path: path, Err: rerr}
-		}
+		return nil
+	})
+	if err != nil {
+		return st, err
 	}
 	st.Files = 1
 	return st, nil
@@ -268,17 +248,11 @@ type claudePasteCache struct{ dir string }
 
 func (c claudePasteCache) read(hash string) (string, bool, error) {
 	path := filepath.Join(c.dir, hash+".txt")
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", false, nil
-		}
-		return "", false, &transcript.ReadError{Path: path, Err: err}
+	f, _, err := filescan.Open(path) // a FIFO or device is passed over: reading could block
+	if f == nil {
+		return "", false, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-		return "", false, nil // a FIFO or device: reading could block
-	}
 	b, err := io.ReadAll(f)
 	if err != nil {
 		return "", false, &transcript.ReadError{Path: path, Err: err}

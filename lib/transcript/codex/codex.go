@@ -243,11 +243,11 @@ func sessionFromName(name string) string {
 // read reads one rollout, up to the size it had when it was opened (Codex
 // may be appending).
 func (s *scanner) read(path string) error {
-	f, size, ok, err := filescan.Open(path)
+	f, fi, err := filescan.Open(path)
 	switch {
 	case err != nil:
 		return err
-	case !ok:
+	case f == nil:
 		// Not a regular file (a FIFO would block): passed over. A rollout
 		// that vanished since the listing was most likely moved (Codex
 		// archives sessions into archived_sessions/), perhaps after that
@@ -259,7 +259,7 @@ func (s *scanner) read(path string) error {
 		return nil
 	}
 	defer f.Close()
-	cr := &countReader{r: filescan.Upto(f, size)}
+	cr := &countReader{r: filescan.Upto(f, fi.Size())}
 	defer func() { s.stats.Bytes += cr.n }()
 	if !strings.HasSuffix(path, ".zst") {
 		return s.parse(cr, path)

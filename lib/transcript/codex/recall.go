@@ -39,20 +39,18 @@ func RecallPath(env transcript.Env, home string) string {
 // the scan and is returned as is.
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	f, fi, ok, err := transcript.OpenRecall(path, &st)
-	if !ok || err != nil {
+	f, fi, err := filescan.OpenRecall(path, &st)
+	if f == nil {
 		return st, err
 	}
 	defer f.Close()
 	var lines []codexLine
-	n, malformed, err := parseCodexHistory(f, func(l codexLine) error {
+	err = parseCodexHistory(f, path, &st, func(l codexLine) error {
 		lines = append(lines, l)
 		return nil
 	})
-	st.Bytes += n
-	st.Malformed += malformed
 	if err != nil {
-		return st, &transcript.ReadError{Path: path, Err: err}
+		return st, err
 	}
 	st.Files++
 	ids := map[string]bool{}
@@ -79,10 +77,11 @@ type codexLine struct {
 	ts            int64 // ms; 0 when missing
 }
 
-// parseCodexHistory reads history.jsonl lines and hands over the prompts to
-// emit (capturable, not shell commands).
-func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malformed int, err error) {
-	n, err = filescan.Lines(r, func(_ int, line []byte) error {
+// parseCodexHistory reads history.jsonl lines (name is for errors) and
+// hands over the prompts to emit (capturable, not shell commands),
+// counting in st.
+func parseCodexHistory(r io.Reader, name string, st *transcript.Stats, out func(codexLine) error) error {
+	return filescan.Lines(r, name, st, func(_ int, line []byte) error {
 		var h struct {
 			SessionID      string      `json:"session_id"`
 			ConversationID string      `json:"conversation_id"`
@@ -90,7 +89,7 @@ func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malform
 			Text           *string     `json:"text"`
 		}
 		if json.Unmarshal(line, &h) != nil || h.Text == nil {
-			malformed++
+			st.Malformed++
 			return nil
 		}
 		text := *h.Text
@@ -110,7 +109,6 @@ func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malform
 		}
 		return out(codexLine{session: session, text: text, ts: ts})
 	})
-	return n, malformed, err
 }
 
 // codexCwds finds, for the given session ids, the cwd recorded in their

@@ -152,14 +152,15 @@ func FuzzCodexHistoryLines(f *testing.F) {
 	}
 	f.Add([]byte(`{"conversation_id":"c","ts":1.5e9,"text":"x"}` + "\n" + `{"ts":"12","text":"y"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, _, err := parseCodexHistory(bytes.NewReader(data), func(l codexLine) error {
+		var st transcript.Stats
+		err := parseCodexHistory(bytes.NewReader(data), "fuzz", &st, func(l codexLine) error {
 			if !identity.Capturable(l.text) || strings.HasPrefix(l.text, "!") || l.ts < 0 {
 				t.Fatalf("emitted %+v", l)
 			}
 			return nil
 		})
-		if err != nil || n != int64(len(data)) {
-			t.Fatalf("n=%d err=%v", n, err)
+		if err != nil || st.Bytes != int64(len(data)) {
+			t.Fatalf("n=%d err=%v", st.Bytes, err)
 		}
 	})
 }

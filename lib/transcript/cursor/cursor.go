@@ -571,19 +571,16 @@ func readMirror(m mirror, st *transcript.Stats) (*chat, error) {
 	}
 	defer f.Close()
 	c := &chat{file: m.path, id: m.id, group: "mirror:" + m.project, created: m.mtime.UnixMilli(), cwd: decodeProject(m.project, "/")}
-	n, malformed, err := mirrorPrompts(f, c)
-	st.Bytes += n
-	st.Malformed += malformed
-	if err != nil {
-		return nil, &transcript.ReadError{Path: m.path, Err: err}
+	if err := mirrorPrompts(f, c, st); err != nil {
+		return nil, err
 	}
-	st.Files++
 	return c, nil
 }
 
-// mirrorPrompts reads a mirror transcript's user lines into c.
-func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
-	n, err = filescan.Lines(r, func(i int, line []byte) error {
+// mirrorPrompts reads a mirror transcript's user lines into c, counting
+// in st.
+func mirrorPrompts(r io.Reader, c *chat, st *transcript.Stats) error {
+	err := filescan.Lines(r, c.file, st, func(i int, line []byte) error {
 		var l struct {
 			Role    string `json:"role"`
 			Message *struct {
@@ -592,7 +589,7 @@ func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
 			Content json.RawMessage `json:"content"`
 		}
 		if json.Unmarshal(line, &l) != nil {
-			malformed++
+			st.Malformed++
 			return nil
 		}
 		if l.Role != "user" {
@@ -607,7 +604,10 @@ func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
 		}
 		return nil
 	})
-	return n, malformed, err
+	if err == nil {
+		st.Files++
+	}
+	return err
 }
 
 // encodeName is the mirror's folder-name encoding of one path element:

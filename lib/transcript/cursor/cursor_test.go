@@ -507,12 +507,8 @@ func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (t
 	var st transcript.Stats
 	id := strings.TrimSuffix(filepath.Base(name), ".jsonl")
 	c := &chat{file: name, id: id, group: name}
-	n, malformed, err := mirrorPrompts(r, c)
-	st.Bytes += n
-	st.Malformed += malformed
-	if err != nil {
-		return st, &transcript.ReadError{Path: name, Err: err}
+	if err := mirrorPrompts(r, c, &st); err != nil {
+		return st, err
 	}
-	st.Files++
 	return st, emitChats([]*chat{c}, emit, &st)
 }

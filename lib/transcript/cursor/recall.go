@@ -8,6 +8,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // RecallPath is the path of cursor-agent's global prompt-recall file,
@@ -47,11 +48,11 @@ func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Sta
 		files = append(files, file{c, filepath.Base(filepath.Dir(c))})
 	}
 	for _, fl := range files {
-		f, fi, ok, err := transcript.OpenRecall(fl.path, &st)
+		f, fi, err := filescan.OpenRecall(fl.path, &st)
 		if err != nil {
 			return st, err
 		}
-		if !ok {
+		if f == nil {
 			continue
 		}
 		data, err := io.ReadAll(f)

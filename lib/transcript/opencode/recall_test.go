@@ -139,14 +139,15 @@ func FuzzOpencodeHistoryLines(f *testing.F) {
 	f.Add([]byte(`{"input":"🚀 [Pasted ~2 lines]","parts":[{"type":"text","text":"a\nb","source":{"text":{"start":3,"end":20,"value":"[Pasted ~2 lines]"}}}]}`))
 	f.Add([]byte(`{"input":"ab","parts":[{"type":"text","text":"x","source":{"text":{"start":2,"end":1,"value":""}}},{"type":"text","text":"y","source":{"text":{"start":-5,"end":99,"value":"b"}}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, _, err := parseOpencodeHistory(bytes.NewReader(data), func(text string) error {
+		var st transcript.Stats
+		err := parseOpencodeHistory(bytes.NewReader(data), "fuzz", &st, func(text string) error {
 			if !identity.Capturable(text) {
 				t.Fatalf("emitted %q", text)
 			}
 			return nil
 		})
-		if err != nil || n != int64(len(data)) {
-			t.Fatalf("n=%d err=%v", n, err)
+		if err != nil || st.Bytes != int64(len(data)) {
+			t.Fatalf("n=%d err=%v", st.Bytes, err)
 		}
 	})
 }

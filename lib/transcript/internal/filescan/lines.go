@@ -151,29 +151,43 @@ func trimEOL(b []byte) []byte {
 	return b
 }
 
-// Open opens a transcript for reading without blocking on a FIFO that
-// replaced it after the listing, and returns its size. ok is false (and f
-// nil) for a file that vanished or is neither a regular file nor a folder
-// (whose read fails, which reports it). An error is a
-// *transcript.ReadError.
-func Open(path string) (f *os.File, size int64, ok bool, err error) {
+// Open opens path for reading without blocking on a FIFO that replaced it
+// after a listing. f is nil when there is nothing to read: path is missing
+// (fi is nil too), or is neither a regular file nor a folder (whose read
+// fails, which reports it). An error is a *transcript.ReadError.
+func Open(path string) (f *os.File, fi fs.FileInfo, err error) {
 	f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, false, nil
+		return nil, nil, nil
+	}
+	if err == nil {
+		fi, err = f.Stat()
 	}
 	if err != nil {
-		return nil, 0, false, &transcript.ReadError{Path: path, Err: err}
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, false, &transcript.ReadError{Path: path, Err: err}
+		if f != nil {
+			f.Close()
+		}
+		return nil, nil, &transcript.ReadError{Path: path, Err: err}
 	}
 	if !fi.Mode().IsRegular() && !fi.IsDir() {
 		f.Close()
-		return nil, 0, false, nil
+		return nil, fi, nil
 	}
-	return f, fi.Size(), true, nil
+	return f, fi, nil
+}
+
+// OpenRecall is Open for a prompt-recall file, which is read whole: what
+// is not a regular file is passed over and counted in st.Skipped.
+func OpenRecall(path string, st *transcript.Stats) (*os.File, fs.FileInfo, error) {
+	f, fi, err := Open(path)
+	if f != nil && fi.IsDir() {
+		f.Close()
+		f = nil
+	}
+	if f == nil && fi != nil {
+		st.Skipped++
+	}
+	return f, fi, err
 }
 
 // Upto reads f's first size bytes: what the file held when it was opened
@@ -311,15 +325,15 @@ func ScanPaths(files []File, scan ScanFunc, emit func(transcript.Prompt) error, 
 	lr := NewLineReader(nil, readBufSize)
 	for _, file := range files {
 		path := file.Path
-		f, size, ok, err := Open(path)
+		f, fi, err := Open(path)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			st.Skipped++
+		if f == nil {
+			st.Skipped++ // gone since the listing, or no longer a file
 			continue
 		}
-		lr.Reset(Upto(f, size))
+		lr.Reset(Upto(f, fi.Size()))
 		fst, err := scan(lr, path, func(p transcript.Prompt) error {
 			p.File = path
 			return d.Add(p)
@@ -333,32 +347,26 @@ func ScanPaths(files []File, scan ScanFunc, emit func(transcript.Prompt) error, 
 	return nil
 }
 
-// ReadError is a read error that Lines met; errors from its fn are
-// returned as they are.
-type ReadError struct{ Err error }
-
-func (e *ReadError) Error() string { return e.Err.Error() }
-func (e *ReadError) Unwrap() error { return e.Err }
-
-// Lines reads r line by line through a buffer of StreamBufSize and calls
-// fn with each line that holds more than white space, and its index among
-// all of r's lines, until r ends or fn returns an error. It returns the
-// bytes read, and fn's error or a read error as a *ReadError.
-func Lines(r io.Reader, fn func(i int, line []byte) error) (int64, error) {
+// Lines reads r line by line and calls fn with each line that holds more
+// than white space, and its index among all of r's lines, until r ends or
+// fn returns an error, which it returns. It adds the bytes read to st, and
+// returns a read error as a *transcript.ReadError for name.
+func Lines(r io.Reader, name string, st *transcript.Stats, fn func(i int, line []byte) error) error {
 	lr := NewLineReader(r, StreamBufSize)
+	defer func() { st.Bytes += lr.Bytes() }()
 	for i := 0; ; i++ {
 		line, err := lr.Next()
 		if err == io.EOF {
-			return lr.Bytes(), nil
+			return nil
 		}
 		if err != nil {
-			return lr.Bytes(), &ReadError{err}
+			return &transcript.ReadError{Path: name, Err: err}
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		if err := fn(i, line); err != nil {
-			return lr.Bytes(), err
+			return err
 		}
 	}
 }

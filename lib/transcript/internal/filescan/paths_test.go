@@ -84,11 +84,12 @@ func TestOpenUpto(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\ntwo\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, size, ok, err := Open(path)
-	if err != nil || !ok {
-		t.Fatal(ok, err)
+	f, fi, err := Open(path)
+	if err != nil || f == nil {
+		t.Fatal(f, err)
 	}
 	defer f.Close()
+	size := fi.Size()
 	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
