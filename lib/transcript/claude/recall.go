@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -123,88 +124,27 @@ func claudeHistoryPrompt(line []byte, readPaste func(hash string) (string, bool,
 	return p, true, false, nil
 }
 
-// claudeResolvePastes replaces each "[Pasted text #N]", "[Pasted text #N +K
-// lines]" and "[...Truncated text #N +K lines...]" placeholder whose text is
-// known by that text.
+// pastePlaceholder is a placeholder Claude Code puts in place of a paste:
+// "[Pasted text #N]", "[Pasted text #N +K lines]" or "[...Truncated text
+// #N +K lines...]".
+var pastePlaceholder = regexp.MustCompile(`\[Pasted text #([0-9]+)(?: \+[0-9]+ lines)?\]|\[\.\.\.Truncated text #([0-9]+)(?: \+[0-9]+ lines)?\.\.\.\]`)
+
+// claudeResolvePastes replaces each placeholder whose text is known by
+// that text.
 func claudeResolvePastes(text string, pasted map[string]json.RawMessage, readPaste func(string) (string, bool, error)) (string, error) {
-	var b strings.Builder
-	rest, changed := text, false
-	for {
-		i, n, end := claudeNextPlaceholder(rest)
-		if i < 0 {
-			break
-		}
-		body, found, err := claudePasteText(n, pasted, readPaste)
+	var err error
+	out := pastePlaceholder.ReplaceAllStringFunc(text, func(m string) string {
 		if err != nil {
-			return "", err
+			return m
 		}
-		b.WriteString(rest[:i])
-		if found {
-			b.WriteString(body)
-			changed = true
-		} else {
-			b.WriteString(rest[i:end])
+		n := pastePlaceholder.FindStringSubmatch(m)
+		body, found, e := claudePasteText(n[1]+n[2], pasted, readPaste)
+		if err = e; !found {
+			return m
 		}
-		rest = rest[end:]
-	}
-	if !changed {
-		return text, nil
-	}
-	b.WriteString(rest)
-	return b.String(), nil
-}
-
-// claudeNextPlaceholder finds the first paste placeholder in s: its start,
-// its number (as written) and its end. i is -1 when there is none.
-func claudeNextPlaceholder(s string) (i int, n string, end int) {
-	for off := 0; off < len(s); {
-		j := strings.IndexByte(s[off:], '[')
-		if j < 0 {
-			break
-		}
-		start := off + j
-		if n, end, ok := claudePlaceholderAt(s, start); ok {
-			return start, n, end
-		}
-		off = start + 1
-	}
-	return -1, "", 0
-}
-
-// claudePlaceholderAt parses a placeholder starting at s[i] ('[').
-func claudePlaceholderAt(s string, i int) (n string, end int, ok bool) {
-	t := s[i:]
-	var suffix string
-	switch {
-	case strings.HasPrefix(t, "[Pasted text #"):
-		t, suffix = t[len("[Pasted text #"):], "]"
-	case strings.HasPrefix(t, "[...Truncated text #"):
-		t, suffix = t[len("[...Truncated text #"):], "...]"
-	default:
-		return "", 0, false
-	}
-	d := 0
-	for d < len(t) && t[d] >= '0' && t[d] <= '9' {
-		d++
-	}
-	if d == 0 {
-		return "", 0, false
-	}
-	n, t = t[:d], t[d:]
-	if rest, found := strings.CutPrefix(t, " +"); found {
-		k := 0
-		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
-			k++
-		}
-		if k == 0 || !strings.HasPrefix(rest[k:], " lines") {
-			return "", 0, false
-		}
-		t = rest[k+len(" lines"):]
-	}
-	if !strings.HasPrefix(t, suffix) {
-		return "", 0, false
-	}
-	return n, len(s) - len(t) + len(suffix), true
+		return body
+	})
+	return out, err
 }
 
 // claudePasteText returns the text of paste number n, inline or from the
