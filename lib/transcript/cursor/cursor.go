@@ -39,6 +39,7 @@ package cursor
 
 import (
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -352,7 +353,7 @@ func parseCreated(raw json.RawMessage) int64 {
 // ids, 32 raw bytes or 64 hex characters) and field 9 (the workspace).
 func parseRoot(b []byte) (ids []string, workspace string, ok bool) {
 	for len(b) > 0 {
-		key, n := uvarint(b)
+		key, n := binary.Uvarint(b)
 		if n <= 0 {
 			return nil, "", false
 		}
@@ -360,7 +361,7 @@ func parseRoot(b []byte) (ids []string, workspace string, ok bool) {
 		field, wire := key>>3, key&7
 		switch wire {
 		case 0:
-			_, n := uvarint(b)
+			_, n := binary.Uvarint(b)
 			if n <= 0 {
 				return nil, "", false
 			}
@@ -376,19 +377,19 @@ func parseRoot(b []byte) (ids []string, workspace string, ok bool) {
 			}
 			b = b[4:]
 		case 2:
-			l, n := uvarint(b)
+			l, n := binary.Uvarint(b)
 			if n <= 0 || l > uint64(len(b)-n) {
 				return nil, "", false
 			}
 			v := b[n : n+int(l)]
 			b = b[n+int(l):]
 			switch field {
-			case 1:
-				switch {
-				case len(v) == 32:
+			case 1: // 32 bytes, or their 64 hex digits
+				if d, err := hex.DecodeString(string(v)); err == nil && len(v) == 64 {
+					v = d
+				}
+				if len(v) == 32 {
 					ids = append(ids, hex.EncodeToString(v))
-				case len(v) == 64 && isHex(v):
-					ids = append(ids, strings.ToLower(string(v)))
 				}
 			case 9:
 				workspace = string(v)
@@ -398,27 +399,6 @@ func parseRoot(b []byte) (ids []string, workspace string, ok bool) {
 		}
 	}
 	return ids, workspace, true
-}
-
-func uvarint(b []byte) (uint64, int) {
-	var x uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		c := b[i]
-		x |= uint64(c&0x7f) << (7 * i)
-		if c < 0x80 {
-			return x, i + 1
-		}
-	}
-	return 0, 0
-}
-
-func isHex(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 // workspacePath turns the root blob's workspace (a path or a file:// URI)
