@@ -235,15 +235,7 @@ func (p *parser) classify(b []byte, complete bool) (action, int) {
 		case string(ptype) == "user_message":
 			return actDecode, lineEvent
 		case string(ptype) == "item_completed":
-			if i := bytes.Index(rest, pfxItem); i >= 0 {
-				if it, _, ok := plainString(rest[i+len(pfxItem):]); ok {
-					if string(it) == "UserMessage" {
-						return actDecode, lineEvent
-					}
-					return actSkip, lineOther
-				}
-			}
-			return undecided, lineEvent
+			return memberIs(rest, pfxItem, "UserMessage", lineEvent, undecided)
 		default:
 			return actSkip, lineOther
 		}
@@ -258,21 +250,28 @@ func (p *parser) classify(b []byte, complete bool) (action, int) {
 			}
 			return undecided, lineResp
 		case string(ptype) == "message":
-			if i := bytes.Index(rest, pfxRole); i >= 0 {
-				if role, _, ok := plainString(rest[i+len(pfxRole):]); ok {
-					if string(role) == "user" {
-						return actDecode, lineResp
-					}
-					return actSkip, lineOther
-				}
-			}
-			return undecided, lineResp
+			return memberIs(rest, pfxRole, "user", lineResp, undecided)
 		default:
 			return actSkip, lineOther
 		}
 	default:
 		return actSkip, lineOther
 	}
+}
+
+// memberIs decides from the plain string after the first pfx in rest:
+// want decodes the line as kind, another value skips it, none leaves it
+// undecided.
+func memberIs(rest, pfx []byte, want string, kind int, undecided action) (action, int) {
+	if i := bytes.Index(rest, pfx); i >= 0 {
+		if v, _, ok := plainString(rest[i+len(pfx):]); ok {
+			if string(v) == want {
+				return actDecode, kind
+			}
+			return actSkip, lineOther
+		}
+	}
+	return undecided, kind
 }
 
 type metaPayload struct {
