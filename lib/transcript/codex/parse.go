@@ -24,11 +24,10 @@ import (
 // typed) is read through and counted as malformed.
 const bufSize = 256 << 10
 
-// Candidate kinds: the three places a typed prompt is stored.
+// Prompt event kinds: the two places a build stores a typed prompt.
 const (
 	kindEvent = iota + 1 // event_msg user_message (before 0.171)
 	kindItem             // event_msg item_completed UserMessage (0.171)
-	kindResp             // response_item user message (oldest rollouts only)
 )
 
 // textSum identifies a prompt's text within one scan: two 64-bit maphash
@@ -48,9 +47,8 @@ func sumText(text string) textSum {
 
 // cand is one prompt as stored in a rollout, before the capturable filter.
 type cand struct {
-	p    transcript.Prompt
-	sum  textSum // of the text
-	kind int
+	p   transcript.Prompt
+	sum textSum // of the text
 }
 
 // parser reads one rollout. It hands every prompt it finds, in file order,
@@ -543,7 +541,7 @@ func (p *parser) response(m *respPayload, rawTS string) {
 		p.noteTS(rawTS)
 		return
 	}
-	p.fallback = append(p.fallback, p.cand(text, id, rawTS, kindResp))
+	p.fallback = append(p.fallback, p.cand(text, id, rawTS))
 }
 
 // joinText joins the text of the content items of the given type.
@@ -566,7 +564,7 @@ func (p *parser) found(text, id, rawTS string, kind int) error {
 		p.noteTS(rawTS)
 		return nil
 	}
-	c := p.cand(text, id, rawTS, kind)
+	c := p.cand(text, id, rawTS)
 	if p.prevKind != 0 && !p.prevPaired && p.prevKind != kind && text == p.prevText {
 		// The same prompt stored as both user_message and UserMessage.
 		p.prevPaired = true
@@ -578,7 +576,7 @@ func (p *parser) found(text, id, rawTS string, kind int) error {
 
 // cand builds a prompt. Its time is its line's, or (flagged approximate)
 // the last time seen before it in the file.
-func (p *parser) cand(text, id, rawTS string, kind int) cand {
+func (p *parser) cand(text, id, rawTS string) cand {
 	ts, ok := parseTS(rawTS)
 	if ok {
 		p.lastTS = ts
@@ -613,8 +611,7 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 			Approx:  !ok,
 			File:    p.name,
 		},
-		sum:  sum,
-		kind: kind,
+		sum: sum,
 	}
 }
 
