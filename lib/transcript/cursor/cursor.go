@@ -213,15 +213,12 @@ func readStore(path string, st *transcript.Stats) (*chat, error) {
 		st.Skipped++
 		return nil, nil
 	}
-	var c *chat
-	ok, err := rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
+	var c *chat // nil unless read
+	_, err = rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
 		c, err = readChat(db, path, fi.ModTime(), st)
 		return err
 	})
-	if !ok {
-		return nil, err
-	}
-	return c, nil
+	return c, err
 }
 
 func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stats) (*chat, error) {
