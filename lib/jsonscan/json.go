@@ -102,45 +102,16 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 		if depth >= maxDepth {
 			return 0, false
 		}
-		closer := byte('}')
-		if c == '[' {
-			closer = ']'
-		}
-		i = SkipSpace(b, i+1)
-		if i < len(b) && b[i] == closer {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if c == '{' {
-				if i >= len(b) || b[i] != '"' {
+		obj := c == '{'
+		return seq(b, i, func(j int) (int, bool) {
+			if obj {
+				var ok bool
+				if _, _, j, ok = member(b, j); !ok {
 					return 0, false
 				}
-				if i, _, ok = skipString(b, i); !ok {
-					return 0, false
-				}
-				i = SkipSpace(b, i)
-				if i >= len(b) || b[i] != ':' {
-					return 0, false
-				}
-				i = SkipSpace(b, i+1)
 			}
-			if i, ok = skipValue(b, i, depth+1); !ok {
-				return 0, false
-			}
-			i = SkipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			switch b[i] {
-			case ',':
-				i = SkipSpace(b, i+1)
-			case closer:
-				return i + 1, true
-			default:
-				return 0, false
-			}
-		}
+			return skipValue(b, j, depth+1)
+		})
 	case 't':
 		return skipLiteral(b, i, "true")
 	case 'f':
@@ -210,55 +181,76 @@ func EachMemberNested(b []byte, nest string, fn, inner func(key, val []byte)) bo
 	return ok && SkipSpace(b, end) == len(b)
 }
 
-// walkObject reads the object at b[i] (depth deep), calling member with
-// each key and the index of its value, which member reads and returns the
-// end of; it returns the index after the object. A key with escapes is
+// walkObject reads the object at b[i] (depth deep), calling fn with
+// each key and the index of its value, which fn reads and returns the end
+// of; it returns the index after the object. A key with escapes is
 // decoded into *buf.
-func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at int) (int, bool)) (int, bool) {
+func walkObject(b []byte, i, depth int, buf *[]byte, fn func(key []byte, at int) (int, bool)) (int, bool) {
 	if i >= len(b) || b[i] != '{' || depth > maxDepth {
 		return 0, false
 	}
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return 0, false
-		}
-		kEnd, kEsc, ok := skipString(b, i)
+	return seq(b, i, func(j int) (int, bool) {
+		kEnd, kEsc, at, ok := member(b, j)
 		if !ok {
 			return 0, false
 		}
-		key := b[i+1 : kEnd-1]
+		key := b[j+1 : kEnd-1]
 		if kEsc || !utf8.Valid(key) {
 			if *buf, ok = appendUnquoted((*buf)[:0], key); !ok {
 				return 0, false
 			}
 			key = *buf
 		}
-		i = SkipSpace(b, kEnd)
-		if i >= len(b) || b[i] != ':' {
-			return 0, false
-		}
-		i = SkipSpace(b, i+1)
-		vEnd, ok := member(key, i)
+		return fn(key, at)
+	})
+}
+
+// seq reads the members of the object, or the elements of the array, at
+// b[i] (its opening bracket), calling item with the index of each, which
+// item reads and returns the end of; it returns the index after the
+// closing bracket.
+func seq(b []byte, i int, item func(j int) (int, bool)) (int, bool) {
+	closer := byte('}')
+	if b[i] == '[' {
+		closer = ']'
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == closer {
+		return i + 1, true
+	}
+	for {
+		end, ok := item(i)
 		if !ok {
 			return 0, false
 		}
-		i = SkipSpace(b, vEnd)
-		if i >= len(b) {
+		if i = SkipSpace(b, end); i >= len(b) {
 			return 0, false
 		}
 		switch b[i] {
 		case ',':
 			i = SkipSpace(b, i+1)
-		case '}':
+		case closer:
 			return i + 1, true
 		default:
 			return 0, false
 		}
 	}
+}
+
+// member reads the key of an object's member at b[i]: the index after
+// its closing quote, whether it holds escapes, and the index of the
+// member's value.
+func member(b []byte, i int) (kEnd int, esc bool, at int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false, 0, false
+	}
+	if kEnd, esc, ok = skipString(b, i); !ok {
+		return 0, false, 0, false
+	}
+	if i = SkipSpace(b, kEnd); i >= len(b) || b[i] != ':' {
+		return 0, false, 0, false
+	}
+	return kEnd, esc, SkipSpace(b, i+1), true
 }
 
 // SkipValue returns the index after the value that starts at b[i]; ok is
@@ -347,45 +339,60 @@ func EachElement(v []byte, fn func(elem []byte)) bool {
 	if len(v) == 0 || v[0] != '[' {
 		return false
 	}
-	i := SkipSpace(v, 1)
-	if i < len(v) && v[i] == ']' {
-		return true
-	}
-	for {
-		end, ok := skipValue(v, i, 1)
-		if !ok {
-			return false
+	_, ok := seq(v, 0, func(j int) (int, bool) {
+		end, ok := skipValue(v, j, 1)
+		if ok {
+			fn(v[j:end])
 		}
-		fn(v[i:end])
-		i = SkipSpace(v, end)
-		if i >= len(v) {
-			return false
-		}
-		switch v[i] {
-		case ',':
-			i = SkipSpace(v, i+1)
-		case ']':
-			return true
-		default:
-			return false
-		}
-	}
+		return end, ok
+	})
+	return ok
 }
 
 func IsNull(v []byte) bool { return len(v) == 0 || string(v) == "null" }
 
 // StringValue decodes the raw string value v. ok is false when v is not a
 // string (or holds a bad escape).
-func StringValue(v []byte) (string, bool) {
+func StringValue(v []byte) (s string, ok bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false
 	}
 	in := v[1 : len(v)-1]
-	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+	esc := bytes.IndexByte(in, '\\')
+	valid := utf8.Valid(in)
+	if esc < 0 && valid {
 		return string(in), true
 	}
-	out, ok := appendUnquoted(make([]byte, 0, len(in)), in)
+	var out []byte
+	if valid && bytes.IndexByte(in, '"') < 0 {
+		out, ok = appendValid(make([]byte, 0, len(in)), in, esc)
+	} else {
+		out, ok = appendUnquoted(make([]byte, 0, len(in)), in)
+	}
 	return string(out), ok
+}
+
+// appendValid is appendUnquoted for s that is valid UTF-8 and holds no
+// quote, with its first backslash at esc: only the escapes need decoding,
+// and the runs between them are found with bytes.IndexByte (a vector
+// scan) and copied whole.
+func appendValid(dst, s []byte, esc int) ([]byte, bool) {
+	if esc < 0 {
+		esc = len(s)
+	}
+	for r := 0; ; {
+		dst = append(dst, s[r:r+esc]...)
+		if r += esc; r >= len(s) {
+			return dst, true
+		}
+		var ok bool
+		if dst, r, ok = AppendEscape(dst, s, r); !ok {
+			return dst, false
+		}
+		if esc = bytes.IndexByte(s[r:], '\\'); esc < 0 {
+			esc = len(s) - r
+		}
+	}
 }
 
 // AppendEscape decodes the escape at s[r] (a backslash) onto dst and
