@@ -123,10 +123,9 @@ func forkParents(s *scanner, read []string, all []rollout) []string {
 }
 
 type scanner struct {
-	emit    func(transcript.Prompt) error
+	emit    *filescan.Dedup
 	emitErr error
 	stats   transcript.Stats
-	keys    map[string]struct{}
 	// sums holds every session's prompts (as text hashes, in file order),
 	// for the legacy-fork rule.
 	sums  map[string][]textSum
@@ -142,7 +141,7 @@ type fork struct {
 }
 
 func newScanner(emit func(transcript.Prompt) error) *scanner {
-	return &scanner{emit: emit, keys: map[string]struct{}{}, sums: map[string][]textSum{}}
+	return &scanner{emit: filescan.NewDedup(emit), sums: map[string][]textSum{}}
 }
 
 // deliver emits a prompt unless it is not capturable or already emitted.
@@ -150,18 +149,12 @@ func (s *scanner) deliver(c cand) error {
 	if !identity.Capturable(c.p.Text) {
 		return nil
 	}
-	if c.p.Key != "" {
-		if _, dup := s.keys[c.p.Key]; dup {
-			return nil
-		}
-		s.keys[c.p.Key] = struct{}{}
-	}
-	if err := s.emit(c.p); err != nil {
+	err := s.emit.Add(c.p)
+	s.stats.Prompts = s.emit.Count()
+	if err != nil {
 		s.emitErr = err
-		return err
 	}
-	s.stats.Prompts++
-	return nil
+	return err
 }
 
 // rollout is a rollout listed, and whether keep kept it.
