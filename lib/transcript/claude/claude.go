@@ -151,47 +151,44 @@ func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Pr
 			return st, &transcript.ReadError{Path: name, Err: rerr}
 		}
 		shaped, blank := jsonscan.ObjectShaped(line)
-		if blank {
-			continue
-		}
 		if !shaped {
-			st.Malformed++
+			if !blank {
+				st.Malformed++
+			}
 			continue
 		}
+		var p transcript.Prompt
+		ok, bad := false, false
 		if candidate(line) {
-			p, ok, bad := parseRecord(line)
-			if bad {
+			if p, ok, bad = parseRecord(line); bad {
 				st.Malformed++
 				continue
 			}
-			if ok {
-				switch {
-				case p.Cwd != "":
-					if cwd == "" {
-						if err := flush(waiting, p.Cwd, add); err != nil {
-							return st, err
-						}
-						waiting = nil
-					}
-					cwd = p.Cwd
-				case cwd != "":
-					p.Cwd = cwd
-				default:
-					waiting = append(waiting, p)
-					continue
-				}
-				if err := add(p); err != nil {
-					return st, err
-				}
-				continue
-			}
 		}
-		if cwd == "" && bytes.Contains(line, cwdKey) {
-			if cwd = recordCwd(line); cwd != "" {
-				if err := flush(waiting, cwd, add); err != nil {
+		// The cwd this record carries, while the file's is not known.
+		c := p.Cwd
+		if !ok && cwd == "" && bytes.Contains(line, cwdKey) {
+			c = recordCwd(line)
+		}
+		if c != "" {
+			if cwd == "" {
+				if err := flush(waiting, c, add); err != nil {
 					return st, err
 				}
 				waiting = nil
+			}
+			cwd = c
+		}
+		switch {
+		case !ok:
+		case cwd == "":
+			waiting = append(waiting, p)
+		default:
+			if p.Cwd == "" {
+				p.Cwd = cwd
+			}
+			if err := add(p); err != nil {
+				return st, err
 			}
 		}
 	}

@@ -98,50 +98,40 @@ func scanSession(lr *filescan.LineReader, name string, add func(transcript.Promp
 	for {
 		line, rerr := lr.Next()
 		if rerr == io.EOF {
-			break
+			st.Files = 1
+			return st, nil
 		}
 		if rerr != nil {
 			return st, &transcript.ReadError{Path: name, Err: rerr}
 		}
 		shaped, blank := jsonscan.ObjectShaped(line)
-		if blank {
-			continue
-		}
-		if !shaped {
-			first = false
+		isFirst := first && !blank
+		first = first && blank
+		switch {
+		case blank:
+		case !shaped:
 			st.Malformed++
-			continue
-		}
-		if first {
-			first = false
+		case isFirst:
 			isSession, ok := parseHeader(line, &h)
-			if !ok {
-				st.Malformed++
-				continue
-			}
-			if !isSession {
+			if ok && !isSession {
 				st.Skipped++
 				return st, nil
 			}
-			continue
-		}
-		if !bytes.Contains(line, userMarker) {
-			continue
-		}
-		p, ok, bad := parseEntry(line, &h)
-		if bad {
-			st.Malformed++
-			continue
-		}
-		if !ok {
-			continue
-		}
-		if err := add(p); err != nil {
-			return st, err
+			if !ok {
+				st.Malformed++
+			}
+		case bytes.Contains(line, userMarker):
+			p, ok, bad := parseEntry(line, &h)
+			if bad {
+				st.Malformed++
+			}
+			if ok {
+				if err := add(p); err != nil {
+					return st, err
+				}
+			}
 		}
 	}
-	st.Files = 1
-	return st, nil
 }
 
 // header is what a session's first line says about every prompt in it.
