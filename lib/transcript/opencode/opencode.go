@@ -366,110 +366,90 @@ type part struct {
 // typed reports whether a part is text the person typed.
 func (p *part) typed() bool { return p.Type == "text" && !p.Synthetic && !p.Ignored }
 
-// msg1x is a 1.x user message.
-type msg1x struct {
-	id, sess string
-	created  int64 // data.time.created
-	column   int64 // time_created
+// prompt1x is a 1.x user message being read.
+type prompt1x struct {
+	s                 session
+	id, sess          string
+	created, fallback int64 // data.time.created, and the time_created column
+	texts             []string
 }
 
+// read1x reads the user messages of the 1.x tables, in id order, each
+// with its parts in id order.
 func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
-	msgs, err := r.userMessages1x(db)
-	if msgs == nil || err != nil {
-		return err
-	}
-	stmt, err := db.Prepare(`SELECT data FROM part WHERE message_id = ? ORDER BY id`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, m := range msgs {
-		s, ok := sessions[m.sess]
-		if !ok {
-			r.stats.Malformed++
-			continue
-		}
-		if s.parent != "" {
-			continue
-		}
-		text, err := r.typedText(stmt, m.id)
-		if err != nil {
-			return err
-		}
-		if text != "" {
-			r.add(s, m.sess, m.id, text, m.created, m.column, 0)
-		}
-	}
-	return nil
-}
-
-// userMessages1x returns the user messages of the 1.x tables, in id
-// order (nil when the tables lack a column they need).
-func (r *reader) userMessages1x(db *rosqlite.DB) ([]msg1x, error) {
 	mcols, err := db.Columns("message")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pcols, err := db.Columns("part")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !mcols["id"] || !mcols["session_id"] || !mcols["data"] || !pcols["id"] || !pcols["message_id"] || !pcols["data"] {
-		return nil, nil
+		return nil
+	}
+	created := "NULL"
+	if mcols["time_created"] {
+		created = "m.time_created"
 	}
 	// instr() only narrows the rows; the role is checked on the decoded data.
-	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM message WHERE instr(data, '"user"') > 0 ORDER BY id`, col(mcols, "time_created")))
+	rows, err := db.Query(`SELECT m.id, m.session_id, ` + created + `, m.data, p.message_id, p.data
+		FROM message m LEFT JOIN part p ON p.message_id = m.id
+		WHERE instr(m.data, '"user"') > 0 ORDER BY m.id, p.id`)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	msgs := []msg1x{}
+	var last sql.NullString // the message of the previous row
+	var msg *prompt1x       // the prompt being read, nil when the message is none
+	done := func() {
+		if msg != nil {
+			if text := strings.Join(msg.texts, "\n"); text != "" {
+				r.add(msg.s, msg.sess, msg.id, text, msg.created, msg.fallback, 0)
+			}
+		}
+		msg = nil
+	}
 	for rows.Next() {
-		var id, sess sql.NullString
-		var created sql.NullInt64
-		var data []byte
-		if err := rows.Scan(&id, &sess, &created, &data); err != nil {
-			return nil, err
+		var id, sess, partOf sql.NullString
+		var column sql.NullInt64
+		var data, pdata []byte
+		if err := rows.Scan(&id, &sess, &column, &data, &partOf, &pdata); err != nil {
+			return err
 		}
-		var d struct {
-			msgTime
-			Role string `json:"role"`
+		if !id.Valid || id != last {
+			done()
+			last = id
+			var d struct {
+				msgTime
+				Role string `json:"role"`
+			}
+			if json.Unmarshal(data, &d) != nil || !id.Valid {
+				r.stats.Malformed++
+				continue
+			}
+			s, ok := sessions[sess.String]
+			switch {
+			case d.Role != "user" || s.parent != "":
+				continue
+			case !ok:
+				r.stats.Malformed++
+				continue
+			}
+			msg = &prompt1x{s: s, id: id.String, sess: sess.String, created: d.created(), fallback: column.Int64}
 		}
-		if json.Unmarshal(data, &d) != nil || !id.Valid {
-			r.stats.Malformed++
+		if msg == nil || !partOf.Valid {
 			continue
-		}
-		if d.Role == "user" {
-			msgs = append(msgs, msg1x{id.String, sess.String, d.created(), created.Int64})
-		}
-	}
-	return msgs, rows.Err()
-}
-
-// typedText joins, by "\n", the typed text parts of message id (stmt
-// selects them).
-func (r *reader) typedText(stmt *sql.Stmt, id string) (string, error) {
-	rows, err := stmt.Query(id)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	var texts []string
-	for rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			return "", err
 		}
 		var p part
-		if json.Unmarshal(data, &p) != nil {
+		if json.Unmarshal(pdata, &p) != nil {
 			r.stats.Malformed++
-			continue
-		}
-		if p.typed() {
-			texts = append(texts, p.Text)
+		} else if p.typed() {
+			msg.texts = append(msg.texts, p.Text)
 		}
 	}
-	return strings.Join(texts, "\n"), rows.Err()
+	done()
+	return rows.Err()
 }
 
 // storage reads the JSON storage of opencode before its SQLite migration.
