@@ -141,7 +141,7 @@ type fork struct {
 }
 
 func newScanner(emit func(transcript.Prompt) error) *scanner {
-	return &scanner{emit: filescan.NewDedup(emit), sums: map[string][]textSum{}}
+	return &scanner{emit: &filescan.Dedup{Emit: emit}, sums: map[string][]textSum{}}
 }
 
 // deliver emits a prompt unless it is not capturable or already emitted.
@@ -150,7 +150,7 @@ func (s *scanner) deliver(c cand) error {
 		return nil
 	}
 	err := s.emit.Add(c.p)
-	s.stats.Prompts = s.emit.Count()
+	s.stats.Prompts = s.emit.N
 	if err != nil {
 		s.emitErr = err
 	}

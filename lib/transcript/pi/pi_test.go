@@ -600,8 +600,8 @@ func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats,
 // reads a file, and emits its typed prompts; only repeats within this one
 // stream are dropped.
 func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := filescan.NewDedup(emit)
+	d := &filescan.Dedup{Emit: emit}
 	st, err := scanSession(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
-	st.Prompts = d.Count()
+	st.Prompts = d.N
 	return st, err
 }

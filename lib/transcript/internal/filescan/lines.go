@@ -19,8 +19,7 @@ import (
 )
 
 // Read buffers: lines that fit are handled in place, without a copy.
-// ScanPaths reads many files; a reader's ScanReader reads one stream
-// (StreamBufSize).
+// ScanPaths reads many files, Lines one stream.
 const (
 	readBufSize   = 1 << 20
 	StreamBufSize = 64 << 10
@@ -67,9 +66,6 @@ func (lr *LineReader) SkipLong(skip func(prefix []byte) bool) { lr.skip = skip }
 func (lr *LineReader) Reset(r io.Reader) {
 	lr.br.Reset(r)
 	lr.n = 0
-	if cap(lr.long) > keepLongCap {
-		lr.long = nil
-	}
 }
 
 // Next returns the next line without its line ending; the slice is only
@@ -142,11 +138,8 @@ func (lr *LineReader) discard() error {
 func (lr *LineReader) Bytes() int64 { return lr.n }
 
 func trimEOL(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n := len(b); n > 0 && b[n-1] == '\r' {
-			b = b[:n-1]
-		}
+	if b, ok := bytes.CutSuffix(b, []byte("\n")); ok {
+		return bytes.TrimSuffix(b, []byte("\r"))
 	}
 	return b
 }
@@ -197,35 +190,30 @@ func Upto(f *os.File, size int64) io.Reader {
 	return io.LimitReader(f, max(size, 1))
 }
 
-// Dedup passes each prompt to emit once per Key; prompts without a key
-// always pass.
+// Dedup passes each prompt to Emit once per Key (prompts without a key
+// always pass), and counts in N the prompts passed.
 type Dedup struct {
-	seen map[string]struct{}
-	emit func(transcript.Prompt) error
-	n    int
+	Emit func(transcript.Prompt) error
+	N    int
+	seen map[string]bool
 }
 
-// NewDedup returns a Dedup passing prompts to emit.
-func NewDedup(emit func(transcript.Prompt) error) *Dedup {
-	return &Dedup{seen: map[string]struct{}{}, emit: emit}
-}
-
-// Count returns the number of prompts passed to emit.
-func (d *Dedup) Count() int { return d.n }
-
-// Add passes p to emit unless a prompt with its Key was passed before, and
-// returns emit's error.
+// Add passes p to Emit unless a prompt with its Key was passed before, and
+// returns Emit's error.
 func (d *Dedup) Add(p transcript.Prompt) error {
 	if p.Key != "" {
-		if _, dup := d.seen[p.Key]; dup {
+		if d.seen[p.Key] {
 			return nil
 		}
-		d.seen[p.Key] = struct{}{}
+		if d.seen == nil {
+			d.seen = map[string]bool{}
+		}
+		d.seen[p.Key] = true
 	}
-	if err := d.emit(p); err != nil {
+	if err := d.Emit(p); err != nil {
 		return err
 	}
-	d.n++
+	d.N++
 	return nil
 }
 
@@ -320,8 +308,8 @@ func List(root string, keep transcript.Keep, st *transcript.Stats, pass func(pat
 // stops at the first error (an I/O error of a file, or one emit returns),
 // and adds what it saw to st.
 func ScanPaths(files []File, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
-	d := NewDedup(emit)
-	defer func() { st.Prompts += d.n }()
+	d := &Dedup{Emit: emit}
+	defer func() { st.Prompts += d.N }()
 	lr := NewLineReader(nil, readBufSize)
 	for _, file := range files {
 		path := file.Path

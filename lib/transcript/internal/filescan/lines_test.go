@@ -112,13 +112,13 @@ func TestLineReaderReleasesHugeBuffer(t *testing.T) {
 func TestDedup(t *testing.T) {
 	var got []string
 	boom := errors.New("boom")
-	d := NewDedup(func(p transcript.Prompt) error {
+	d := &Dedup{Emit: func(p transcript.Prompt) error {
 		if p.Text == "fail" {
 			return boom
 		}
 		got = append(got, p.Text)
 		return nil
-	})
+	}}
 	for _, p := range []transcript.Prompt{
 		{Text: "a", Key: "k1"}, {Text: "b", Key: "k1"}, {Text: "c"}, {Text: "c"}, {Text: "d", Key: "k2"},
 	} {
@@ -129,8 +129,8 @@ func TestDedup(t *testing.T) {
 	if err := d.Add(transcript.Prompt{Text: "fail"}); !errors.Is(err, boom) {
 		t.Fatalf("err %v", err)
 	}
-	if strings.Join(got, "") != "accd" || d.Count() != 4 {
-		t.Errorf("got %q, count %d", got, d.Count())
+	if strings.Join(got, "") != "accd" || d.N != 4 {
+		t.Errorf("got %q, count %d", got, d.N)
 	}
 }
 
