@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strconv"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -561,21 +562,11 @@ func hex4(s []byte) rune {
 	if len(s) < 4 {
 		return -1
 	}
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
+	n, err := strconv.ParseUint(string(s[:4]), 16, 32)
+	if err != nil {
+		return -1
 	}
-	return r
+	return rune(n)
 }
 
 // ObjectShaped reports whether a non-blank line starts with "{" and ends
@@ -583,17 +574,9 @@ func hex4(s []byte) rune {
 // torn and garbage lines without decoding them. blank is true for a line of
 // white space only.
 func ObjectShaped(line []byte) (ok, blank bool) {
-	i, j := 0, len(line)
-	for i < j && isSpace(line[i]) {
-		i++
-	}
-	for j > i && isSpace(line[j-1]) {
-		j--
-	}
-	if i == j {
+	t := bytes.Trim(line, " \t\r\n")
+	if len(t) == 0 {
 		return false, true
 	}
-	return line[i] == '{' && line[j-1] == '}', false
+	return t[0] == '{' && t[len(t)-1] == '}', false
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
