@@ -66,15 +66,9 @@ func DefaultRoot(env transcript.Env, home string) string {
 }
 
 // Scan reads every *.jsonl transcript under root (recursively; root may
-// also be a single file) that keep keeps (nil keeps all) and calls emit
-// once per typed prompt, deduplicated across files by Prompt.Key (the
-// record uuid: records replayed by a resume or fork count once). Subagent
+// also be a single file), as transcript.Agent's Scan says. Subagent
 // transcripts (under "subagents" folders, or named agent-*.jsonl) are
-// passed over and counted in Stats.Subagent, files that are not regular in
-// Stats.Skipped. A missing root yields nothing. It stops at the first I/O
-// error and returns it as a *transcript.ReadError; malformed lines are
-// skipped and counted in Stats.Malformed. An error returned by emit stops
-// the scan and is returned as is.
+// passed over and counted in Stats.Subagent.
 func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := filescan.List(root, keep, &st, func(path string, d fs.DirEntry) bool {

@@ -33,12 +33,9 @@ func RecallPath(env transcript.Env, home string) string {
 // is gone stays as it is). project is the Cwd, sessionId the Session,
 // timestamp the TS (Approx when missing). Slash commands ("/cmd …"), shell
 // commands ("!cmd", the REPL's bash mode) and blank lines are not emitted.
-// Key is empty: the file has no event ids.
-//
-// A missing file yields nothing; a file that is not regular is counted in
-// Stats.Skipped. An I/O error on the file or a paste file stops the scan as
-// a *transcript.ReadError; malformed lines are skipped and counted. An error
-// returned by emit stops the scan and is returned as is.
+// Key is empty: the file has no event ids. A paste file that cannot be
+// read stops the scan as the file itself does (transcript.Agent's
+// ScanRecall).
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	f, fi, err := filescan.Open(path) // a folder's read fails, which reports it

@@ -67,15 +67,11 @@ func DefaultRoot(env transcript.Env, home string) string {
 	return Config(env, home)
 }
 
-// Scan reads every rollout under root (sessions/ and archived_sessions/)
-// that keep keeps (nil keeps all), and the parents of the legacy forks
-// among them (which the fork rule needs), and calls emit once per typed
-// prompt, deduplicated by Prompt.Key. A file that cannot be read stops the
-// scan with a *transcript.ReadError, so that the import is retried later;
-// a .jsonl.zst that is not a valid zstd stream (cut short, say) is passed
-// over, named in Stats.Undecodable (the prompts before the fault count);
-// malformed lines are counted in Stats.Malformed. An error from emit stops
-// the scan and is returned as it is. A missing root holds no prompts.
+// Scan reads the rollouts under root (sessions/ and archived_sessions/)
+// that keep keeps, and the parents of the legacy forks among them (which
+// the fork rule needs), as transcript.Agent's Scan says. A .jsonl.zst that
+// is not a valid zstd stream (cut short, say) is passed over, named in
+// Stats.Undecodable (the prompts before the fault count).
 func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
 	all, err := s.list(root, keep)

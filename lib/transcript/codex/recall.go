@@ -32,11 +32,6 @@ func RecallPath(env transcript.Env, home string) string {
 // ("/prompts:…"), shell commands ("!cmd", run by the composer, not sent
 // as a prompt) and blank lines are not emitted. Key is empty: the file has
 // no event ids.
-//
-// A missing file yields nothing; a file that is not regular is counted in
-// Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError;
-// malformed lines are skipped and counted. An error returned by emit stops
-// the scan and is returned as is.
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	f, fi, err := filescan.OpenRecall(path, &st)

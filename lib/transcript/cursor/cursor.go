@@ -68,13 +68,10 @@ func DefaultRoot(env transcript.Env, home string) string {
 	return Config(env, home)
 }
 
-// Scan reads every chat store and mirror transcript under root that keep
-// keeps (nil keeps all) and calls emit once per typed prompt, deduplicated
-// by Prompt.Key, oldest chat first. A chat whose store is passed over
-// stays the chat's source: its mirror is not read in its place. It returns
-// a *transcript.ReadError on the first store or file that cannot be read;
-// malformed stores, blobs and lines are counted in Stats.Malformed. An
-// error from emit stops the scan and is returned as it is.
+// Scan reads the chat stores and mirror transcripts under root, oldest
+// chat first, as transcript.Agent's Scan says. A chat whose store keep
+// passes over stays the chat's source: its mirror is not read in its
+// place.
 func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	stores, err := listStores(root)

@@ -20,7 +20,7 @@ func RecallPath(env transcript.Env, home string) string {
 }
 
 // ScanRecall reads cursor-agent's up-arrow history: the global
-// prompt_history.json that src names (older builds) and every chat's own
+// prompt_history.json at path (older builds) and every chat's own
 // chats/<workspace hash>/<chat id>/prompt_history.json beside it (builds
 // since June 2026, up to 500 entries each).
 //
@@ -34,10 +34,6 @@ func RecallPath(env transcript.Env, home string) string {
 // The files hold no time or cwd: TS is the file's modification time,
 // flagged Approx; Session is the chat id for a per-chat file; Cwd and Key
 // are empty. Commands and blank entries are not emitted.
-//
-// A missing file yields nothing; one that is not regular is counted in
-// Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError. An
-// error returned by emit stops the scan and is returned as is.
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	type file struct{ path, session string }

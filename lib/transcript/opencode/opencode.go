@@ -71,16 +71,13 @@ func DefaultRoot(env transcript.Env, home string) string {
 	return data
 }
 
-// Scan reads every database and JSON storage file under root (or the one
-// database root names) and calls emit once per typed prompt, deduplicated
-// by Prompt.Key and by equal text at the same time, in session order. It
-// returns a *transcript.ReadError on the first file or database that
-// cannot be read; malformed rows and files are counted in Stats.Malformed.
-// An error from emit stops the scan and is returned as it is. A missing
-// root holds no prompts. A message is found in one database or in the
-// storage, so opencode's files are read together: when keep (nil keeps
-// all) keeps none of them (its databases, their write-ahead logs, its
-// storage files; each is offered to keep), nothing is read.
+// Scan reads the databases and JSON storage files under root (or the one
+// database root names), in session order, as transcript.Agent's Scan
+// says; equal text at the same time counts once too. A message is found
+// in one database or in the storage, so opencode's files are read
+// together: when keep keeps none of them (its databases, their
+// write-ahead logs, its storage files; each is offered to keep), nothing
+// is read.
 func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	if keep != nil && !anyKept(root, keep) {
 		return transcript.Stats{}, nil

@@ -37,11 +37,6 @@ func RecallPath(env transcript.Env, home string) string {
 // time, flagged Approx, and Cwd, Session and Key are empty. Shell-mode
 // lines ("mode":"shell", the TUI's !cmd), commands ("/greet …") and blank
 // prompts are not emitted.
-//
-// A missing file yields nothing; a file that is not regular is counted in
-// Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError;
-// malformed lines are skipped and counted. An error returned by emit stops
-// the scan and is returned as is.
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	f, fi, err := filescan.OpenRecall(path, &st)

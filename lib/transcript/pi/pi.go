@@ -63,15 +63,9 @@ func DefaultRoot(env transcript.Env, home string) string {
 }
 
 // Scan reads every *.jsonl session under root (recursively; root may also
-// be a single file) that keep keeps (nil keeps all) and calls emit once
-// per typed prompt, deduplicated across files by Prompt.Key (fork and
-// clone copies count once). A missing root yields nothing. Files that are
-// not regular (FIFOs, sockets, symlinks to anything but a regular file)
-// and files whose first line is valid JSON but not a session header are
-// passed over and counted in Stats.Skipped. It stops at the first I/O
-// error and returns it as a *transcript.ReadError; malformed lines are
-// skipped and counted in Stats.Malformed. An error returned by emit stops
-// the scan and is returned as is.
+// be a single file), as transcript.Agent's Scan says. Files whose first
+// line is valid JSON but not a session header are passed over and counted
+// in Stats.Skipped.
 func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	files, err := filescan.List(root, keep, &st, nil)
