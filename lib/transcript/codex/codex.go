@@ -161,9 +161,8 @@ type rollout struct {
 
 // list returns the rollouts under root, plain files winning over .zst,
 // those of sessions/ then those of archived_sessions/, each folder's in
-// the order filepath.WalkDir visits them, and whether keep (nil: all)
-// keeps each one (a file that cannot be stat'ed is kept: reading it
-// reports why).
+// the order filepath.WalkDir visits them, and whether keep keeps each
+// one.
 func (s *scanner) list(root string, keep transcript.Keep) ([]rollout, error) {
 	var out []rollout
 	for _, sub := range []string{"sessions", "archived_sessions"} {
@@ -171,24 +170,15 @@ func (s *scanner) list(root string, keep transcript.Keep) ([]rollout, error) {
 		var found []rollout
 		have := map[string]bool{}
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if path == dir && errors.Is(err, fs.ErrNotExist) {
-					return fs.SkipDir
-				}
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil // removed while we walked
-				}
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return nil // no such folder, or removed while we walked
+			case err != nil:
 				return &transcript.ReadError{Path: path, Err: err}
-			}
-			if d.IsDir() || !isRollout(d.Name()) {
+			case d.IsDir() || !isRollout(d.Name()):
 				return nil
 			}
-			kept := true
-			if keep != nil {
-				fi, err := os.Stat(path)
-				kept = err != nil || keep(path, fi)
-			}
-			found = append(found, rollout{path, kept})
+			found = append(found, rollout{path, filescan.Kept(path, keep)})
 			have[path] = true
 			return nil
 		})

@@ -82,7 +82,7 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 	have := map[string]bool{}
 	for _, path := range stores {
 		have[filepath.Base(filepath.Dir(path))] = true
-		if !kept(path, keep) {
+		if !filescan.Kept(path, keep) {
 			continue
 		}
 		c, err := readStore(path, &st)
@@ -99,7 +99,7 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 		return st, err
 	}
 	for _, m := range mirrors {
-		if have[m.id] || !kept(m.path, keep) {
+		if have[m.id] || !filescan.Kept(m.path, keep) {
 			continue
 		}
 		c, err := readMirror(m, &st)
@@ -109,16 +109,6 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 		chats = append(chats, c)
 	}
 	return st, emitChats(chats, emit, &st)
-}
-
-// kept reports whether keep (nil: all) keeps path; a file that cannot be
-// stat'ed is kept (reading it reports why).
-func kept(path string, keep transcript.Keep) bool {
-	if keep == nil {
-		return true
-	}
-	fi, err := os.Stat(path)
-	return err != nil || keep(path, fi)
 }
 
 // chat is one conversation's prompts.

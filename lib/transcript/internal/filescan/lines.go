@@ -217,6 +217,16 @@ func (d *Dedup) Add(p transcript.Prompt) error {
 	return nil
 }
 
+// Kept reports whether keep (nil keeps all) keeps path; a file that
+// cannot be stat'ed is kept (reading it reports why).
+func Kept(path string, keep transcript.Keep) bool {
+	if keep == nil {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err != nil || keep(path, fi)
+}
+
 // ScanFunc reads one transcript from lr (name is for errors) and passes its
 // prompts to add, stopping at the first error add returns. Its stats do not
 // count prompts.
