@@ -459,15 +459,11 @@ func (r *reader) storage(dir string) error {
 		if !proj.IsDir() {
 			continue
 		}
-		pdir := filepath.Join(dir, "session", proj.Name())
-		files, err := readDir(pdir)
+		files, err := jsonFiles(filepath.Join(dir, "session", proj.Name()))
 		if err != nil {
 			return err
 		}
-		for _, f := range files {
-			if !strings.HasSuffix(f.Name(), ".json") || f.IsDir() {
-				continue
-			}
+		for _, path := range files {
 			var s struct {
 				ID        string `json:"id"`
 				ParentID  string `json:"parentID"`
@@ -476,17 +472,14 @@ func (r *reader) storage(dir string) error {
 					Created json.Number `json:"created"`
 				} `json:"time"`
 			}
-			ok, err := r.readJSON(filepath.Join(pdir, f.Name()), &s)
+			ok, err := r.readJSON(path, &s)
 			if err != nil {
 				return err
 			}
-			if !ok || s.ID == "" {
-				if ok {
-					r.stats.Malformed++
-				}
-				continue
+			if ok && s.ID == "" {
+				r.stats.Malformed++
 			}
-			if s.ParentID != "" {
+			if !ok || s.ID == "" || s.ParentID != "" {
 				continue
 			}
 			created, _ := s.Time.Created.Int64()
@@ -499,22 +492,18 @@ func (r *reader) storage(dir string) error {
 }
 
 func (r *reader) storageSession(dir, id string, s session) error {
-	mdir := filepath.Join(dir, "message", id)
-	msgs, err := readDir(mdir)
+	msgs, err := jsonFiles(filepath.Join(dir, "message", id))
 	if err != nil {
 		return err
 	}
-	for _, f := range msgs {
-		if !strings.HasSuffix(f.Name(), ".json") || f.IsDir() {
-			continue
-		}
+	for _, path := range msgs {
 		var m struct {
 			msgTime
 			ID   string `json:"id"`
 			Role string `json:"role"`
 		}
-		r.file = filepath.Join(mdir, f.Name())
-		ok, err := r.readJSON(r.file, &m)
+		r.file = path
+		ok, err := r.readJSON(path, &m)
 		if err != nil {
 			return err
 		}
@@ -522,21 +511,17 @@ func (r *reader) storageSession(dir, id string, s session) error {
 			continue
 		}
 		if m.ID == "" {
-			m.ID = strings.TrimSuffix(f.Name(), ".json")
+			m.ID = strings.TrimSuffix(filepath.Base(path), ".json")
 		}
-		pdir := filepath.Join(dir, "part", m.ID)
-		parts, err := readDir(pdir)
+		// File names are the part ids, so their order is id order.
+		parts, err := jsonFiles(filepath.Join(dir, "part", m.ID))
 		if err != nil {
 			return err
 		}
-		// File names are the part ids, so ReadDir's order is id order.
 		var texts []string
-		for _, pf := range parts {
-			if !strings.HasSuffix(pf.Name(), ".json") || pf.IsDir() {
-				continue
-			}
+		for _, pp := range parts {
 			var p part
-			ok, err := r.readJSON(filepath.Join(pdir, pf.Name()), &p)
+			ok, err := r.readJSON(pp, &p)
 			if err != nil {
 				return err
 			}
@@ -549,6 +534,19 @@ func (r *reader) storageSession(dir, id string, s session) error {
 		}
 	}
 	return nil
+}
+
+// jsonFiles returns the *.json files in dir, in name order (none when
+// dir is missing).
+func jsonFiles(dir string) ([]string, error) {
+	ents, err := readDir(dir)
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") && !e.IsDir() {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, err
 }
 
 // readDir lists a folder; a missing one is empty.
