@@ -495,9 +495,8 @@ func listMirrors(root string, st *transcript.Stats) ([]mirror, error) {
 				if _, err := os.Stat(path); err != nil {
 					continue
 				}
-				if subs, _ := os.ReadDir(filepath.Join(dir, name, "subagents")); len(subs) > 0 {
-					st.Subagent += len(subs)
-				}
+				subs, _ := os.ReadDir(filepath.Join(dir, name, "subagents"))
+				st.Subagent += len(subs)
 			case strings.HasSuffix(name, ".jsonl"):
 				id, path = strings.TrimSuffix(name, ".jsonl"), filepath.Join(dir, name)
 			default:
@@ -516,10 +515,7 @@ func listMirrors(root string, st *transcript.Stats) ([]mirror, error) {
 
 func readDir(dir string) ([]os.DirEntry, error) {
 	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
-		return nil, nil
-	}
-	if errors.Is(err, syscall.ENOTDIR) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
 	}
 	if err != nil {

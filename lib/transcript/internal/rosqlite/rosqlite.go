@@ -19,7 +19,6 @@ package rosqlite
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -139,24 +138,28 @@ func Open(path string) (*DB, error) {
 // openInPlace opens a rollback-journal database read-only and checks that
 // it can be read now.
 func openInPlace(abs string) (*DB, error) {
-	dsn := "file:" + uriPath(abs) + "?mode=ro&_pragma=query_only(1)" +
-		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds())
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlOpen("file:" + uriPath(abs) + "?mode=ro&_pragma=query_only(1)" +
+		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()))
 	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	if err := probe(db); err != nil {
-		db.Close()
 		return nil, err
 	}
 	return &DB{DB: db}, nil
 }
 
-// probe reads the schema, which needs a shared lock and page 1.
-func probe(db *sql.DB) error {
+// sqlOpen opens dsn on one connection and reads the schema, which needs a
+// shared lock and page 1.
+func sqlOpen(dsn string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
 	var n int
-	return db.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_master").Scan(&n)
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // openCopy copies the database (and its -wal or -journal) into a private
@@ -173,33 +176,23 @@ func openCopy(abs string) (*DB, error) {
 		}
 	}()
 	dst := filepath.Join(tmp, "db")
-	var lastErr error
-	for attempt := 0; attempt < copyAttempts; attempt++ {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
-		}
+	for attempt := 1; ; attempt++ {
 		stable, err := copySet(abs, dst)
 		if err != nil {
 			return nil, err
 		}
 		if stable {
-			lastErr = nil
 			break
 		}
-		lastErr = fmt.Errorf("the database changed while it was copied; try again when the agent is idle")
-	}
-	if lastErr != nil {
-		return nil, lastErr
+		if attempt == copyAttempts {
+			return nil, errors.New("the database changed while it was copied; try again when the agent is idle")
+		}
+		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
 	}
 	// The copy is ours: opened read-write so that SQLite can replay its WAL
 	// or roll back its journal, and query_only so that nothing else changes.
-	db, err := sql.Open("sqlite", "file:"+uriPath(dst)+"?_pragma=query_only(1)")
+	db, err := sqlOpen("file:" + uriPath(dst) + "?_pragma=query_only(1)")
 	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	if err := probe(db); err != nil {
-		db.Close()
 		return nil, err
 	}
 	ok = true
@@ -282,18 +275,10 @@ func exists(path string) bool {
 
 // uriPath escapes an absolute path for a SQLite "file:" URI.
 func uriPath(abs string) string {
-	abs = filepath.ToSlash(filepath.Clean(abs))
-	var b strings.Builder
-	for i := 0; i < len(abs); i++ {
-		switch c := abs[i]; c {
-		case '%', '?', '#':
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return uriEscaper.Replace(filepath.ToSlash(filepath.Clean(abs)))
 }
+
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
 // SQLite's primary result codes: a lock held by another connection, and
 // a file whose content is at fault.
