@@ -40,10 +40,9 @@ type Prompt struct {
 }
 
 // Keep says, for each transcript file a reader lists, whether to read
-// it: a reader given a Keep reads only the files it keeps (nil keeps
-// all). hist-seed keeps the files that changed since its last run (see
-// docs/hist-seed.md, "Rules"); a file it keeps is read
-// whole.
+// it (whole): a reader given a Keep reads only the files it keeps (nil
+// keeps all). hist-seed keeps the files that changed since its last run
+// (see docs/hist-seed.md, "Rules").
 type Keep func(path string, fi fs.FileInfo) bool
 
 // Stats counts what a reader saw.

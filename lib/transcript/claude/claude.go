@@ -517,10 +517,7 @@ func commandForm(s string) (string, bool) {
 }
 
 func between(s, open, close string) string {
-	_, rest, ok := strings.Cut(s, open)
-	if !ok {
-		return ""
-	}
+	_, rest, _ := strings.Cut(s, open) // "" when open is not found
 	in, _, ok := strings.Cut(rest, close)
 	if !ok {
 		return ""

@@ -205,11 +205,8 @@ func isRollout(name string) bool {
 // sessionFromName returns the uuid at the end of a rollout's file name, the
 // session id when the rollout has no session_meta.
 func sessionFromName(name string) string {
-	base := filepath.Base(name)
-	base = strings.TrimSuffix(strings.TrimSuffix(base, ".zst"), ".jsonl")
-	if i := strings.IndexByte(base, '_'); i >= 0 {
-		base = base[:i]
-	}
+	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(name), ".zst"), ".jsonl")
+	base, _, _ = strings.Cut(base, "_")
 	if len(base) >= 36 {
 		id := base[len(base)-36:]
 		if id[8] == '-' && id[13] == '-' && id[18] == '-' && id[23] == '-' {

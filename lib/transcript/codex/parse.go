@@ -480,10 +480,6 @@ func metaLine(b []byte) (m metaPayload, ts string, ok bool) {
 // isSubagent reports whether a session_meta source names a subagent
 // ({"subagent": …}: review, compact, thread_spawn, …).
 func isSubagent(src json.RawMessage) bool {
-	src = bytes.TrimSpace(src)
-	if len(src) == 0 || src[0] != '{' {
-		return false
-	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(src, &m) != nil {
 		return false
@@ -546,9 +542,6 @@ func (p *parser) response(m *respPayload, rawTS string) {
 
 // joinText joins the text of the content items of the given type.
 func joinText(items []textItem, typ string) string {
-	if len(items) == 1 && strings.EqualFold(items[0].Type, typ) {
-		return items[0].Text
-	}
 	var parts []string
 	for _, it := range items {
 		if strings.EqualFold(it.Type, typ) {
