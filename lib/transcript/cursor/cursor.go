@@ -135,7 +135,8 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 		}
 		return chats[i].id < chats[j].id
 	})
-	keys := map[string]bool{}
+	d := &filescan.Dedup{Emit: emit}
+	defer func() { st.Prompts += d.N }()
 	for i, c := range chats {
 		// The leading run of blobs shared with an earlier chat of the same
 		// workspace is a fork's copy. Where the run ends on a user message
@@ -156,14 +157,10 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 			shared = max(shared, n)
 		}
 		for _, p := range c.prompts {
-			if p.pos >= 0 && p.pos < shared {
+			if (p.pos >= 0 && p.pos < shared) || !identity.Capturable(p.text) {
 				continue
 			}
-			if !identity.Capturable(p.text) || keys[p.key] {
-				continue
-			}
-			keys[p.key] = true
-			err := emit(transcript.Prompt{
+			err := d.Add(transcript.Prompt{
 				Text:    p.text,
 				TS:      c.created,
 				Cwd:     c.cwd,
@@ -176,7 +173,6 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 			if err != nil {
 				return err
 			}
-			st.Prompts++
 		}
 	}
 	return nil
