@@ -3,11 +3,9 @@ package codex
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"hash/maphash"
 	"io"
 	"strconv"
 	"strings"
@@ -30,20 +28,8 @@ const (
 	kindItem             // event_msg item_completed UserMessage (0.171)
 )
 
-// textSum identifies a prompt's text within one scan: two 64-bit maphash
-// sums with independent random seeds (128 bits), so that two different
-// texts share one with a negligible chance and no input can aim at it.
-// It is compared, never stored.
-type textSum [16]byte
-
-var sumSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-
-func sumText(text string) textSum {
-	var s textSum
-	binary.LittleEndian.PutUint64(s[:8], maphash.String(sumSeeds[0], text))
-	binary.LittleEndian.PutUint64(s[8:], maphash.String(sumSeeds[1], text))
-	return s
-}
+// textSum identifies a prompt's text: its SHA-256.
+type textSum = [sha256.Size]byte
 
 // cand is one prompt as stored in a rollout, before the capturable filter.
 type cand struct {
@@ -576,7 +562,7 @@ func (p *parser) cand(text, id, rawTS string) cand {
 	} else {
 		ts = p.lastTS
 	}
-	sum := sumText(text)
+	sum := sha256.Sum256([]byte(text))
 	cwd := p.cwd
 	if cwd == "" {
 		cwd = p.metaCwd
@@ -588,10 +574,9 @@ func (p *parser) cand(text, id, rawTS string) cand {
 	if id != "" {
 		key = p.session + "/" + id
 	} else {
-		// A hash that is the same in every run: the import ledger keeps
-		// the key.
-		stable := sha256.Sum256([]byte(text))
-		key = p.session + "/" + rawTS + "/" + hex.EncodeToString(stable[:8])
+		// The text's hash: the same in every run (the import ledger keeps
+		// the key).
+		key = p.session + "/" + rawTS + "/" + hex.EncodeToString(sum[:8])
 	}
 	return cand{
 		p: transcript.Prompt{
