@@ -19,7 +19,6 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/filescan"
 	"hist/lib/transcript/internal/ttest"
 )
 
@@ -574,19 +573,4 @@ func TestScanOrderAndStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	ttest.CheckReadErrorStop(t, scanAll, root, bad, want[:24], 8)
-}
-
-// scanAll is Scan keeping every file.
-func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return Scan(root, nil, emit)
-}
-
-// ScanReader reads one transcript from r (name is used in errors) as Scan
-// reads a file, and emits its typed prompts; only repeats (by uuid) within
-// this one stream are dropped.
-func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := &filescan.Dedup{Emit: emit}
-	st, err := scanTranscript(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
-	st.Prompts = d.N
-	return st, err
 }
