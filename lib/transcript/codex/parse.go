@@ -17,9 +17,7 @@ import (
 )
 
 // bufSize is the line reader's buffer: the beginning of a long line from
-// which the reader decides whether to read it whole. A line longer than
-// filescan.MaxLine (a prompt of more than 32 MiB is not one a person
-// typed) is read through and counted as malformed.
+// which the reader decides whether to read it whole.
 const bufSize = 256 << 10
 
 // Prompt event kinds: the two places a build stores a typed prompt.

@@ -1,7 +1,8 @@
-// Package filescan reads transcript files: a line reader that holds at
-// most one line in memory whatever the input, and ScanPaths, which reads
-// files one after the other and hands their prompts over deduplicated.
-// What a line holds is package jsonscan's business.
+// Package filescan lists and reads transcript files: a line reader that
+// holds at most one line in memory whatever the input, opens that never
+// block on a FIFO, and ScanPaths, which reads files one after the other
+// and hands their prompts over deduplicated. What a line holds is package
+// jsonscan's business.
 package filescan
 
 import (
