@@ -87,7 +87,7 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 	}
 	// Oldest first, then by path.
 	slices.SortStableFunc(files, func(a, b filescan.File) int {
-		return cmp.Or(a.Info.ModTime().Compare(b.Info.ModTime()), strings.Compare(a.Path, b.Path))
+		return cmp.Or(cmp.Compare(a.MTime, b.MTime), strings.Compare(a.Path, b.Path))
 	})
 	return st, filescan.ScanPaths(files, scanTranscript, emit, &st)
 }

@@ -73,9 +73,16 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 		return st, err
 	}
 	// By name (which starts with the session's creation time), then path.
-	slices.SortFunc(files, func(a, b filescan.File) int {
-		return cmp.Or(strings.Compare(filepath.Base(a.Path), filepath.Base(b.Path)), strings.Compare(a.Path, b.Path))
+	byName := make([][2]string, len(files))
+	for i, f := range files {
+		byName[i] = [2]string{filepath.Base(f.Path), f.Path}
+	}
+	slices.SortFunc(byName, func(a, b [2]string) int {
+		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
 	})
+	for i, n := range byName {
+		files[i] = filescan.File{Path: n[1]}
+	}
 	return st, filescan.ScanPaths(files, scanSession, emit, &st)
 }
 

@@ -233,10 +233,11 @@ func Kept(path string, keep transcript.Keep) bool {
 // count prompts.
 type ScanFunc func(lr *LineReader, name string, add func(transcript.Prompt) error) (transcript.Stats, error)
 
-// File is a transcript file to read.
+// File is a transcript file to read, and its modification time (Unix
+// nanoseconds).
 type File struct {
-	Path string
-	Info fs.FileInfo
+	Path  string
+	MTime int64
 }
 
 // List returns the *.jsonl files under root (or root itself when it is
@@ -259,7 +260,7 @@ func List(root string, keep transcript.Keep, st *transcript.Stats, pass func(pat
 		if keep != nil && !keep(root, info) {
 			return nil, nil
 		}
-		return []File{{root, info}}, nil
+		return []File{{root, info.ModTime().UnixNano()}}, nil
 	}
 	walkRoot := root
 	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
@@ -303,7 +304,7 @@ func List(root string, keep transcript.Keep, st *transcript.Stats, pass func(pat
 		case err != nil:
 			return &transcript.ReadError{Path: path, Err: err}
 		case keep == nil || keep(path, fi):
-			files = append(files, File{path, fi})
+			files = append(files, File{path, fi.ModTime().UnixNano()})
 		}
 		if d.IsDir() {
 			return fs.SkipDir
