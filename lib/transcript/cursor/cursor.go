@@ -38,6 +38,7 @@
 package cursor
 
 import (
+	"cmp"
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
@@ -48,7 +49,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,11 +130,8 @@ type prompt struct {
 }
 
 func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript.Stats) error {
-	sort.SliceStable(chats, func(i, j int) bool {
-		if chats[i].created != chats[j].created {
-			return chats[i].created < chats[j].created
-		}
-		return chats[i].id < chats[j].id
+	slices.SortStableFunc(chats, func(a, b *chat) int {
+		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.id, b.id))
 	})
 	d := &filescan.Dedup{Emit: emit}
 	defer func() { st.Prompts += d.N }()

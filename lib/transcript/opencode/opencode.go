@@ -37,6 +37,7 @@
 package opencode
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
@@ -45,6 +46,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -175,19 +177,9 @@ func (r *reader) add(s session, sessID, msgID, text string, created, fallback in
 
 // emitAll emits the prompts found, oldest session first.
 func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
-	sort.SliceStable(r.recs, func(i, j int) bool {
-		a, b := &r.recs[i], &r.recs[j]
-		switch {
-		case a.sessCreated != b.sessCreated:
-			return a.sessCreated < b.sessCreated
-		case a.p.Session != b.p.Session:
-			return a.p.Session < b.p.Session
-		case a.p.TS != b.p.TS:
-			return a.p.TS < b.p.TS
-		case a.msgID != b.msgID:
-			return a.msgID < b.msgID
-		}
-		return a.rank < b.rank
+	slices.SortStableFunc(r.recs, func(a, b rec) int {
+		return cmp.Or(cmp.Compare(a.sessCreated, b.sessCreated), strings.Compare(a.p.Session, b.p.Session),
+			cmp.Compare(a.p.TS, b.p.TS), strings.Compare(a.msgID, b.msgID), cmp.Compare(a.rank, b.rank))
 	})
 	keys := map[string]bool{}
 	type event struct {
