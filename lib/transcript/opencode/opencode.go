@@ -47,7 +47,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"hist/lib/identity"
@@ -108,8 +107,7 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 
 // folder reads the data folder: its databases, then its JSON storage.
 func (r *reader) folder(root string) error {
-	chans, _ := filepath.Glob(filepath.Join(root, "opencode-*.db"))
-	sort.Strings(chans)
+	chans, _ := filepath.Glob(filepath.Join(root, "opencode-*.db")) // in name order
 	for _, path := range append([]string{filepath.Join(root, "opencode.db")}, chans...) {
 		fi, err := os.Stat(path)
 		switch {
