@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strconv"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -36,15 +37,6 @@ func SkipSpace(b []byte, i int) int {
 		default:
 			return i
 		}
-	}
-	return i
-}
-
-// SpaceBefore returns the index after the last byte of b[:i] that is not
-// JSON white space (0 when there is none).
-func SpaceBefore(b []byte, i int) int {
-	for i > 0 && isSpace(b[i-1]) {
-		i--
 	}
 	return i
 }
@@ -111,45 +103,16 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 		if depth >= maxDepth {
 			return 0, false
 		}
-		closer := byte('}')
-		if c == '[' {
-			closer = ']'
-		}
-		i = SkipSpace(b, i+1)
-		if i < len(b) && b[i] == closer {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if c == '{' {
-				if i >= len(b) || b[i] != '"' {
+		obj := c == '{'
+		return seq(b, i, func(j int) (int, bool) {
+			if obj {
+				var ok bool
+				if _, _, j, ok = member(b, j); !ok {
 					return 0, false
 				}
-				if i, _, ok = skipString(b, i); !ok {
-					return 0, false
-				}
-				i = SkipSpace(b, i)
-				if i >= len(b) || b[i] != ':' {
-					return 0, false
-				}
-				i = SkipSpace(b, i+1)
 			}
-			if i, ok = skipValue(b, i, depth+1); !ok {
-				return 0, false
-			}
-			i = SkipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			switch b[i] {
-			case ',':
-				i = SkipSpace(b, i+1)
-			case closer:
-				return i + 1, true
-			default:
-				return 0, false
-			}
-		}
+			return skipValue(b, j, depth+1)
+		})
 	case 't':
 		return skipLiteral(b, i, "true")
 	case 'f':
@@ -219,55 +182,76 @@ func EachMemberNested(b []byte, nest string, fn, inner func(key, val []byte)) bo
 	return ok && SkipSpace(b, end) == len(b)
 }
 
-// walkObject reads the object at b[i] (depth deep), calling member with
-// each key and the index of its value, which member reads and returns the
-// end of; it returns the index after the object. A key with escapes is
+// walkObject reads the object at b[i] (depth deep), calling fn with
+// each key and the index of its value, which fn reads and returns the end
+// of; it returns the index after the object. A key with escapes is
 // decoded into *buf.
-func walkObject(b []byte, i, depth int, buf *[]byte, member func(key []byte, at int) (int, bool)) (int, bool) {
+func walkObject(b []byte, i, depth int, buf *[]byte, fn func(key []byte, at int) (int, bool)) (int, bool) {
 	if i >= len(b) || b[i] != '{' || depth > maxDepth {
 		return 0, false
 	}
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return 0, false
-		}
-		kEnd, kEsc, ok := skipString(b, i)
+	return seq(b, i, func(j int) (int, bool) {
+		kEnd, kEsc, at, ok := member(b, j)
 		if !ok {
 			return 0, false
 		}
-		key := b[i+1 : kEnd-1]
+		key := b[j+1 : kEnd-1]
 		if kEsc || !utf8.Valid(key) {
 			if *buf, ok = appendUnquoted((*buf)[:0], key); !ok {
 				return 0, false
 			}
 			key = *buf
 		}
-		i = SkipSpace(b, kEnd)
-		if i >= len(b) || b[i] != ':' {
-			return 0, false
-		}
-		i = SkipSpace(b, i+1)
-		vEnd, ok := member(key, i)
+		return fn(key, at)
+	})
+}
+
+// seq reads the members of the object, or the elements of the array, at
+// b[i] (its opening bracket), calling item with the index of each, which
+// item reads and returns the end of; it returns the index after the
+// closing bracket.
+func seq(b []byte, i int, item func(j int) (int, bool)) (int, bool) {
+	closer := byte('}')
+	if b[i] == '[' {
+		closer = ']'
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == closer {
+		return i + 1, true
+	}
+	for {
+		end, ok := item(i)
 		if !ok {
 			return 0, false
 		}
-		i = SkipSpace(b, vEnd)
-		if i >= len(b) {
+		if i = SkipSpace(b, end); i >= len(b) {
 			return 0, false
 		}
 		switch b[i] {
 		case ',':
 			i = SkipSpace(b, i+1)
-		case '}':
+		case closer:
 			return i + 1, true
 		default:
 			return 0, false
 		}
 	}
+}
+
+// member reads the key of an object's member at b[i]: the index after
+// its closing quote, whether it holds escapes, and the index of the
+// member's value.
+func member(b []byte, i int) (kEnd int, esc bool, at int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false, 0, false
+	}
+	if kEnd, esc, ok = skipString(b, i); !ok {
+		return 0, false, 0, false
+	}
+	if i = SkipSpace(b, kEnd); i >= len(b) || b[i] != ':' {
+		return 0, false, 0, false
+	}
+	return kEnd, esc, SkipSpace(b, i+1), true
 }
 
 // SkipValue returns the index after the value that starts at b[i]; ok is
@@ -296,19 +280,58 @@ func StrictString(v []byte) (string, bool) {
 	return string(out), true
 }
 
-// TypeAndText returns the raw "type" and "text" members of a content block
-// (an object such as {"type":"text","text":"…"}); ok is false when el is
-// not an object.
-func TypeAndText(el []byte) (typ, txt []byte, ok bool) {
-	ok = EachMember(el, func(k, v []byte) {
-		switch string(k) {
-		case "type":
-			typ = v
-		case "text":
-			txt = v
+// TextBlocks returns the texts of a message's content as the agents
+// store it: a string, or an array of blocks such as
+// {"type":"text","text":"…"}, whose text blocks it returns in order (null
+// elements and blocks of other types pass). toolResult is true when a
+// block has type "tool_result". bad is true for content of another type,
+// or blocks that are not objects with a string (or null) type and text.
+func TextBlocks(v []byte) (texts []string, toolResult, bad bool) {
+	switch {
+	case IsNull(v):
+		return nil, false, false
+	case v[0] == '"':
+		s, ok := StringValue(v)
+		if !ok {
+			return nil, false, true
+		}
+		return []string{s}, false, false
+	case v[0] != '[':
+		return nil, false, true
+	}
+	ok := EachElement(v, func(el []byte) {
+		if bad || IsNull(el) {
+			return
+		}
+		var typ, txt []byte
+		if !EachMember(el, func(k, v []byte) {
+			switch string(k) {
+			case "type":
+				typ = v
+			case "text":
+				txt = v
+			}
+		}) {
+			bad = true
+			return
+		}
+		isText, ok := StrIs(typ, "text")
+		isToolResult, _ := StrIs(typ, "tool_result")
+		switch {
+		case !ok || !StringOrNull(txt):
+			bad = true
+		case isToolResult:
+			toolResult = true
+		case isText:
+			s, ok := OptString(txt)
+			bad = !ok
+			texts = append(texts, s)
 		}
 	})
-	return typ, txt, ok
+	if !ok || bad {
+		return nil, false, true
+	}
+	return texts, toolResult, false
 }
 
 // EachElement calls fn with every raw element of the array v (a value
@@ -317,29 +340,14 @@ func EachElement(v []byte, fn func(elem []byte)) bool {
 	if len(v) == 0 || v[0] != '[' {
 		return false
 	}
-	i := SkipSpace(v, 1)
-	if i < len(v) && v[i] == ']' {
-		return true
-	}
-	for {
-		end, ok := skipValue(v, i, 1)
-		if !ok {
-			return false
+	_, ok := seq(v, 0, func(j int) (int, bool) {
+		end, ok := skipValue(v, j, 1)
+		if ok {
+			fn(v[j:end])
 		}
-		fn(v[i:end])
-		i = SkipSpace(v, end)
-		if i >= len(v) {
-			return false
-		}
-		switch v[i] {
-		case ',':
-			i = SkipSpace(v, i+1)
-		case ']':
-			return true
-		default:
-			return false
-		}
-	}
+		return end, ok
+	})
+	return ok
 }
 
 func IsNull(v []byte) bool { return len(v) == 0 || string(v) == "null" }
@@ -554,21 +562,11 @@ func hex4(s []byte) rune {
 	if len(s) < 4 {
 		return -1
 	}
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
+	n, err := strconv.ParseUint(string(s[:4]), 16, 32)
+	if err != nil {
+		return -1
 	}
-	return r
+	return rune(n)
 }
 
 // ObjectShaped reports whether a non-blank line starts with "{" and ends
@@ -576,17 +574,9 @@ func hex4(s []byte) rune {
 // torn and garbage lines without decoding them. blank is true for a line of
 // white space only.
 func ObjectShaped(line []byte) (ok, blank bool) {
-	i, j := 0, len(line)
-	for i < j && isSpace(line[i]) {
-		i++
-	}
-	for j > i && isSpace(line[j-1]) {
-		j--
-	}
-	if i == j {
+	t := bytes.Trim(line, " \t\r\n")
+	if len(t) == 0 {
 		return false, true
 	}
-	return line[i] == '{' && line[j-1] == '}', false
+	return t[0] == '{' && t[len(t)-1] == '}', false
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -292,20 +292,6 @@ func TestHasControl(t *testing.T) {
 	}
 }
 
-func TestSpaceBefore(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		i    int
-		want int
-	}{
-		{`"a" : `, 6, 5}, {`"a" : `, 4, 3}, {`"a":`, 4, 4}, {" \t\r\n", 4, 0}, {"", 0, 0}, {"x  y", 3, 1},
-	} {
-		if got := SpaceBefore([]byte(tc.in), tc.i); got != tc.want {
-			t.Errorf("SpaceBefore(%q, %d) = %d, want %d", tc.in, tc.i, got, tc.want)
-		}
-	}
-}
-
 func FuzzStrictString(f *testing.F) {
 	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\ud83d\ude80"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`, `"\xff\xfe"`, `"caf\u00e9 日本"`, `"\'"`, "\"a\x01\"", `"\u12"`, `"\ud800\udc00\udfff"`} {
 		f.Add([]byte(s))

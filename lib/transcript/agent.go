@@ -39,8 +39,13 @@ type Agent struct {
 	// Root returns the folder hist-seed reads the session transcripts
 	// from (Where says how it is found).
 	Root func(env Env, home string) string
-	// Scan reads the transcripts under root (see Keep for what it
-	// passes over).
+	// Scan reads the transcripts under root that keep keeps (nil keeps
+	// all) and calls emit once per typed prompt, deduplicated by
+	// Prompt.Key. A missing root yields nothing; files that are not
+	// regular are passed over and counted in Stats.Skipped, malformed
+	// lines or rows in Stats.Malformed. It stops at the first file that
+	// cannot be read with a *ReadError (the import is retried later), and
+	// at an error from emit, returned as it is.
 	Scan func(root string, keep Keep, emit func(Prompt) error) (Stats, error)
 	// Watched are the folders under root that hold what Scan reads, for
 	// hist-seed --watch; nil when root and every folder below it do.
@@ -48,8 +53,8 @@ type Agent struct {
 	// RecallPath returns where the prompt-recall file is; nil when Recall
 	// is empty.
 	RecallPath func(env Env, home string) string
-	// ScanRecall reads the prompt-recall file at path (a missing file
-	// yields nothing); nil when Recall is empty.
+	// ScanRecall reads the prompt-recall file at path, as Scan reads
+	// transcripts; nil when Recall is empty.
 	ScanRecall func(path string, emit func(Prompt) error) (Stats, error)
 }
 

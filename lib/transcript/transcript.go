@@ -6,11 +6,8 @@
 package transcript
 
 import (
-	"errors"
 	"io/fs"
-	"os"
 	"strings"
-	"syscall"
 )
 
 // Sources, as written in a record's "src" field: each names an agent of
@@ -43,10 +40,9 @@ type Prompt struct {
 }
 
 // Keep says, for each transcript file a reader lists, whether to read
-// it: a reader given a Keep reads only the files it keeps (nil keeps
-// all). hist-seed keeps the files that changed since its last run (see
-// docs/hist-seed.md, "Rules"); a file it keeps is read
-// whole.
+// it (whole): a reader given a Keep reads only the files it keeps (nil
+// keeps all). hist-seed keeps the files that changed since its last run
+// (see docs/hist-seed.md, "Rules").
 type Keep func(path string, fi fs.FileInfo) bool
 
 // Stats counts what a reader saw.
@@ -105,28 +101,4 @@ func Getenv(env Env, key string) string {
 		return ""
 	}
 	return strings.TrimSpace(env(key))
-}
-
-// OpenRecall opens a prompt-recall file for reading without blocking on a
-// FIFO. ok is false when there is nothing to read (missing, or not a
-// regular file, which is counted as skipped).
-func OpenRecall(path string, st *Stats) (*os.File, os.FileInfo, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
-	}
-	if err != nil {
-		return nil, nil, false, &ReadError{Path: path, Err: err}
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, false, &ReadError{Path: path, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		st.Skipped++
-		return nil, nil, false, nil
-	}
-	return f, fi, true, nil
 }

@@ -30,7 +30,7 @@ var Agent = transcript.Agent{
 	Resume:     []string{"claude", "--resume"},
 	Config:     Config,
 	Root:       DefaultRoot,
-	Scan:       ScanKept,
+	Scan:       Scan,
 	RecallPath: RecallPath,
 	ScanRecall: ScanRecall,
 }

@@ -44,9 +44,11 @@ package claude
 
 import (
 	"bytes"
+	"cmp"
 	"io"
+	"io/fs"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -63,48 +65,44 @@ func DefaultRoot(env transcript.Env, home string) string {
 	return filepath.Join(Config(env, home), "projects")
 }
 
-// Scan reads every *.jsonl transcript under root (recursively; root may also
-// be a single file) and calls emit once per typed prompt, deduplicated
-// across files by Prompt.Key (the record uuid: records replayed by a resume
-// or fork count once). Subagent transcripts (under "subagents" folders, or
-// named agent-*.jsonl) are passed over and counted in Stats.Subagent, files
-// that are not regular in Stats.Skipped. A missing root yields nothing. It stops at the
-// first I/O error and returns it as a *transcript.ReadError; malformed lines
-// are skipped and counted in Stats.Malformed. An error returned by emit
-// stops the scan and is returned as is.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan over the transcripts keep keeps.
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// Scan reads every *.jsonl transcript under root (recursively; root may
+// also be a single file), as transcript.Agent's Scan says. Subagent
+// transcripts (under "subagents" folders, or named agent-*.jsonl) are
+// passed over and counted in Stats.Subagent.
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	files, err := listFiles(root, keep, &st)
+	files, err := filescan.List(root, keep, &st, func(path string, d fs.DirEntry) bool {
+		switch name := d.Name(); {
+		case d.IsDir() && name == "subagents":
+			st.Subagent += countTranscripts(path)
+		case !d.IsDir() && strings.HasPrefix(name, "agent-") && strings.HasSuffix(name, ".jsonl"):
+			st.Subagent++
+		default:
+			return false
+		}
+		return true
+	})
 	if err != nil {
 		return st, err
 	}
-	sort.SliceStable(files, func(i, j int) bool {
-		if files[i].mtime != files[j].mtime {
-			return files[i].mtime < files[j].mtime
-		}
-		return files[i].path < files[j].path
+	// Oldest first, then by path.
+	slices.SortStableFunc(files, func(a, b filescan.File) int {
+		return cmp.Or(cmp.Compare(a.MTime, b.MTime), strings.Compare(a.Path, b.Path))
 	})
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.path
-	}
-	err = filescan.ScanPaths(paths, scanTranscript, emit, &st)
-	return st, err
+	return st, filescan.ScanPaths(files, scanTranscript, emit, &st)
 }
 
-// ScanReader reads one transcript from r (name is used in errors) and emits
-// its typed prompts; only repeats (by uuid) within this one stream are
-// dropped. A read error is returned as a *transcript.ReadError for name.
-func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := filescan.NewDedup(emit)
-	st, err := scanTranscript(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
-	st.Prompts = d.Count()
-	return st, err
+// countTranscripts counts the *.jsonl entries below dir (a subagents
+// folder, passed over); errors only make the count smaller.
+func countTranscripts(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // The line filter. A quoted token with its quotes can only be JSON
@@ -147,47 +145,44 @@ func scanTranscript(lr *filescan.LineReader, name string, add func(transcript.Pr
 			return st, &transcript.ReadError{Path: name, Err: rerr}
 		}
 		shaped, blank := jsonscan.ObjectShaped(line)
-		if blank {
-			continue
-		}
 		if !shaped {
-			st.Malformed++
+			if !blank {
+				st.Malformed++
+			}
 			continue
 		}
+		var p transcript.Prompt
+		ok, bad := false, false
 		if candidate(line) {
-			p, ok, bad := parseRecord(line)
-			if bad {
+			if p, ok, bad = parseRecord(line); bad {
 				st.Malformed++
 				continue
 			}
-			if ok {
-				switch {
-				case p.Cwd != "":
-					if cwd == "" {
-						if err := flush(waiting, p.Cwd, add); err != nil {
-							return st, err
-						}
-						waiting = nil
-					}
-					cwd = p.Cwd
-				case cwd != "":
-					p.Cwd = cwd
-				default:
-					waiting = append(waiting, p)
-					continue
-				}
-				if err := add(p); err != nil {
-					return st, err
-				}
-				continue
-			}
 		}
-		if cwd == "" && bytes.Contains(line, cwdKey) {
-			if cwd = recordCwd(line); cwd != "" {
-				if err := flush(waiting, cwd, add); err != nil {
+		// The cwd this record carries, while the file's is not known.
+		c := p.Cwd
+		if !ok && cwd == "" && bytes.Contains(line, cwdKey) {
+			c = recordCwd(line)
+		}
+		if c != "" {
+			if cwd == "" {
+				if err := flush(waiting, c, add); err != nil {
 					return st, err
 				}
 				waiting = nil
+			}
+			cwd = c
+		}
+		switch {
+		case !ok:
+		case cwd == "":
+			waiting = append(waiting, p)
+		default:
+			if p.Cwd == "" {
+				p.Cwd = cwd
+			}
+			if err := add(p); err != nil {
+				return st, err
 			}
 		}
 	}
@@ -283,8 +278,8 @@ func parseRecord(line []byte) (p transcript.Prompt, ok, bad bool) {
 	if isTrue(r.isSidechain) || present(r.agentID) || !human {
 		return p, false, false
 	}
-	parts, bad := textParts(content)
-	if bad || len(parts) == 0 {
+	parts, toolResult, bad := jsonscan.TextBlocks(content)
+	if bad || toolResult || len(parts) == 0 {
 		return p, false, bad
 	}
 	text, ok := promptText(parts)
@@ -386,56 +381,6 @@ func originHuman(v []byte) (human, ok bool) {
 		}
 	})
 	return jsonscan.StrIs(kind, "human")
-}
-
-// textParts returns the text of a message's content: the string, or each
-// text block. It returns nothing for content holding a tool result.
-func textParts(v []byte) (parts []string, bad bool) {
-	switch {
-	case jsonscan.IsNull(v):
-		return nil, false
-	case v[0] == '"':
-		s, ok := jsonscan.StringValue(v)
-		if !ok {
-			return nil, true
-		}
-		return []string{s}, false
-	case v[0] != '[':
-		return nil, true
-	}
-	toolResult := false
-	ok := jsonscan.EachElement(v, func(el []byte) {
-		if bad || jsonscan.IsNull(el) {
-			return
-		}
-		typ, txt, ok := jsonscan.TypeAndText(el)
-		if !ok {
-			bad = true
-			return
-		}
-		isText, ok1 := jsonscan.StrIs(typ, "text")
-		isToolResult, _ := jsonscan.StrIs(typ, "tool_result")
-		switch {
-		case !ok1 || !jsonscan.StringOrNull(txt):
-			bad = true
-		case isToolResult:
-			toolResult = true
-		case isText:
-			s, ok := jsonscan.OptString(txt)
-			if !ok {
-				bad = true
-				return
-			}
-			parts = append(parts, s)
-		}
-	})
-	if !ok || bad {
-		return nil, true
-	}
-	if toolResult {
-		return nil, false
-	}
-	return parts, false
 }
 
 // compactPrefix starts the summary Claude Code writes when it compacts a
@@ -572,10 +517,7 @@ func commandForm(s string) (string, bool) {
 }
 
 func between(s, open, close string) string {
-	_, rest, ok := strings.Cut(s, open)
-	if !ok {
-		return ""
-	}
+	_, rest, _ := strings.Cut(s, open) // "" when open is not found
 	in, _, ok := strings.Cut(rest, close)
 	if !ok {
 		return ""

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"hist/lib/identity"
@@ -81,7 +83,7 @@ func TestRealTranscripts(t *testing.T) {
 			want = append(want, r)
 		}
 	}
-	got, st := ttest.Collect(t, Scan, "testdata/claude/projects")
+	got, st := ttest.Collect(t, scanAll, "testdata/claude/projects")
 	got = byTime(got)
 	if len(got) != 8 {
 		t.Fatalf("got %d prompts, want 8: %q", len(got), ttest.Texts(got))
@@ -125,7 +127,7 @@ func TestRealTUITranscript(t *testing.T) {
 	if len(runs) != 4 || runs[3].Typed != "/greet Ada [cc-tui-04]" {
 		t.Fatalf("manifest: %+v", runs)
 	}
-	got, st := ttest.Collect(t, Scan, "testdata/claude-tui/projects")
+	got, st := ttest.Collect(t, scanAll, "testdata/claude-tui/projects")
 	got = byTime(got)
 	if len(got) != 3 {
 		t.Fatalf("got %d prompts, want 3: %q", len(got), ttest.Texts(got))
@@ -399,7 +401,7 @@ func TestReplayDedup(t *testing.T) {
 	if err := os.Chtimes(parent, old, old); err != nil {
 		t.Fatal(err)
 	}
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	ttest.WantTexts(t, got, "asked once", "later in the parent", "only in the fork")
 	if len(got) == 3 && got[0].Session != "sess-1" {
 		t.Errorf("the copy counted is the fork's: %+v", got[0])
@@ -462,7 +464,7 @@ func TestEmitError(t *testing.T) {
 
 func TestReaderError(t *testing.T) {
 	eio := errors.New("input/output error")
-	_, err := ScanReader(&ttest.FailingReader{R: strings.NewReader(lines(rec("a", nil))), Err: eio}, "t.jsonl", func(transcript.Prompt) error { return nil })
+	_, err := ScanReader(io.MultiReader(strings.NewReader(lines(rec("a", nil))), iotest.ErrReader(eio)), "t.jsonl", func(transcript.Prompt) error { return nil })
 	var re *transcript.ReadError
 	if !errors.As(err, &re) || re.Path != "t.jsonl" || !errors.Is(err, eio) {
 		t.Errorf("err = %v", err)
@@ -492,7 +494,7 @@ func TestLayouts(t *testing.T) {
 	var st transcript.Stats
 	go func() {
 		defer close(done)
-		got, st = ttest.Collect(t, Scan, root)
+		got, st = ttest.Collect(t, scanAll, root)
 	}()
 	select {
 	case <-done:
@@ -509,19 +511,19 @@ func TestLayouts(t *testing.T) {
 		only := t.TempDir()
 		ttest.WriteFile(t, filepath.Join(only, "-w-proj", "sess-2", "subagents", "agent-3c4d.jsonl"), looksTyped)
 		ttest.WriteFile(t, filepath.Join(only, "-w-proj", "agent-1a2b.jsonl"), looksTyped)
-		got, st := ttest.Collect(t, Scan, only)
+		got, st := ttest.Collect(t, scanAll, only)
 		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{Subagent: 2}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})
 	t.Run("missing root", func(t *testing.T) {
-		got, st := ttest.Collect(t, Scan, filepath.Join(root, "nope"))
+		got, st := ttest.Collect(t, scanAll, filepath.Join(root, "nope"))
 		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{}) {
 			t.Errorf("%v %+v", got, st)
 		}
 	})
 	t.Run("file root", func(t *testing.T) {
-		got, _ := ttest.Collect(t, Scan, filepath.Join(root, "-w-proj", "sess-1.jsonl"))
+		got, _ := ttest.Collect(t, scanAll, filepath.Join(root, "-w-proj", "sess-1.jsonl"))
 		ttest.WantTexts(t, got, "flat")
 	})
 }
@@ -532,7 +534,7 @@ func TestReadErrorOnDirectory(t *testing.T) {
 	if err := os.MkdirAll(bad, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Scan(root, func(transcript.Prompt) error { return nil })
+	_, err := scanAll(root, func(transcript.Prompt) error { return nil })
 	var re *transcript.ReadError
 	if !errors.As(err, &re) || re.Path != bad || !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("err = %v (%T), want a ReadError for %s (EISDIR)", err, err, bad)
@@ -561,7 +563,7 @@ func TestScanOrderAndStop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ttest.CheckOrderAndStop(t, Scan, root, want, 20)
+	ttest.CheckOrderAndStop(t, scanAll, root, want, 20)
 	bad := filepath.Join(root, "-d0", "x.jsonl")
 	if err := os.Mkdir(bad, 0o700); err != nil {
 		t.Fatal(err)
@@ -570,5 +572,5 @@ func TestScanOrderAndStop(t *testing.T) {
 	if err := os.Chtimes(bad, tm, tm); err != nil {
 		t.Fatal(err)
 	}
-	ttest.CheckReadErrorStop(t, Scan, root, bad, want[:24], 8)
+	ttest.CheckReadErrorStop(t, scanAll, root, bad, want[:24], 8)
 }

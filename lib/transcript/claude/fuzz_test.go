@@ -3,12 +3,14 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/filescan"
 )
 
 func fixtureFiles(f *testing.F) [][]byte {
@@ -258,4 +260,19 @@ func FuzzCandidate(f *testing.F) {
 			t.Fatalf("candidate(%q) is false for a prompt", line)
 		}
 	})
+}
+
+// scanAll is Scan keeping every file.
+func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return Scan(root, nil, emit)
+}
+
+// ScanReader reads one transcript from r (name is used in errors) as Scan
+// reads a file, and emits its typed prompts; only repeats (by uuid) within
+// this one stream are dropped.
+func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	d := &filescan.Dedup{Emit: emit}
+	st, err := scanTranscript(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
+	st.Prompts = d.N
+	return st, err
 }

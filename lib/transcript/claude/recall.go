@@ -1,21 +1,18 @@
 package claude
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode"
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // RecallPath is the path of Claude Code's prompt-recall file:
@@ -36,56 +33,37 @@ func RecallPath(env transcript.Env, home string) string {
 // is gone stays as it is). project is the Cwd, sessionId the Session,
 // timestamp the TS (Approx when missing). Slash commands ("/cmd …"), shell
 // commands ("!cmd", the REPL's bash mode) and blank lines are not emitted.
-// Key is empty: the file has no event ids.
-//
-// A missing file yields nothing; a file that is not regular is counted in
-// Stats.Skipped. An I/O error on the file or a paste file stops the scan as
-// a *transcript.ReadError; malformed lines are skipped and counted. An error
-// returned by emit stops the scan and is returned as is.
+// Key is empty: the file has no event ids. A paste file that cannot be
+// read stops the scan as the file itself does (transcript.Agent's
+// ScanRecall).
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return st, nil
+	f, fi, err := filescan.Open(path) // a folder's read fails, which reports it
+	if f == nil {
+		if fi != nil {
+			st.Skipped++
 		}
-		return st, &transcript.ReadError{Path: path, Err: err}
+		return st, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return st, &transcript.ReadError{Path: path, Err: err}
-	}
-	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() {
-		st.Skipped++
-		return st, nil
-	}
 	pastes := claudePasteCache{dir: filepath.Join(filepath.Dir(path), "paste-cache")}
-	br := bufio.NewReaderSize(f, 256<<10)
-	for {
-		line, rerr := br.ReadBytes('\n')
-		st.Bytes += int64(len(line))
-		if len(line) > 0 {
-			p, ok, bad, err := claudeHistoryPrompt(line, pastes.read)
-			if err != nil {
-				return st, err
+	err = filescan.Lines(f, path, &st, func(_ int, line []byte) error {
+		p, ok, bad, err := claudeHistoryPrompt(line, pastes.read)
+		switch {
+		case err != nil:
+			return err
+		case bad:
+			st.Malformed++
+		case ok:
+			if err := emit(p); err != nil {
+				return err
 			}
-			switch {
-			case bad:
-				st.Malformed++
-			case ok:
-				if err := emit(p); err != nil {
-					return st, err
-				}
-				st.Prompts++
-			}
+			st.Prompts++
 		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return st, &transcript.ReadError{Path: path, Err: rerr}
-		}
+		return nil
+	})
+	if err != nil {
+		return st, err
 	}
 	st.Files = 1
 	return st, nil
@@ -143,88 +121,27 @@ func claudeHistoryPrompt(line []byte, readPaste func(hash string) (string, bool,
 	return p, true, false, nil
 }
 
-// claudeResolvePastes replaces each "[Pasted text #N]", "[Pasted text #N +K
-// lines]" and "[...Truncated text #N +K lines...]" placeholder whose text is
-// known by that text.
+// pastePlaceholder is a placeholder Claude Code puts in place of a paste:
+// "[Pasted text #N]", "[Pasted text #N +K lines]" or "[...Truncated text
+// #N +K lines...]".
+var pastePlaceholder = regexp.MustCompile(`\[Pasted text #([0-9]+)(?: \+[0-9]+ lines)?\]|\[\.\.\.Truncated text #([0-9]+)(?: \+[0-9]+ lines)?\.\.\.\]`)
+
+// claudeResolvePastes replaces each placeholder whose text is known by
+// that text.
 func claudeResolvePastes(text string, pasted map[string]json.RawMessage, readPaste func(string) (string, bool, error)) (string, error) {
-	var b strings.Builder
-	rest, changed := text, false
-	for {
-		i, n, end := claudeNextPlaceholder(rest)
-		if i < 0 {
-			break
-		}
-		body, found, err := claudePasteText(n, pasted, readPaste)
+	var err error
+	out := pastePlaceholder.ReplaceAllStringFunc(text, func(m string) string {
 		if err != nil {
-			return "", err
+			return m
 		}
-		b.WriteString(rest[:i])
-		if found {
-			b.WriteString(body)
-			changed = true
-		} else {
-			b.WriteString(rest[i:end])
+		n := pastePlaceholder.FindStringSubmatch(m)
+		body, found, e := claudePasteText(n[1]+n[2], pasted, readPaste)
+		if err = e; !found {
+			return m
 		}
-		rest = rest[end:]
-	}
-	if !changed {
-		return text, nil
-	}
-	b.WriteString(rest)
-	return b.String(), nil
-}
-
-// claudeNextPlaceholder finds the first paste placeholder in s: its start,
-// its number (as written) and its end. i is -1 when there is none.
-func claudeNextPlaceholder(s string) (i int, n string, end int) {
-	for off := 0; off < len(s); {
-		j := strings.IndexByte(s[off:], '[')
-		if j < 0 {
-			break
-		}
-		start := off + j
-		if n, end, ok := claudePlaceholderAt(s, start); ok {
-			return start, n, end
-		}
-		off = start + 1
-	}
-	return -1, "", 0
-}
-
-// claudePlaceholderAt parses a placeholder starting at s[i] ('[').
-func claudePlaceholderAt(s string, i int) (n string, end int, ok bool) {
-	t := s[i:]
-	var suffix string
-	switch {
-	case strings.HasPrefix(t, "[Pasted text #"):
-		t, suffix = t[len("[Pasted text #"):], "]"
-	case strings.HasPrefix(t, "[...Truncated text #"):
-		t, suffix = t[len("[...Truncated text #"):], "...]"
-	default:
-		return "", 0, false
-	}
-	d := 0
-	for d < len(t) && t[d] >= '0' && t[d] <= '9' {
-		d++
-	}
-	if d == 0 {
-		return "", 0, false
-	}
-	n, t = t[:d], t[d:]
-	if rest, found := strings.CutPrefix(t, " +"); found {
-		k := 0
-		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
-			k++
-		}
-		if k == 0 || !strings.HasPrefix(rest[k:], " lines") {
-			return "", 0, false
-		}
-		t = rest[k+len(" lines"):]
-	}
-	if !strings.HasPrefix(t, suffix) {
-		return "", 0, false
-	}
-	return n, len(s) - len(t) + len(suffix), true
+		return body
+	})
+	return out, err
 }
 
 // claudePasteText returns the text of paste number n, inline or from the
@@ -268,17 +185,11 @@ type claudePasteCache struct{ dir string }
 
 func (c claudePasteCache) read(hash string) (string, bool, error) {
 	path := filepath.Join(c.dir, hash+".txt")
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", false, nil
-		}
-		return "", false, &transcript.ReadError{Path: path, Err: err}
+	f, _, err := filescan.Open(path) // a FIFO or device is passed over: reading could block
+	if f == nil {
+		return "", false, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-		return "", false, nil // a FIFO or device: reading could block
-	}
 	b, err := io.ReadAll(f)
 	if err != nil {
 		return "", false, &transcript.ReadError{Path: path, Err: err}

@@ -30,7 +30,7 @@ var Agent = transcript.Agent{
 	Resume: []string{"codex", "resume"},
 	Config: Config,
 	Root:   DefaultRoot,
-	Scan:   ScanKept,
+	Scan:   Scan,
 	Watched: func(root string) []transcript.Folder {
 		return []transcript.Folder{{Path: filepath.Join(root, "sessions")}, {Path: filepath.Join(root, "archived_sessions")}}
 	},

@@ -67,21 +67,12 @@ func DefaultRoot(env transcript.Env, home string) string {
 	return Config(env, home)
 }
 
-// Scan reads every rollout under root (sessions/ and archived_sessions/)
-// and calls emit once per typed prompt, deduplicated by Prompt.Key. A file
-// that cannot be read stops the scan with a *transcript.ReadError, so that
-// the import is retried later; a .jsonl.zst that is not a valid zstd
-// stream (cut short, say) is passed over, named in Stats.Undecodable (the
-// prompts before the fault count); malformed lines are counted in
-// Stats.Malformed. An error from emit stops the scan and is returned as it
-// is. A missing root holds no prompts.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan over the rollouts keep keeps, and the parents of the
-// legacy forks among them (which the fork rule needs).
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// Scan reads the rollouts under root (sessions/ and archived_sessions/)
+// that keep keeps, and the parents of the legacy forks among them (which
+// the fork rule needs), as transcript.Agent's Scan says. A .jsonl.zst that
+// is not a valid zstd stream (cut short, say) is passed over, named in
+// Stats.Undecodable (the prompts before the fault count).
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	s := newScanner(emit)
 	all, err := s.list(root, keep)
 	if err != nil {
@@ -127,26 +118,10 @@ func forkParents(s *scanner, read []string, all []rollout) []string {
 	return out
 }
 
-// ScanReader reads one rollout (plain JSONL) from r; name is its path, used
-// for the session id when the rollout has no session_meta and in errors.
-// It applies every rule of Scan except the legacy-fork one, which needs the
-// parent's file. A read error is returned as a *transcript.ReadError.
-func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	s := newScanner(emit)
-	cr := &countReader{r: r}
-	err := s.parse(cr, name)
-	s.stats.Bytes += cr.n
-	if err != nil {
-		return s.stats, err
-	}
-	return s.stats, s.flushForks()
-}
-
 type scanner struct {
-	emit    func(transcript.Prompt) error
+	emit    *filescan.Dedup
 	emitErr error
 	stats   transcript.Stats
-	keys    map[string]struct{}
 	// sums holds every session's prompts (as text hashes, in file order),
 	// for the legacy-fork rule.
 	sums  map[string][]textSum
@@ -162,7 +137,7 @@ type fork struct {
 }
 
 func newScanner(emit func(transcript.Prompt) error) *scanner {
-	return &scanner{emit: emit, keys: map[string]struct{}{}, sums: map[string][]textSum{}}
+	return &scanner{emit: &filescan.Dedup{Emit: emit}, sums: map[string][]textSum{}}
 }
 
 // deliver emits a prompt unless it is not capturable or already emitted.
@@ -170,18 +145,12 @@ func (s *scanner) deliver(c cand) error {
 	if !identity.Capturable(c.p.Text) {
 		return nil
 	}
-	if c.p.Key != "" {
-		if _, dup := s.keys[c.p.Key]; dup {
-			return nil
-		}
-		s.keys[c.p.Key] = struct{}{}
-	}
-	if err := s.emit(c.p); err != nil {
+	err := s.emit.Add(c.p)
+	s.stats.Prompts = s.emit.N
+	if err != nil {
 		s.emitErr = err
-		return err
 	}
-	s.stats.Prompts++
-	return nil
+	return err
 }
 
 // rollout is a rollout listed, and whether keep kept it.
@@ -192,9 +161,8 @@ type rollout struct {
 
 // list returns the rollouts under root, plain files winning over .zst,
 // those of sessions/ then those of archived_sessions/, each folder's in
-// the order filepath.WalkDir visits them, and whether keep (nil: all)
-// keeps each one (a file that cannot be stat'ed is kept: reading it
-// reports why).
+// the order filepath.WalkDir visits them, and whether keep keeps each
+// one.
 func (s *scanner) list(root string, keep transcript.Keep) ([]rollout, error) {
 	var out []rollout
 	for _, sub := range []string{"sessions", "archived_sessions"} {
@@ -202,24 +170,15 @@ func (s *scanner) list(root string, keep transcript.Keep) ([]rollout, error) {
 		var found []rollout
 		have := map[string]bool{}
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if path == dir && errors.Is(err, fs.ErrNotExist) {
-					return fs.SkipDir
-				}
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil // removed while we walked
-				}
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return nil // no such folder, or removed while we walked
+			case err != nil:
 				return &transcript.ReadError{Path: path, Err: err}
-			}
-			if d.IsDir() || !isRollout(d.Name()) {
+			case d.IsDir() || !isRollout(d.Name()):
 				return nil
 			}
-			kept := true
-			if keep != nil {
-				fi, err := os.Stat(path)
-				kept = err != nil || keep(path, fi)
-			}
-			found = append(found, rollout{path, kept})
+			found = append(found, rollout{path, filescan.Kept(path, keep)})
 			have[path] = true
 			return nil
 		})
@@ -246,11 +205,8 @@ func isRollout(name string) bool {
 // sessionFromName returns the uuid at the end of a rollout's file name, the
 // session id when the rollout has no session_meta.
 func sessionFromName(name string) string {
-	base := filepath.Base(name)
-	base = strings.TrimSuffix(strings.TrimSuffix(base, ".zst"), ".jsonl")
-	if i := strings.IndexByte(base, '_'); i >= 0 {
-		base = base[:i]
-	}
+	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(name), ".zst"), ".jsonl")
+	base, _, _ = strings.Cut(base, "_")
 	if len(base) >= 36 {
 		id := base[len(base)-36:]
 		if id[8] == '-' && id[13] == '-' && id[18] == '-' && id[23] == '-' {
@@ -263,11 +219,11 @@ func sessionFromName(name string) string {
 // read reads one rollout, up to the size it had when it was opened (Codex
 // may be appending).
 func (s *scanner) read(path string) error {
-	f, size, ok, err := filescan.Open(path)
+	f, fi, err := filescan.Open(path)
 	switch {
 	case err != nil:
 		return err
-	case !ok:
+	case f == nil:
 		// Not a regular file (a FIFO would block): passed over. A rollout
 		// that vanished since the listing was most likely moved (Codex
 		// archives sessions into archived_sessions/), perhaps after that
@@ -279,13 +235,13 @@ func (s *scanner) read(path string) error {
 		return nil
 	}
 	defer f.Close()
-	cr := &countReader{r: filescan.Upto(f, size)}
+	cr := &countReader{r: filescan.Upto(f, fi.Size())}
 	defer func() { s.stats.Bytes += cr.n }()
 	if !strings.HasSuffix(path, ".zst") {
 		return s.parse(cr, path)
 	}
 	if s.zdec == nil {
-		s.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+		s.zdec, err = newZstd(nil)
 		if err != nil {
 			return &transcript.ReadError{Path: path, Err: err}
 		}
@@ -382,4 +338,10 @@ func (c *countReader) Read(b []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
+}
+
+// newZstd returns a zstd decoder of r that decodes on the calling
+// goroutine, with a bounded window.
+func newZstd(r io.Reader) (*zstd.Decoder, error) {
+	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
 }

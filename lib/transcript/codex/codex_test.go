@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -70,7 +71,7 @@ func ms(iso string) int64 {
 
 func TestRealCodexExec(t *testing.T) {
 	runs := manifest(t, "codex")
-	got, st := ttest.Collect(t, Scan, "testdata/codex")
+	got, st := ttest.Collect(t, scanAll, "testdata/codex")
 	want := []int{1, 2, 3, 4, 6, 7, 8, 9} // cx-05 and cx-10 are commands
 	if len(got) != len(want) {
 		for _, p := range got {
@@ -108,7 +109,7 @@ func TestRealCodexExec(t *testing.T) {
 
 func TestRealCodexTUI(t *testing.T) {
 	runs := manifest(t, "codex-tui")
-	got, st := ttest.Collect(t, Scan, "testdata/codex-tui")
+	got, st := ttest.Collect(t, scanAll, "testdata/codex-tui")
 	if len(got) != 3 {
 		t.Fatalf("got %d prompts, want 3: %+v", len(got), got)
 	}
@@ -312,7 +313,7 @@ func TestSubagentSkipped(t *testing.T) {
 	exec := (&rb{}).meta(sess, "/w", map[string]any{"source": "exec"}).
 		userMsg("2026-01-02T03:04:06.000Z", "typed as an argv prompt", nil)
 	write(t, rolloutPath(root, sess), exec.bytes())
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	eq(t, got, "typed as an argv prompt")
 	if st.Subagent != 2 || st.Skipped != 0 || st.Files != 1 {
 		t.Errorf("stats = %+v", st)
@@ -388,9 +389,9 @@ func TestZstdAndPlainWins(t *testing.T) {
 		}
 		write(t, filepath.Join(root, "archived_sessions", filepath.Base(f)+".zst"), enc.EncodeAll(data, nil))
 	}
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	want := []string{"from the plain file", "only compressed"}
-	plain, _ := ttest.Collect(t, Scan, "testdata/codex")
+	plain, _ := ttest.Collect(t, scanAll, "testdata/codex")
 	want = append(want, texts(plain)...)
 	eq(t, got, want...)
 	if st.Skipped != 1 || st.Files != 2+len(real) {
@@ -432,7 +433,7 @@ func TestGarbageZstd(t *testing.T) {
 			path := rolloutPath(root, sess) + ".zst"
 			write(t, path, tc.data)
 			write(t, rolloutPath(root, other), (&rb{}).meta(other, "/w", nil).userMsg("2026-01-03T03:04:06.000Z", "fine", nil).bytes())
-			got, st := ttest.Collect(t, Scan, root)
+			got, st := ttest.Collect(t, scanAll, root)
 			eq(t, got, tc.want...)
 			if len(st.Undecodable) != 1 || st.Undecodable[0].Path != path || !strings.Contains(st.Undecodable[0].Err.Error(), "not a valid zstd stream") {
 				t.Fatalf("undecodable %+v, want %s named", st.Undecodable, path)
@@ -447,7 +448,7 @@ func TestArchivedCopyCountedOnce(t *testing.T) {
 		item("2026-01-02T03:04:07.000Z", "i9", "also once").bytes()
 	write(t, rolloutPath(root, sess), data)
 	write(t, filepath.Join(root, "archived_sessions", filepath.Base(rolloutPath(root, sess))), data)
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	eq(t, got, "only once", "also once")
 	if st.Files != 2 {
 		t.Errorf("stats = %+v", st)
@@ -485,7 +486,7 @@ func TestLegacyFork(t *testing.T) {
 		write(t, filepath.Join(root, "sessions/2026/01/02/rollout-2026-01-02T02-00-00-"+child+".jsonl"), cb.bytes())
 		write(t, filepath.Join(root, "sessions/2026/01/02/rollout-2026-01-02T01-00-00-"+grand+".jsonl"), gb.bytes())
 		write(t, filepath.Join(root, "sessions/2026/01/02/rollout-2026-01-02T03-00-00-"+parent+".jsonl"), pb.bytes())
-		got, _ := ttest.Collect(t, Scan, root)
+		got, _ := ttest.Collect(t, scanAll, root)
 		var pairs []string
 		for _, p := range got {
 			pairs = append(pairs, p.Text+"@"+p.Session[len(p.Session)-1:])
@@ -499,7 +500,7 @@ func TestLegacyFork(t *testing.T) {
 	t.Run("parent gone", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, rolloutPath(root, child), cb.bytes())
-		got, _ := ttest.Collect(t, Scan, root)
+		got, _ := ttest.Collect(t, scanAll, root)
 		eq(t, got, "A", "B", "D", "B")
 	})
 	t.Run("paginated fork copies nothing", func(t *testing.T) {
@@ -508,7 +509,7 @@ func TestLegacyFork(t *testing.T) {
 		pg := (&rb{}).meta(child, "/p", map[string]any{"forked_from_id": parent, "history_mode": "paginated"}).
 			userMsg("2026-01-02T04:00:00.000Z", "A", nil)
 		write(t, rolloutPath(root, child), pg.bytes())
-		got, _ := ttest.Collect(t, Scan, root)
+		got, _ := ttest.Collect(t, scanAll, root)
 		eq(t, got, "A", "B", "C", "A")
 	})
 }
@@ -516,7 +517,7 @@ func TestLegacyFork(t *testing.T) {
 func TestEmitErrorStops(t *testing.T) {
 	stop := errors.New("stop here")
 	n := 0
-	_, err := Scan("testdata/codex", func(transcript.Prompt) error {
+	_, err := scanAll("testdata/codex", func(transcript.Prompt) error {
 		n++
 		if n == 2 {
 			return stop
@@ -544,7 +545,7 @@ func TestReadErrors(t *testing.T) {
 		if err := os.Symlink(filepath.Join(root, "elsewhere"), path); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Scan(root, func(transcript.Prompt) error { return nil })
+		_, err := scanAll(root, func(transcript.Prompt) error { return nil })
 		var re *transcript.ReadError
 		if !errors.As(err, &re) || re.Path != path {
 			t.Fatalf("err = %v", err)
@@ -553,13 +554,13 @@ func TestReadErrors(t *testing.T) {
 	t.Run("sessions is a file", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, filepath.Join(root, "sessions"), []byte("x"))
-		_, err := Scan(root, func(transcript.Prompt) error { return nil })
+		_, err := scanAll(root, func(transcript.Prompt) error { return nil })
 		if err != nil {
 			t.Fatalf("a file named sessions holds no rollouts: %v", err)
 		}
 	})
 	t.Run("missing root", func(t *testing.T) {
-		st, err := Scan(filepath.Join(t.TempDir(), "none"), func(transcript.Prompt) error { return nil })
+		st, err := scanAll(filepath.Join(t.TempDir(), "none"), func(transcript.Prompt) error { return nil })
 		if err != nil || !reflect.DeepEqual(st, transcript.Stats{}) {
 			t.Fatalf("got %+v, %v", st, err)
 		}
@@ -652,7 +653,7 @@ func TestOldestFormat(t *testing.T) {
 			root := t.TempDir()
 			// The oldest builds wrote the rollouts straight into sessions/.
 			write(t, filepath.Join(root, "sessions", "rollout-2025-05-07T17-24-21-"+id+".jsonl"), tc.data)
-			got, st := ttest.Collect(t, Scan, root)
+			got, st := ttest.Collect(t, scanAll, root)
 			eq(t, got, tc.texts...)
 			for _, p := range got {
 				if p.Cwd != tc.cwd || p.Session != id || p.TS != 1746638661123 || !p.Approx || p.Src != "codex" {
@@ -675,4 +676,24 @@ func TestOldestFormat(t *testing.T) {
 	later := (&rb{}).meta(sess, "/w", nil).raw(oldestItem("user", "not the oldest format"))
 	got, _ := readerPrompts(t, later.bytes())
 	eq(t, got)
+}
+
+// scanAll is Scan keeping every file.
+func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return Scan(root, nil, emit)
+}
+
+// ScanReader reads one rollout (plain JSONL) from r; name is its path, used
+// for the session id when the rollout has no session_meta and in errors.
+// It applies every rule of Scan except the legacy-fork one, which needs the
+// parent's file. A read error is returned as a *transcript.ReadError.
+func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	s := newScanner(emit)
+	cr := &countReader{r: r}
+	err := s.parse(cr, name)
+	s.stats.Bytes += cr.n
+	if err != nil {
+		return s.stats, err
+	}
+	return s.stats, s.flushForks()
 }

@@ -3,10 +3,9 @@ package codex
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"hash/maphash"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -18,38 +17,22 @@ import (
 )
 
 // bufSize is the line reader's buffer: the beginning of a long line from
-// which the reader decides whether to read it whole. A line longer than
-// filescan.MaxLine (a prompt of more than 32 MiB is not one a person
-// typed) is read through and counted as malformed.
+// which the reader decides whether to read it whole.
 const bufSize = 256 << 10
 
-// Candidate kinds: the three places a typed prompt is stored.
+// Prompt event kinds: the two places a build stores a typed prompt.
 const (
 	kindEvent = iota + 1 // event_msg user_message (before 0.171)
 	kindItem             // event_msg item_completed UserMessage (0.171)
-	kindResp             // response_item user message (oldest rollouts only)
 )
 
-// textSum identifies a prompt's text within one scan: two 64-bit maphash
-// sums with independent random seeds (128 bits), so that two different
-// texts share one with a negligible chance and no input can aim at it.
-// It is compared, never stored.
-type textSum [16]byte
-
-var sumSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-
-func sumText(text string) textSum {
-	var s textSum
-	binary.LittleEndian.PutUint64(s[:8], maphash.String(sumSeeds[0], text))
-	binary.LittleEndian.PutUint64(s[8:], maphash.String(sumSeeds[1], text))
-	return s
-}
+// textSum identifies a prompt's text: its SHA-256.
+type textSum = [sha256.Size]byte
 
 // cand is one prompt as stored in a rollout, before the capturable filter.
 type cand struct {
-	p    transcript.Prompt
-	sum  textSum // of the text
-	kind int
+	p   transcript.Prompt
+	sum textSum // of the text
 }
 
 // parser reads one rollout. It hands every prompt it finds, in file order,
@@ -60,7 +43,6 @@ type parser struct {
 	out      func(cand) error
 	session  string
 	metaSeen bool
-	subagent bool
 	// A legacy fork copies its parent's items into its own file.
 	forkedFrom string
 	legacyFork bool
@@ -103,11 +85,7 @@ type pendingLine struct {
 }
 
 // errStop ends a parse early (a subagent rollout).
-var errStop = stopError("subagent")
-
-type stopError string
-
-func (e stopError) Error() string { return string(e) }
+var errStop = errors.New("subagent")
 
 // run reads r to the end. It returns errStop when the rollout turned out to
 // be a subagent's, an error from out, or a read error.
@@ -239,15 +217,7 @@ func (p *parser) classify(b []byte, complete bool) (action, int) {
 		case string(ptype) == "user_message":
 			return actDecode, lineEvent
 		case string(ptype) == "item_completed":
-			if i := bytes.Index(rest, pfxItem); i >= 0 {
-				if it, _, ok := plainString(rest[i+len(pfxItem):]); ok {
-					if string(it) == "UserMessage" {
-						return actDecode, lineEvent
-					}
-					return actSkip, lineOther
-				}
-			}
-			return undecided, lineEvent
+			return memberIs(rest, pfxItem, "UserMessage", lineEvent, undecided)
 		default:
 			return actSkip, lineOther
 		}
@@ -262,21 +232,28 @@ func (p *parser) classify(b []byte, complete bool) (action, int) {
 			}
 			return undecided, lineResp
 		case string(ptype) == "message":
-			if i := bytes.Index(rest, pfxRole); i >= 0 {
-				if role, _, ok := plainString(rest[i+len(pfxRole):]); ok {
-					if string(role) == "user" {
-						return actDecode, lineResp
-					}
-					return actSkip, lineOther
-				}
-			}
-			return undecided, lineResp
+			return memberIs(rest, pfxRole, "user", lineResp, undecided)
 		default:
 			return actSkip, lineOther
 		}
 	default:
 		return actSkip, lineOther
 	}
+}
+
+// memberIs decides from the plain string after the first pfx in rest:
+// want decodes the line as kind, another value skips it, none leaves it
+// undecided.
+func memberIs(rest, pfx []byte, want string, kind int, undecided action) (action, int) {
+	if i := bytes.Index(rest, pfx); i >= 0 {
+		if v, _, ok := plainString(rest[i+len(pfx):]); ok {
+			if string(v) == want {
+				return actDecode, kind
+			}
+			return actSkip, lineOther
+		}
+	}
+	return undecided, kind
 }
 
 type metaPayload struct {
@@ -436,7 +413,6 @@ func (p *parser) meta(m *metaPayload, rawTS string) error {
 	}
 	p.metaSeen = true
 	if isSubagent(m.Source) {
-		p.subagent = true
 		return errStop
 	}
 	if m.ID != "" {
@@ -488,10 +464,6 @@ func metaLine(b []byte) (m metaPayload, ts string, ok bool) {
 // isSubagent reports whether a session_meta source names a subagent
 // ({"subagent": …}: review, compact, thread_spawn, …).
 func isSubagent(src json.RawMessage) bool {
-	src = bytes.TrimSpace(src)
-	if len(src) == 0 || src[0] != '{' {
-		return false
-	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(src, &m) != nil {
 		return false
@@ -549,14 +521,11 @@ func (p *parser) response(m *respPayload, rawTS string) {
 		p.noteTS(rawTS)
 		return
 	}
-	p.fallback = append(p.fallback, p.cand(text, id, rawTS, kindResp))
+	p.fallback = append(p.fallback, p.cand(text, id, rawTS))
 }
 
 // joinText joins the text of the content items of the given type.
 func joinText(items []textItem, typ string) string {
-	if len(items) == 1 && strings.EqualFold(items[0].Type, typ) {
-		return items[0].Text
-	}
 	var parts []string
 	for _, it := range items {
 		if strings.EqualFold(it.Type, typ) {
@@ -572,7 +541,7 @@ func (p *parser) found(text, id, rawTS string, kind int) error {
 		p.noteTS(rawTS)
 		return nil
 	}
-	c := p.cand(text, id, rawTS, kind)
+	c := p.cand(text, id, rawTS)
 	if p.prevKind != 0 && !p.prevPaired && p.prevKind != kind && text == p.prevText {
 		// The same prompt stored as both user_message and UserMessage.
 		p.prevPaired = true
@@ -584,14 +553,14 @@ func (p *parser) found(text, id, rawTS string, kind int) error {
 
 // cand builds a prompt. Its time is its line's, or (flagged approximate)
 // the last time seen before it in the file.
-func (p *parser) cand(text, id, rawTS string, kind int) cand {
+func (p *parser) cand(text, id, rawTS string) cand {
 	ts, ok := parseTS(rawTS)
 	if ok {
 		p.lastTS = ts
 	} else {
 		ts = p.lastTS
 	}
-	sum := sumText(text)
+	sum := sha256.Sum256([]byte(text))
 	cwd := p.cwd
 	if cwd == "" {
 		cwd = p.metaCwd
@@ -603,10 +572,9 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 	if id != "" {
 		key = p.session + "/" + id
 	} else {
-		// A hash that is the same in every run: the import ledger keeps
-		// the key.
-		stable := sha256.Sum256([]byte(text))
-		key = p.session + "/" + rawTS + "/" + hex.EncodeToString(stable[:8])
+		// The text's hash: the same in every run (the import ledger keeps
+		// the key).
+		key = p.session + "/" + rawTS + "/" + hex.EncodeToString(sum[:8])
 	}
 	return cand{
 		p: transcript.Prompt{
@@ -619,8 +587,7 @@ func (p *parser) cand(text, id, rawTS string, kind int) cand {
 			Approx:  !ok,
 			File:    p.name,
 		},
-		sum:  sum,
-		kind: kind,
+		sum: sum,
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/klauspost/compress/zstd"
-
 	"hist/lib/identity"
 	"hist/lib/transcript"
 	"hist/lib/transcript/internal/filescan"
@@ -34,27 +32,20 @@ func RecallPath(env transcript.Env, home string) string {
 // ("/prompts:…"), shell commands ("!cmd", run by the composer, not sent
 // as a prompt) and blank lines are not emitted. Key is empty: the file has
 // no event ids.
-//
-// A missing file yields nothing; a file that is not regular is counted in
-// Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError;
-// malformed lines are skipped and counted. An error returned by emit stops
-// the scan and is returned as is.
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	f, fi, ok, err := transcript.OpenRecall(path, &st)
-	if !ok || err != nil {
+	f, fi, err := filescan.OpenRecall(path, &st)
+	if f == nil {
 		return st, err
 	}
 	defer f.Close()
 	var lines []codexLine
-	n, malformed, err := parseCodexHistory(f, func(l codexLine) error {
+	err = parseCodexHistory(f, path, &st, func(l codexLine) error {
 		lines = append(lines, l)
 		return nil
 	})
-	st.Bytes += n
-	st.Malformed += malformed
 	if err != nil {
-		return st, &transcript.ReadError{Path: path, Err: err}
+		return st, err
 	}
 	st.Files++
 	ids := map[string]bool{}
@@ -81,10 +72,11 @@ type codexLine struct {
 	ts            int64 // ms; 0 when missing
 }
 
-// parseCodexHistory reads history.jsonl lines and hands over the prompts to
-// emit (capturable, not shell commands).
-func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malformed int, err error) {
-	n, err = filescan.Lines(r, func(_ int, line []byte) error {
+// parseCodexHistory reads history.jsonl lines (name is for errors) and
+// hands over the prompts to emit (capturable, not shell commands),
+// counting in st.
+func parseCodexHistory(r io.Reader, name string, st *transcript.Stats, out func(codexLine) error) error {
+	return filescan.Lines(r, name, st, func(_ int, line []byte) error {
 		var h struct {
 			SessionID      string      `json:"session_id"`
 			ConversationID string      `json:"conversation_id"`
@@ -92,7 +84,7 @@ func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malform
 			Text           *string     `json:"text"`
 		}
 		if json.Unmarshal(line, &h) != nil || h.Text == nil {
-			malformed++
+			st.Malformed++
 			return nil
 		}
 		text := *h.Text
@@ -112,7 +104,6 @@ func parseCodexHistory(r io.Reader, out func(codexLine) error) (n int64, malform
 		}
 		return out(codexLine{session: session, text: text, ts: ts})
 	})
-	return n, malformed, err
 }
 
 // codexCwds finds, for the given session ids, the cwd recorded in their
@@ -128,19 +119,8 @@ func codexCwds(root string, ids map[string]bool) map[string]string {
 			if err != nil || d.IsDir() {
 				return nil
 			}
-			name := d.Name()
-			if !strings.HasPrefix(name, "rollout-") {
-				return nil
-			}
-			stem := strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".jsonl")
-			if i := strings.IndexByte(stem, '_'); i >= 0 {
-				stem = stem[:i]
-			}
-			if len(stem) < 36 {
-				return nil
-			}
-			id := stem[len(stem)-36:]
-			if !ids[id] || out[id] != "" {
+			id := sessionFromName(d.Name())
+			if id == "" || !isRollout(d.Name()) || !ids[id] || out[id] != "" {
 				return nil
 			}
 			if cwd := codexRolloutCwd(path); cwd != "" {
@@ -161,7 +141,7 @@ func codexRolloutCwd(path string) string {
 	defer f.Close()
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".zst") {
-		d, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+		d, err := newZstd(f)
 		if err != nil {
 			return ""
 		}

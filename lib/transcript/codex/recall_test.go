@@ -4,6 +4,7 @@ package codex
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestRecallPath(t *testing.T) {
 }
 
 func TestCodexRealHistory(t *testing.T) {
-	typed := ttest.TypedRuns(t, "testdata/recall/manifest.json", "codex-tui")
+	typed := typedRuns(t, "testdata/recall/manifest.json", "codex-tui")
 	got, st := ttest.Collect(t, ScanRecall, "testdata/recall/history.jsonl")
 	if len(got) != 3 {
 		t.Fatalf("got %d prompts", len(got))
@@ -151,14 +152,39 @@ func FuzzCodexHistoryLines(f *testing.F) {
 	}
 	f.Add([]byte(`{"conversation_id":"c","ts":1.5e9,"text":"x"}` + "\n" + `{"ts":"12","text":"y"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, _, err := parseCodexHistory(bytes.NewReader(data), func(l codexLine) error {
+		var st transcript.Stats
+		err := parseCodexHistory(bytes.NewReader(data), "fuzz", &st, func(l codexLine) error {
 			if !identity.Capturable(l.text) || strings.HasPrefix(l.text, "!") || l.ts < 0 {
 				t.Fatalf("emitted %+v", l)
 			}
 			return nil
 		})
-		if err != nil || n != int64(len(data)) {
-			t.Fatalf("n=%d err=%v", n, err)
+		if err != nil || st.Bytes != int64(len(data)) {
+			t.Fatalf("n=%d err=%v", st.Bytes, err)
 		}
 	})
+}
+
+// typedRuns reads the prompts as typed from a testdata manifest.
+func typedRuns(t testing.TB, path, harness string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Harnesses map[string]struct {
+			Runs []struct {
+				Typed string `json:"prompt_typed"`
+			} `json:"runs"`
+		} `json:"harnesses"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range m.Harnesses[harness].Runs {
+		out = append(out, r.Typed)
+	}
+	return out
 }

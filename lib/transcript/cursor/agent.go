@@ -38,7 +38,7 @@ var Agent = transcript.Agent{
 	Resume: []string{"cursor-agent", "--resume"},
 	Config: Config,
 	Root:   DefaultRoot,
-	Scan:   ScanKept,
+	Scan:   Scan,
 	Watched: func(root string) []transcript.Folder {
 		return []transcript.Folder{{Path: filepath.Join(root, "chats")}, {Path: filepath.Join(root, "projects")}}
 	},

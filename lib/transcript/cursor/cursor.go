@@ -38,7 +38,9 @@
 package cursor
 
 import (
+	"cmp"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -47,7 +49,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,20 +69,11 @@ func DefaultRoot(env transcript.Env, home string) string {
 	return Config(env, home)
 }
 
-// Scan reads every chat store and mirror transcript under root and calls
-// emit once per typed prompt, deduplicated by Prompt.Key, oldest chat
-// first. It returns a *transcript.ReadError on the first store or file that
-// cannot be read; malformed stores, blobs and lines are counted in
-// Stats.Malformed. An error from emit stops the scan and is returned as it
-// is.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan over the chat stores and mirror transcripts keep keeps.
-// A chat whose store is passed over stays the chat's source: its mirror
-// is not read in its place.
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// Scan reads the chat stores and mirror transcripts under root, oldest
+// chat first, as transcript.Agent's Scan says. A chat whose store keep
+// passes over stays the chat's source: its mirror is not read in its
+// place.
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	stores, err := listStores(root)
 	if err != nil {
@@ -90,7 +83,7 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 	have := map[string]bool{}
 	for _, path := range stores {
 		have[filepath.Base(filepath.Dir(path))] = true
-		if !kept(path, keep) {
+		if !filescan.Kept(path, keep) {
 			continue
 		}
 		c, err := readStore(path, &st)
@@ -107,7 +100,7 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		return st, err
 	}
 	for _, m := range mirrors {
-		if have[m.id] || !kept(m.path, keep) {
+		if have[m.id] || !filescan.Kept(m.path, keep) {
 			continue
 		}
 		c, err := readMirror(m, &st)
@@ -117,33 +110,6 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 		chats = append(chats, c)
 	}
 	return st, emitChats(chats, emit, &st)
-}
-
-// kept reports whether keep (nil: all) keeps path; a file that cannot be
-// stat'ed is kept (reading it reports why).
-func kept(path string, keep transcript.Keep) bool {
-	if keep == nil {
-		return true
-	}
-	fi, err := os.Stat(path)
-	return err != nil || keep(path, fi)
-}
-
-// ScanReader reads one mirror transcript (JSONL) from r; name is its path:
-// its base name gives the session. The mirror has no times: TS is 0 and
-// Approx is set (Scan uses the file's modification time), and Cwd is empty.
-func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	var st transcript.Stats
-	id := strings.TrimSuffix(filepath.Base(name), ".jsonl")
-	c := &chat{file: name, id: id, group: name}
-	n, malformed, err := mirrorPrompts(r, c)
-	st.Bytes += n
-	st.Malformed += malformed
-	if err != nil {
-		return st, &transcript.ReadError{Path: name, Err: err}
-	}
-	st.Files++
-	return st, emitChats([]*chat{c}, emit, &st)
 }
 
 // chat is one conversation's prompts.
@@ -164,13 +130,11 @@ type prompt struct {
 }
 
 func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript.Stats) error {
-	sort.SliceStable(chats, func(i, j int) bool {
-		if chats[i].created != chats[j].created {
-			return chats[i].created < chats[j].created
-		}
-		return chats[i].id < chats[j].id
+	slices.SortStableFunc(chats, func(a, b *chat) int {
+		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.id, b.id))
 	})
-	keys := map[string]bool{}
+	d := &filescan.Dedup{Emit: emit}
+	defer func() { st.Prompts += d.N }()
 	for i, c := range chats {
 		// The leading run of blobs shared with an earlier chat of the same
 		// workspace is a fork's copy. Where the run ends on a user message
@@ -191,14 +155,10 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 			shared = max(shared, n)
 		}
 		for _, p := range c.prompts {
-			if p.pos >= 0 && p.pos < shared {
+			if (p.pos >= 0 && p.pos < shared) || !identity.Capturable(p.text) {
 				continue
 			}
-			if !identity.Capturable(p.text) || keys[p.key] {
-				continue
-			}
-			keys[p.key] = true
-			err := emit(transcript.Prompt{
+			err := d.Add(transcript.Prompt{
 				Text:    p.text,
 				TS:      c.created,
 				Cwd:     c.cwd,
@@ -211,7 +171,6 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 			if err != nil {
 				return err
 			}
-			st.Prompts++
 		}
 	}
 	return nil
@@ -235,26 +194,12 @@ func readStore(path string, st *transcript.Stats) (*chat, error) {
 		st.Skipped++
 		return nil, nil
 	}
-	db, err := rosqlite.Open(path)
-	var c *chat
-	if err == nil {
+	var c *chat // nil unless read
+	_, err = rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
 		c, err = readChat(db, path, fi.ModTime(), st)
-		db.Close()
-	}
-	if rosqlite.Undecodable(err) {
-		st.Undecodable = append(st.Undecodable, transcript.Undecodable{Path: path, Err: err})
-		return nil, nil
-	}
-	if err != nil {
-		return nil, &transcript.ReadError{Path: path, Err: err}
-	}
-	st.Files++
-	for _, s := range []string{"", "-wal"} {
-		if fi, err := os.Stat(path + s); err == nil {
-			st.Bytes += fi.Size()
-		}
-	}
-	return c, nil
+		return err
+	})
+	return c, err
 }
 
 func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stats) (*chat, error) {
@@ -386,7 +331,7 @@ func parseCreated(raw json.RawMessage) int64 {
 // ids, 32 raw bytes or 64 hex characters) and field 9 (the workspace).
 func parseRoot(b []byte) (ids []string, workspace string, ok bool) {
 	for len(b) > 0 {
-		key, n := uvarint(b)
+		key, n := binary.Uvarint(b)
 		if n <= 0 {
 			return nil, "", false
 		}
@@ -394,7 +339,7 @@ func parseRoot(b []byte) (ids []string, workspace string, ok bool) {
 		field, wire := key>>3, key&7
 		switch wire {
 		case 0:
-			_, n := uvarint(b)
+			_, n := binary.Uvarint(b)
 			if n <= 0 {
 				return nil, "", false
 			}
@@ -410,19 +355,19 @@ func parseRoot(b []byte) (ids []string, workspace string, ok bool) {
 			}
 			b = b[4:]
 		case 2:
-			l, n := uvarint(b)
+			l, n := binary.Uvarint(b)
 			if n <= 0 || l > uint64(len(b)-n) {
 				return nil, "", false
 			}
 			v := b[n : n+int(l)]
 			b = b[n+int(l):]
 			switch field {
-			case 1:
-				switch {
-				case len(v) == 32:
+			case 1: // 32 bytes, or their 64 hex digits
+				if d, err := hex.DecodeString(string(v)); err == nil && len(v) == 64 {
+					v = d
+				}
+				if len(v) == 32 {
 					ids = append(ids, hex.EncodeToString(v))
-				case len(v) == 64 && isHex(v):
-					ids = append(ids, strings.ToLower(string(v)))
 				}
 			case 9:
 				workspace = string(v)
@@ -432,27 +377,6 @@ func parseRoot(b []byte) (ids []string, workspace string, ok bool) {
 		}
 	}
 	return ids, workspace, true
-}
-
-func uvarint(b []byte) (uint64, int) {
-	var x uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		c := b[i]
-		x |= uint64(c&0x7f) << (7 * i)
-		if c < 0x80 {
-			return x, i + 1
-		}
-	}
-	return 0, 0
-}
-
-func isHex(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 // workspacePath turns the root blob's workspace (a path or a file:// URI)
@@ -565,9 +489,8 @@ func listMirrors(root string, st *transcript.Stats) ([]mirror, error) {
 				if _, err := os.Stat(path); err != nil {
 					continue
 				}
-				if subs, _ := os.ReadDir(filepath.Join(dir, name, "subagents")); len(subs) > 0 {
-					st.Subagent += len(subs)
-				}
+				subs, _ := os.ReadDir(filepath.Join(dir, name, "subagents"))
+				st.Subagent += len(subs)
 			case strings.HasSuffix(name, ".jsonl"):
 				id, path = strings.TrimSuffix(name, ".jsonl"), filepath.Join(dir, name)
 			default:
@@ -586,10 +509,7 @@ func listMirrors(root string, st *transcript.Stats) ([]mirror, error) {
 
 func readDir(dir string) ([]os.DirEntry, error) {
 	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
-		return nil, nil
-	}
-	if errors.Is(err, syscall.ENOTDIR) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
 	}
 	if err != nil {
@@ -605,19 +525,16 @@ func readMirror(m mirror, st *transcript.Stats) (*chat, error) {
 	}
 	defer f.Close()
 	c := &chat{file: m.path, id: m.id, group: "mirror:" + m.project, created: m.mtime.UnixMilli(), cwd: decodeProject(m.project, "/")}
-	n, malformed, err := mirrorPrompts(f, c)
-	st.Bytes += n
-	st.Malformed += malformed
-	if err != nil {
-		return nil, &transcript.ReadError{Path: m.path, Err: err}
+	if err := mirrorPrompts(f, c, st); err != nil {
+		return nil, err
 	}
-	st.Files++
 	return c, nil
 }
 
-// mirrorPrompts reads a mirror transcript's user lines into c.
-func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
-	n, err = filescan.Lines(r, func(i int, line []byte) error {
+// mirrorPrompts reads a mirror transcript's user lines into c, counting
+// in st.
+func mirrorPrompts(r io.Reader, c *chat, st *transcript.Stats) error {
+	err := filescan.Lines(r, c.file, st, func(i int, line []byte) error {
 		var l struct {
 			Role    string `json:"role"`
 			Message *struct {
@@ -626,7 +543,7 @@ func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
 			Content json.RawMessage `json:"content"`
 		}
 		if json.Unmarshal(line, &l) != nil {
-			malformed++
+			st.Malformed++
 			return nil
 		}
 		if l.Role != "user" {
@@ -641,7 +558,10 @@ func mirrorPrompts(r io.Reader, c *chat) (n int64, malformed int, err error) {
 		}
 		return nil
 	})
-	return n, malformed, err
+	if err == nil {
+		st.Files++
+	}
+	return err
 }
 
 // encodeName is the mirror's folder-name encoding of one path element:

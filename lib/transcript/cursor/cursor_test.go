@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -178,7 +179,7 @@ func TestStoreRules(t *testing.T) {
 		},
 	}).build(t)
 	before := snapshot(t, root)
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	if after := snapshot(t, root); after != before {
 		t.Errorf("the scan changed files:\n%s\n---\n%s", before, after)
 	}
@@ -206,7 +207,7 @@ func TestCreatedAt(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			(&store{path: chatPath(root, "w", chatA), agentID: chatA, createdAt: c.v, workspace: "/w", msgs: []any{user(query("hi"))}}).build(t)
-			got, _ := ttest.Collect(t, Scan, root)
+			got, _ := ttest.Collect(t, scanAll, root)
 			if len(got) != 1 || got[0].TS != c.want {
 				t.Errorf("got %+v, want TS %d", got, c.want)
 			}
@@ -217,7 +218,7 @@ func TestCreatedAt(t *testing.T) {
 		s := (&store{path: chatPath(root, "w", chatA), agentID: chatA, workspace: "/w", msgs: []any{user(query("hi"))}}).build(t)
 		mt := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 		os.Chtimes(s.path, mt, mt)
-		got, _ := ttest.Collect(t, Scan, root)
+		got, _ := ttest.Collect(t, scanAll, root)
 		if len(got) != 1 || got[0].TS != mt.UnixMilli() || !got[0].Approx {
 			t.Errorf("got %+v", got)
 		}
@@ -234,7 +235,7 @@ func TestWALStoreWithLiveWriter(t *testing.T) {
 		t.Fatalf("no WAL: %v", err)
 	}
 	before := snapshot(t, root)
-	got, _ := ttest.Collect(t, Scan, root)
+	got, _ := ttest.Collect(t, scanAll, root)
 	eq(t, got, "in the WAL")
 	if after := snapshot(t, root); after != before {
 		t.Errorf("the scan changed files:\n%s\n---\n%s", before, after)
@@ -254,7 +255,7 @@ func TestForkCopiesCountOnce(t *testing.T) {
 	dm := []any{sys, user(query("unanswered"))}
 	(&store{path: chatPath(root, "ws3", "d"), agentID: "d", createdAt: 400, workspace: "/u", msgs: dm}).build(t)
 	(&store{path: chatPath(root, "ws3", "e"), agentID: "e", createdAt: 500, workspace: "/u", msgs: append(dm, assistant("late"), user(query("next")))}).build(t)
-	got, _ := ttest.Collect(t, Scan, root)
+	got, _ := ttest.Collect(t, scanAll, root)
 	// In "b", "second" was typed again after the fork point: kept.
 	eq(t, got, "first", "second", "second", "third", "first", "unanswered", "next")
 	want := []string{"a", "a", "b", "b", "c", "d", "e"}
@@ -292,7 +293,7 @@ func TestMalformedStores(t *testing.T) {
 		db.Exec(`INSERT INTO meta VALUES ('0', ?)`, hex.EncodeToString([]byte(`{"agentId":"y","latestRootBlobId":"`+strings.Repeat("1", 64)+`"}`)))
 	})
 	(&store{path: chatPath(root, "w", "good"), agentID: "good", createdAt: 1, workspace: "/w", msgs: []any{user(query("still read"))}}).build(t)
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	eq(t, got, "still read")
 	if st.Malformed != 4 || st.Files != 5 {
 		t.Errorf("stats %+v", st)
@@ -305,7 +306,7 @@ func TestUnreadableStore(t *testing.T) {
 	path := chatPath(root, "w", chatA)
 	os.MkdirAll(filepath.Dir(path), 0o700)
 	os.WriteFile(path, bytes.Repeat([]byte("not sqlite"), 50), 0o600)
-	_, st := ttest.Collect(t, Scan, root)
+	_, st := ttest.Collect(t, scanAll, root)
 	if len(st.Undecodable) != 1 || st.Undecodable[0].Path != path {
 		t.Fatalf("undecodable %+v", st.Undecodable)
 	}
@@ -317,13 +318,13 @@ func TestOddLayouts(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "chats", "file"), nil, 0o600)
 	os.MkdirAll(filepath.Join(root, "projects"), 0o700)
 	os.WriteFile(filepath.Join(root, "projects", "p"), nil, 0o600)
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	if len(got) != 0 || st.Skipped != 1 {
 		t.Errorf("%v %+v", got, st)
 	}
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o600)
-	if _, st := ttest.Collect(t, Scan, file); !reflect.DeepEqual(st, transcript.Stats{}) {
+	if _, st := ttest.Collect(t, scanAll, file); !reflect.DeepEqual(st, transcript.Stats{}) {
 		t.Errorf("a file as root: %+v", st)
 	}
 }
@@ -367,7 +368,7 @@ func TestMirror(t *testing.T) {
 	os.WriteFile(filepath.Join(tr, chatA+".jsonl"), []byte(mirrorLine("user", textParts(query("from the store's mirror")))), 0o600)
 	os.WriteFile(filepath.Join(tr, "old.txt"), []byte("user:\n<user_query>x</user_query>\n"), 0o600)
 
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	eq(t, got, "from the store", "from the mirror", "string content")
 	m := got[1]
 	if m.Session != mirrorOnly || m.TS != mt.UnixMilli() || !m.Approx || m.Cwd != proj {
@@ -420,7 +421,7 @@ func TestEmitErrorStops(t *testing.T) {
 	(&store{path: chatPath(root, "w", chatA), agentID: chatA, createdAt: 1, workspace: "/w", msgs: []any{user(query("a")), user(query("b"))}}).build(t)
 	stop := errors.New("stop")
 	n := 0
-	_, err := Scan(root, func(transcript.Prompt) error { n++; return stop })
+	_, err := scanAll(root, func(transcript.Prompt) error { n++; return stop })
 	if err != stop || n != 1 {
 		t.Fatalf("err %v after %d", err, n)
 	}
@@ -492,4 +493,22 @@ func TestParseRoot(t *testing.T) {
 			t.Errorf("%x parsed", bad)
 		}
 	}
+}
+
+// scanAll is Scan keeping every file.
+func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return Scan(root, nil, emit)
+}
+
+// ScanReader reads one mirror transcript (JSONL) from r; name is its path:
+// its base name gives the session. The mirror has no times: TS is 0 and
+// Approx is set (Scan uses the file's modification time), and Cwd is empty.
+func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	var st transcript.Stats
+	id := strings.TrimSuffix(filepath.Base(name), ".jsonl")
+	c := &chat{file: name, id: id, group: name}
+	if err := mirrorPrompts(r, c, &st); err != nil {
+		return st, err
+	}
+	return st, emitChats([]*chat{c}, emit, &st)
 }

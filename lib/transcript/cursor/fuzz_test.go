@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func FuzzRootBlob(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ids, _, _ := parseRoot(b)
 		for _, id := range ids {
-			if len(id) != 64 || strings.ToLower(id) != id || !isHex([]byte(id)) {
+			if _, err := hex.DecodeString(id); len(id) != 64 || strings.ToLower(id) != id || err != nil {
 				t.Fatalf("id %q", id)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // RecallPath is the path of cursor-agent's global prompt-recall file,
@@ -19,7 +20,7 @@ func RecallPath(env transcript.Env, home string) string {
 }
 
 // ScanRecall reads cursor-agent's up-arrow history: the global
-// prompt_history.json that src names (older builds) and every chat's own
+// prompt_history.json at path (older builds) and every chat's own
 // chats/<workspace hash>/<chat id>/prompt_history.json beside it (builds
 // since June 2026, up to 500 entries each).
 //
@@ -33,10 +34,6 @@ func RecallPath(env transcript.Env, home string) string {
 // The files hold no time or cwd: TS is the file's modification time,
 // flagged Approx; Session is the chat id for a per-chat file; Cwd and Key
 // are empty. Commands and blank entries are not emitted.
-//
-// A missing file yields nothing; one that is not regular is counted in
-// Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError. An
-// error returned by emit stops the scan and is returned as is.
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
 	type file struct{ path, session string }
@@ -47,11 +44,11 @@ func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Sta
 		files = append(files, file{c, filepath.Base(filepath.Dir(c))})
 	}
 	for _, fl := range files {
-		f, fi, ok, err := transcript.OpenRecall(fl.path, &st)
+		f, fi, err := filescan.OpenRecall(fl.path, &st)
 		if err != nil {
 			return st, err
 		}
-		if !ok {
+		if f == nil {
 			continue
 		}
 		data, err := io.ReadAll(f)

@@ -26,7 +26,7 @@ var Agent = transcript.Agent{
 	Resume: []string{"opencode", "-s"},
 	Config: Config,
 	Root:   DefaultRoot,
-	Scan:   ScanKept,
+	Scan:   Scan,
 	// The databases (or the one $OPENCODE_DB names) and the older JSON
 	// storage.
 	Watched: func(root string) []transcript.Folder {

@@ -37,6 +37,7 @@
 package opencode
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
@@ -45,7 +46,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"hist/lib/identity"
@@ -71,22 +72,14 @@ func DefaultRoot(env transcript.Env, home string) string {
 	return data
 }
 
-// Scan reads every database and JSON storage file under root (or the one
-// database root names) and calls emit once per typed prompt, deduplicated
-// by Prompt.Key and by equal text at the same time, in session order. It
-// returns a *transcript.ReadError on the first file or database that
-// cannot be read; malformed rows and files are counted in Stats.Malformed.
-// An error from emit stops the scan and is returned as it is. A missing
-// root holds no prompts.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan when keep keeps any of opencode's files (its databases,
-// their write-ahead logs, its storage files; each is offered to keep);
-// otherwise it reads nothing. A message is found in one database or in
-// the storage, so opencode's files are read together.
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// Scan reads the databases and JSON storage files under root (or the one
+// database root names), in session order, as transcript.Agent's Scan
+// says; equal text at the same time counts once too. A message is found
+// in one database or in the storage, so opencode's files are read
+// together: when keep keeps none of them (its databases, their
+// write-ahead logs, its storage files; each is offered to keep), nothing
+// is read.
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	if keep != nil && !anyKept(root, keep) {
 		return transcript.Stats{}, nil
 	}
@@ -114,8 +107,7 @@ func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) er
 
 // folder reads the data folder: its databases, then its JSON storage.
 func (r *reader) folder(root string) error {
-	chans, _ := filepath.Glob(filepath.Join(root, "opencode-*.db"))
-	sort.Strings(chans)
+	chans, _ := filepath.Glob(filepath.Join(root, "opencode-*.db")) // in name order
 	for _, path := range append([]string{filepath.Join(root, "opencode.db")}, chans...) {
 		fi, err := os.Stat(path)
 		switch {
@@ -183,19 +175,9 @@ func (r *reader) add(s session, sessID, msgID, text string, created, fallback in
 
 // emitAll emits the prompts found, oldest session first.
 func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
-	sort.SliceStable(r.recs, func(i, j int) bool {
-		a, b := &r.recs[i], &r.recs[j]
-		switch {
-		case a.sessCreated != b.sessCreated:
-			return a.sessCreated < b.sessCreated
-		case a.p.Session != b.p.Session:
-			return a.p.Session < b.p.Session
-		case a.p.TS != b.p.TS:
-			return a.p.TS < b.p.TS
-		case a.msgID != b.msgID:
-			return a.msgID < b.msgID
-		}
-		return a.rank < b.rank
+	slices.SortStableFunc(r.recs, func(a, b rec) int {
+		return cmp.Or(cmp.Compare(a.sessCreated, b.sessCreated), strings.Compare(a.p.Session, b.p.Session),
+			cmp.Compare(a.p.TS, b.p.TS), strings.Compare(a.msgID, b.msgID), cmp.Compare(a.rank, b.rank))
 	})
 	keys := map[string]bool{}
 	type event struct {
@@ -227,26 +209,11 @@ func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
 func (r *reader) db(path string) error {
 	n := len(r.recs)
 	r.file = path
-	db, err := rosqlite.Open(path)
-	if err == nil {
-		err = r.readRows(db)
-		db.Close()
+	ok, err := rosqlite.Read(path, &r.stats, r.readRows)
+	if !ok {
+		r.recs = r.recs[:n] // an undecodable database's rows are dropped
 	}
-	if rosqlite.Undecodable(err) {
-		r.recs = r.recs[:n]
-		r.stats.Undecodable = append(r.stats.Undecodable, transcript.Undecodable{Path: path, Err: err})
-		return nil
-	}
-	if err != nil {
-		return &transcript.ReadError{Path: path, Err: err}
-	}
-	r.stats.Files++
-	for _, s := range []string{"", "-wal"} {
-		if fi, err := os.Stat(path + s); err == nil {
-			r.stats.Bytes += fi.Size()
-		}
-	}
-	return nil
+	return err
 }
 
 func (r *reader) readRows(db *rosqlite.DB) error {
@@ -386,110 +353,90 @@ type part struct {
 // typed reports whether a part is text the person typed.
 func (p *part) typed() bool { return p.Type == "text" && !p.Synthetic && !p.Ignored }
 
-// msg1x is a 1.x user message.
-type msg1x struct {
-	id, sess string
-	created  int64 // data.time.created
-	column   int64 // time_created
+// prompt1x is a 1.x user message being read.
+type prompt1x struct {
+	s                 session
+	id, sess          string
+	created, fallback int64 // data.time.created, and the time_created column
+	texts             []string
 }
 
+// read1x reads the user messages of the 1.x tables, in id order, each
+// with its parts in id order.
 func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
-	msgs, err := r.userMessages1x(db)
-	if msgs == nil || err != nil {
-		return err
-	}
-	stmt, err := db.Prepare(`SELECT data FROM part WHERE message_id = ? ORDER BY id`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, m := range msgs {
-		s, ok := sessions[m.sess]
-		if !ok {
-			r.stats.Malformed++
-			continue
-		}
-		if s.parent != "" {
-			continue
-		}
-		text, err := r.typedText(stmt, m.id)
-		if err != nil {
-			return err
-		}
-		if text != "" {
-			r.add(s, m.sess, m.id, text, m.created, m.column, 0)
-		}
-	}
-	return nil
-}
-
-// userMessages1x returns the user messages of the 1.x tables, in id
-// order (nil when the tables lack a column they need).
-func (r *reader) userMessages1x(db *rosqlite.DB) ([]msg1x, error) {
 	mcols, err := db.Columns("message")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pcols, err := db.Columns("part")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !mcols["id"] || !mcols["session_id"] || !mcols["data"] || !pcols["id"] || !pcols["message_id"] || !pcols["data"] {
-		return nil, nil
+		return nil
+	}
+	created := "NULL"
+	if mcols["time_created"] {
+		created = "m.time_created"
 	}
 	// instr() only narrows the rows; the role is checked on the decoded data.
-	rows, err := db.Query(fmt.Sprintf(`SELECT id, session_id, %s, data FROM message WHERE instr(data, '"user"') > 0 ORDER BY id`, col(mcols, "time_created")))
+	rows, err := db.Query(`SELECT m.id, m.session_id, ` + created + `, m.data, p.message_id, p.data
+		FROM message m LEFT JOIN part p ON p.message_id = m.id
+		WHERE instr(m.data, '"user"') > 0 ORDER BY m.id, p.id`)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	msgs := []msg1x{}
+	var last sql.NullString // the message of the previous row
+	var msg *prompt1x       // the prompt being read, nil when the message is none
+	done := func() {
+		if msg != nil {
+			if text := strings.Join(msg.texts, "\n"); text != "" {
+				r.add(msg.s, msg.sess, msg.id, text, msg.created, msg.fallback, 0)
+			}
+		}
+		msg = nil
+	}
 	for rows.Next() {
-		var id, sess sql.NullString
-		var created sql.NullInt64
-		var data []byte
-		if err := rows.Scan(&id, &sess, &created, &data); err != nil {
-			return nil, err
+		var id, sess, partOf sql.NullString
+		var column sql.NullInt64
+		var data, pdata []byte
+		if err := rows.Scan(&id, &sess, &column, &data, &partOf, &pdata); err != nil {
+			return err
 		}
-		var d struct {
-			msgTime
-			Role string `json:"role"`
+		if !id.Valid || id != last {
+			done()
+			last = id
+			var d struct {
+				msgTime
+				Role string `json:"role"`
+			}
+			if json.Unmarshal(data, &d) != nil || !id.Valid {
+				r.stats.Malformed++
+				continue
+			}
+			s, ok := sessions[sess.String]
+			switch {
+			case d.Role != "user" || s.parent != "":
+				continue
+			case !ok:
+				r.stats.Malformed++
+				continue
+			}
+			msg = &prompt1x{s: s, id: id.String, sess: sess.String, created: d.created(), fallback: column.Int64}
 		}
-		if json.Unmarshal(data, &d) != nil || !id.Valid {
-			r.stats.Malformed++
+		if msg == nil || !partOf.Valid {
 			continue
-		}
-		if d.Role == "user" {
-			msgs = append(msgs, msg1x{id.String, sess.String, d.created(), created.Int64})
-		}
-	}
-	return msgs, rows.Err()
-}
-
-// typedText joins, by "\n", the typed text parts of message id (stmt
-// selects them).
-func (r *reader) typedText(stmt *sql.Stmt, id string) (string, error) {
-	rows, err := stmt.Query(id)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	var texts []string
-	for rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			return "", err
 		}
 		var p part
-		if json.Unmarshal(data, &p) != nil {
+		if json.Unmarshal(pdata, &p) != nil {
 			r.stats.Malformed++
-			continue
-		}
-		if p.typed() {
-			texts = append(texts, p.Text)
+		} else if p.typed() {
+			msg.texts = append(msg.texts, p.Text)
 		}
 	}
-	return strings.Join(texts, "\n"), rows.Err()
+	done()
+	return rows.Err()
 }
 
 // storage reads the JSON storage of opencode before its SQLite migration.
@@ -502,15 +449,11 @@ func (r *reader) storage(dir string) error {
 		if !proj.IsDir() {
 			continue
 		}
-		pdir := filepath.Join(dir, "session", proj.Name())
-		files, err := readDir(pdir)
+		files, err := jsonFiles(filepath.Join(dir, "session", proj.Name()))
 		if err != nil {
 			return err
 		}
-		for _, f := range files {
-			if !strings.HasSuffix(f.Name(), ".json") || f.IsDir() {
-				continue
-			}
+		for _, path := range files {
 			var s struct {
 				ID        string `json:"id"`
 				ParentID  string `json:"parentID"`
@@ -519,17 +462,14 @@ func (r *reader) storage(dir string) error {
 					Created json.Number `json:"created"`
 				} `json:"time"`
 			}
-			ok, err := r.readJSON(filepath.Join(pdir, f.Name()), &s)
+			ok, err := r.readJSON(path, &s)
 			if err != nil {
 				return err
 			}
-			if !ok || s.ID == "" {
-				if ok {
-					r.stats.Malformed++
-				}
-				continue
+			if ok && s.ID == "" {
+				r.stats.Malformed++
 			}
-			if s.ParentID != "" {
+			if !ok || s.ID == "" || s.ParentID != "" {
 				continue
 			}
 			created, _ := s.Time.Created.Int64()
@@ -542,22 +482,18 @@ func (r *reader) storage(dir string) error {
 }
 
 func (r *reader) storageSession(dir, id string, s session) error {
-	mdir := filepath.Join(dir, "message", id)
-	msgs, err := readDir(mdir)
+	msgs, err := jsonFiles(filepath.Join(dir, "message", id))
 	if err != nil {
 		return err
 	}
-	for _, f := range msgs {
-		if !strings.HasSuffix(f.Name(), ".json") || f.IsDir() {
-			continue
-		}
+	for _, path := range msgs {
 		var m struct {
 			msgTime
 			ID   string `json:"id"`
 			Role string `json:"role"`
 		}
-		r.file = filepath.Join(mdir, f.Name())
-		ok, err := r.readJSON(r.file, &m)
+		r.file = path
+		ok, err := r.readJSON(path, &m)
 		if err != nil {
 			return err
 		}
@@ -565,21 +501,17 @@ func (r *reader) storageSession(dir, id string, s session) error {
 			continue
 		}
 		if m.ID == "" {
-			m.ID = strings.TrimSuffix(f.Name(), ".json")
+			m.ID = strings.TrimSuffix(filepath.Base(path), ".json")
 		}
-		pdir := filepath.Join(dir, "part", m.ID)
-		parts, err := readDir(pdir)
+		// File names are the part ids, so their order is id order.
+		parts, err := jsonFiles(filepath.Join(dir, "part", m.ID))
 		if err != nil {
 			return err
 		}
-		// File names are the part ids, so ReadDir's order is id order.
 		var texts []string
-		for _, pf := range parts {
-			if !strings.HasSuffix(pf.Name(), ".json") || pf.IsDir() {
-				continue
-			}
+		for _, pp := range parts {
 			var p part
-			ok, err := r.readJSON(filepath.Join(pdir, pf.Name()), &p)
+			ok, err := r.readJSON(pp, &p)
 			if err != nil {
 				return err
 			}
@@ -592,6 +524,19 @@ func (r *reader) storageSession(dir, id string, s session) error {
 		}
 	}
 	return nil
+}
+
+// jsonFiles returns the *.json files in dir, in name order (none when
+// dir is missing).
+func jsonFiles(dir string) ([]string, error) {
+	ents, err := readDir(dir)
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") && !e.IsDir() {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, err
 }
 
 // readDir lists a folder; a missing one is empty.

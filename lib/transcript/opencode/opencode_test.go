@@ -92,7 +92,7 @@ func unchanged(t *testing.T, before map[string]string, dir string) {
 func TestRealOpencodeRun(t *testing.T) {
 	runs, _ := manifest(t, "opencode")
 	before := snapshot(t, "testdata/opencode")
-	got, st := ttest.Collect(t, Scan, "testdata/opencode")
+	got, st := ttest.Collect(t, scanAll, "testdata/opencode")
 	unchanged(t, before, "testdata/opencode")
 	if len(got) != 11 {
 		t.Fatalf("got %d prompts, want 11", len(got))
@@ -139,7 +139,7 @@ func TestRealOpencodeRun(t *testing.T) {
 func TestRealOpencodeTUI(t *testing.T) {
 	runs, cwd := manifest(t, "opencode-tui")
 	before := snapshot(t, "testdata/opencode-tui")
-	got, _ := ttest.Collect(t, Scan, "testdata/opencode-tui")
+	got, _ := ttest.Collect(t, scanAll, "testdata/opencode-tui")
 	unchanged(t, before, "testdata/opencode-tui")
 	want := []string{runs[1].Typed, runs[2].Typed, runs[3].Typed, "Please greet Ada [oc-tui-04] warmly in exactly one sentence."}
 	if len(got) != len(want) {
@@ -277,7 +277,7 @@ func TestRules1x(t *testing.T) {
 		exec(`INSERT INTO message (id, session_id, time_created, data) VALUES ('msg_09', 'ses_a', 1009, '{"role":"user", broken')`).
 		prompt("msg_10", "ses_gone", "a message without its session", 1010)
 	b.close()
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	eq(t, got, "first prompt", "second part\nthird part")
 	p := got[1]
 	if p.TS != 1003 || p.Cwd != "/proj/a" || p.Session != "ses_a" || p.Key != "msg_03" || p.Approx {
@@ -311,7 +311,7 @@ func TestRules2xAndBothGenerations(t *testing.T) {
 	add("msg_n7", "ses_sub", "user", 1, 2101, `{"text":"subagent prompt"}`)
 	add("msg_n8", "ses_new", "user", 7, 2008, `{"files":[{"path":"x"}]}`)
 	b.close()
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	eq(t, got, "a 1.x prompt", "migrated prompt", "a 2.x prompt", "no time in data")
 	if got[3].TS != 2006 || got[3].Cwd != "/new" || got[2].Session != "ses_new" {
 		t.Errorf("got %+v", got)
@@ -331,7 +331,7 @@ func TestForkCopiesCountOnce(t *testing.T) {
 		prompt("msg_o1", "ses_orig", "typed once", 1001).
 		prompt("msg_o2", "ses_orig", "typed once", 1500). // typed again: a new event
 		close()
-	got, _ := ttest.Collect(t, Scan, root)
+	got, _ := ttest.Collect(t, scanAll, root)
 	eq(t, got, "typed once", "typed once", "typed in the fork")
 	if got[0].Session != "ses_orig" || got[1].TS != 1500 || got[2].Session != "ses_fork" {
 		t.Errorf("got %+v", got)
@@ -348,7 +348,7 @@ func TestSchemaDrift(t *testing.T) {
 			CREATE TABLE future_table (id integer, blob blob);
 			INSERT INTO future_table VALUES (1, x'00ff');`).
 			session("ses_a", "", "/a", 1).prompt("msg_1", "ses_a", "still read", 2).close()
-		got, _ := ttest.Collect(t, Scan, root)
+		got, _ := ttest.Collect(t, scanAll, root)
 		eq(t, got, "still read")
 	})
 	t.Run("fewer columns", func(t *testing.T) {
@@ -362,7 +362,7 @@ func TestSchemaDrift(t *testing.T) {
 			INSERT INTO message VALUES ('msg_2', 'ses_a', '{"role":"user"}');
 			INSERT INTO part VALUES ('prt_1', 'msg_1', '{"type":"text","text":"old schema"}');
 			INSERT INTO part VALUES ('prt_2', 'msg_2', '{"type":"text","text":"no time at all"}');`).close()
-		got, _ := ttest.Collect(t, Scan, root)
+		got, _ := ttest.Collect(t, scanAll, root)
 		eq(t, got, "no time at all", "old schema")
 		if got[1].TS != 77 || got[1].Approx || !got[0].Approx {
 			t.Errorf("got %+v", got)
@@ -371,7 +371,7 @@ func TestSchemaDrift(t *testing.T) {
 	t.Run("not opencode tables", func(t *testing.T) {
 		root := t.TempDir()
 		newDB(t, filepath.Join(root, "opencode.db"), `CREATE TABLE other (x);`).close()
-		got, st := ttest.Collect(t, Scan, root)
+		got, st := ttest.Collect(t, scanAll, root)
 		if len(got) != 0 || st.Files != 1 {
 			t.Errorf("got %+v %+v", got, st)
 		}
@@ -413,7 +413,7 @@ func TestChannelDatabasesAndStorage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(st, "message/ses_j/msg_bad.json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, stats := ttest.Collect(t, Scan, root)
+	got, stats := ttest.Collect(t, scanAll, root)
 	eq(t, got, "stable channel", "in two databases", "next channel", "json part one\njson part two")
 	if got[3].Cwd != "/json" || got[3].TS != 30 || got[3].Key != "msg_j1" {
 		t.Errorf("got %+v", got[3])
@@ -423,7 +423,7 @@ func TestChannelDatabasesAndStorage(t *testing.T) {
 	}
 
 	// OPENCODE_DB names one database: only it is read.
-	one, _ := ttest.Collect(t, Scan, filepath.Join(root, "opencode-next.db"))
+	one, _ := ttest.Collect(t, scanAll, filepath.Join(root, "opencode-next.db"))
 	eq(t, one, "in two databases", "next channel")
 }
 
@@ -447,7 +447,7 @@ func TestWALDatabaseWithLiveWriter(t *testing.T) {
 		}
 	}
 	before := snapshot(t, root)
-	got, _ := ttest.Collect(t, Scan, root)
+	got, _ := ttest.Collect(t, scanAll, root)
 	eq(t, got, "checkpointed", "only in the WAL")
 	unchanged(t, before, root)
 }
@@ -479,7 +479,7 @@ func TestLockedDatabase(t *testing.T) {
 		}
 	}
 	before := snapshot(t, root)
-	got, _ := ttest.Collect(t, Scan, root)
+	got, _ := ttest.Collect(t, scanAll, root)
 	eq(t, got, "committed")
 	unchanged(t, before, root)
 	if _, err := conn.ExecContext(t.Context(), `ROLLBACK`); err != nil {
@@ -514,7 +514,7 @@ func TestUnreadableDatabases(t *testing.T) {
 			}
 			newDB(t, filepath.Join(root, "opencode-dev.db"), schema1).session("ses_b", "", "/b", 1).
 				prompt("msg_b", "ses_b", "from the good one", 5).close()
-			got, st := ttest.Collect(t, Scan, root)
+			got, st := ttest.Collect(t, scanAll, root)
 			eq(t, got, "from the good one")
 			if len(st.Undecodable) != 1 || st.Undecodable[0].Path != path {
 				t.Fatalf("undecodable %+v, want %s named", st.Undecodable, path)
@@ -526,7 +526,7 @@ func TestUnreadableDatabases(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(root, "opencode.db"), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := ttest.Collect(t, Scan, root)
+		got, _ := ttest.Collect(t, scanAll, root)
 		eq(t, got)
 	})
 	t.Run("a folder named like a database", func(t *testing.T) {
@@ -534,7 +534,7 @@ func TestUnreadableDatabases(t *testing.T) {
 		if err := os.Mkdir(filepath.Join(root, "opencode.db"), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		_, st := ttest.Collect(t, Scan, root)
+		_, st := ttest.Collect(t, scanAll, root)
 		if st.Skipped != 1 {
 			t.Errorf("stats %+v", st)
 		}
@@ -544,7 +544,7 @@ func TestUnreadableDatabases(t *testing.T) {
 func TestEmitErrorStops(t *testing.T) {
 	stop := errors.New("stop")
 	n := 0
-	_, err := Scan("testdata/opencode", func(transcript.Prompt) error {
+	_, err := scanAll("testdata/opencode", func(transcript.Prompt) error {
 		n++
 		return stop
 	})
@@ -554,7 +554,7 @@ func TestEmitErrorStops(t *testing.T) {
 }
 
 func TestMissingRoot(t *testing.T) {
-	st, err := Scan(filepath.Join(t.TempDir(), "none"), func(transcript.Prompt) error { return nil })
+	st, err := scanAll(filepath.Join(t.TempDir(), "none"), func(transcript.Prompt) error { return nil })
 	if err != nil || !reflect.DeepEqual(st, transcript.Stats{}) {
 		t.Fatalf("%+v %v", st, err)
 	}
@@ -586,7 +586,7 @@ func TestDefaultRoot(t *testing.T) {
 }
 
 func TestOrderIsBySession(t *testing.T) {
-	got, _ := ttest.Collect(t, Scan, "testdata/opencode")
+	got, _ := ttest.Collect(t, scanAll, "testdata/opencode")
 	ts := make([]int64, len(got))
 	for i, p := range got {
 		ts[i] = p.TS
@@ -594,4 +594,9 @@ func TestOrderIsBySession(t *testing.T) {
 	if !sort.SliceIsSorted(ts, func(i, j int) bool { return ts[i] < ts[j] }) {
 		t.Errorf("times %v", ts)
 	}
+}
+
+// scanAll is Scan keeping every file.
+func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return Scan(root, nil, emit)
 }

@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"path/filepath"
 	"sort"
@@ -38,32 +37,22 @@ func RecallPath(env transcript.Env, home string) string {
 // time, flagged Approx, and Cwd, Session and Key are empty. Shell-mode
 // lines ("mode":"shell", the TUI's !cmd), commands ("/greet …") and blank
 // prompts are not emitted.
-//
-// A missing file yields nothing; a file that is not regular is counted in
-// Stats.Skipped. An I/O error stops the scan as a *transcript.ReadError;
-// malformed lines are skipped and counted. An error returned by emit stops
-// the scan and is returned as is.
 func ScanRecall(path string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	f, fi, ok, err := transcript.OpenRecall(path, &st)
-	if !ok || err != nil {
+	f, fi, err := filescan.OpenRecall(path, &st)
+	if f == nil {
 		return st, err
 	}
 	defer f.Close()
 	ts := fi.ModTime().UnixMilli()
-	n, malformed, err := parseOpencodeHistory(f, func(text string) error {
+	err = parseOpencodeHistory(f, path, &st, func(text string) error {
 		if err := emit(transcript.Prompt{Text: text, TS: ts, Src: transcript.SrcOpencode, Approx: true}); err != nil {
 			return err
 		}
 		st.Prompts++
 		return nil
 	})
-	st.Bytes += n
-	st.Malformed += malformed
 	if err != nil {
-		if rerr, ok := errors.AsType[*filescan.ReadError](err); ok {
-			return st, &transcript.ReadError{Path: path, Err: rerr.Err}
-		}
 		return st, err
 	}
 	st.Files++
@@ -82,17 +71,17 @@ type opencodePart struct {
 	} `json:"source"`
 }
 
-// parseOpencodeHistory reads prompt-history.jsonl lines and hands the
-// prompts to out. A read error is returned as a *filescan.ReadError.
-func parseOpencodeHistory(r io.Reader, out func(string) error) (n int64, malformed int, err error) {
-	n, err = filescan.Lines(r, func(_ int, line []byte) error {
+// parseOpencodeHistory reads prompt-history.jsonl lines (name is for
+// errors) and hands the prompts to out, counting in st.
+func parseOpencodeHistory(r io.Reader, name string, st *transcript.Stats, out func(string) error) error {
+	return filescan.Lines(r, name, st, func(_ int, line []byte) error {
 		var h struct {
 			Input *string        `json:"input"`
 			Parts []opencodePart `json:"parts"`
 			Mode  string         `json:"mode"`
 		}
 		if json.Unmarshal(line, &h) != nil || h.Input == nil {
-			malformed++
+			st.Malformed++
 			return nil
 		}
 		if h.Mode == "shell" {
@@ -104,7 +93,6 @@ func parseOpencodeHistory(r io.Reader, out func(string) error) (n int64, malform
 		}
 		return out(text)
 	})
-	return n, malformed, err
 }
 
 // opencodeExpand replaces the pasted placeholders in input by the pasted

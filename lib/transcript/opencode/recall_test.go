@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ func TestRecallPath(t *testing.T) {
 }
 
 func TestOpencodeRealHistory(t *testing.T) {
-	typed := ttest.TypedRuns(t, "testdata/recall/manifest.json", "opencode-tui")
+	typed := typedRuns(t, "testdata/recall/manifest.json", "opencode-tui")
 	// A copy, to give it a known time.
 	path := filepath.Join(t.TempDir(), "prompt-history.jsonl")
 	data, err := os.ReadFile("testdata/recall/prompt-history.jsonl")
@@ -138,14 +139,39 @@ func FuzzOpencodeHistoryLines(f *testing.F) {
 	f.Add([]byte(`{"input":"🚀 [Pasted ~2 lines]","parts":[{"type":"text","text":"a\nb","source":{"text":{"start":3,"end":20,"value":"[Pasted ~2 lines]"}}}]}`))
 	f.Add([]byte(`{"input":"ab","parts":[{"type":"text","text":"x","source":{"text":{"start":2,"end":1,"value":""}}},{"type":"text","text":"y","source":{"text":{"start":-5,"end":99,"value":"b"}}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, _, err := parseOpencodeHistory(bytes.NewReader(data), func(text string) error {
+		var st transcript.Stats
+		err := parseOpencodeHistory(bytes.NewReader(data), "fuzz", &st, func(text string) error {
 			if !identity.Capturable(text) {
 				t.Fatalf("emitted %q", text)
 			}
 			return nil
 		})
-		if err != nil || n != int64(len(data)) {
-			t.Fatalf("n=%d err=%v", n, err)
+		if err != nil || st.Bytes != int64(len(data)) {
+			t.Fatalf("n=%d err=%v", st.Bytes, err)
 		}
 	})
+}
+
+// typedRuns reads the prompts as typed from a testdata manifest.
+func typedRuns(t testing.TB, path, harness string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Harnesses map[string]struct {
+			Runs []struct {
+				Typed string `json:"prompt_typed"`
+			} `json:"runs"`
+		} `json:"harnesses"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range m.Harnesses[harness].Runs {
+		out = append(out, r.Typed)
+	}
+	return out
 }

@@ -24,5 +24,5 @@ var Agent = transcript.Agent{
 	Resume:  []string{"pi", "--session"},
 	Config:  Config,
 	Root:    DefaultRoot,
-	Scan:    ScanKept,
+	Scan:    Scan,
 }

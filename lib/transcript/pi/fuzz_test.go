@@ -3,6 +3,7 @@ package pi
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/filescan"
 )
 
 // fixtureLines returns the lines of the real sessions (the fuzz seeds).
@@ -207,4 +209,19 @@ func FuzzParseEntryDiff(f *testing.F) {
 			t.Fatalf("%q:\n got %+v %v %v\nwant %+v %v %v", line, p, ok, bad, rp, rok, rbad)
 		}
 	})
+}
+
+// scanAll is Scan keeping every file.
+func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	return Scan(root, nil, emit)
+}
+
+// ScanReader reads one session from r (name is used in errors) as Scan
+// reads a file, and emits its typed prompts; only repeats within this one
+// stream are dropped.
+func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+	d := &filescan.Dedup{Emit: emit}
+	st, err := scanSession(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
+	st.Prompts = d.N
+	return st, err
 }

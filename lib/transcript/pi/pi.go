@@ -63,48 +63,27 @@ func DefaultRoot(env transcript.Env, home string) string {
 }
 
 // Scan reads every *.jsonl session under root (recursively; root may also
-// be a single file) and calls emit once per typed prompt, deduplicated
-// across files by Prompt.Key (fork and clone copies count once). A missing
-// root yields nothing. Files that are not regular (FIFOs, sockets, symlinks
-// to anything but a regular file) and files whose first line is valid JSON
-// but not a session header are passed over and counted in Stats.Skipped.
-// It stops at the first I/O error and returns it as a *transcript.ReadError;
-// malformed lines are skipped and counted in Stats.Malformed. An error
-// returned by emit stops the scan and is returned as is.
-func Scan(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	return ScanKept(root, nil, emit)
-}
-
-// ScanKept is Scan over the sessions keep keeps.
-func ScanKept(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+// be a single file), as transcript.Agent's Scan says. Files whose first
+// line is valid JSON but not a session header are passed over and counted
+// in Stats.Skipped.
+func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	var st transcript.Stats
-	files, err := listFiles(root, keep, &st)
+	files, err := filescan.List(root, keep, &st, nil)
 	if err != nil {
 		return st, err
 	}
 	// By name (which starts with the session's creation time), then path.
 	byName := make([][2]string, len(files))
 	for i, f := range files {
-		byName[i] = [2]string{filepath.Base(f), f}
+		byName[i] = [2]string{filepath.Base(f.Path), f.Path}
 	}
 	slices.SortFunc(byName, func(a, b [2]string) int {
 		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
 	})
 	for i, n := range byName {
-		files[i] = n[1]
+		files[i] = filescan.File{Path: n[1]}
 	}
-	err = filescan.ScanPaths(files, scanSession, emit, &st)
-	return st, err
-}
-
-// ScanReader reads one session from r (name is used in errors) and emits
-// its typed prompts; only repeats within this one stream are dropped. A read
-// error is returned as a *transcript.ReadError for name.
-func ScanReader(r io.Reader, name string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
-	d := filescan.NewDedup(emit)
-	st, err := scanSession(filescan.NewLineReader(r, filescan.StreamBufSize), name, d.Add)
-	st.Prompts = d.Count()
-	return st, err
+	return st, filescan.ScanPaths(files, scanSession, emit, &st)
 }
 
 // userMarker is in every line that can hold a user message: a quoted
@@ -120,50 +99,40 @@ func scanSession(lr *filescan.LineReader, name string, add func(transcript.Promp
 	for {
 		line, rerr := lr.Next()
 		if rerr == io.EOF {
-			break
+			st.Files = 1
+			return st, nil
 		}
 		if rerr != nil {
 			return st, &transcript.ReadError{Path: name, Err: rerr}
 		}
 		shaped, blank := jsonscan.ObjectShaped(line)
-		if blank {
-			continue
-		}
-		if !shaped {
-			first = false
+		isFirst := first && !blank
+		first = first && blank
+		switch {
+		case blank:
+		case !shaped:
 			st.Malformed++
-			continue
-		}
-		if first {
-			first = false
+		case isFirst:
 			isSession, ok := parseHeader(line, &h)
-			if !ok {
-				st.Malformed++
-				continue
-			}
-			if !isSession {
+			if ok && !isSession {
 				st.Skipped++
 				return st, nil
 			}
-			continue
-		}
-		if !bytes.Contains(line, userMarker) {
-			continue
-		}
-		p, ok, bad := parseEntry(line, &h)
-		if bad {
-			st.Malformed++
-			continue
-		}
-		if !ok {
-			continue
-		}
-		if err := add(p); err != nil {
-			return st, err
+			if !ok {
+				st.Malformed++
+			}
+		case bytes.Contains(line, userMarker):
+			p, ok, bad := parseEntry(line, &h)
+			if bad {
+				st.Malformed++
+			}
+			if ok {
+				if err := add(p); err != nil {
+					return st, err
+				}
+			}
 		}
 	}
-	st.Files = 1
-	return st, nil
 }
 
 // header is what a session's first line says about every prompt in it.
@@ -253,10 +222,11 @@ func parseEntry(line []byte, h *header) (p transcript.Prompt, ok, bad bool) {
 	if !isUser {
 		return p, false, false
 	}
-	text, found, bad := contentText(content)
-	if bad || !found {
+	texts, _, bad := jsonscan.TextBlocks(content)
+	if bad || texts == nil {
 		return p, false, bad
 	}
+	text := strings.Join(texts, "")
 	entryID, _ := jsonscan.OptString(id)
 	p, ok = userPrompt(text, entryID, msgTS, ts, h)
 	return p, ok, false
@@ -292,61 +262,6 @@ func userPrompt(text, entryID string, msgTS, entryTS []byte, h *header) (p trans
 		Key:     promptKey(tms, approx, entryID, text),
 		Approx:  approx,
 	}, true
-}
-
-// contentText returns a message's text: the string, or the text blocks
-// concatenated. found is false when there is no text at all; bad is true
-// for content of another type, or blocks that are not objects with string
-// "type" and "text".
-func contentText(v []byte) (text string, found, bad bool) {
-	switch {
-	case jsonscan.IsNull(v):
-		return "", false, false
-	case v[0] == '"':
-		text, ok := jsonscan.StringValue(v)
-		return text, ok, !ok
-	case v[0] != '[':
-		return "", false, true
-	}
-	var b []byte // the text when there are two text blocks or more
-	ok := jsonscan.EachElement(v, func(el []byte) {
-		if bad || jsonscan.IsNull(el) {
-			return
-		}
-		typ, txt, ok := jsonscan.TypeAndText(el)
-		if !ok {
-			bad = true
-			return
-		}
-		isText, ok := jsonscan.StrIs(typ, "text")
-		if !ok || !jsonscan.StringOrNull(txt) {
-			bad = true
-			return
-		}
-		if isText {
-			s, ok := jsonscan.OptString(txt)
-			if !ok {
-				bad = true
-				return
-			}
-			switch {
-			case !found:
-				text = s
-			case b == nil:
-				b = append(append(b, text...), s...)
-			default:
-				b = append(b, s...)
-			}
-			found = true
-		}
-	})
-	if !ok || bad {
-		return "", false, true
-	}
-	if b != nil {
-		text = string(b)
-	}
-	return text, found, false
 }
 
 // parseSkill recognises pi's expansion of "/skill:name args", as its

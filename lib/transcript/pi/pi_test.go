@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"hist/lib/transcript"
@@ -70,7 +72,7 @@ func TestRealSessions(t *testing.T) {
 		want = append(want, r)
 	}
 
-	got, st := ttest.Collect(t, Scan, "testdata/sessions")
+	got, st := ttest.Collect(t, scanAll, "testdata/sessions")
 	if len(got) != 9 || len(want) != 9 {
 		t.Fatalf("got %d prompts, want 9: %q", len(got), ttest.Texts(got))
 	}
@@ -428,7 +430,7 @@ func TestEmitError(t *testing.T) {
 func TestReaderError(t *testing.T) {
 	eio := errors.New("input/output error")
 	content := lines(hdr3, userLine("a1", "", "one", 1767323046001))
-	_, err := ScanReader(&ttest.FailingReader{R: strings.NewReader(content), Err: eio}, "s.jsonl", func(transcript.Prompt) error { return nil })
+	_, err := ScanReader(io.MultiReader(strings.NewReader(content), iotest.ErrReader(eio)), "s.jsonl", func(transcript.Prompt) error { return nil })
 	var re *transcript.ReadError
 	if !errors.As(err, &re) || re.Path != "s.jsonl" || !errors.Is(err, eio) {
 		t.Errorf("err = %v, want a ReadError for s.jsonl wrapping %v", err, eio)
@@ -451,7 +453,7 @@ func TestForkCopyCountsOnce(t *testing.T) {
 	ttest.WriteFile(t, filepath.Join(root, "elsewhere", "2026-01-04T00-00-00-000Z_sess-v1.jsonl"),
 		lines(v1, `{"type":"message","timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"user","content":[{"type":"text","text":"asked in the parent"}],"timestamp":1767323046001}}`))
 
-	got, st := ttest.Collect(t, Scan, root)
+	got, st := ttest.Collect(t, scanAll, root)
 	ttest.WantTexts(t, got, "asked in the parent", "asked again later in the parent", "only in the fork")
 	if len(got) == 3 && (got[0].Session != "sess-3" || got[2].Session != "sess-fork") {
 		t.Errorf("sessions %q %q", got[0].Session, got[2].Session)
@@ -468,7 +470,7 @@ func TestForkCopyCountsOnce(t *testing.T) {
 func TestCwdFromHeaderNotFolder(t *testing.T) {
 	root := t.TempDir()
 	ttest.WriteFile(t, filepath.Join(root, "--home-a-x--", "s.jsonl"), lines(hdr3, userLine("a1", "", "where am i", 1767323046001)))
-	got, _ := ttest.Collect(t, Scan, root)
+	got, _ := ttest.Collect(t, scanAll, root)
 	if len(got) != 1 || got[0].Cwd != "/w/three" {
 		t.Errorf("got %+v", got)
 	}
@@ -495,7 +497,7 @@ func TestScanFiles(t *testing.T) {
 	var st transcript.Stats
 	go func() {
 		defer close(done)
-		got, st = ttest.Collect(t, Scan, root)
+		got, st = ttest.Collect(t, scanAll, root)
 	}()
 	select {
 	case <-done:
@@ -509,7 +511,7 @@ func TestScanFiles(t *testing.T) {
 	}
 
 	t.Run("single file root", func(t *testing.T) {
-		got, st := ttest.Collect(t, Scan, filepath.Join(root, "p", "a.jsonl"))
+		got, st := ttest.Collect(t, scanAll, filepath.Join(root, "p", "a.jsonl"))
 		ttest.WantTexts(t, got, "from a")
 		if st.Files != 1 {
 			t.Errorf("stats %+v", st)
@@ -520,18 +522,18 @@ func TestScanFiles(t *testing.T) {
 		if err := os.Symlink(filepath.Join(root, "p"), link); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := ttest.Collect(t, Scan, link)
+		got, _ := ttest.Collect(t, scanAll, link)
 		sort.Slice(got, func(i, j int) bool { return got[i].TS < got[j].TS })
 		ttest.WantTexts(t, got, "from a", "through a symlink")
 	})
 	t.Run("missing root", func(t *testing.T) {
-		got, st := ttest.Collect(t, Scan, filepath.Join(root, "nope"))
+		got, st := ttest.Collect(t, scanAll, filepath.Join(root, "nope"))
 		if len(got) != 0 || !reflect.DeepEqual(st, transcript.Stats{}) {
 			t.Errorf("got %v %+v", got, st)
 		}
 	})
 	t.Run("FIFO root", func(t *testing.T) {
-		got, st := ttest.Collect(t, Scan, filepath.Join(root, "p", "fifo.jsonl"))
+		got, st := ttest.Collect(t, scanAll, filepath.Join(root, "p", "fifo.jsonl"))
 		if len(got) != 0 || st.Skipped != 1 {
 			t.Errorf("got %v %+v", got, st)
 		}
@@ -548,7 +550,7 @@ func TestReadErrorOnDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	st, err := Scan(root, func(p transcript.Prompt) error {
+	st, err := scanAll(root, func(p transcript.Prompt) error {
 		got = append(got, p.Text)
 		return nil
 	})
@@ -579,11 +581,11 @@ func TestScanOrderAndStop(t *testing.T) {
 		}
 		ttest.WriteFile(t, filepath.Join(root, fmt.Sprintf("d%d", i%3), fmt.Sprintf("2026-01-01T00-00-%02d-000Z_s.jsonl", i)), lines(ls...))
 	}
-	ttest.CheckOrderAndStop(t, Scan, root, want, 20)
+	ttest.CheckOrderAndStop(t, scanAll, root, want, 20)
 
 	bad := filepath.Join(root, "d0", "2026-01-01T00-00-07-500Z_s.jsonl")
 	if err := os.Mkdir(bad, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ttest.CheckReadErrorStop(t, Scan, root, bad, want[:24], 8)
+	ttest.CheckReadErrorStop(t, scanAll, root, bad, want[:24], 8)
 }

@@ -1,7 +1,8 @@
-// Package filescan reads transcript files: a line reader that holds at
-// most one line in memory whatever the input, and ScanPaths, which reads
-// files one after the other and hands their prompts over deduplicated.
-// What a line holds is package jsonscan's business.
+// Package filescan lists and reads transcript files: a line reader that
+// holds at most one line in memory whatever the input, opens that never
+// block on a FIFO, and ScanPaths, which reads files one after the other
+// and hands their prompts over deduplicated. What a line holds is package
+// jsonscan's business.
 package filescan
 
 import (
@@ -11,14 +12,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"hist/lib/transcript"
 )
 
 // Read buffers: lines that fit are handled in place, without a copy.
-// ScanPaths reads many files; a reader's ScanReader reads one stream
-// (StreamBufSize).
+// ScanPaths reads many files, Lines one stream.
 const (
 	readBufSize   = 1 << 20
 	StreamBufSize = 64 << 10
@@ -65,9 +67,6 @@ func (lr *LineReader) SkipLong(skip func(prefix []byte) bool) { lr.skip = skip }
 func (lr *LineReader) Reset(r io.Reader) {
 	lr.br.Reset(r)
 	lr.n = 0
-	if cap(lr.long) > keepLongCap {
-		lr.long = nil
-	}
 }
 
 // Next returns the next line without its line ending; the slice is only
@@ -140,38 +139,49 @@ func (lr *LineReader) discard() error {
 func (lr *LineReader) Bytes() int64 { return lr.n }
 
 func trimEOL(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n := len(b); n > 0 && b[n-1] == '\r' {
-			b = b[:n-1]
-		}
+	if b, ok := bytes.CutSuffix(b, []byte("\n")); ok {
+		return bytes.TrimSuffix(b, []byte("\r"))
 	}
 	return b
 }
 
-// Open opens a transcript for reading without blocking on a FIFO that
-// replaced it after the listing, and returns its size. ok is false (and f
-// nil) for a file that vanished or is neither a regular file nor a folder
-// (whose read fails, which reports it). An error is a
-// *transcript.ReadError.
-func Open(path string) (f *os.File, size int64, ok bool, err error) {
+// Open opens path for reading without blocking on a FIFO that replaced it
+// after a listing. f is nil when there is nothing to read: path is missing
+// (fi is nil too), or is neither a regular file nor a folder (whose read
+// fails, which reports it). An error is a *transcript.ReadError.
+func Open(path string) (f *os.File, fi fs.FileInfo, err error) {
 	f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, false, nil
+		return nil, nil, nil
+	}
+	if err == nil {
+		fi, err = f.Stat()
 	}
 	if err != nil {
-		return nil, 0, false, &transcript.ReadError{Path: path, Err: err}
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, false, &transcript.ReadError{Path: path, Err: err}
+		if f != nil {
+			f.Close()
+		}
+		return nil, nil, &transcript.ReadError{Path: path, Err: err}
 	}
 	if !fi.Mode().IsRegular() && !fi.IsDir() {
 		f.Close()
-		return nil, 0, false, nil
+		return nil, fi, nil
 	}
-	return f, fi.Size(), true, nil
+	return f, fi, nil
+}
+
+// OpenRecall is Open for a prompt-recall file, which is read whole: what
+// is not a regular file is passed over and counted in st.Skipped.
+func OpenRecall(path string, st *transcript.Stats) (*os.File, fs.FileInfo, error) {
+	f, fi, err := Open(path)
+	if f != nil && fi.IsDir() {
+		f.Close()
+		f = nil
+	}
+	if f == nil && fi != nil {
+		st.Skipped++
+	}
+	return f, fi, err
 }
 
 // Upto reads f's first size bytes: what the file held when it was opened
@@ -181,36 +191,41 @@ func Upto(f *os.File, size int64) io.Reader {
 	return io.LimitReader(f, max(size, 1))
 }
 
-// Dedup passes each prompt to emit once per Key; prompts without a key
-// always pass.
+// Dedup passes each prompt to Emit once per Key (prompts without a key
+// always pass), and counts in N the prompts passed.
 type Dedup struct {
-	seen map[string]struct{}
-	emit func(transcript.Prompt) error
-	n    int
+	Emit func(transcript.Prompt) error
+	N    int
+	seen map[string]bool
 }
 
-// NewDedup returns a Dedup passing prompts to emit.
-func NewDedup(emit func(transcript.Prompt) error) *Dedup {
-	return &Dedup{seen: map[string]struct{}{}, emit: emit}
-}
-
-// Count returns the number of prompts passed to emit.
-func (d *Dedup) Count() int { return d.n }
-
-// Add passes p to emit unless a prompt with its Key was passed before, and
-// returns emit's error.
+// Add passes p to Emit unless a prompt with its Key was passed before, and
+// returns Emit's error.
 func (d *Dedup) Add(p transcript.Prompt) error {
 	if p.Key != "" {
-		if _, dup := d.seen[p.Key]; dup {
+		if d.seen[p.Key] {
 			return nil
 		}
-		d.seen[p.Key] = struct{}{}
+		if d.seen == nil {
+			d.seen = map[string]bool{}
+		}
+		d.seen[p.Key] = true
 	}
-	if err := d.emit(p); err != nil {
+	if err := d.Emit(p); err != nil {
 		return err
 	}
-	d.n++
+	d.N++
 	return nil
+}
+
+// Kept reports whether keep (nil keeps all) keeps path; a file that
+// cannot be stat'ed is kept (reading it reports why).
+func Kept(path string, keep transcript.Keep) bool {
+	if keep == nil {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err != nil || keep(path, fi)
 }
 
 // ScanFunc reads one transcript from lr (name is for errors) and passes its
@@ -218,25 +233,107 @@ func (d *Dedup) Add(p transcript.Prompt) error {
 // count prompts.
 type ScanFunc func(lr *LineReader, name string, add func(transcript.Prompt) error) (transcript.Stats, error)
 
+// File is a transcript file to read, and its modification time (Unix
+// nanoseconds).
+type File struct {
+	Path  string
+	MTime int64
+}
+
+// List returns the *.jsonl files under root (or root itself when it is
+// not a folder) that keep keeps (nil keeps all), and counts what it
+// passes over in st: files that are not regular (FIFOs, sockets, symlinks
+// to anything but a regular file) in Skipped. pass, when not nil, is
+// asked first about every entry below root: the ones it says yes to are
+// passed over (a folder with all it holds), and counted by pass. A missing
+// root yields nothing. Folders named like a transcript are listed too, so
+// that reading them reports the error.
+func List(root string, keep transcript.Keep, st *transcript.Stats, pass func(path string, d fs.DirEntry) bool) ([]File, error) {
+	info, err := os.Stat(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, &transcript.ReadError{Path: root, Err: err}
+	}
+	if !info.IsDir() {
+		if keep != nil && !keep(root, info) {
+			return nil, nil
+		}
+		return []File{{root, info.ModTime().UnixNano()}}, nil
+	}
+	walkRoot := root
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		if walkRoot, err = filepath.EvalSymlinks(root); err != nil {
+			return nil, &transcript.ReadError{Path: root, Err: err}
+		}
+	}
+	var files []File
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil && errors.Is(err, fs.ErrNotExist) && path != walkRoot:
+			return nil // removed while we walked
+		case err != nil:
+			return &transcript.ReadError{Path: path, Err: err}
+		case path == walkRoot:
+			return nil
+		case pass != nil && pass(path, d):
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		case !strings.HasSuffix(d.Name(), ".jsonl"):
+			return nil
+		}
+		var fi fs.FileInfo
+		switch t := d.Type(); {
+		case t.IsDir(), t.IsRegular():
+			fi, err = d.Info()
+		case t&fs.ModeSymlink != 0:
+			if fi, err = os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+				st.Skipped++ // dangling, or not to a regular file
+				return nil
+			}
+		default:
+			st.Skipped++ // a FIFO, socket or device: reading could block
+			return nil
+		}
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // removed while we walked
+		case err != nil:
+			return &transcript.ReadError{Path: path, Err: err}
+		case keep == nil || keep(path, fi):
+			files = append(files, File{path, fi.ModTime().UnixNano()})
+		}
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return files, err
+}
+
 // ScanPaths reads the files in order, each up to the size it had when it
 // was opened, and passes their prompts, deduplicated by Key and with
 // their File set, to emit. It
 // stops at the first error (an I/O error of a file, or one emit returns),
 // and adds what it saw to st.
-func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
-	d := NewDedup(emit)
-	defer func() { st.Prompts += d.n }()
+func ScanPaths(files []File, scan ScanFunc, emit func(transcript.Prompt) error, st *transcript.Stats) error {
+	d := &Dedup{Emit: emit}
+	defer func() { st.Prompts += d.N }()
 	lr := NewLineReader(nil, readBufSize)
-	for _, path := range paths {
-		f, size, ok, err := Open(path)
+	for _, file := range files {
+		path := file.Path
+		f, fi, err := Open(path)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			st.Skipped++
+		if f == nil {
+			st.Skipped++ // gone since the listing, or no longer a file
 			continue
 		}
-		lr.Reset(Upto(f, size))
+		lr.Reset(Upto(f, fi.Size()))
 		fst, err := scan(lr, path, func(p transcript.Prompt) error {
 			p.File = path
 			return d.Add(p)
@@ -250,32 +347,26 @@ func ScanPaths(paths []string, scan ScanFunc, emit func(transcript.Prompt) error
 	return nil
 }
 
-// ReadError is a read error that Lines met; errors from its fn are
-// returned as they are.
-type ReadError struct{ Err error }
-
-func (e *ReadError) Error() string { return e.Err.Error() }
-func (e *ReadError) Unwrap() error { return e.Err }
-
-// Lines reads r line by line through a buffer of StreamBufSize and calls
-// fn with each line that holds more than white space, and its index among
-// all of r's lines, until r ends or fn returns an error. It returns the
-// bytes read, and fn's error or a read error as a *ReadError.
-func Lines(r io.Reader, fn func(i int, line []byte) error) (int64, error) {
+// Lines reads r line by line and calls fn with each line that holds more
+// than white space, and its index among all of r's lines, until r ends or
+// fn returns an error, which it returns. It adds the bytes read to st, and
+// returns a read error as a *transcript.ReadError for name.
+func Lines(r io.Reader, name string, st *transcript.Stats, fn func(i int, line []byte) error) error {
 	lr := NewLineReader(r, StreamBufSize)
+	defer func() { st.Bytes += lr.Bytes() }()
 	for i := 0; ; i++ {
 		line, err := lr.Next()
 		if err == io.EOF {
-			return lr.Bytes(), nil
+			return nil
 		}
 		if err != nil {
-			return lr.Bytes(), &ReadError{err}
+			return &transcript.ReadError{Path: name, Err: err}
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		if err := fn(i, line); err != nil {
-			return lr.Bytes(), err
+			return err
 		}
 	}
 }

@@ -112,13 +112,13 @@ func TestLineReaderReleasesHugeBuffer(t *testing.T) {
 func TestDedup(t *testing.T) {
 	var got []string
 	boom := errors.New("boom")
-	d := NewDedup(func(p transcript.Prompt) error {
+	d := &Dedup{Emit: func(p transcript.Prompt) error {
 		if p.Text == "fail" {
 			return boom
 		}
 		got = append(got, p.Text)
 		return nil
-	})
+	}}
 	for _, p := range []transcript.Prompt{
 		{Text: "a", Key: "k1"}, {Text: "b", Key: "k1"}, {Text: "c"}, {Text: "c"}, {Text: "d", Key: "k2"},
 	} {
@@ -129,8 +129,8 @@ func TestDedup(t *testing.T) {
 	if err := d.Add(transcript.Prompt{Text: "fail"}); !errors.Is(err, boom) {
 		t.Fatalf("err %v", err)
 	}
-	if strings.Join(got, "") != "accd" || d.Count() != 4 {
-		t.Errorf("got %q, count %d", got, d.Count())
+	if strings.Join(got, "") != "accd" || d.N != 4 {
+		t.Errorf("got %q, count %d", got, d.N)
 	}
 }
 
@@ -160,24 +160,25 @@ func TestOversizeLineSkipped(t *testing.T) {
 
 // TestLines: blank lines (white space only, Unicode's included) are not
 // handed over but are counted in the index; fn's error is returned as it
-// is, a read error as a *ReadError; the bytes read are counted.
+// is, a read error as a *transcript.ReadError; the bytes read are counted.
 func TestLines(t *testing.T) {
 	in := "a\n  \n\u00a0\nb\r\nc"
 	var got []string
-	n, err := Lines(strings.NewReader(in), func(i int, line []byte) error {
+	var st transcript.Stats
+	err := Lines(strings.NewReader(in), "in", &st, func(i int, line []byte) error {
 		got = append(got, fmt.Sprintf("%d:%s", i, line))
 		return nil
 	})
-	if want := []string{"0:a", "3:b", "4:c"}; err != nil || n != int64(len(in)) || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("Lines = %q, %d, %v; want %q, %d, nil", got, n, err, want, len(in))
+	if want := []string{"0:a", "3:b", "4:c"}; err != nil || st.Bytes != int64(len(in)) || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Lines = %q, %d, %v; want %q, %d, nil", got, st.Bytes, err, want, len(in))
 	}
 	stop := errors.New("stop")
-	if _, err := Lines(strings.NewReader(in), func(int, []byte) error { return stop }); err != stop {
+	if err := Lines(strings.NewReader(in), "in", &st, func(int, []byte) error { return stop }); err != stop {
 		t.Errorf("fn's error: got %v", err)
 	}
 	boom := errors.New("boom")
-	_, err = Lines(iotest.ErrReader(boom), func(int, []byte) error { return nil })
-	if re, ok := errors.AsType[*ReadError](err); !ok || re.Err != boom {
+	err = Lines(iotest.ErrReader(boom), "in", &st, func(int, []byte) error { return nil })
+	if re, ok := errors.AsType[*transcript.ReadError](err); !ok || re.Err != boom || re.Path != "in" {
 		t.Errorf("read error: got %#v", err)
 	}
 }

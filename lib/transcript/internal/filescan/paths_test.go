@@ -58,7 +58,7 @@ func TestScanPaths(t *testing.T) {
 	paths = append(paths[:1], append([]string{fifo, filepath.Join(dir, "gone.jsonl")}, paths[1:]...)...)
 	var got []string
 	var st transcript.Stats
-	err := ScanPaths(paths, lineScan, func(p transcript.Prompt) error {
+	err := ScanPaths(files(paths...), lineScan, func(p transcript.Prompt) error {
 		got = append(got, p.Text)
 		return nil
 	}, &st)
@@ -72,7 +72,7 @@ func TestScanPaths(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	stop := errors.New("stop")
-	if err := ScanPaths(paths, lineScan, func(transcript.Prompt) error { return stop }, &st); err != stop {
+	if err := ScanPaths(files(paths...), lineScan, func(transcript.Prompt) error { return stop }, &st); err != stop {
 		t.Errorf("emit's error: got %v", err)
 	}
 }
@@ -84,11 +84,12 @@ func TestOpenUpto(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\ntwo\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, size, ok, err := Open(path)
-	if err != nil || !ok {
-		t.Fatal(ok, err)
+	f, fi, err := Open(path)
+	if err != nil || f == nil {
+		t.Fatal(f, err)
 	}
 	defer f.Close()
+	size := fi.Size()
 	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +102,17 @@ func TestOpenUpto(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var st transcript.Stats
-	err = ScanPaths([]string{dir}, lineScan, func(transcript.Prompt) error { return nil }, &st)
+	err = ScanPaths(files(dir), lineScan, func(transcript.Prompt) error { return nil }, &st)
 	if re, ok := errors.AsType[*transcript.ReadError](err); !ok || re.Path != dir {
 		t.Errorf("reading a folder: %v", err)
 	}
+}
+
+// files lists paths as List would, without their information.
+func files(paths ...string) []File {
+	var out []File
+	for _, p := range paths {
+		out = append(out, File{Path: p})
+	}
+	return out
 }

@@ -19,7 +19,6 @@ package rosqlite
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -28,6 +27,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"hist/lib/transcript"
 )
 
 // BusyTimeout is how long a reader of a database opened in place waits for
@@ -40,8 +41,7 @@ const copyAttempts = 4
 // DB is a database opened for reading.
 type DB struct {
 	*sql.DB
-	tmp    string // private copy's folder, removed by Close; "" when read in place
-	Copied bool   // read from a private copy
+	tmp string // private copy's folder, removed by Close; "" when read in place
 }
 
 // Close closes the database and removes the private copy, if any.
@@ -64,14 +64,24 @@ var errNotSQLite = errors.New("not a SQLite database")
 // fault: not SQLite, or corrupt (SQLite's SQLITE_CORRUPT and
 // SQLITE_NOTADB).
 func Undecodable(err error) bool {
+	c := code(err)
+	return c == sqliteCorrupt || c == sqliteNotADB || errors.Is(err, errNotSQLite)
+}
+
+// isBusy reports whether err is SQLite's "database is locked" or "table is
+// locked".
+func isBusy(err error) bool {
+	c := code(err)
+	return c == sqliteBusy || c == sqliteLocked
+}
+
+// code returns SQLite's primary result code in err, or 0.
+func code(err error) int {
 	var se interface{ Code() int } // the driver's error (modernc.org/sqlite's *Error)
 	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqliteCorrupt, sqliteNotADB:
-			return true
-		}
+		return se.Code() & 0xff
 	}
-	return errors.Is(err, errNotSQLite)
+	return 0
 }
 
 // Open opens the database at path for reading. An empty file is an empty
@@ -128,24 +138,28 @@ func Open(path string) (*DB, error) {
 // openInPlace opens a rollback-journal database read-only and checks that
 // it can be read now.
 func openInPlace(abs string) (*DB, error) {
-	dsn := "file:" + uriPath(abs) + "?mode=ro&_pragma=query_only(1)" +
-		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds())
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlOpen("file:" + uriPath(abs) + "?mode=ro&_pragma=query_only(1)" +
+		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()))
 	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	if err := probe(db); err != nil {
-		db.Close()
 		return nil, err
 	}
 	return &DB{DB: db}, nil
 }
 
-// probe reads the schema, which needs a shared lock and page 1.
-func probe(db *sql.DB) error {
+// sqlOpen opens dsn on one connection and reads the schema, which needs a
+// shared lock and page 1.
+func sqlOpen(dsn string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
 	var n int
-	return db.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_master").Scan(&n)
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // openCopy copies the database (and its -wal or -journal) into a private
@@ -162,37 +176,27 @@ func openCopy(abs string) (*DB, error) {
 		}
 	}()
 	dst := filepath.Join(tmp, "db")
-	var lastErr error
-	for attempt := 0; attempt < copyAttempts; attempt++ {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
-		}
+	for attempt := 1; ; attempt++ {
 		stable, err := copySet(abs, dst)
 		if err != nil {
 			return nil, err
 		}
 		if stable {
-			lastErr = nil
 			break
 		}
-		lastErr = fmt.Errorf("the database changed while it was copied; try again when the agent is idle")
-	}
-	if lastErr != nil {
-		return nil, lastErr
+		if attempt == copyAttempts {
+			return nil, errors.New("the database changed while it was copied; try again when the agent is idle")
+		}
+		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
 	}
 	// The copy is ours: opened read-write so that SQLite can replay its WAL
 	// or roll back its journal, and query_only so that nothing else changes.
-	db, err := sql.Open("sqlite", "file:"+uriPath(dst)+"?_pragma=query_only(1)")
+	db, err := sqlOpen("file:" + uriPath(dst) + "?_pragma=query_only(1)")
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1)
-	if err := probe(db); err != nil {
-		db.Close()
-		return nil, err
-	}
 	ok = true
-	return &DB{DB: db, tmp: tmp, Copied: true}, nil
+	return &DB{DB: db, tmp: tmp}, nil
 }
 
 type stamp struct {
@@ -271,18 +275,10 @@ func exists(path string) bool {
 
 // uriPath escapes an absolute path for a SQLite "file:" URI.
 func uriPath(abs string) string {
-	abs = filepath.ToSlash(filepath.Clean(abs))
-	var b strings.Builder
-	for i := 0; i < len(abs); i++ {
-		switch c := abs[i]; c {
-		case '%', '?', '#':
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return uriEscaper.Replace(filepath.ToSlash(filepath.Clean(abs)))
 }
+
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
 // SQLite's primary result codes: a lock held by another connection, and
 // a file whose content is at fault.
@@ -293,40 +289,18 @@ const (
 	sqliteNotADB  = 26
 )
 
-// isBusy reports whether err is SQLite's "database is locked" or "table is
-// locked".
-func isBusy(err error) bool {
-	var se interface{ Code() int } // the driver's error (modernc.org/sqlite's *Error)
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqliteBusy, sqliteLocked:
-			return true
-		}
-	}
-	return false
-}
-
 // Tables returns the names of the database's tables.
 func (d *DB) Tables() (map[string]bool, error) {
-	rows, err := d.Query("SELECT name FROM sqlite_master WHERE type = 'table'")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		out[name] = true
-	}
-	return out, rows.Err()
+	return d.names("SELECT name FROM sqlite_master WHERE type = 'table'")
 }
 
 // Columns returns the names of a table's columns.
 func (d *DB) Columns(table string) (map[string]bool, error) {
-	rows, err := d.Query("SELECT name FROM pragma_table_info(?)", table)
+	return d.names("SELECT name FROM pragma_table_info(?)", table)
+}
+
+func (d *DB) names(query string, args ...any) (map[string]bool, error) {
+	rows, err := d.Query(query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -340,4 +314,30 @@ func (d *DB) Columns(table string) (map[string]bool, error) {
 		out[name] = true
 	}
 	return out, rows.Err()
+}
+
+// Read opens the database at path, hands it to read and closes it. A
+// database whose content is at fault is named in st.Undecodable, and ok
+// is false; another error is returned as a *transcript.ReadError. A
+// database read is counted in st, with its write-ahead log's bytes.
+func Read(path string, st *transcript.Stats, read func(*DB) error) (ok bool, err error) {
+	db, err := Open(path)
+	if err == nil {
+		err = read(db)
+		db.Close()
+	}
+	if Undecodable(err) {
+		st.Undecodable = append(st.Undecodable, transcript.Undecodable{Path: path, Err: err})
+		return false, nil
+	}
+	if err != nil {
+		return false, &transcript.ReadError{Path: path, Err: err}
+	}
+	st.Files++
+	for _, s := range []string{"", "-wal"} {
+		if fi, err := os.Stat(path + s); err == nil {
+			st.Bytes += fi.Size()
+		}
+	}
+	return true, nil
 }

@@ -71,7 +71,7 @@ func TestInPlaceReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if db.Copied {
+	if db.tmp != "" {
 		t.Error("a quiet rollback-journal database is read in place")
 	}
 	if got := read(t, db); len(got) != 1 || got[0] != "one" {
@@ -97,7 +97,7 @@ func TestWALIsCopied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !db.Copied {
+	if db.tmp == "" {
 		t.Error("a WAL database is read from a copy")
 	}
 	if got := read(t, db); len(got) != 1 {
@@ -139,7 +139,7 @@ func TestLockedFallsBackToCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if !db.Copied {
+	if db.tmp == "" {
 		t.Error("a locked database is read from a copy")
 	}
 	if !journal && time.Since(start) < BusyTimeout {

@@ -37,11 +37,11 @@ func recall(file string, scan func(string, func(transcript.Prompt) error) (trans
 }
 
 var respaceReaders = []respaceReader{
-	{"pi", pi.Scan, []string{"../../pi/testdata/sessions"}},
-	{"claude", claude.Scan, []string{"../../claude/testdata/claude/projects", "../../claude/testdata/claude-tui/projects"}},
-	{"codex", codex.Scan, []string{"../../codex/testdata/codex", "../../codex/testdata/codex-tui"}},
-	{"cursor", cursor.Scan, nil},
-	{"opencode", opencode.Scan, nil},
+	{"pi", keepAll(pi.Scan), []string{"../../pi/testdata/sessions"}},
+	{"claude", keepAll(claude.Scan), []string{"../../claude/testdata/claude/projects", "../../claude/testdata/claude-tui/projects"}},
+	{"codex", keepAll(codex.Scan), []string{"../../codex/testdata/codex", "../../codex/testdata/codex-tui"}},
+	{"cursor", keepAll(cursor.Scan), nil},
+	{"opencode", keepAll(opencode.Scan), nil},
 	{"legacy claude", recall("history.jsonl", claude.ScanRecall), []string{"../../claude/testdata/recall"}},
 	{"legacy codex", recall("history.jsonl", codex.ScanRecall), []string{"../../codex/testdata/recall"}},
 	{"legacy opencode", recall("prompt-history.jsonl", opencode.ScanRecall), []string{"../../opencode/testdata/recall"}},
@@ -162,7 +162,7 @@ func unpack(t *testing.T, a *txtar.Archive, root string, respace bool, seed uint
 		}
 		data := f.Data
 		if respace && strings.HasPrefix(filepath.Ext(name), ".json") {
-			data = ttest.Respace(data, seed)
+			data = addSpace(data, seed)
 		}
 		path := filepath.Join(root, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -229,4 +229,50 @@ func FuzzRespace(f *testing.F) {
 			t.Fatalf("%s: re-spaced\n got %+v\nwant %+v", r.name, got, want)
 		}
 	})
+}
+
+// addSpace returns data with JSON white space (spaces and tabs, never a
+// newline: each line stays one line) after every '{', '[', ':' and ','
+// and before every '}' and ']' that stand outside strings; seed picks how
+// much goes where. A reader must read the result as it reads data. A
+// string is taken to end at its line's end, as no JSON string spans lines.
+func addSpace(data []byte, seed uint64) []byte {
+	pads := [...]string{"", " ", "\t", "  ", " \t "}
+	out := make([]byte, 0, len(data)*2)
+	inStr, esc := false, false
+	pad := func() {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		out = append(out, pads[seed>>61%uint64(len(pads))]...)
+	}
+	for _, c := range data {
+		switch {
+		case c == '\n':
+			inStr, esc = false, false
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '}' || c == ']':
+			pad()
+		}
+		out = append(out, c)
+		if !inStr && (c == '{' || c == '[' || c == ':' || c == ',') {
+			pad()
+		}
+	}
+	return out
+}
+
+// keepAll is a reader's Scan keeping every file.
+func keepAll(scan func(string, transcript.Keep, func(transcript.Prompt) error) (transcript.Stats, error)) ttest.ScanFunc {
+	return func(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
+		return scan(root, nil, emit)
+	}
 }
