@@ -119,14 +119,21 @@ type chat struct {
 	group   string // chats sharing a workspace folder (for forks)
 	created int64
 	cwd     string
-	blobs   []string // the message blob ids, in order
+	blobs   []string // the message blob ids, in order; nil in a mirror
 	prompts []prompt
 }
 
 type prompt struct {
 	text string
-	pos  int    // index in blobs (-1 in a mirror)
-	key  string // Prompt.Key
+	n    int // its index in blobs; in a mirror, its line
+}
+
+// key is p's Prompt.Key.
+func (c *chat) key(p prompt) string {
+	if c.blobs == nil {
+		return c.id + "/line" + strconv.Itoa(p.n)
+	}
+	return c.id + "/" + c.blobs[p.n] + "/" + strconv.Itoa(p.n)
 }
 
 func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript.Stats) error {
@@ -135,27 +142,12 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 	})
 	d := &filescan.Dedup{Emit: emit}
 	defer func() { st.Prompts += d.N }()
-	for i, c := range chats {
-		// The leading run of blobs shared with an earlier chat of the same
-		// workspace is a fork's copy. Where the run ends on a user message
-		// and the earlier chat goes on, that message may have been typed
-		// again (equal content makes an equal blob): it is kept.
-		shared := 0
-		for _, e := range chats[:i] {
-			if e.group != c.group || e.id == c.id {
-				continue
-			}
-			n := 0
-			for n < len(c.blobs) && n < len(e.blobs) && c.blobs[n] == e.blobs[n] {
-				n++
-			}
-			if n < len(e.blobs) && n > 0 {
-				n--
-			}
-			shared = max(shared, n)
-		}
+	earlier := map[string][]*chat{} // by group
+	for _, c := range chats {
+		shared := forked(c, earlier[c.group])
+		earlier[c.group] = append(earlier[c.group], c)
 		for _, p := range c.prompts {
-			if (p.pos >= 0 && p.pos < shared) || !identity.Capturable(p.text) {
+			if p.n < shared || !identity.Capturable(p.text) {
 				continue
 			}
 			err := d.Add(transcript.Prompt{
@@ -164,7 +156,7 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 				Cwd:     c.cwd,
 				Session: c.id,
 				Src:     transcript.SrcCursor,
-				Key:     p.key,
+				Key:     c.key(p),
 				Approx:  true,
 				File:    c.file,
 			})
@@ -174,6 +166,29 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 		}
 	}
 	return nil
+}
+
+// forked returns how many of c's leading blobs are a fork's copy of one of
+// the earlier chats of its workspace: the leading run shared with it.
+// Where the run ends on a user message and the earlier chat goes on, that
+// message may have been typed again (equal content makes an equal blob):
+// it is not counted.
+func forked(c *chat, earlier []*chat) int {
+	shared := 0
+	for _, e := range earlier {
+		if e.id == c.id {
+			continue
+		}
+		n := 0
+		for n < len(c.blobs) && n < len(e.blobs) && c.blobs[n] == e.blobs[n] {
+			n++
+		}
+		if n < len(e.blobs) && n > 0 {
+			n--
+		}
+		shared = max(shared, n)
+	}
+	return shared
 }
 
 // meta is the chat metadata (meta row '0', hex-encoded JSON).
@@ -186,23 +201,15 @@ type meta struct {
 // readStore reads one store.db. A store without usable metadata or root
 // blob is counted as malformed and yields nil.
 func readStore(path string, st *transcript.Stats) (*chat, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, &transcript.ReadError{Path: path, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		st.Skipped++
-		return nil, nil
-	}
 	var c *chat // nil unless read
-	_, err = rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
-		c, err = readChat(db, path, fi.ModTime(), st)
+	_, err := rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
+		c, err = readChat(db, path, st)
 		return err
 	})
 	return c, err
 }
 
-func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stats) (*chat, error) {
+func readChat(db *rosqlite.DB, path string, st *transcript.Stats) (*chat, error) {
 	tables, err := db.Tables()
 	if err != nil {
 		return nil, err
@@ -235,31 +242,17 @@ func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stat
 		c.id = filepath.Base(dir)
 	}
 	if c.created <= 0 {
-		c.created = mtime.UnixMilli()
+		c.created = db.ModTime().UnixMilli()
 	}
-	stmt, err := db.Prepare(`SELECT data FROM blobs WHERE id = ?`)
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Close()
-	blob := func(id string) ([]byte, bool, error) {
-		var data []byte
-		err := stmt.QueryRow(id).Scan(&data)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = stmt.QueryRow(strings.ToUpper(id)).Scan(&data)
-		}
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, false, nil
-		}
-		return data, err == nil, err
-	}
-	root, ok, err := blob(strings.ToLower(m.LatestRootBlobID))
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	var root []byte
+	err = db.QueryRow(`SELECT data FROM blobs WHERE id IN (?, ?) LIMIT 1`,
+		strings.ToLower(m.LatestRootBlobID), strings.ToUpper(m.LatestRootBlobID)).Scan(&root)
+	if errors.Is(err, sql.ErrNoRows) {
 		st.Malformed++
 		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	ids, workspace, ok := parseRoot(root)
 	if !ok {
@@ -268,36 +261,60 @@ func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stat
 	}
 	c.cwd = workspacePath(workspace)
 	c.blobs = ids
-	for i, id := range ids {
-		data, ok, err := blob(id)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue // listed before its blob is written
-		}
-		var msg struct {
-			Role    string          `json:"role"`
-			ID      json.RawMessage `json:"id"`
-			Content json.RawMessage `json:"content"`
-		}
-		if len(data) == 0 || data[0] != '{' {
-			continue // a state blob
-		}
-		if json.Unmarshal(data, &msg) != nil {
-			st.Malformed++
-			continue
-		}
-		if msg.Role != "user" {
-			continue
-		}
-		text, ok := userText(msg.Content)
-		if !ok {
-			continue
-		}
-		c.prompts = append(c.prompts, prompt{text: text, pos: i, key: c.id + "/" + id + "/" + strconv.Itoa(i)})
+	return c, readMessages(db, c, st)
+}
+
+// readMessages reads the prompts of c's message blobs, in one pass over
+// the blobs. Their ids are hex, in either case (the blob of an id is the
+// same in both: the id is its content's hash).
+func readMessages(db *rosqlite.DB, c *chat, st *transcript.Stats) error {
+	at := map[string][]int{} // blob id -> its places in c.blobs
+	for i, id := range c.blobs {
+		at[id] = append(at[id], i)
 	}
-	return c, nil
+	rows, err := db.Query(`SELECT id, data FROM blobs`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, data sql.RawBytes
+		if err := rows.Scan(&id, &data); err != nil {
+			return err
+		}
+		lower := strings.ToLower(string(id))
+		if places := at[lower]; places != nil {
+			delete(at, lower) // read once
+			c.addMessage(data, places, st)
+		}
+	}
+	slices.SortStableFunc(c.prompts, func(a, b prompt) int { return cmp.Compare(a.n, b.n) })
+	return rows.Err()
+}
+
+// addMessage adds the prompt a message blob holds, if any, at places.
+func (c *chat) addMessage(data []byte, places []int, st *transcript.Stats) {
+	if len(data) == 0 || data[0] != '{' {
+		return // a state blob
+	}
+	var msg struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(data, &msg) != nil {
+		st.Malformed += len(places)
+		return
+	}
+	if msg.Role != "user" {
+		return
+	}
+	text, ok := userText(msg.Content)
+	if !ok {
+		return
+	}
+	for _, i := range places {
+		c.prompts = append(c.prompts, prompt{text: text, n: i})
+	}
 }
 
 // parseCreated reads createdAt: unix milliseconds (a number or a numeric
@@ -554,7 +571,7 @@ func mirrorPrompts(r io.Reader, c *chat, st *transcript.Stats) error {
 			content = l.Message.Content
 		}
 		if text, ok := userText(content); ok {
-			c.prompts = append(c.prompts, prompt{text: text, pos: -1, key: c.id + "/line" + strconv.Itoa(i)})
+			c.prompts = append(c.prompts, prompt{text: text, n: i})
 		}
 		return nil
 	})
