@@ -38,6 +38,7 @@
 package cursor
 
 import (
+	"bytes"
 	"cmp"
 	"database/sql"
 	"encoding/binary"
@@ -52,6 +53,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -79,20 +82,23 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 	if err != nil {
 		return st, err
 	}
-	var chats []*chat
 	have := map[string]bool{}
+	var kept []string
 	for _, path := range stores {
 		have[filepath.Base(filepath.Dir(path))] = true
-		if !filescan.Kept(path, keep) {
-			continue
+		if filescan.Kept(path, keep) {
+			kept = append(kept, path)
 		}
-		c, err := readStore(path, &st)
-		if err != nil {
-			return st, err
+	}
+	var chats []*chat
+	for _, r := range readStores(kept) {
+		st.Add(r.st)
+		if r.err != nil {
+			return st, r.err
 		}
-		if c != nil {
-			chats = append(chats, c)
-			have[c.id] = true
+		if r.c != nil {
+			chats = append(chats, r.c)
+			have[r.c.id] = true
 		}
 	}
 	mirrors, err := listMirrors(root, &st)
@@ -198,6 +204,31 @@ type meta struct {
 	CreatedAt        json.RawMessage `json:"createdAt"`
 }
 
+// storeRead is what reading one store gave.
+type storeRead struct {
+	c   *chat
+	st  transcript.Stats
+	err error
+}
+
+// readStores reads the stores two at a time: most of a store's read is
+// SQLite's work, on a connection of its own.
+func readStores(paths []string) []storeRead {
+	out := make([]storeRead, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(paths)); i = next.Add(1) - 1 {
+				r := &out[i]
+				r.c, r.err = readStore(paths[i], &r.st)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
 // readStore reads one store.db. A store without usable metadata or root
 // blob is counted as malformed and yields nil.
 func readStore(path string, st *transcript.Stats) (*chat, error) {
@@ -210,22 +241,14 @@ func readStore(path string, st *transcript.Stats) (*chat, error) {
 }
 
 func readChat(db *rosqlite.DB, path string, st *transcript.Stats) (*chat, error) {
-	tables, err := db.Tables()
-	if err != nil {
-		return nil, err
-	}
-	if !tables["meta"] || !tables["blobs"] {
-		st.Malformed++
-		return nil, nil
-	}
 	var value sql.NullString
-	err = db.QueryRow(`SELECT CAST(value AS TEXT) FROM meta WHERE key = '0'`).Scan(&value)
+	err := db.QueryRow(`SELECT CAST(value AS TEXT) FROM meta WHERE key = '0'`).Scan(&value)
 	if errors.Is(err, sql.ErrNoRows) {
 		st.Malformed++
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, lacking(db, err, st)
 	}
 	var m meta
 	raw, herr := hex.DecodeString(strings.TrimSpace(value.String))
@@ -244,77 +267,81 @@ func readChat(db *rosqlite.DB, path string, st *transcript.Stats) (*chat, error)
 	if c.created <= 0 {
 		c.created = db.ModTime().UnixMilli()
 	}
-	var root []byte
-	err = db.QueryRow(`SELECT data FROM blobs WHERE id IN (?, ?) LIMIT 1`,
-		strings.ToLower(m.LatestRootBlobID), strings.ToUpper(m.LatestRootBlobID)).Scan(&root)
-	if errors.Is(err, sql.ErrNoRows) {
-		st.Malformed++
-		return nil, nil
-	}
+	b, err := readBlobs(db, strings.ToLower(m.LatestRootBlobID))
 	if err != nil {
-		return nil, err
+		return nil, lacking(db, err, st)
 	}
-	ids, workspace, ok := parseRoot(root)
-	if !ok {
+	ids, workspace, ok := parseRoot(b.root)
+	if !b.found || !ok {
 		st.Malformed++
 		return nil, nil
 	}
 	c.cwd = workspacePath(workspace)
 	c.blobs = ids
-	return c, readMessages(db, c, st)
+	for i, id := range ids {
+		if text, ok := b.prompts[id]; ok {
+			c.prompts = append(c.prompts, prompt{text: text, n: i})
+		} else if b.malformed[id] {
+			st.Malformed++
+		}
+	}
+	return c, nil
 }
 
-// readMessages reads the prompts of c's message blobs, in one pass over
-// the blobs. Their ids are hex, in either case (the blob of an id is the
-// same in both: the id is its content's hash).
-func readMessages(db *rosqlite.DB, c *chat, st *transcript.Stats) error {
-	at := map[string][]int{} // blob id -> its places in c.blobs
-	for i, id := range c.blobs {
-		at[id] = append(at[id], i)
+// lacking returns err, a query's error, unless the store lacks one of
+// its tables: then it counts the store as malformed and returns nil.
+func lacking(db *rosqlite.DB, err error, st *transcript.Stats) error {
+	if tables, terr := db.Tables(); terr == nil && (!tables["meta"] || !tables["blobs"]) {
+		st.Malformed++
+		return nil
 	}
+	return err
+}
+
+// blobs is what a store's blobs hold: the root blob, and by id (in lower
+// case) the prompts of the user messages and the messages that do not
+// parse.
+type blobs struct {
+	root      []byte
+	found     bool // the root blob is there
+	prompts   map[string]string
+	malformed map[string]bool
+}
+
+// readBlobs reads a store's blobs in one pass. Their ids are hex, in
+// either case. Message blobs are JSON objects; the others (the root
+// blobs, state) are not.
+func readBlobs(db *rosqlite.DB, root string) (blobs, error) {
+	b := blobs{prompts: map[string]string{}, malformed: map[string]bool{}}
 	rows, err := db.Query(`SELECT id, data FROM blobs`)
 	if err != nil {
-		return err
+		return b, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id, data sql.RawBytes
 		if err := rows.Scan(&id, &data); err != nil {
-			return err
+			return b, err
 		}
 		lower := strings.ToLower(string(id))
-		if places := at[lower]; places != nil {
-			delete(at, lower) // read once
-			c.addMessage(data, places, st)
+		switch {
+		case lower == root:
+			b.root, b.found = bytes.Clone(data), true
+		case len(data) > 0 && data[0] == '{':
+			var msg struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			}
+			if json.Unmarshal(data, &msg) != nil {
+				b.malformed[lower] = true
+			} else if msg.Role == "user" {
+				if text, ok := userText(msg.Content); ok {
+					b.prompts[lower] = text
+				}
+			}
 		}
 	}
-	slices.SortStableFunc(c.prompts, func(a, b prompt) int { return cmp.Compare(a.n, b.n) })
-	return rows.Err()
-}
-
-// addMessage adds the prompt a message blob holds, if any, at places.
-func (c *chat) addMessage(data []byte, places []int, st *transcript.Stats) {
-	if len(data) == 0 || data[0] != '{' {
-		return // a state blob
-	}
-	var msg struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(data, &msg) != nil {
-		st.Malformed += len(places)
-		return
-	}
-	if msg.Role != "user" {
-		return
-	}
-	text, ok := userText(msg.Content)
-	if !ok {
-		return
-	}
-	for _, i := range places {
-		c.prompts = append(c.prompts, prompt{text: text, n: i})
-	}
+	return b, rows.Err()
 }
 
 // parseCreated reads createdAt: unix milliseconds (a number or a numeric
