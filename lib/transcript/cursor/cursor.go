@@ -148,10 +148,16 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 	})
 	d := &filescan.Dedup{Emit: emit}
 	defer func() { st.Prompts += d.N }()
-	earlier := map[string][]*chat{} // by group
+	// A fork shares its first blob: chats are compared only with the
+	// earlier ones of their workspace that start with the same blob.
+	earlier := map[[2]string][]*chat{} // by group and first blob
 	for _, c := range chats {
-		shared := forked(c, earlier[c.group])
-		earlier[c.group] = append(earlier[c.group], c)
+		shared := 0
+		if len(c.blobs) > 0 {
+			k := [2]string{c.group, c.blobs[0]}
+			shared = forked(c, earlier[k])
+			earlier[k] = append(earlier[k], c)
+		}
 		for _, p := range c.prompts {
 			if p.n < shared || !identity.Capturable(p.text) {
 				continue
