@@ -38,6 +38,7 @@
 package cursor
 
 import (
+	"bytes"
 	"cmp"
 	"database/sql"
 	"encoding/binary"
@@ -52,6 +53,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -79,20 +82,23 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 	if err != nil {
 		return st, err
 	}
-	var chats []*chat
 	have := map[string]bool{}
+	var kept []string
 	for _, path := range stores {
 		have[filepath.Base(filepath.Dir(path))] = true
-		if !filescan.Kept(path, keep) {
-			continue
+		if filescan.Kept(path, keep) {
+			kept = append(kept, path)
 		}
-		c, err := readStore(path, &st)
-		if err != nil {
-			return st, err
+	}
+	var chats []*chat
+	for _, r := range readStores(kept) {
+		st.Add(r.st)
+		if r.err != nil {
+			return st, r.err
 		}
-		if c != nil {
-			chats = append(chats, c)
-			have[c.id] = true
+		if r.c != nil {
+			chats = append(chats, r.c)
+			have[r.c.id] = true
 		}
 	}
 	mirrors, err := listMirrors(root, &st)
@@ -119,14 +125,21 @@ type chat struct {
 	group   string // chats sharing a workspace folder (for forks)
 	created int64
 	cwd     string
-	blobs   []string // the message blob ids, in order
+	blobs   []string // the message blob ids, in order; nil in a mirror
 	prompts []prompt
 }
 
 type prompt struct {
 	text string
-	pos  int    // index in blobs (-1 in a mirror)
-	key  string // Prompt.Key
+	n    int // its index in blobs; in a mirror, its line
+}
+
+// key is p's Prompt.Key.
+func (c *chat) key(p prompt) string {
+	if c.blobs == nil {
+		return c.id + "/line" + strconv.Itoa(p.n)
+	}
+	return c.id + "/" + c.blobs[p.n] + "/" + strconv.Itoa(p.n)
 }
 
 func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript.Stats) error {
@@ -135,27 +148,18 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 	})
 	d := &filescan.Dedup{Emit: emit}
 	defer func() { st.Prompts += d.N }()
-	for i, c := range chats {
-		// The leading run of blobs shared with an earlier chat of the same
-		// workspace is a fork's copy. Where the run ends on a user message
-		// and the earlier chat goes on, that message may have been typed
-		// again (equal content makes an equal blob): it is kept.
+	// A fork shares its first blob: chats are compared only with the
+	// earlier ones of their workspace that start with the same blob.
+	earlier := map[[2]string][]*chat{} // by group and first blob
+	for _, c := range chats {
 		shared := 0
-		for _, e := range chats[:i] {
-			if e.group != c.group || e.id == c.id {
-				continue
-			}
-			n := 0
-			for n < len(c.blobs) && n < len(e.blobs) && c.blobs[n] == e.blobs[n] {
-				n++
-			}
-			if n < len(e.blobs) && n > 0 {
-				n--
-			}
-			shared = max(shared, n)
+		if len(c.blobs) > 0 {
+			k := [2]string{c.group, c.blobs[0]}
+			shared = forked(c, earlier[k])
+			earlier[k] = append(earlier[k], c)
 		}
 		for _, p := range c.prompts {
-			if (p.pos >= 0 && p.pos < shared) || !identity.Capturable(p.text) {
+			if p.n < shared || !identity.Capturable(p.text) {
 				continue
 			}
 			err := d.Add(transcript.Prompt{
@@ -164,7 +168,7 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 				Cwd:     c.cwd,
 				Session: c.id,
 				Src:     transcript.SrcCursor,
-				Key:     p.key,
+				Key:     c.key(p),
 				Approx:  true,
 				File:    c.file,
 			})
@@ -176,6 +180,29 @@ func emitChats(chats []*chat, emit func(transcript.Prompt) error, st *transcript
 	return nil
 }
 
+// forked returns how many of c's leading blobs are a fork's copy of one of
+// the earlier chats of its workspace: the leading run shared with it.
+// Where the run ends on a user message and the earlier chat goes on, that
+// message may have been typed again (equal content makes an equal blob):
+// it is not counted.
+func forked(c *chat, earlier []*chat) int {
+	shared := 0
+	for _, e := range earlier {
+		if e.id == c.id {
+			continue
+		}
+		n := 0
+		for n < len(c.blobs) && n < len(e.blobs) && c.blobs[n] == e.blobs[n] {
+			n++
+		}
+		if n < len(e.blobs) && n > 0 {
+			n--
+		}
+		shared = max(shared, n)
+	}
+	return shared
+}
+
 // meta is the chat metadata (meta row '0', hex-encoded JSON).
 type meta struct {
 	AgentID          string          `json:"agentId"`
@@ -183,42 +210,51 @@ type meta struct {
 	CreatedAt        json.RawMessage `json:"createdAt"`
 }
 
+// storeRead is what reading one store gave.
+type storeRead struct {
+	c   *chat
+	st  transcript.Stats
+	err error
+}
+
+// readStores reads the stores two at a time: most of a store's read is
+// SQLite's work, on a connection of its own.
+func readStores(paths []string) []storeRead {
+	out := make([]storeRead, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(paths)); i = next.Add(1) - 1 {
+				r := &out[i]
+				r.c, r.err = readStore(paths[i], &r.st)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
 // readStore reads one store.db. A store without usable metadata or root
 // blob is counted as malformed and yields nil.
 func readStore(path string, st *transcript.Stats) (*chat, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, &transcript.ReadError{Path: path, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		st.Skipped++
-		return nil, nil
-	}
 	var c *chat // nil unless read
-	_, err = rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
-		c, err = readChat(db, path, fi.ModTime(), st)
+	_, err := rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
+		c, err = readChat(db, path, st)
 		return err
 	})
 	return c, err
 }
 
-func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stats) (*chat, error) {
-	tables, err := db.Tables()
-	if err != nil {
-		return nil, err
-	}
-	if !tables["meta"] || !tables["blobs"] {
-		st.Malformed++
-		return nil, nil
-	}
+func readChat(db *rosqlite.DB, path string, st *transcript.Stats) (*chat, error) {
 	var value sql.NullString
-	err = db.QueryRow(`SELECT CAST(value AS TEXT) FROM meta WHERE key = '0'`).Scan(&value)
+	err := db.QueryRow(`SELECT CAST(value AS TEXT) FROM meta WHERE key = '0'`).Scan(&value)
 	if errors.Is(err, sql.ErrNoRows) {
 		st.Malformed++
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, lacking(db, err, st)
 	}
 	var m meta
 	raw, herr := hex.DecodeString(strings.TrimSpace(value.String))
@@ -235,69 +271,83 @@ func readChat(db *rosqlite.DB, path string, mtime time.Time, st *transcript.Stat
 		c.id = filepath.Base(dir)
 	}
 	if c.created <= 0 {
-		c.created = mtime.UnixMilli()
+		c.created = db.ModTime().UnixMilli()
 	}
-	stmt, err := db.Prepare(`SELECT data FROM blobs WHERE id = ?`)
+	b, err := readBlobs(db, strings.ToLower(m.LatestRootBlobID))
 	if err != nil {
-		return nil, err
+		return nil, lacking(db, err, st)
 	}
-	defer stmt.Close()
-	blob := func(id string) ([]byte, bool, error) {
-		var data []byte
-		err := stmt.QueryRow(id).Scan(&data)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = stmt.QueryRow(strings.ToUpper(id)).Scan(&data)
-		}
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, false, nil
-		}
-		return data, err == nil, err
-	}
-	root, ok, err := blob(strings.ToLower(m.LatestRootBlobID))
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		st.Malformed++
-		return nil, nil
-	}
-	ids, workspace, ok := parseRoot(root)
-	if !ok {
+	ids, workspace, ok := parseRoot(b.root)
+	if !b.found || !ok {
 		st.Malformed++
 		return nil, nil
 	}
 	c.cwd = workspacePath(workspace)
 	c.blobs = ids
 	for i, id := range ids {
-		data, ok, err := blob(id)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue // listed before its blob is written
-		}
-		var msg struct {
-			Role    string          `json:"role"`
-			ID      json.RawMessage `json:"id"`
-			Content json.RawMessage `json:"content"`
-		}
-		if len(data) == 0 || data[0] != '{' {
-			continue // a state blob
-		}
-		if json.Unmarshal(data, &msg) != nil {
+		if text, ok := b.prompts[id]; ok {
+			c.prompts = append(c.prompts, prompt{text: text, n: i})
+		} else if b.malformed[id] {
 			st.Malformed++
-			continue
 		}
-		if msg.Role != "user" {
-			continue
-		}
-		text, ok := userText(msg.Content)
-		if !ok {
-			continue
-		}
-		c.prompts = append(c.prompts, prompt{text: text, pos: i, key: c.id + "/" + id + "/" + strconv.Itoa(i)})
 	}
 	return c, nil
+}
+
+// lacking returns err, a query's error, unless the store lacks one of
+// its tables: then it counts the store as malformed and returns nil.
+func lacking(db *rosqlite.DB, err error, st *transcript.Stats) error {
+	if tables, terr := db.Tables(); terr == nil && (!tables["meta"] || !tables["blobs"]) {
+		st.Malformed++
+		return nil
+	}
+	return err
+}
+
+// blobs is what a store's blobs hold: the root blob, and by id (in lower
+// case) the prompts of the user messages and the messages that do not
+// parse.
+type blobs struct {
+	root      []byte
+	found     bool // the root blob is there
+	prompts   map[string]string
+	malformed map[string]bool
+}
+
+// readBlobs reads a store's blobs in one pass. Their ids are hex, in
+// either case. Message blobs are JSON objects; the others (the root
+// blobs, state) are not.
+func readBlobs(db *rosqlite.DB, root string) (blobs, error) {
+	b := blobs{prompts: map[string]string{}, malformed: map[string]bool{}}
+	rows, err := db.Query(`SELECT id, data FROM blobs`)
+	if err != nil {
+		return b, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, data sql.RawBytes
+		if err := rows.Scan(&id, &data); err != nil {
+			return b, err
+		}
+		lower := strings.ToLower(string(id))
+		switch {
+		case lower == root:
+			b.root, b.found = bytes.Clone(data), true
+		case len(data) > 0 && data[0] == '{':
+			var msg struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			}
+			if json.Unmarshal(data, &msg) != nil {
+				b.malformed[lower] = true
+			} else if msg.Role == "user" {
+				if text, ok := userText(msg.Content); ok {
+					b.prompts[lower] = text
+				}
+			}
+		}
+	}
+	return b, rows.Err()
 }
 
 // parseCreated reads createdAt: unix milliseconds (a number or a numeric
@@ -554,7 +604,7 @@ func mirrorPrompts(r io.Reader, c *chat, st *transcript.Stats) error {
 			content = l.Message.Content
 		}
 		if text, ok := userText(content); ok {
-			c.prompts = append(c.prompts, prompt{text: text, pos: -1, key: c.id + "/line" + strconv.Itoa(i)})
+			c.prompts = append(c.prompts, prompt{text: text, n: i})
 		}
 		return nil
 	})

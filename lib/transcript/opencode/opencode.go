@@ -25,10 +25,14 @@
 // rows win). A fork copies its parent's messages under new ids but with
 // their original times: a prompt with the same text and the same time as
 // one of an earlier session is the same event and counts once, under the
-// earliest session.
+// earliest session (of the first database that holds it, then the
+// storage: each is read and emitted in turn). A database's prompts are
+// sorted without their texts, which are read again as they are emitted
+// and must be the ones read first.
 //
 // Databases are only read: see hist/lib/transcript/internal/rosqlite (a
-// database in WAL mode, or locked, is read from a private copy). Extra
+// database with a journal or a write-ahead log pending beside it is read
+// from a private copy, another in place, immutable). Extra
 // tables and columns are ignored. A database whose content is at fault
 // (corrupt, truncated, not SQLite) is passed over and named in
 // Stats.Undecodable; one that cannot be read for another reason (an I/O
@@ -83,7 +87,7 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 	if keep != nil && !anyKept(root, keep) {
 		return transcript.Stats{}, nil
 	}
-	var r reader
+	r := reader{emit: emit, keys: map[string]bool{}, events: map[event]bool{}}
 	fi, err := os.Stat(root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -100,9 +104,8 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 		}
 	default:
 		r.stats.Skipped++
-		return r.stats, nil
 	}
-	return r.stats, r.emitAll(emit)
+	return r.stats, nil
 }
 
 // folder reads the data folder: its databases, then its JSON storage.
@@ -123,22 +126,37 @@ func (r *reader) folder(root string) error {
 			return err
 		}
 	}
-	return r.storage(filepath.Join(root, "storage"))
+	r.recs = r.recs[:0]
+	if err := r.storage(filepath.Join(root, "storage")); err != nil {
+		return err
+	}
+	return r.emitAll(nil)
 }
 
-// rec is a prompt found, with what orders it.
+// rec is a prompt found, with what orders it. A database row's text is
+// not held: it is read again when the prompt is emitted (from table), so
+// that a source's prompts are sorted without holding their texts.
 type rec struct {
 	p           transcript.Prompt
 	sessCreated int64
-	msgID       string
-	rank        int // 0: a database row, 1: a JSON storage file
+	rank        int    // 0: a database row, 1: a JSON storage file
+	table       string // the table the text is read from; "" when p.Text holds it
 	sum         [sha256.Size]byte
 }
 
+// event is a prompt's time and text: a fork's copies share it.
+type event struct {
+	ts  int64
+	sum [sha256.Size]byte
+}
+
 type reader struct {
-	stats transcript.Stats
-	recs  []rec
-	file  string // the database or storage file being read
+	stats  transcript.Stats
+	recs   []rec  // the prompts found in the source being read
+	file   string // the database or storage file being read
+	emit   func(transcript.Prompt) error
+	keys   map[string]bool // the message ids emitted
+	events map[event]bool  // the events emitted
 }
 
 type session struct {
@@ -147,7 +165,8 @@ type session struct {
 	created int64
 }
 
-func (r *reader) add(s session, sessID, msgID, text string, created, fallback int64, rank int) {
+// add adds a prompt found: text is its text, held when table is "".
+func (r *reader) add(s session, sessID, msgID, text, table string, created, fallback int64, rank int) {
 	ts, approx := created, false
 	if ts <= 0 {
 		ts = fallback
@@ -155,9 +174,8 @@ func (r *reader) add(s session, sessID, msgID, text string, created, fallback in
 	if ts <= 0 {
 		ts, approx = s.created, true
 	}
-	r.recs = append(r.recs, rec{
+	c := rec{
 		p: transcript.Prompt{
-			Text:    text,
 			TS:      ts,
 			Cwd:     s.dir,
 			Session: sessID,
@@ -167,53 +185,148 @@ func (r *reader) add(s session, sessID, msgID, text string, created, fallback in
 			File:    r.file,
 		},
 		sessCreated: s.created,
-		msgID:       msgID,
 		rank:        rank,
+		table:       table,
 		sum:         sha256.Sum256([]byte(text)),
-	})
+	}
+	if table == "" {
+		c.p.Text = text
+	}
+	r.recs = append(r.recs, c)
 }
 
-// emitAll emits the prompts found, oldest session first.
-func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
+// emitError is an error from emit, returned as it is.
+type emitError struct{ err error }
+
+func (e emitError) Error() string { return e.err.Error() }
+
+// emitAll emits the prompts found in a source, oldest session first,
+// each message and each event once across the sources. text reads a
+// database row's text again (nil when the source holds its texts).
+func (r *reader) emitAll(text func(*rec) (string, error)) error {
 	slices.SortStableFunc(r.recs, func(a, b rec) int {
 		return cmp.Or(cmp.Compare(a.sessCreated, b.sessCreated), strings.Compare(a.p.Session, b.p.Session),
-			cmp.Compare(a.p.TS, b.p.TS), strings.Compare(a.msgID, b.msgID), cmp.Compare(a.rank, b.rank))
+			cmp.Compare(a.p.TS, b.p.TS), strings.Compare(a.p.Key, b.p.Key), cmp.Compare(a.rank, b.rank))
 	})
-	keys := map[string]bool{}
-	type event struct {
-		ts  int64
-		sum [sha256.Size]byte
-	}
-	events := map[event]bool{}
-	for _, c := range r.recs {
-		if !identity.Capturable(c.p.Text) || keys[c.p.Key] {
+	for i := range r.recs {
+		c := &r.recs[i]
+		if r.keys[c.p.Key] {
 			continue
 		}
-		keys[c.p.Key] = true
-		if !c.p.Approx {
-			ev := event{c.p.TS, c.sum}
-			if events[ev] {
-				continue // a fork's copy
-			}
-			events[ev] = true
+		ev := event{c.p.TS, c.sum}
+		if !c.p.Approx && r.events[ev] {
+			continue // a fork's copy
 		}
-		if err := emit(c.p); err != nil {
-			return err
+		p := c.p
+		if c.table != "" {
+			var err error
+			if p.Text, err = text(c); err != nil {
+				return err
+			}
+		}
+		if !identity.Capturable(p.Text) {
+			continue
+		}
+		r.keys[p.Key] = true
+		if !p.Approx {
+			r.events[ev] = true
+		}
+		if err := r.emit(p); err != nil {
+			return emitError{err}
 		}
 		r.stats.Prompts++
 	}
 	return nil
 }
 
-// db reads one database.
+// db reads one database and emits its prompts.
 func (r *reader) db(path string) error {
-	n := len(r.recs)
 	r.file = path
-	ok, err := rosqlite.Read(path, &r.stats, r.readRows)
-	if !ok {
-		r.recs = r.recs[:n] // an undecodable database's rows are dropped
+	var emitted error
+	_, err := rosqlite.Read(path, &r.stats, func(db *rosqlite.DB) error {
+		r.recs = r.recs[:0]
+		if err := r.readRows(db); err != nil {
+			return err
+		}
+		err := r.emitAll(func(c *rec) (string, error) { return readText(db, c) })
+		if e, ok := err.(emitError); ok {
+			emitted = e.err
+		}
+		return err
+	})
+	if emitted != nil {
+		return emitted
 	}
 	return err
+}
+
+// errChanged: a row's text differs from the one read first.
+var errChanged = errors.New("the database changed while it was read; try again when the agent is idle")
+
+// readText reads a prompt's text from its database again; it must be the
+// text read first.
+func readText(db *rosqlite.DB, c *rec) (string, error) {
+	var texts []string
+	var err error
+	if c.table == "message" {
+		texts, err = partsText(db, c.p.Key)
+	} else {
+		texts, err = messageTexts(db, c.p.Key)
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, t := range texts {
+		if sha256.Sum256([]byte(t)) == c.sum {
+			return t, nil
+		}
+	}
+	return "", errChanged
+}
+
+// messageTexts returns the texts of the 2.x user messages with that id.
+func messageTexts(db *rosqlite.DB, id string) ([]string, error) {
+	rows, err := db.Query(`SELECT data FROM session_message WHERE id = ? AND type = 'user'`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var texts []string
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return nil, err
+		}
+		var d struct {
+			Text *string `json:"text"`
+		}
+		if json.Unmarshal(data, &d) == nil && d.Text != nil {
+			texts = append(texts, *d.Text)
+		}
+	}
+	return texts, rows.Err()
+}
+
+// partsText returns the text of a 1.x message: its typed parts, in id
+// order, joined by "\n".
+func partsText(db *rosqlite.DB, id string) ([]string, error) {
+	rows, err := db.Query(`SELECT data FROM part WHERE message_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var texts []string
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return nil, err
+		}
+		var p part
+		if json.Unmarshal(data, &p) == nil && p.typed() {
+			texts = append(texts, p.Text)
+		}
+	}
+	return []string{strings.Join(texts, "\n")}, rows.Err()
 }
 
 func (r *reader) readRows(db *rosqlite.DB) error {
@@ -337,7 +450,7 @@ func (r *reader) read2x(db *rosqlite.DB, sessions map[string]session) error {
 			r.stats.Malformed++
 			continue
 		}
-		r.add(s, sess.String, id.String, *d.Text, d.created(), created.Int64, 0)
+		r.add(s, sess.String, id.String, *d.Text, "session_message", d.created(), created.Int64, 0)
 	}
 	return rows.Err()
 }
@@ -392,7 +505,7 @@ func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
 	done := func() {
 		if msg != nil {
 			if text := strings.Join(msg.texts, "\n"); text != "" {
-				r.add(msg.s, msg.sess, msg.id, text, msg.created, msg.fallback, 0)
+				r.add(msg.s, msg.sess, msg.id, text, "message", msg.created, msg.fallback, 0)
 			}
 		}
 		msg = nil
@@ -520,7 +633,7 @@ func (r *reader) storageSession(dir, id string, s session) error {
 			}
 		}
 		if len(texts) > 0 {
-			r.add(s, id, m.ID, strings.Join(texts, "\n"), m.created(), 0, 1)
+			r.add(s, id, m.ID, strings.Join(texts, "\n"), "", m.created(), 0, 1)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
+	"hist/lib/transcript/internal/rosqlite"
 	"hist/lib/transcript/internal/ttest"
 )
 
@@ -599,4 +601,33 @@ func TestOrderIsBySession(t *testing.T) {
 // scanAll is Scan keeping every file.
 func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats, error) {
 	return Scan(root, nil, emit)
+}
+
+// A text read again as it is emitted must be the one read first: another
+// says that the database changed as it was read.
+func TestTextReadAgainMustMatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "opencode.db")
+	newDB(t, path, schema1+schema2).session("ses_a", "", "/a", 1).prompt("msg_1", "ses_a", "typed", 10).
+		exec(`INSERT INTO session_message (id, session_id, type, seq, time_created, data) VALUES ('msg_2', 'ses_a', 'user', 1, 11, '{"text":"typed in 2.x"}')`).
+		close()
+	var st transcript.Stats
+	_, err := rosqlite.Read(path, &st, func(db *rosqlite.DB) error {
+		for _, c := range []rec{
+			{p: transcript.Prompt{Key: "msg_1"}, table: "message", sum: sha256.Sum256([]byte("typed"))},
+			{p: transcript.Prompt{Key: "msg_2"}, table: "session_message", sum: sha256.Sum256([]byte("typed in 2.x"))},
+		} {
+			got, err := readText(db, &c)
+			if err != nil || sha256.Sum256([]byte(got)) != c.sum {
+				t.Errorf("%s: got %q, %v", c.p.Key, got, err)
+			}
+			c.sum = sha256.Sum256([]byte("changed"))
+			if _, err := readText(db, &c); !errors.Is(err, errChanged) {
+				t.Errorf("%s changed: got %v, want %v", c.p.Key, err, errChanged)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

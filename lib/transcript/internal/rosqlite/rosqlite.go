@@ -1,230 +1,234 @@
-// Package rosqlite opens an agent's SQLite database for reading without
-// writing a byte to it or to the files beside it.
+// Package rosqlite reads an agent's SQLite database without writing a byte
+// to it or to the files beside it.
 //
-// A database in rollback-journal mode, with no journal beside it, is opened
-// in place as a read-only URI (mode=ro) with query_only set. Every other
-// database is read from a private copy: one in WAL mode (SQLite would create
-// or update the -shm and -wal files beside it even for a read-only reader),
-// one with a journal beside it (a hot journal needs a rollback, which is a
-// write), and one another process holds locked. The copy takes the database
-// and its -wal or -journal file, never -shm (SQLite rebuilds the WAL index
-// from the WAL), into a fresh 0700 temporary folder that Close removes.
+// A database with nothing pending beside it (no journal, and a write-ahead
+// log that is missing or empty) holds every commit in its main file: it is
+// read in place, immutable (no locks taken, no -shm or -wal made). Its
+// files' sizes and times are compared before and after the read, and a
+// change is an error that passes: an immutable reader may have seen it
+// half done. Every other database is read from a private copy: one whose
+// WAL holds commits, and one with a journal beside it (a hot journal needs
+// a rollback, which is a write). The copy takes the database and its -wal
+// or -journal file, never -shm (SQLite rebuilds the WAL index from the
+// WAL), into a fresh 0700 temporary folder removed after the read.
+//
+// A database is read on a pooled in-memory SQLite connection, attached
+// to it (opening a connection costs more than reading a small database):
+// its tables are named without a schema, as the connection has no other.
 //
 // A database that cannot be opened or read is an error. Undecodable tells
 // the ones whose content is at fault (not SQLite, truncated, corrupt),
 // which reading again does not mend until the file changes, from those
-// that pass (an I/O error, a lock held, a database changing faster than
-// it can be copied).
+// that pass (an I/O error, a database changing as it is read).
 package rosqlite
 
 import (
-	"bytes"
+	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"hist/lib/transcript"
 )
-
-// BusyTimeout is how long a reader of a database opened in place waits for
-// another process's lock before it falls back to a private copy.
-var BusyTimeout = 500 * time.Millisecond
 
 // copyAttempts bounds the retries when a database changes while it is copied.
 const copyAttempts = 4
 
 // DB is a database opened for reading.
 type DB struct {
-	*sql.DB
-	tmp string // private copy's folder, removed by Close; "" when read in place
+	conn      *sql.Conn
+	tmp       string   // private copy's folder, removed by close; "" when read in place
+	immutable string   // the database read in place, else ""
+	stamps    [3]stamp // its files' stamps when opened
 }
 
-// Close closes the database and removes the private copy, if any.
-func (d *DB) Close() error {
-	err := d.DB.Close()
+var (
+	// errChanged: a database read in place changed while it was read.
+	errChanged    = errors.New("the database changed while it was read; try again when the agent is idle")
+	errNotRegular = errors.New("not a regular file")
+)
+
+// ModTime is the database file's modification time when it was opened.
+func (d *DB) ModTime() time.Time { return d.stamps[0].mtime }
+
+// Query runs a query on the database.
+func (d *DB) Query(query string, args ...any) (*sql.Rows, error) {
+	return d.conn.QueryContext(context.Background(), query, args...)
+}
+
+// QueryRow runs a query that returns one row on the database.
+func (d *DB) QueryRow(query string, args ...any) *sql.Row {
+	return d.conn.QueryRowContext(context.Background(), query, args...)
+}
+
+// close detaches the database, gives the connection back and removes the
+// private copy, if any. For a database read in place, it reports
+// errChanged when its files changed since open: what was read may be
+// wrong.
+func (d *DB) close() error {
+	_, err := d.conn.ExecContext(context.Background(), "DETACH DATABASE src")
+	if err != nil {
+		// The connection still holds the database: it is not reused.
+		d.conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	d.conn.Close()
 	if d.tmp != "" {
 		if rerr := os.RemoveAll(d.tmp); err == nil {
 			err = rerr
 		}
 	}
+	if d.immutable != "" {
+		if now, serr := stamps(d.immutable); serr != nil || now != d.stamps {
+			err = errChanged
+		}
+	}
 	return err
 }
-
-var magic = []byte("SQLite format 3\x00")
-
-// errNotSQLite: the file does not start as a SQLite database does.
-var errNotSQLite = errors.New("not a SQLite database")
 
 // Undecodable reports whether err says that a database's content is at
 // fault: not SQLite, or corrupt (SQLite's SQLITE_CORRUPT and
 // SQLITE_NOTADB).
 func Undecodable(err error) bool {
-	c := code(err)
-	return c == sqliteCorrupt || c == sqliteNotADB || errors.Is(err, errNotSQLite)
-}
-
-// isBusy reports whether err is SQLite's "database is locked" or "table is
-// locked".
-func isBusy(err error) bool {
-	c := code(err)
-	return c == sqliteBusy || c == sqliteLocked
-}
-
-// code returns SQLite's primary result code in err, or 0.
-func code(err error) int {
 	var se interface{ Code() int } // the driver's error (modernc.org/sqlite's *Error)
-	if errors.As(err, &se) {
-		return se.Code() & 0xff
+	if !errors.As(err, &se) {
+		return false
 	}
-	return 0
+	c := se.Code() & 0xff // the primary result code
+	return c == sqliteCorrupt || c == sqliteNotADB
 }
 
-// Open opens the database at path for reading. An empty file is an empty
-// database (no tables).
+// pool holds the in-memory connections databases are attached to.
 //
 // The driver is modernc.org/sqlite's, registered as "sqlite" by the
 // program that reads databases (a blank import): this package does not
 // import it, so that the programs that link the readers without calling
 // them (hist-capture) do not start SQLite up; without it, database/sql
 // says "unknown driver".
-func Open(path string) (*DB, error) {
+var pool = sync.OnceValues(func() (*sql.DB, error) {
+	return sql.Open("sqlite", ":memory:?_pragma=query_only(1)")
+})
+
+// open opens the database at path for reading. An empty file is an empty
+// database (no tables).
+func open(path string) (*DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
-	if err != nil {
+	st, err := stamps(abs)
+	switch {
+	case err != nil:
 		return nil, err
+	case !st[0].exists:
+		return nil, &fs.PathError{Op: "open", Path: abs, Err: fs.ErrNotExist}
+	case !st[0].mode.IsRegular():
+		return nil, errNotRegular
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	var hdr [100]byte
-	if fi.Size() > 0 {
-		f, err := os.Open(abs)
-		if err != nil {
+	d := &DB{stamps: st}
+	uri := "file:" + uriPath(abs)
+	if wal, journal := st[1], st[2]; wal.size == 0 && !journal.exists {
+		d.immutable = abs
+		uri += "?mode=ro&immutable=1"
+	} else {
+		if d.tmp, err = copyDB(abs); err != nil {
 			return nil, err
 		}
-		n, err := io.ReadFull(f, hdr[:])
-		f.Close()
-		if err != nil && n < len(hdr) {
-			if err == io.ErrUnexpectedEOF || err == io.EOF {
-				return nil, fmt.Errorf("%w (truncated header)", errNotSQLite)
-			}
-			return nil, err
-		}
-		if !bytes.Equal(hdr[:len(magic)], magic) {
-			return nil, errNotSQLite
-		}
+		// The copy is ours: attached read-write so that SQLite can replay
+		// its WAL or roll back its journal (the connection is query_only).
+		uri = "file:" + uriPath(filepath.Join(d.tmp, "db"))
 	}
-	wal := hdr[18] == 2 || hdr[19] == 2
-	if !wal && !exists(abs+"-wal") && !exists(abs+"-journal") {
-		db, err := openInPlace(abs)
-		if err == nil {
-			return db, nil
+	if err := d.attach(uri); err != nil {
+		if d.tmp != "" {
+			os.RemoveAll(d.tmp)
 		}
-		if !isBusy(err) {
-			return nil, err
-		}
+		return nil, err
 	}
-	return openCopy(abs)
+	return d, nil
 }
 
-// openInPlace opens a rollback-journal database read-only and checks that
-// it can be read now.
-func openInPlace(abs string) (*DB, error) {
-	db, err := sqlOpen("file:" + uriPath(abs) + "?mode=ro&_pragma=query_only(1)" +
-		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()))
+// attach attaches uri to a pooled connection as src.
+func (d *DB) attach(uri string) error {
+	db, err := pool()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &DB{DB: db}, nil
+	if d.conn, err = db.Conn(context.Background()); err != nil {
+		return err
+	}
+	if _, err = d.conn.ExecContext(context.Background(), "ATTACH DATABASE ? AS src", uri); err != nil {
+		d.conn.Close()
+	}
+	return err
 }
 
-// sqlOpen opens dsn on one connection and reads the schema, which needs a
-// shared lock and page 1.
-func sqlOpen(dsn string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	var n int
-	if err := db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
-}
-
-// openCopy copies the database (and its -wal or -journal) into a private
-// folder and opens the copy.
-func openCopy(abs string) (*DB, error) {
+// copyDB copies the database (and its -wal or -journal) into a private
+// folder and returns the folder.
+func copyDB(abs string) (string, error) {
 	tmp, err := os.MkdirTemp("", "hist-sqlite-")
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.RemoveAll(tmp)
-		}
-	}()
 	dst := filepath.Join(tmp, "db")
 	for attempt := 1; ; attempt++ {
 		stable, err := copySet(abs, dst)
-		if err != nil {
-			return nil, err
-		}
-		if stable {
-			break
+		if err != nil || stable {
+			if err != nil {
+				os.RemoveAll(tmp)
+			}
+			return tmp, err
 		}
 		if attempt == copyAttempts {
-			return nil, errors.New("the database changed while it was copied; try again when the agent is idle")
+			os.RemoveAll(tmp)
+			return "", errors.New("the database changed while it was copied; try again when the agent is idle")
 		}
 		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
 	}
-	// The copy is ours: opened read-write so that SQLite can replay its WAL
-	// or roll back its journal, and query_only so that nothing else changes.
-	db, err := sqlOpen("file:" + uriPath(dst) + "?_pragma=query_only(1)")
-	if err != nil {
-		return nil, err
-	}
-	ok = true
-	return &DB{DB: db, tmp: tmp}, nil
 }
 
 type stamp struct {
 	exists bool
+	mode   fs.FileMode
 	size   int64
 	mtime  time.Time
 }
 
 func stat(path string) (stamp, error) {
 	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return stamp{}, nil
 	}
 	if err != nil {
 		return stamp{}, err
 	}
-	return stamp{true, fi.Size(), fi.ModTime()}, nil
+	return stamp{true, fi.Mode(), fi.Size(), fi.ModTime()}, nil
+}
+
+// suffixes name a database's files: itself, its WAL and its journal.
+var suffixes = [3]string{"", "-wal", "-journal"}
+
+// stamps returns the stamps of abs's files (see suffixes).
+func stamps(abs string) (st [3]stamp, err error) {
+	for i, s := range suffixes {
+		if st[i], err = stat(abs + s); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
 }
 
 // copySet copies abs, abs-wal and abs-journal to dst, dst-wal and
 // dst-journal, and reports whether none of them changed meanwhile.
 func copySet(abs, dst string) (stable bool, err error) {
-	suffixes := []string{"", "-wal", "-journal"}
-	var before [3]stamp
-	for i, s := range suffixes {
-		if before[i], err = stat(abs + s); err != nil {
-			return false, err
-		}
+	before, err := stamps(abs)
+	if err != nil {
+		return false, err
 	}
 	for i, s := range suffixes {
 		os.Remove(dst + s)
@@ -239,16 +243,8 @@ func copySet(abs, dst string) (stable bool, err error) {
 			return false, err
 		}
 	}
-	for i, s := range suffixes {
-		after, err := stat(abs + s)
-		if err != nil {
-			return false, err
-		}
-		if after != before[i] {
-			return false, nil
-		}
-	}
-	return true, nil
+	after, err := stamps(abs)
+	return after == before, err
 }
 
 func copyFile(src, dst string) error {
@@ -268,11 +264,6 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}
-
 // uriPath escapes an absolute path for a SQLite "file:" URI.
 func uriPath(abs string) string {
 	return uriEscaper.Replace(filepath.ToSlash(filepath.Clean(abs)))
@@ -280,23 +271,20 @@ func uriPath(abs string) string {
 
 var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
-// SQLite's primary result codes: a lock held by another connection, and
-// a file whose content is at fault.
+// SQLite's primary result codes for a file whose content is at fault.
 const (
-	sqliteBusy    = 5
-	sqliteLocked  = 6
 	sqliteCorrupt = 11
 	sqliteNotADB  = 26
 )
 
 // Tables returns the names of the database's tables.
 func (d *DB) Tables() (map[string]bool, error) {
-	return d.names("SELECT name FROM sqlite_master WHERE type = 'table'")
+	return d.names("SELECT name FROM src.sqlite_master WHERE type = 'table'")
 }
 
 // Columns returns the names of a table's columns.
 func (d *DB) Columns(table string) (map[string]bool, error) {
-	return d.names("SELECT name FROM pragma_table_info(?)", table)
+	return d.names("SELECT name FROM pragma_table_info(?, 'src')", table)
 }
 
 func (d *DB) names(query string, args ...any) (map[string]bool, error) {
@@ -316,15 +304,22 @@ func (d *DB) names(query string, args ...any) (map[string]bool, error) {
 	return out, rows.Err()
 }
 
-// Read opens the database at path, hands it to read and closes it. A
+// Read opens the database at path, hands it to read and closes it. A path
+// that is not a regular file is counted in st.Skipped, and ok is false. A
 // database whose content is at fault is named in st.Undecodable, and ok
 // is false; another error is returned as a *transcript.ReadError. A
 // database read is counted in st, with its write-ahead log's bytes.
 func Read(path string, st *transcript.Stats, read func(*DB) error) (ok bool, err error) {
-	db, err := Open(path)
+	db, err := open(path)
 	if err == nil {
 		err = read(db)
-		db.Close()
+		if cerr := db.close(); errors.Is(cerr, errChanged) || err == nil {
+			err = cerr // a change: what was read may be wrong, an error with it too
+		}
+	}
+	if errors.Is(err, errNotRegular) {
+		st.Skipped++
+		return false, nil
 	}
 	if Undecodable(err) {
 		st.Undecodable = append(st.Undecodable, transcript.Undecodable{Path: path, Err: err})
@@ -334,10 +329,6 @@ func Read(path string, st *transcript.Stats, read func(*DB) error) (ok bool, err
 		return false, &transcript.ReadError{Path: path, Err: err}
 	}
 	st.Files++
-	for _, s := range []string{"", "-wal"} {
-		if fi, err := os.Stat(path + s); err == nil {
-			st.Bytes += fi.Size()
-		}
-	}
+	st.Bytes += db.stamps[0].size + db.stamps[1].size
 	return true, nil
 }
