@@ -27,6 +27,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -102,6 +103,16 @@ func Undecodable(err error) bool {
 	}
 	c := se.Code() & 0xff // the primary result code
 	return c == sqliteCorrupt || c == sqliteNotADB
+}
+
+// undecodable says what is wrong with a database whose content is at
+// fault, in a user's words.
+func undecodable(err error) error {
+	var se interface{ Code() int }
+	if errors.As(err, &se) && se.Code()&0xff == sqliteNotADB {
+		return errors.New("not a SQLite database")
+	}
+	return fmt.Errorf("a corrupt SQLite database: %w", err)
 }
 
 // pool holds the in-memory connections databases are attached to.
@@ -322,7 +333,7 @@ func Read(path string, st *transcript.Stats, read func(*DB) error) (ok bool, err
 		return false, nil
 	}
 	if Undecodable(err) {
-		st.Undecodable = append(st.Undecodable, transcript.Undecodable{Path: path, Err: err})
+		st.Undecodable = append(st.Undecodable, transcript.Undecodable{Path: path, Err: undecodable(err)})
 		return false, nil
 	}
 	if err != nil {
