@@ -25,10 +25,9 @@
 // rows win). A fork copies its parent's messages under new ids but with
 // their original times: a prompt with the same text and the same time as
 // one of an earlier session is the same event and counts once, under the
-// earliest session (of the first database that holds it, then the
-// storage: each is read and emitted in turn). A database's prompts are
-// sorted without their texts, which are read again as they are emitted
-// and must be the ones read first.
+// earliest session. The texts found wait in a private temporary file
+// while the prompts are sorted, so that a large database's are not held
+// in memory.
 //
 // Databases are only read: see hist/lib/transcript/internal/rosqlite (a
 // database with a journal or a write-ahead log pending beside it is read
@@ -54,6 +53,7 @@ import (
 	"strings"
 
 	"hist/lib/identity"
+	"hist/lib/jsonscan"
 	"hist/lib/transcript"
 	"hist/lib/transcript/internal/rosqlite"
 )
@@ -87,7 +87,8 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 	if keep != nil && !anyKept(root, keep) {
 		return transcript.Stats{}, nil
 	}
-	r := reader{emit: emit, keys: map[string]bool{}, events: map[event]bool{}}
+	var r reader
+	defer r.texts.close()
 	fi, err := os.Stat(root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -104,8 +105,9 @@ func Scan(root string, keep transcript.Keep, emit func(transcript.Prompt) error)
 		}
 	default:
 		r.stats.Skipped++
+		return r.stats, nil
 	}
-	return r.stats, nil
+	return r.stats, r.emitAll(emit)
 }
 
 // folder reads the data folder: its databases, then its JSON storage.
@@ -126,37 +128,25 @@ func (r *reader) folder(root string) error {
 			return err
 		}
 	}
-	r.recs = r.recs[:0]
-	if err := r.storage(filepath.Join(root, "storage")); err != nil {
-		return err
-	}
-	return r.emitAll(nil)
+	return r.storage(filepath.Join(root, "storage"))
 }
 
-// rec is a prompt found, with what orders it. A database row's text is
-// not held: it is read again when the prompt is emitted (from table), so
-// that a source's prompts are sorted without holding their texts.
+// rec is a prompt found, with what orders it. Its text is not held: it
+// is in r.texts, at text.
 type rec struct {
 	p           transcript.Prompt
+	text        span
 	sessCreated int64
-	rank        int    // 0: a database row, 1: a JSON storage file
-	table       string // the table the text is read from; "" when p.Text holds it
+	msgID       string
+	rank        int // 0: a database row, 1: a JSON storage file
 	sum         [sha256.Size]byte
 }
 
-// event is a prompt's time and text: a fork's copies share it.
-type event struct {
-	ts  int64
-	sum [sha256.Size]byte
-}
-
 type reader struct {
-	stats  transcript.Stats
-	recs   []rec  // the prompts found in the source being read
-	file   string // the database or storage file being read
-	emit   func(transcript.Prompt) error
-	keys   map[string]bool // the message ids emitted
-	events map[event]bool  // the events emitted
+	stats transcript.Stats
+	recs  []rec
+	texts spill
+	file  string // the database or storage file being read
 }
 
 type session struct {
@@ -165,8 +155,14 @@ type session struct {
 	created int64
 }
 
-// add adds a prompt found: text is its text, held when table is "".
-func (r *reader) add(s session, sessID, msgID, text, table string, created, fallback int64, rank int) {
+func (r *reader) add(s session, sessID, msgID, text string, created, fallback int64, rank int) error {
+	if !identity.Capturable(text) {
+		return nil
+	}
+	at, err := r.texts.put(text)
+	if err != nil {
+		return err
+	}
 	ts, approx := created, false
 	if ts <= 0 {
 		ts = fallback
@@ -174,7 +170,7 @@ func (r *reader) add(s session, sessID, msgID, text, table string, created, fall
 	if ts <= 0 {
 		ts, approx = s.created, true
 	}
-	c := rec{
+	r.recs = append(r.recs, rec{
 		p: transcript.Prompt{
 			TS:      ts,
 			Cwd:     s.dir,
@@ -184,149 +180,61 @@ func (r *reader) add(s session, sessID, msgID, text, table string, created, fall
 			Approx:  approx,
 			File:    r.file,
 		},
+		text:        at,
 		sessCreated: s.created,
+		msgID:       msgID,
 		rank:        rank,
-		table:       table,
 		sum:         sha256.Sum256([]byte(text)),
-	}
-	if table == "" {
-		c.p.Text = text
-	}
-	r.recs = append(r.recs, c)
+	})
+	return nil
 }
 
-// emitError is an error from emit, returned as it is.
-type emitError struct{ err error }
-
-func (e emitError) Error() string { return e.err.Error() }
-
-// emitAll emits the prompts found in a source, oldest session first,
-// each message and each event once across the sources. text reads a
-// database row's text again (nil when the source holds its texts).
-func (r *reader) emitAll(text func(*rec) (string, error)) error {
+// emitAll emits the prompts found, oldest session first.
+func (r *reader) emitAll(emit func(transcript.Prompt) error) error {
 	slices.SortStableFunc(r.recs, func(a, b rec) int {
 		return cmp.Or(cmp.Compare(a.sessCreated, b.sessCreated), strings.Compare(a.p.Session, b.p.Session),
-			cmp.Compare(a.p.TS, b.p.TS), strings.Compare(a.p.Key, b.p.Key), cmp.Compare(a.rank, b.rank))
+			cmp.Compare(a.p.TS, b.p.TS), strings.Compare(a.msgID, b.msgID), cmp.Compare(a.rank, b.rank))
 	})
-	for i := range r.recs {
-		c := &r.recs[i]
-		if r.keys[c.p.Key] {
+	keys := map[string]bool{}
+	type event struct {
+		ts  int64
+		sum [sha256.Size]byte
+	}
+	events := map[event]bool{}
+	for _, c := range r.recs {
+		if keys[c.p.Key] {
 			continue
 		}
-		ev := event{c.p.TS, c.sum}
-		if !c.p.Approx && r.events[ev] {
-			continue // a fork's copy
+		keys[c.p.Key] = true
+		if !c.p.Approx {
+			ev := event{c.p.TS, c.sum}
+			if events[ev] {
+				continue // a fork's copy
+			}
+			events[ev] = true
 		}
 		p := c.p
-		if c.table != "" {
-			var err error
-			if p.Text, err = text(c); err != nil {
-				return err
-			}
+		var err error
+		if p.Text, err = r.texts.get(c.text); err != nil {
+			return err
 		}
-		if !identity.Capturable(p.Text) {
-			continue
-		}
-		r.keys[p.Key] = true
-		if !p.Approx {
-			r.events[ev] = true
-		}
-		if err := r.emit(p); err != nil {
-			return emitError{err}
+		if err := emit(p); err != nil {
+			return err
 		}
 		r.stats.Prompts++
 	}
 	return nil
 }
 
-// db reads one database and emits its prompts.
+// db reads one database.
 func (r *reader) db(path string) error {
+	n := len(r.recs)
 	r.file = path
-	var emitted error
-	_, err := rosqlite.Read(path, &r.stats, func(db *rosqlite.DB) error {
-		r.recs = r.recs[:0]
-		if err := r.readRows(db); err != nil {
-			return err
-		}
-		err := r.emitAll(func(c *rec) (string, error) { return readText(db, c) })
-		if e, ok := err.(emitError); ok {
-			emitted = e.err
-		}
-		return err
-	})
-	if emitted != nil {
-		return emitted
+	ok, err := rosqlite.Read(path, &r.stats, r.readRows)
+	if !ok {
+		r.recs = r.recs[:n] // an undecodable database's rows are dropped
 	}
 	return err
-}
-
-// errChanged: a row's text differs from the one read first.
-var errChanged = errors.New("the database changed while it was read; try again when the agent is idle")
-
-// readText reads a prompt's text from its database again; it must be the
-// text read first.
-func readText(db *rosqlite.DB, c *rec) (string, error) {
-	var texts []string
-	var err error
-	if c.table == "message" {
-		texts, err = partsText(db, c.p.Key)
-	} else {
-		texts, err = messageTexts(db, c.p.Key)
-	}
-	if err != nil {
-		return "", err
-	}
-	for _, t := range texts {
-		if sha256.Sum256([]byte(t)) == c.sum {
-			return t, nil
-		}
-	}
-	return "", errChanged
-}
-
-// messageTexts returns the texts of the 2.x user messages with that id.
-func messageTexts(db *rosqlite.DB, id string) ([]string, error) {
-	rows, err := db.Query(`SELECT data FROM session_message WHERE id = ? AND type = 'user'`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var texts []string
-	for rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			return nil, err
-		}
-		var d struct {
-			Text *string `json:"text"`
-		}
-		if json.Unmarshal(data, &d) == nil && d.Text != nil {
-			texts = append(texts, *d.Text)
-		}
-	}
-	return texts, rows.Err()
-}
-
-// partsText returns the text of a 1.x message: its typed parts, in id
-// order, joined by "\n".
-func partsText(db *rosqlite.DB, id string) ([]string, error) {
-	rows, err := db.Query(`SELECT data FROM part WHERE message_id = ? ORDER BY id`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var texts []string
-	for rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			return nil, err
-		}
-		var p part
-		if json.Unmarshal(data, &p) == nil && p.typed() {
-			texts = append(texts, p.Text)
-		}
-	}
-	return []string{strings.Join(texts, "\n")}, rows.Err()
 }
 
 func (r *reader) readRows(db *rosqlite.DB) error {
@@ -450,7 +358,9 @@ func (r *reader) read2x(db *rosqlite.DB, sessions map[string]session) error {
 			r.stats.Malformed++
 			continue
 		}
-		r.add(s, sess.String, id.String, *d.Text, "session_message", d.created(), created.Int64, 0)
+		if err := r.add(s, sess.String, id.String, *d.Text, d.created(), created.Int64, 0); err != nil {
+			return err
+		}
 	}
 	return rows.Err()
 }
@@ -461,6 +371,43 @@ type part struct {
 	Text      string `json:"text"`
 	Synthetic bool   `json:"synthetic"`
 	Ignored   bool   `json:"ignored"`
+}
+
+// parsePart decodes a part's data in one pass, as encoding/json decodes
+// it into a part (keys match exactly); ok is false when it is not a JSON
+// object of that shape.
+func parsePart(data []byte) (p part, ok bool) {
+	ok = true
+	flag := func(v []byte) bool {
+		switch string(v) {
+		case "true":
+			return true
+		case "false", "null":
+		default:
+			ok = false
+		}
+		return false
+	}
+	str := func(v []byte) string {
+		s, sok := jsonscan.OptString(v)
+		ok = ok && sok
+		return s
+	}
+	if !jsonscan.EachMember(data, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			p.Type = str(v)
+		case "text":
+			p.Text = str(v)
+		case "synthetic":
+			p.Synthetic = flag(v)
+		case "ignored":
+			p.Ignored = flag(v)
+		}
+	}) {
+		return part{}, false
+	}
+	return p, ok
 }
 
 // typed reports whether a part is text the person typed.
@@ -474,8 +421,8 @@ type prompt1x struct {
 	texts             []string
 }
 
-// read1x reads the user messages of the 1.x tables, in id order, each
-// with its parts in id order.
+// read1x reads the user messages of the 1.x tables, each with its parts
+// in id order.
 func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
 	mcols, err := db.Columns("message")
 	if err != nil {
@@ -493,22 +440,28 @@ func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
 		created = "m.time_created"
 	}
 	// instr() only narrows the rows; the role is checked on the decoded data.
-	rows, err := db.Query(`SELECT m.id, m.session_id, ` + created + `, m.data, p.message_id, p.data
+	// Messages in table order (their order does not matter: emitAll
+	// sorts), which reads the table once instead of seeking each row from
+	// the id index; a table without rowids is read in id order.
+	q := `SELECT m.id, m.session_id, ` + created + `, m.data, p.message_id, p.data
 		FROM message m LEFT JOIN part p ON p.message_id = m.id
-		WHERE instr(m.data, '"user"') > 0 ORDER BY m.id, p.id`)
+		WHERE instr(m.data, '"user"') > 0 ORDER BY `
+	rows, err := db.Query(q + `m.rowid, p.id`)
+	if err != nil {
+		rows, err = db.Query(q + `m.id, p.id`)
+	}
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	var last sql.NullString // the message of the previous row
 	var msg *prompt1x       // the prompt being read, nil when the message is none
-	done := func() {
-		if msg != nil {
-			if text := strings.Join(msg.texts, "\n"); text != "" {
-				r.add(msg.s, msg.sess, msg.id, text, "message", msg.created, msg.fallback, 0)
-			}
+	done := func() error {
+		m := msg
+		if msg = nil; m == nil {
+			return nil
 		}
-		msg = nil
+		return r.add(m.s, m.sess, m.id, strings.Join(m.texts, "\n"), m.created, m.fallback, 0)
 	}
 	for rows.Next() {
 		var id, sess, partOf sql.NullString
@@ -518,7 +471,9 @@ func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
 			return err
 		}
 		if !id.Valid || id != last {
-			done()
+			if err := done(); err != nil {
+				return err
+			}
 			last = id
 			var d struct {
 				msgTime
@@ -541,14 +496,15 @@ func (r *reader) read1x(db *rosqlite.DB, sessions map[string]session) error {
 		if msg == nil || !partOf.Valid {
 			continue
 		}
-		var p part
-		if json.Unmarshal(pdata, &p) != nil {
+		if p, ok := parsePart(pdata); !ok {
 			r.stats.Malformed++
 		} else if p.typed() {
 			msg.texts = append(msg.texts, p.Text)
 		}
 	}
-	done()
+	if err := done(); err != nil {
+		return err
+	}
 	return rows.Err()
 }
 
@@ -633,7 +589,9 @@ func (r *reader) storageSession(dir, id string, s session) error {
 			}
 		}
 		if len(texts) > 0 {
-			r.add(s, id, m.ID, strings.Join(texts, "\n"), "", m.created(), 0, 1)
+			if err := r.add(s, id, m.ID, strings.Join(texts, "\n"), m.created(), 0, 1); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

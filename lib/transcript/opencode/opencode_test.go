@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -19,7 +18,6 @@ import (
 
 	"hist/lib/identity"
 	"hist/lib/transcript"
-	"hist/lib/transcript/internal/rosqlite"
 	"hist/lib/transcript/internal/ttest"
 )
 
@@ -603,31 +601,52 @@ func scanAll(root string, emit func(transcript.Prompt) error) (transcript.Stats,
 	return Scan(root, nil, emit)
 }
 
-// A text read again as it is emitted must be the one read first: another
-// says that the database changed as it was read.
-func TestTextReadAgainMustMatch(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "opencode.db")
-	newDB(t, path, schema1+schema2).session("ses_a", "", "/a", 1).prompt("msg_1", "ses_a", "typed", 10).
-		exec(`INSERT INTO session_message (id, session_id, type, seq, time_created, data) VALUES ('msg_2', 'ses_a', 'user', 1, 11, '{"text":"typed in 2.x"}')`).
-		close()
-	var st transcript.Stats
-	_, err := rosqlite.Read(path, &st, func(db *rosqlite.DB) error {
-		for _, c := range []rec{
-			{p: transcript.Prompt{Key: "msg_1"}, table: "message", sum: sha256.Sum256([]byte("typed"))},
-			{p: transcript.Prompt{Key: "msg_2"}, table: "session_message", sum: sha256.Sum256([]byte("typed in 2.x"))},
-		} {
-			got, err := readText(db, &c)
-			if err != nil || sha256.Sum256([]byte(got)) != c.sum {
-				t.Errorf("%s: got %q, %v", c.p.Key, got, err)
-			}
-			c.sum = sha256.Sum256([]byte("changed"))
-			if _, err := readText(db, &c); !errors.Is(err, errChanged) {
-				t.Errorf("%s changed: got %v, want %v", c.p.Key, err, errChanged)
-			}
+// Texts wait in a temporary file while the prompts are sorted: each
+// prompt comes out with its own text, in order, and the file is gone
+// after the scan.
+func TestTextsSpilled(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	root := t.TempDir()
+	b := newDB(t, filepath.Join(root, "opencode.db"), schema1+schema2).session("ses_a", "", "/a", 1)
+	var want []string
+	for i := range 600 {
+		text := fmt.Sprintf("prompt %04d", i)
+		if i%2 == 0 {
+			b.prompt(fmt.Sprintf("msg_%04d", i), "ses_a", text, int64(10+i))
+		} else {
+			b.exec(`INSERT INTO session_message (id, session_id, type, seq, time_created, data) VALUES (?, 'ses_a', 'user', ?, ?, ?)`,
+				fmt.Sprintf("msg_%04d", i), i, 10+i, fmt.Sprintf(`{"text":%q}`, text))
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		want = append(want, text)
+	}
+	b.close()
+	got, _ := ttest.Collect(t, scanAll, root)
+	eq(t, got, want...)
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
+// parsePart decodes a part as encoding/json does.
+func TestParsePartAsEncodingJSON(t *testing.T) {
+	for _, data := range []string{
+		`{"type":"text","text":"hello"}`,
+		`{"id":"prt_1","type":"text","text":"a \"quoted\" \u00e9\n","synthetic":true}`,
+		`{"type":"text","text":"x","ignored":true,"time":{"start":1}}`,
+		`{"type":"text","text":null,"synthetic":null}`,
+		`{"type":"file","text":"x","metadata":[1,{"a":"b"}]}`,
+		`{"type":"text","text":"a","text":"b"}`,
+		`{"type":1,"text":"x"}`,
+		`{"type":"text","synthetic":"yes"}`,
+		`{"type":"text","text":["x"]}`,
+		`[]`, `"text"`, `{"type":"text"`, `{}`, ``,
+	} {
+		var want part
+		wantOK := json.Unmarshal([]byte(data), &want) == nil
+		got, ok := parsePart([]byte(data))
+		if ok != wantOK || (ok && got != want) {
+			t.Errorf("%s: got %+v, %v; encoding/json: %+v, %v", data, got, ok, want, wantOK)
+		}
 	}
 }
