@@ -238,11 +238,14 @@ func readStores(paths []string) []storeRead {
 // readStore reads one store.db. A store without usable metadata or root
 // blob is counted as malformed and yields nil.
 func readStore(path string, st *transcript.Stats) (*chat, error) {
-	var c *chat // nil unless read
-	_, err := rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
+	var c *chat
+	ok, err := rosqlite.Read(path, st, func(db *rosqlite.DB) (err error) {
 		c, err = readChat(db, path, st)
 		return err
 	})
+	if !ok {
+		return nil, err // nothing read is kept
+	}
 	return c, err
 }
 
