@@ -4,7 +4,6 @@ package codex
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -32,7 +31,7 @@ func TestRecallPath(t *testing.T) {
 }
 
 func TestCodexRealHistory(t *testing.T) {
-	typed := typedRuns(t, "testdata/recall/manifest.json", "codex-tui")
+	typed := ttest.TypedRuns(t, "testdata/recall/manifest.json", "codex-tui")
 	got, st := ttest.Collect(t, ScanRecall, "testdata/recall/history.jsonl")
 	if len(got) != 3 {
 		t.Fatalf("got %d prompts", len(got))
@@ -163,28 +162,4 @@ func FuzzCodexHistoryLines(f *testing.F) {
 			t.Fatalf("n=%d err=%v", st.Bytes, err)
 		}
 	})
-}
-
-// typedRuns reads the prompts as typed from a testdata manifest.
-func typedRuns(t testing.TB, path, harness string) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Harnesses map[string]struct {
-			Runs []struct {
-				Typed string `json:"prompt_typed"`
-			} `json:"runs"`
-		} `json:"harnesses"`
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range m.Harnesses[harness].Runs {
-		out = append(out, r.Typed)
-	}
-	return out
 }

@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -33,7 +32,7 @@ func TestRecallPath(t *testing.T) {
 }
 
 func TestOpencodeRealHistory(t *testing.T) {
-	typed := typedRuns(t, "testdata/recall/manifest.json", "opencode-tui")
+	typed := ttest.TypedRuns(t, "testdata/recall/manifest.json", "opencode-tui")
 	// A copy, to give it a known time.
 	path := filepath.Join(t.TempDir(), "prompt-history.jsonl")
 	data, err := os.ReadFile("testdata/recall/prompt-history.jsonl")
@@ -150,28 +149,4 @@ func FuzzOpencodeHistoryLines(f *testing.F) {
 			t.Fatalf("n=%d err=%v", st.Bytes, err)
 		}
 	})
-}
-
-// typedRuns reads the prompts as typed from a testdata manifest.
-func typedRuns(t testing.TB, path, harness string) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Harnesses map[string]struct {
-			Runs []struct {
-				Typed string `json:"prompt_typed"`
-			} `json:"runs"`
-		} `json:"harnesses"`
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range m.Harnesses[harness].Runs {
-		out = append(out, r.Typed)
-	}
-	return out
 }

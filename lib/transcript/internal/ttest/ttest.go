@@ -3,6 +3,7 @@
 package ttest
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -104,4 +105,29 @@ func CheckReadErrorStop(t *testing.T, scan ScanFunc, root, bad string, want []st
 	if !reflect.DeepEqual(got, want) || st.Prompts != len(want) || st.Files != files {
 		t.Errorf("before the error: %d prompts %q, stats %+v", len(got), got, st)
 	}
+}
+
+// TypedRuns reads the prompts as typed, run by run, of one harness from a
+// fixture manifest (testdata/manifest.json).
+func TypedRuns(t testing.TB, path, harness string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Harnesses map[string]struct {
+			Runs []struct {
+				Typed string `json:"prompt_typed"`
+			} `json:"runs"`
+		} `json:"harnesses"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range m.Harnesses[harness].Runs {
+		out = append(out, r.Typed)
+	}
+	return out
 }
