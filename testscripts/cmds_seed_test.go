@@ -7,15 +7,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
@@ -45,49 +41,6 @@ func init() {
 			}
 			return os.WriteFile(out, data, 0o644)
 		}))
-	}
-	// ptyexec OUT CMD ARGS...: runs CMD with its stderr on a pseudo
-	// terminal and writes what the terminal received to OUT; stdout is
-	// the script's stdout. It fails when CMD fails.
-	cmds["ptyexec"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) < 2 || neg {
-			ts.Fatalf("usage: ptyexec OUT CMD ARGS...")
-		}
-		master, slave := openPty(ts)
-		defer master.Close()
-		path, err := exec.LookPath(args[1])
-		if err != nil {
-			// The binaries are registered commands: run them from the
-			// folder TestMain built them in.
-			path = filepath.Join(ts.Getenv(binDirVar), args[1])
-		}
-		cmd := exec.Command(path, args[2:]...)
-		cmd.Dir = ts.MkAbs(".")
-		cmd.Env = envOf(ts)
-		var stdout bytes.Buffer
-		cmd.Stdout = &stdout
-		cmd.Stderr = slave
-		if err := cmd.Start(); err != nil {
-			slave.Close()
-			ts.Fatalf("starting %s: %v", args[1], err)
-		}
-		slave.Close()
-		var got bytes.Buffer
-		done := make(chan struct{})
-		go func() {
-			io.Copy(&got, master) // ends with EIO once the child closed the terminal
-			close(done)
-		}()
-		werr := cmd.Wait()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-		}
-		ts.Check(os.WriteFile(ts.MkAbs(args[0]), got.Bytes(), 0o644))
-		fmt.Fprint(ts.Stdout(), stdout.String())
-		if werr != nil {
-			ts.Fatalf("%s: %v", args[1], werr)
-		}
 	}
 	// lines N FILE: FILE has exactly N lines.
 	cmds["lines"] = func(ts *testscript.TestScript, neg bool, args []string) {
