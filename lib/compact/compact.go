@@ -162,7 +162,12 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		p.Entries += info.Entries
 		infos = append(infos, info)
 	}
-	if p.Files <= opt.MaxFiles && p.Entries <= opt.MaxEntries {
+	// A claim left by a killed run is merged by the next run whatever the
+	// thresholds, alone if need be: its name already serves a fresh file.
+	// Below the thresholds, the leftover claims are all that is merged.
+	leftover := slices.DeleteFunc(slices.Clone(infos), func(f FileInfo) bool { return !leftoverClaim(f.Name) })
+	below := p.Files <= opt.MaxFiles && p.Entries <= opt.MaxEntries
+	if len(leftover) == 0 && below {
 		p.Kept = len(infos)
 		p.Reason = fmt.Sprintf("%s and %s (compaction runs above %s or %s)",
 			words.Plural(p.Files, "file", "files"), words.Plural(p.Entries, "entry", "entries"), words.Plural(opt.MaxFiles, "file", "files"), words.Plural(opt.MaxEntries, "entry", "entries"))
@@ -173,34 +178,30 @@ func PlanProject(st store.Store, hash string, opt Options) (*Plan, error) {
 		return cmp.Or(cmp.Compare(a.Newest, b.Newest), strings.Compare(a.Name, b.Name))
 	}
 	slices.SortFunc(infos, func(a, b FileInfo) int { return older(b, a) })
-	// A claim left by a killed run is not a file to keep: its name already
-	// serves a fresh file, so it is merged whatever its age.
-	var files, leftover []FileInfo
-	for _, f := range infos {
-		if store.Classify(f.Name) == store.Claim && !store.IsSeed(f.Name) {
-			leftover = append(leftover, f)
-		} else {
-			files = append(files, f)
-		}
-	}
+	files := slices.DeleteFunc(slices.Clone(infos), func(f FileInfo) bool { return leftoverClaim(f.Name) })
 	keep := min(max(opt.Keep, 0), len(files))
 	p.Kept = keep
 	p.Merge = leftover
 	for _, f := range files[keep:] {
-		if store.IsSeed(f.Name) || f.Link || (opt.Current != "" && (f.Name == opt.Current || f.Name == current)) {
+		if below || store.IsSeed(f.Name) || f.Link || (opt.Current != "" && (f.Name == opt.Current || f.Name == current)) {
 			p.Kept++
 			continue
 		}
 		p.Merge = append(p.Merge, f)
 	}
 	slices.SortFunc(p.Merge, older)
-	if len(p.Merge) < 2 {
+	if len(p.Merge) < 2 && len(leftover) == 0 {
 		p.Reason = fmt.Sprintf("%s and %s, but only %s can be merged (the %d newest, seed files, linked files and the current capture file stay)",
 			words.Plural(p.Files, "file", "files"), words.Plural(p.Entries, "entry", "entries"), words.Plural(len(p.Merge), "file", "files"), opt.Keep)
 		p.Kept += len(p.Merge)
 		p.Merge = nil
 	}
 	return p, nil
+}
+
+// leftoverClaim reports whether name is a claim a killed run left.
+func leftoverClaim(name string) bool {
+	return store.Classify(name) == store.Claim && !store.IsSeed(name)
 }
 
 // info counts a file's records and finds its newest entry.

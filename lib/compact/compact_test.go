@@ -535,3 +535,35 @@ func TestMachinesOwnFilesOnly(t *testing.T) {
 		}
 	}
 }
+
+// A claim left by a killed run is merged by the next run even below the
+// thresholds, and alone: nothing else is merged then.
+func TestLeftoverClaimBelowThresholds(t *testing.T) {
+	st, dir := newStore(t)
+	for i := range 2 {
+		writeRecs(t, filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i)), 2, int64(i*100))
+	}
+	claim := "f9.jsonl.gc-1700000000000-0a1b2c3d.jsonl"
+	writeRecs(t, filepath.Join(dir, claim), 2, 50)
+	p, err := PlanProject(st, hash, opts(5, 100, 0))
+	if err != nil || !p.Runs() || strings.Join(names(p.Merge), " ") != claim {
+		t.Fatalf("plan merges %v (%v), want the claim alone", names(p.Merge), err)
+	}
+	before := visible(t, st, nil)
+	if rep := Run(p, Options{}); len(rep.Errors) > 0 {
+		t.Fatalf("run: %v", rep.Errors)
+	}
+	if after := visible(t, st, nil); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Fatalf("visible changed:\n%v\n%v", before, after)
+	}
+	for _, n := range dirNames(t, dir) {
+		if strings.Contains(n, ".gc-") {
+			t.Fatalf("claim left: %s", n)
+		}
+	}
+	for _, n := range []string{"f0.jsonl", "f1.jsonl"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s merged below the thresholds: %v", n, err)
+		}
+	}
+}
